@@ -1,0 +1,49 @@
+# Every target sets up .venv from requirements.lock on first use; later runs reuse it.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+JOBS   ?=
+ARGS   ?=
+
+.PHONY: site test check record render serve lint bench clean
+
+$(STAMP): requirements.lock pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
+	  { echo "error: Python 3.11+ is required (found $$($(PYTHON) --version))"; exit 1; }
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.lock
+	@# builder/ is used in place: a .pth file puts this checkout on the venv's path, so
+	@# examples can `from builder import panels` when run by hand with .venv/bin/python.
+	$(PY) -c 'import os, site; open(os.path.join(site.getsitepackages()[0], "coursebuilder.pth"), "w").write(os.getcwd() + "\n")'
+	@touch $(STAMP)
+
+site: $(STAMP)
+	$(PY) -m builder site $(if $(JOBS),-j $(JOBS)) $(ARGS)
+
+record: $(STAMP)
+	$(PY) -m builder record $(if $(FORCE),--force) $(if $(JOBS),-j $(JOBS)) $(ARGS)
+
+check: $(STAMP)
+	$(PY) -m builder check $(ARGS)
+
+render: $(STAMP)
+	$(PY) -m builder render $(ARGS)
+
+serve: $(STAMP)
+	$(PY) -m builder serve $(ARGS)
+
+lint: $(STAMP)
+	$(PY) -m ruff check builder tests bench
+	$(PY) -m ruff format --check builder tests bench
+	$(PY) -m mypy
+
+test: $(STAMP) lint
+	$(PY) -m builder check
+	$(PY) -m pytest $(ARGS)
+
+bench: $(STAMP)
+	$(PY) bench/run.py $(ARGS)
+
+clean:
+	rm -rf site .cache

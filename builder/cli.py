@@ -1,0 +1,208 @@
+"""python -m builder site | record | check | render | validate | schema
+
+Errors the user can fix are printed as one message, without a traceback, and exit 1.
+Heavy modules (jinja2, markdown-it, matplotlib, jax) are imported only by the commands
+that need them: `check` reads hashes and nothing else.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .errors import BuildError
+
+if TYPE_CHECKING:
+    from .site import Paths
+
+EXIT_INTERRUPTED = 130
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        code: int = args.run(args)
+        return code
+    except BuildError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(
+            "\ninterrupted: running examples were stopped; finished recordings were kept "
+            "and unfinished ones left as they were",
+            file=sys.stderr,
+        )
+        return EXIT_INTERRUPTED
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m builder", description=__doc__.split("\n")[0])
+    commands = parser.add_subparsers(required=True, metavar="COMMAND")
+    site = _command(commands, "site", _site, "re-record what is not fresh, then render site/")
+    site.add_argument(
+        "--no-execute",
+        action="store_true",
+        help="render from recordings only; pages that are not fresh say so",
+    )
+    _jobs(site)
+    site.add_argument("--force", action="store_true", help="re-record every lesson")
+    record = _command(commands, "record", _record, "re-execute what is not fresh")
+    _jobs(record)
+    record.add_argument("--force", action="store_true", help="re-record every lesson")
+    record.add_argument("lessons", nargs="*", help="only these lesson ids or slugs")
+    check = _command(
+        commands,
+        "check",
+        _check,
+        "exit 1 with a table when any recording is not fresh; executes nothing",
+    )
+    check.add_argument("--json", action="store_true", help="print the states as JSON")
+    _command(commands, "render", _render, "render site/ from recordings only")
+    validate = commands.add_parser("validate", help="validate recording files against the schema")
+    validate.add_argument("files", nargs="+", type=Path, metavar="FILE")
+    validate.set_defaults(run=_validate)
+    schema = commands.add_parser("schema", help="print the recording JSON Schema")
+    schema.add_argument("--out", type=Path, help="write it to this file instead")
+    schema.set_defaults(run=_schema)
+    return parser
+
+
+def _command(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser], name: str, run: object, text: str
+) -> argparse.ArgumentParser:
+    command = commands.add_parser(name, help=text, description=text)
+    command.add_argument("--content", type=Path, default=Path("content"), help="course folder")
+    command.add_argument("--recordings", type=Path, default=Path("recordings"))
+    command.add_argument("--out", type=Path, default=Path("site"), help="site output folder")
+    command.add_argument("--cache", type=Path, default=Path(".cache"), help="build cache folder")
+    command.set_defaults(run=run)
+    return command
+
+
+def _jobs(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "-j",
+        "--jobs",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="examples to run at once (default: the number of cores)",
+    )
+
+
+def _paths(args: argparse.Namespace) -> Paths:
+    from .site import Paths
+
+    return Paths(args.content, args.recordings, args.out, args.cache)
+
+
+def _site(args: argparse.Namespace, execute: bool = True) -> int:
+    import time
+
+    from .site import build
+
+    started = time.perf_counter()
+    result = build(
+        _paths(args),
+        execute=execute and not getattr(args, "no_execute", False),
+        jobs=getattr(args, "jobs", 1),
+        force=getattr(args, "force", False),
+    )
+    seconds = time.perf_counter() - started
+    print(
+        f"Built {args.out}/: {result.total} files ({result.written} written, "
+        f"{result.removed} removed); executed {len(result.executed)} example(s) "
+        f"in {seconds:.2f} s.",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def _render(args: argparse.Namespace) -> int:
+    return _site(args, execute=False)
+
+
+def _record(args: argparse.Namespace) -> int:
+    from .course import load_course
+    from .site import build_lock, record_stale
+
+    paths = _paths(args)
+    with build_lock(args.cache):
+        course = load_course(args.content)
+        done = record_stale(
+            course,
+            paths,
+            jobs=args.jobs,
+            force=args.force,
+            only=tuple(args.lessons),
+        )
+    print(
+        f"Recorded {len(done)} lesson(s)." if done else "Nothing to record: all fresh.",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def _check(args: argparse.Namespace) -> int:
+    from .course import load_course
+    from .status import course_status
+
+    statuses = course_status(load_course(args.content), args.recordings)
+    bad = [status for status in statuses if not status.fresh]
+    if args.json:
+        print(
+            json.dumps(
+                [
+                    {
+                        "lessonId": s.lesson_id,
+                        "state": str(s.state),
+                        "detail": s.detail,
+                        "path": str(s.path),
+                    }
+                    for s in statuses
+                ],
+                indent=2,
+            )
+        )
+    elif bad:
+        width = max(len(s.lesson_id) for s in bad)
+        print(f"{'lesson':<{width}}  {'state':<18}  detail")
+        for s in bad:
+            print(f"{s.lesson_id:<{width}}  {s.state:<18}  {s.detail}")
+        print(
+            f"\n{len(bad)} of {len(statuses)} recording(s) not fresh. Run `make record` to "
+            "re-record them (orphans: delete the file or restore its lesson)."
+        )
+    else:
+        print(f"All {len(statuses)} recordings are fresh.")
+    return 1 if bad else 0
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from .recording import load
+
+    failed = 0
+    for path in args.files:
+        try:
+            load(path)
+            print(f"{path}: valid")
+        except BuildError as error:
+            failed += 1
+            print(f"{path}: {error.problem}")
+    return 1 if failed else 0
+
+
+def _schema(args: argparse.Namespace) -> int:
+    from .recording import json_schema
+
+    text = json.dumps(json_schema(), indent=2) + "\n"
+    if args.out:
+        from .fsutil import write_atomic
+
+        write_atomic(args.out, text.encode())
+    else:
+        sys.stdout.write(text)
+    return 0

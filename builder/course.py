@@ -1,0 +1,307 @@
+"""Load `content/` into a validated, frozen Course: arcs, lessons and glossary.
+
+Every problem found is collected and reported together, each naming its file and field.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated, Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from .errors import BuildError, ContentError, raise_all
+from .recording import LESSON_ID_PATTERN
+
+SLUG_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
+ENV_NAME_PATTERN = re.compile(r"^[A-Z_][A-Z0-9_]*$")
+DEFAULT_TIMEOUT = 120.0
+LESSON_FILE = "lesson.md"
+EXAMPLE_FILE = "example.py"
+
+Slug = Annotated[str, Field(pattern=SLUG_PATTERN, max_length=64)]
+LessonId = Annotated[str, Field(pattern=LESSON_ID_PATTERN, max_length=64)]
+Line = Annotated[str, Field(min_length=1, max_length=300)]
+
+
+class Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class FrontMatter(Frozen):
+    """What a lesson's YAML front matter may hold."""
+
+    id: LessonId
+    slug: Slug
+    title: Line
+    arc: Slug
+    order: int = Field(ge=0, le=999)
+    summary: Line
+    timeout: float = Field(default=DEFAULT_TIMEOUT, gt=0, le=3600)
+    data: tuple[str, ...] = ()
+    env: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("data")
+    @classmethod
+    def _plain_names(cls, names: tuple[str, ...]) -> tuple[str, ...]:
+        for name in names:
+            if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]*", name) or name == EXAMPLE_FILE:
+                raise ValueError(f"{name!r} must be a plain file name beside the example")
+        return names
+
+    @field_validator("env")
+    @classmethod
+    def _env_names(cls, env: dict[str, str]) -> dict[str, str]:
+        for name in env:
+            if not ENV_NAME_PATTERN.match(name):
+                raise ValueError(f"{name!r} is not an environment variable name")
+        return env
+
+
+class Lesson(Frozen):
+    """A validated lesson: its front matter, its prose and its example's source."""
+
+    meta: FrontMatter
+    folder: Path
+    body: str
+    body_line: int
+    source: bytes
+
+    @property
+    def id(self) -> str:
+        return self.meta.id
+
+    @property
+    def slug(self) -> str:
+        return self.meta.slug
+
+    @property
+    def title(self) -> str:
+        return self.meta.title
+
+    @property
+    def lesson_path(self) -> Path:
+        return self.folder / LESSON_FILE
+
+    @property
+    def example_path(self) -> Path:
+        return self.folder / EXAMPLE_FILE
+
+    @property
+    def url(self) -> str:
+        """The page's path inside the site, relative to the site root."""
+        return f"l/{self.slug}/"
+
+
+class Arc(Frozen):
+    id: Slug
+    title: Line
+    summary: Line
+
+
+class GlossaryTerm(Frozen):
+    id: Slug
+    term: Line
+    definition: Annotated[str, Field(min_length=1, max_length=400)]
+    taught_in: LessonId
+
+
+class CourseMeta(Frozen):
+    title: Line
+    summary: Annotated[str, Field(min_length=1, max_length=1000)]
+    arcs: tuple[Arc, ...] = Field(min_length=1)
+
+
+class Course(Frozen):
+    """The whole course, lessons in reading order (arc order, then `order`)."""
+
+    root: Path
+    meta: CourseMeta
+    lessons: tuple[Lesson, ...]
+    glossary: tuple[GlossaryTerm, ...]
+
+    def lesson(self, key: str) -> Lesson | None:
+        """The lesson with this id or slug."""
+        return next((x for x in self.lessons if key in (x.id, x.slug)), None)
+
+    def term(self, key: str) -> GlossaryTerm | None:
+        """The glossary term with this id, or whose term reads `key` (any case)."""
+        folded = key.strip().casefold()
+        return next((t for t in self.glossary if folded in (t.id, t.term.casefold())), None)
+
+    def arc_lessons(self, arc: Arc) -> list[Lesson]:
+        return [lesson for lesson in self.lessons if lesson.meta.arc == arc.id]
+
+
+def load_course(root: Path) -> Course:
+    """Read and validate everything under `root`; raise every problem at once."""
+    errors: list[BuildError] = []
+    meta = _collect(errors, _load_meta, root / "course.yml")
+    lessons = [
+        lesson
+        for folder in _lesson_folders(root / "lessons", errors)
+        if (lesson := _collect(errors, _load_lesson, folder)) is not None
+    ]
+    glossary = _collect(errors, _load_glossary, root / "glossary.yml") or ()
+    if meta is not None:
+        errors += _cross_check(meta, lessons, glossary, root)
+    raise_all(errors)
+    assert meta is not None
+    order = {arc.id: index for index, arc in enumerate(meta.arcs)}
+    lessons.sort(key=lambda x: (order[x.meta.arc], x.meta.order, x.id))
+    return Course(root=root, meta=meta, lessons=tuple(lessons), glossary=tuple(glossary))
+
+
+def _collect(errors: list[BuildError], load: Any, path: Path) -> Any:
+    try:
+        return load(path)
+    except BuildError as error:
+        errors.append(error)
+        return None
+
+
+def _lesson_folders(lessons_dir: Path, errors: list[BuildError]) -> list[Path]:
+    if not lessons_dir.is_dir():
+        errors.append(ContentError("no lessons folder", path=lessons_dir))
+        return []
+    return sorted(p for p in lessons_dir.iterdir() if p.is_dir() and not p.name.startswith("."))
+
+
+def _read_text(path: Path) -> str:
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise ContentError("is missing", path=path) from None
+    except OSError as error:
+        raise ContentError(f"cannot be read: {error.strerror}", path=path) from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise ContentError(
+            f"is not UTF-8 (invalid byte at offset {error.start})",
+            path=path,
+            hint="save the file as UTF-8",
+        ) from None
+
+
+def _yaml(text: str, path: Path) -> Any:
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        problem = getattr(error, "problem", None) or "invalid YAML"
+        raise ContentError(f"YAML error{where}: {problem}", path=path) from None
+
+
+def _validate(model: type[Frozen], raw: Any, path: Path, what: str) -> Any:
+    try:
+        return model.model_validate(raw)
+    except ValidationError as error:
+        problems = []
+        for item in error.errors(include_url=False):
+            where = ".".join(str(part) for part in item["loc"]) or what
+            problems.append(f"{what} field '{where}': {item['msg']}")
+        raise ContentError("; ".join(problems), path=path) from None
+
+
+def _load_meta(path: Path) -> CourseMeta:
+    meta: CourseMeta = _validate(CourseMeta, _yaml(_read_text(path), path), path, "course")
+    return meta
+
+
+def _load_glossary(path: Path) -> tuple[GlossaryTerm, ...]:
+    if not path.exists():
+        return ()
+    raw = _yaml(_read_text(path), path) or []
+    if not isinstance(raw, list):
+        raise ContentError("must be a YAML list of terms", path=path)
+    terms = [_validate(GlossaryTerm, item, path, f"term {i + 1}") for i, item in enumerate(raw)]
+    return tuple(terms)
+
+
+def split_front_matter(text: str, path: Path) -> tuple[dict[str, Any], str, int]:
+    """Split `---`-fenced YAML front matter from the Markdown body."""
+    lines = text.splitlines(keepends=True)
+    if not lines or lines[0].rstrip() != "---":
+        raise ContentError(
+            "has no front matter: the file must start with a '---' line",
+            path=path,
+            hint="see README, 'Writing a lesson'",
+        )
+    end = next((i for i in range(1, len(lines)) if lines[i].rstrip() == "---"), None)
+    if end is None:
+        raise ContentError("front matter is not closed by a '---' line", path=path)
+    raw = _yaml("".join(lines[1:end]), path)
+    if not isinstance(raw, dict):
+        raise ContentError("front matter must be a YAML mapping of fields", path=path)
+    return raw, "".join(lines[end + 1 :]), end + 2
+
+
+def _load_lesson(folder: Path) -> Lesson:
+    path = folder / LESSON_FILE
+    raw, body, body_line = split_front_matter(_read_text(path), path)
+    meta: FrontMatter = _validate(FrontMatter, raw, path, "front matter")
+    if meta.id != folder.name:
+        raise ContentError(
+            f"front matter id {meta.id!r} does not match its folder name {folder.name!r}",
+            path=path,
+            hint="rename the folder or the id so they agree",
+        )
+    source_path = folder / EXAMPLE_FILE
+    _read_text(source_path)  # must exist and be UTF-8
+    for name in meta.data:
+        if not (folder / name).is_file():
+            raise ContentError(f"declares data file {name!r}, which is missing", path=path)
+    return Lesson(
+        meta=meta, folder=folder, body=body, body_line=body_line, source=source_path.read_bytes()
+    )
+
+
+def _cross_check(
+    meta: CourseMeta, lessons: list[Lesson], glossary: tuple[GlossaryTerm, ...], root: Path
+) -> list[BuildError]:
+    arcs = sorted(arc.id for arc in meta.arcs)
+    errors: list[BuildError] = [
+        ContentError(
+            f"arc {lesson.meta.arc!r} is not one of the arcs in course.yml ({', '.join(arcs)})",
+            path=lesson.lesson_path,
+        )
+        for lesson in lessons
+        if lesson.meta.arc not in arcs
+    ]
+    by_key: dict[str, Lesson] = {lesson.id: lesson for lesson in lessons}
+    for lesson in lessons:
+        other = by_key.setdefault(lesson.slug, lesson)
+        if other is not lesson:
+            errors.append(
+                ContentError(
+                    f"slug {lesson.slug!r} is already the slug or id of {other.lesson_path}",
+                    path=lesson.lesson_path,
+                    hint="give each lesson its own slug",
+                )
+            )
+    errors += _check_glossary(glossary, {lesson.id for lesson in lessons}, root / "glossary.yml")
+    return errors
+
+
+def _check_glossary(
+    glossary: tuple[GlossaryTerm, ...], ids: set[str], path: Path
+) -> list[BuildError]:
+    errors: list[BuildError] = []
+    seen: set[str] = set()
+    for term in glossary:
+        if term.taught_in not in ids:
+            errors.append(
+                ContentError(
+                    f"term {term.id!r} is taught_in {term.taught_in!r}, which is not a lesson id",
+                    path=path,
+                )
+            )
+        for key in {term.id, term.term.casefold()}:
+            if key in seen:
+                errors.append(ContentError(f"term {key!r} is defined twice", path=path))
+            seen.add(key)
+    return errors

@@ -1,0 +1,53 @@
+"""One family of errors, each naming the file, the problem and the next step.
+
+The CLI prints a BuildError's message without a traceback and exits non-zero.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+
+class BuildError(Exception):
+    """A problem the user can fix; `str()` is the whole message."""
+
+    def __init__(self, message: str, *, path: Path | str | None = None, hint: str = "") -> None:
+        self.path = str(path) if path is not None else None
+        self.problem = message
+        self.hint = hint
+        where = f"{self.path}: " if self.path else ""
+        super().__init__(f"{where}{message}" + (f"\n  -> {hint}" if hint else ""))
+
+
+class ContentError(BuildError):
+    """A lesson, the course file or the glossary is not valid."""
+
+
+class RecordingError(BuildError):
+    """A recording file cannot be read or does not follow the schema."""
+
+
+class RenderError(BuildError):
+    """A lesson's prose refers to something that does not exist."""
+
+
+class ExecutionError(BuildError):
+    """One or more examples failed to run; the previous recordings are untouched."""
+
+
+class BuildErrors(BuildError):
+    """Several problems found in one pass, reported together."""
+
+    def __init__(self, errors: Iterable[BuildError]) -> None:
+        self.errors = list(errors)
+        lines = [str(error) for error in self.errors]
+        super().__init__(f"{len(self.errors)} problem(s):\n" + "\n".join(lines))
+
+
+def raise_all(errors: list[BuildError]) -> None:
+    """Raise the single error, or all of them together; do nothing when there are none."""
+    if len(errors) == 1:
+        raise errors[0]
+    if errors:
+        raise BuildErrors(errors)

@@ -1,0 +1,262 @@
+"""Execute examples: the only module that starts a subprocess.
+
+`run_example` is the one door: a lesson goes in, an `Execution` comes back. It runs the
+example through builder/harness.py in a fresh interpreter, in a scratch directory, in its
+own process group, with a timeout and an output cap, and always cleans up after itself.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from .course import EXAMPLE_FILE, Lesson
+
+MAX_OUTPUT = 512 * 1024
+STDERR_TAIL = 16 * 1024
+PASS_THROUGH = ("PATH", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "SYSTEMROOT")
+BUILDER_ROOT = Path(__file__).resolve().parent.parent
+RESULT_FILE = ".harness-result.json"
+
+
+class Outcome(enum.StrEnum):
+    OK = "ok"
+    RAISED = "raised an exception"
+    EXITED = "exited with an error code"
+    TIMEOUT = "timed out"
+    TOO_MUCH_OUTPUT = "printed too much"
+    BAD_OUTPUT = "printed something a recording cannot keep"
+    HARNESS = "the harness failed"
+    INTERRUPTED = "interrupted"
+
+
+@dataclass(frozen=True)
+class Execution:
+    """What one run of an example produced."""
+
+    lesson_id: str
+    outcome: Outcome
+    seconds: float
+    stdout: str = ""
+    stderr: str = ""
+    detail: str = ""
+    panels: list[dict[str, Any]] = field(default_factory=list)
+    environment: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome is Outcome.OK
+
+
+@dataclass(frozen=True)
+class Limits:
+    timeout: float
+    max_output: int = MAX_OUTPUT
+
+
+Runner = Callable[[Lesson, Limits], Execution]
+
+_active: set[subprocess.Popen[bytes]] = set()
+_active_lock = threading.Lock()
+
+
+def kill_all() -> None:
+    """Kill every running example's whole process group (used on Ctrl-C)."""
+    with _active_lock:
+        for proc in _active:
+            _kill_group(proc)
+
+
+def run_example(lesson: Lesson, limits: Limits) -> Execution:
+    """Run one lesson's example in its own process and scratch directory."""
+    scratch = Path(tempfile.mkdtemp(prefix=f"course-{lesson.id}-"))
+    try:
+        _stage(lesson, scratch)
+        return _run_staged(lesson, scratch, limits)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _stage(lesson: Lesson, scratch: Path) -> None:
+    (scratch / EXAMPLE_FILE).write_bytes(lesson.source)
+    for name in lesson.meta.data:
+        shutil.copyfile(lesson.folder / name, scratch / name)
+
+
+def child_environment(lesson: Lesson, scratch: Path) -> dict[str, str]:
+    env = {name: os.environ[name] for name in PASS_THROUGH if name in os.environ}
+    env |= {
+        "HOME": str(scratch),
+        "TMPDIR": str(scratch),
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "PYTHONIOENCODING": "utf-8",
+        "PYTHONHASHSEED": "0",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONPATH": str(BUILDER_ROOT),
+        "MPLBACKEND": "Agg",
+    }
+    return env | dict(lesson.meta.env)
+
+
+def _run_staged(lesson: Lesson, scratch: Path, limits: Limits) -> Execution:
+    command = [sys.executable, "-m", "builder.harness", lesson.id, EXAMPLE_FILE, RESULT_FILE]
+    started = time.perf_counter()
+    proc = subprocess.Popen(
+        command,
+        cwd=scratch,
+        env=child_environment(lesson, scratch),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    with _active_lock:
+        _active.add(proc)
+    try:
+        out, err, outcome = _communicate(proc, limits)
+    finally:
+        _kill_group(proc)  # also ends anything the example left running
+        with _active_lock:
+            _active.discard(proc)
+    seconds = time.perf_counter() - started
+    return _judge(lesson, scratch, out, err, outcome, seconds, proc.returncode)
+
+
+class _Reader(threading.Thread):
+    """Drain one pipe, keeping at most `keep` bytes (the head or the tail)."""
+
+    def __init__(self, pipe: IO[bytes], keep: int, tail: bool, on_overflow: Callable[[], None]):
+        super().__init__(daemon=True)
+        self.pipe, self.keep, self.tail, self.on_overflow = pipe, keep, tail, on_overflow
+        self.data = bytearray()
+        self.overflowed = False
+
+    def run(self) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            while chunk := self.pipe.read1(65536):  # type: ignore[attr-defined]
+                self.data += chunk
+                if len(self.data) > self.keep:
+                    self._overflow()
+
+    def _overflow(self) -> None:
+        if self.tail:
+            del self.data[: len(self.data) - self.keep]
+            return
+        del self.data[self.keep :]
+        if not self.overflowed:
+            self.overflowed = True
+            self.on_overflow()
+
+
+def _communicate(
+    proc: subprocess.Popen[bytes], limits: Limits
+) -> tuple[bytes, bytes, Outcome | None]:
+    assert proc.stdout is not None and proc.stderr is not None
+    out = _Reader(proc.stdout, limits.max_output, tail=False, on_overflow=lambda: _kill_group(proc))
+    err = _Reader(proc.stderr, STDERR_TAIL, tail=True, on_overflow=lambda: None)
+    out.start()
+    err.start()
+    outcome = None
+    try:
+        proc.wait(timeout=limits.timeout)
+    except subprocess.TimeoutExpired:
+        outcome = Outcome.TIMEOUT
+    _kill_group(proc)
+    proc.wait()
+    for reader in (out, err):
+        reader.join(timeout=5)
+    if out.overflowed:
+        outcome = Outcome.TOO_MUCH_OUTPUT
+    return bytes(out.data), bytes(err.data), outcome
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+def _judge(
+    lesson: Lesson,
+    scratch: Path,
+    out: bytes,
+    err: bytes,
+    outcome: Outcome | None,
+    seconds: float,
+    returncode: int,
+) -> Execution:
+    stderr = err.decode("utf-8", "replace")
+
+    def failed(outcome: Outcome, detail: str) -> Execution:
+        return Execution(lesson.id, outcome, seconds, stderr=stderr, detail=detail)
+
+    if outcome is Outcome.TIMEOUT:
+        return failed(outcome, f"killed after {lesson.meta.timeout:g} s")
+    if outcome is Outcome.TOO_MUCH_OUTPUT:
+        return failed(outcome, f"more than {len(out) // 1024} KiB on stdout; killed")
+    result = _read_result(scratch / RESULT_FILE)
+    if result is None:
+        return failed(
+            Outcome.HARNESS,
+            f"the example's process ended (exit status {returncode}) before the run finished",
+        )
+    if result["outcome"] == "raised":
+        return failed(Outcome.RAISED, _last_line(stderr))
+    if result["outcome"] != "ok":
+        return failed(Outcome.EXITED, f"sys.exit({result['outcome']})")
+    try:
+        stdout = out.decode("utf-8")
+    except UnicodeDecodeError as error:
+        return failed(
+            Outcome.BAD_OUTPUT,
+            f"stdout is not valid UTF-8 (byte {error.start}); print text, not raw bytes",
+        )
+    leak = _leaked_path(stdout, scratch, lesson)
+    if leak:
+        return failed(
+            Outcome.BAD_OUTPUT,
+            f"stdout contains the absolute path {leak!r}; print paths relative to the cwd",
+        )
+    return Execution(
+        lesson.id,
+        Outcome.OK,
+        seconds,
+        stdout=stdout,
+        stderr=stderr,
+        panels=result["panels"],
+        environment=result["environment"],
+    )
+
+
+def _leaked_path(stdout: str, scratch: Path, lesson: Lesson) -> str | None:
+    """An absolute path of this machine that would make the recording machine-specific."""
+    home = os.path.expanduser("~")
+    candidates = {str(scratch), str(scratch.resolve()), str(lesson.folder.resolve().parent.parent)}
+    candidates |= {str(BUILDER_ROOT)} | ({home} if len(home) > 1 else set())
+    return next((path for path in sorted(candidates) if path in stdout), None)
+
+
+def _read_result(path: Path) -> dict[str, Any] | None:
+    try:
+        result = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError):
+        return None
+    return result if isinstance(result, dict) and "outcome" in result else None
+
+
+def _last_line(text: str) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else ""

@@ -1,0 +1,76 @@
+"""Hashes of what a recording depends on.
+
+contentHash = sha256 of the canonical JSON (sorted keys, no spaces, UTF-8) of
+
+    {"lessonId": <id>,
+     "example":  <sha256 of example.py, UTF-8 BOM dropped, CRLF/CR turned into LF>,
+     "data":     {<file name>: <sha256 of its bytes>, ...},
+     "env":      {<NAME>: <value>, ...}}
+
+rendererHash = sha256 of the canonical JSON of {<harness file name>: <sha256 of it, line
+endings normalized>} for the files that run inside the example's process.
+
+Prose is not an input: editing it never makes a recording stale.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from .course import Lesson
+
+HARNESS_FILES = ("harness.py", "panels.py")
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def normalize_source(data: bytes) -> bytes:
+    """The bytes that are hashed for a source file: no BOM, LF line endings."""
+    return data.removeprefix(b"\xef\xbb\xbf").replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+
+
+def canonical(value: Any) -> bytes:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def lesson_inputs(lesson: Lesson) -> dict[str, Any]:
+    """Every input that can change what the example prints, each hashed on its own."""
+    return {
+        "lessonId": lesson.id,
+        "example": sha256(normalize_source(lesson.source)),
+        "data": {name: sha256((lesson.folder / name).read_bytes()) for name in lesson.meta.data},
+        "env": dict(lesson.meta.env),
+    }
+
+
+def content_hash(inputs: dict[str, Any]) -> str:
+    return sha256(canonical(inputs))
+
+
+def renderer_hash() -> str:
+    here = Path(__file__).parent
+    files = {name: sha256(normalize_source((here / name).read_bytes())) for name in HARNESS_FILES}
+    return sha256(canonical(files))
+
+
+def changed_inputs(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    """Name the inputs that differ: 'the example', 'data file x.npy', 'setting XLA_FLAGS'."""
+    changes = []
+    if old.get("lessonId") != new["lessonId"]:
+        changes.append("the lesson id")
+    if old.get("example") != new["example"]:
+        changes.append("the example")
+    changes += _changed_keys(old.get("data") or {}, new["data"], "data file")
+    changes += _changed_keys(old.get("env") or {}, new["env"], "setting")
+    return changes
+
+
+def _changed_keys(old: dict[str, Any], new: dict[str, Any], what: str) -> list[str]:
+    return [
+        f"{what} {key}" for key in sorted(old.keys() | new.keys()) if old.get(key) != new.get(key)
+    ]

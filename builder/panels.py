@@ -1,0 +1,85 @@
+"""The tiny API an example uses to emit chart data.
+
+    from builder import panels
+    panels.bar("Compiler memory estimate", labels=["plain", "remat"],
+               ylabel="estimated temporary bytes", series={"temporaries": [256, 256]})
+
+Each call is validated where it is made, so a mistake raises in the example at the
+line that made it. Run by hand (`python example.py`) the panels are checked and
+dropped; under the recording harness they become the recording's `data.panels`.
+This module is part of the recording harness (it is hashed into rendererHash):
+standard library only, and keep it small.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+MAX_BARS = 240
+MAX_TEXT = 200
+
+emitted: list[dict[str, Any]] = []
+
+
+class PanelError(ValueError):
+    """A panel the example tried to emit is not valid."""
+
+
+def bar(
+    title: str,
+    *,
+    labels: Sequence[str],
+    ylabel: str,
+    series: Mapping[str, Sequence[Any]],
+) -> None:
+    """Emit one bar panel: one bar group per label, one bar per series."""
+    labels = [_text(label, "label") for label in labels]
+    if not labels:
+        raise PanelError("a bar panel needs at least one label")
+    if not series:
+        raise PanelError("a bar panel needs at least one series")
+    if len(labels) * len(series) > MAX_BARS:
+        raise PanelError(f"{len(labels) * len(series)} bars is more than {MAX_BARS} in one panel")
+    emitted.append(
+        {
+            "kind": "bar",
+            "title": _text(title, "title"),
+            "labels": labels,
+            "ylabel": _text(ylabel, "ylabel"),
+            "series": [_series(name, ys, len(labels)) for name, ys in series.items()],
+        }
+    )
+
+
+def _series(name: str, ys: Sequence[Any], n_labels: int) -> dict[str, Any]:
+    values = [_number(y, name) for y in ys]
+    if len(values) != n_labels:
+        raise PanelError(f"series {name!r} has {len(values)} values for {n_labels} labels")
+    return {"label": _text(name, "series label"), "y": values}
+
+
+def _number(value: Any, where: str) -> int | float:
+    if isinstance(value, bool):
+        raise PanelError(f"series {where!r}: {value!r} is a bool, not a number")
+    try:
+        return operator.index(value)
+    except TypeError:
+        pass
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise PanelError(f"series {where!r}: {value!r} is not a number") from None
+    if not math.isfinite(number):
+        raise PanelError(f"series {where!r}: {number} is not finite")
+    return number
+
+
+def _text(value: Any, what: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise PanelError(f"{what} must be a non-empty string, got {value!r}")
+    if len(value) > MAX_TEXT:
+        raise PanelError(f"{what} is longer than {MAX_TEXT} characters")
+    return value

@@ -1,0 +1,485 @@
+"""Lesson Markdown -> HTML, with the recorded things placed where the prose says.
+
+markdown-it-py (CommonMark, tables, footnotes, heading anchors, admonitions; raw HTML off)
+plus four marks of our own:
+
+- `{{ example }}`, `{{ output }}`, `{{ panel N }}`, `{{ panels }}` alone in a paragraph;
+- `{{ value ... }}` inline: a number the run produced, read from the recording;
+- `[[term]]` / `[[text|term]]`: a glossary hover card;
+- `[text](lesson:slug)`: a relative link to another lesson.
+
+Everything recorded is escaped. A reference to something that does not exist is
+collected as a RenderError naming the lesson file and the line.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import shlex
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+from markdown_it import MarkdownIt
+from markdown_it.rules_block import StateBlock
+from markdown_it.rules_inline import StateInline
+from markdown_it.token import Token
+from mdit_py_plugins.admon import admon_plugin
+from mdit_py_plugins.anchors import anchors_plugin
+from mdit_py_plugins.footnote import footnote_plugin
+
+from . import highlight
+from .course import Course, Lesson
+from .errors import RenderError
+from .recording import BarPanel, Recording
+
+BLOCK_DIRECTIVES = ("example", "output", "panel", "panels")
+SAFE_SCHEMES = ("http:", "https:", "mailto:")
+_BLOCK_LINE = re.compile(r"^\{\{\s*(example|output|panel|panels)\b(.*?)\}\}\s*$")
+
+
+@dataclass
+class PageEnv:
+    """What the Markdown rules need to resolve a lesson's marks; filled as it renders."""
+
+    lesson: Lesson
+    course: Course
+    recording: Recording | None
+    root: str
+    errors: list[RenderError] = field(default_factory=list)
+    placed_panels: list[int] = field(default_factory=list)
+    terms: list[str] = field(default_factory=list)
+    toc: list[tuple[int, str, str]] = field(default_factory=list)
+    line: int = 0
+
+    def fail(self, message: str, line: int | None = None) -> str:
+        at = self.lesson.body_line + (self.line if line is None else line)
+        self.errors.append(RenderError(f"line {at}: {message}", path=self.lesson.lesson_path))
+        return f'<mark class="broken">{html.escape(message)}</mark>'
+
+
+@dataclass(frozen=True)
+class RenderedProse:
+    html: str
+    toc: list[tuple[int, str, str]]
+    placed_panels: list[int]
+    terms: list[str]
+
+
+def render_prose(
+    lesson: Lesson, course: Course, recording: Recording | None, root: str
+) -> tuple[RenderedProse, list[RenderError]]:
+    env = PageEnv(lesson=lesson, course=course, recording=recording, root=root)
+    md = parser()
+    tokens = md.parse(lesson.body, {"page": env})
+    _collect_toc(tokens, env)
+    body = md.renderer.render(tokens, md.options, {"page": env})
+    return RenderedProse(body, env.toc, env.placed_panels, env.terms), env.errors
+
+
+@cache
+def parser() -> MarkdownIt:
+    md = MarkdownIt("commonmark", {"html": False, "highlight": highlight.fenced})
+    md.enable(["table", "strikethrough"])
+    md.use(footnote_plugin).use(admon_plugin)
+    md.use(anchors_plugin, min_level=2, max_level=3)
+    md.block.ruler.before("paragraph", "recorded_block", _block_rule)
+    md.inline.ruler.before("link", "glossary_term", _term_rule)
+    md.inline.ruler.before("emphasis", "recorded_value", _value_rule)
+    md.add_render_rule("recorded_block", _render_block)
+    md.add_render_rule("recorded_value", _render_value)
+    md.add_render_rule("glossary_term", _render_term)
+    md.add_render_rule("link_open", _render_link_open)
+    return md
+
+
+# -- parsing rules -----------------------------------------------------------------------
+
+
+def _block_rule(state: StateBlock, start: int, end: int, silent: bool) -> bool:
+    begin = state.bMarks[start] + state.tShift[start]
+    line = state.src[begin : state.eMarks[start]]
+    match = _BLOCK_LINE.match(line)
+    if not match or state.sCount[start] - state.blkIndent >= 4:
+        return False
+    if not silent:
+        token = state.push("recorded_block", "", 0)
+        token.info, token.content, token.map = match[1], match[2], [start, start + 1]
+        token.block = True
+    state.line = start + 1
+    return True
+
+
+def _value_rule(state: StateInline, silent: bool) -> bool:
+    if not state.src.startswith("{{", state.pos):
+        return False
+    end = state.src.find("}}", state.pos + 2)
+    if end < 0:
+        return False
+    if not silent:
+        token = state.push("recorded_value", "", 0)
+        token.content = state.src[state.pos + 2 : end].strip()
+    state.pos = end + 2
+    return True
+
+
+def _term_rule(state: StateInline, silent: bool) -> bool:
+    if not state.src.startswith("[[", state.pos):
+        return False
+    end = state.src.find("]]", state.pos + 2)
+    inner = state.src[state.pos + 2 : end] if end > 0 else ""
+    if not inner.strip() or "\n" in inner or "[" in inner:
+        return False
+    if not silent:
+        text, _, key = inner.partition("|")
+        token = state.push("glossary_term", "", 0)
+        token.content, token.info = text.strip(), (key or text).strip()
+    state.pos = end + 2
+    return True
+
+
+def _collect_toc(tokens: list[Token], env: PageEnv) -> None:
+    for index, token in enumerate(tokens):
+        if token.type == "heading_open" and token.tag in ("h2", "h3"):
+            text = tokens[index + 1].content
+            env.toc.append((int(token.tag[1]), str(token.attrs.get("id", "")), text))
+
+
+# -- rendering rules ---------------------------------------------------------------------
+
+
+def _page(env: Any) -> PageEnv:
+    page: PageEnv = env["page"]
+    return page
+
+
+def _render_block(self: Any, tokens: list[Token], idx: int, options: Any, env: Any) -> str:
+    page, token = _page(env), tokens[idx]
+    page.line = token.map[0] + 1 if token.map else 0
+    args = _parse_args(token.content, page)
+    if args is None:
+        return ""
+    return _BLOCKS[token.info](page, args)
+
+
+def _render_value(self: Any, tokens: list[Token], idx: int, options: Any, env: Any) -> str:
+    page, text = _page(env), tokens[idx].content
+    parts = _parse_args(text, page)
+    if parts is None:
+        return ""
+    name = parts.pop("", ["value"])[0]
+    if name != "value":
+        hint = " must stand alone in its paragraph" if name in BLOCK_DIRECTIVES else " is unknown"
+        return page.fail(f"{{{{ {text} }}}}: {name!r}{hint}")
+    return _value(page, parts, text)
+
+
+def _render_term(self: Any, tokens: list[Token], idx: int, options: Any, env: Any) -> str:
+    page, token = _page(env), tokens[idx]
+    term = page.course.term(token.info)
+    if term is None:
+        return page.fail(f"[[{token.info}]] is not a glossary term (see content/glossary.yml)")
+    teacher = page.course.lesson(term.taught_in)
+    assert teacher is not None  # checked when the course was loaded
+    page.terms.append(term.id)
+    card_id = f"card-{term.id}-{len(page.terms)}"
+    url = f"{page.root}{teacher.url}index.html"
+    return (
+        f'<span class="term">'
+        f'<a class="term-link" href="{page.root}glossary/index.html#{term.id}" '
+        f'aria-describedby="{card_id}">{html.escape(token.content)}</a>'
+        f'<span class="term-card" role="tooltip" id="{card_id}" '
+        f'data-term="{html.escape(term.term)}">'
+        f"<span>{html.escape(term.definition)}</span>"
+        f'<a href="{url}">taught in /l/{teacher.slug} →</a></span></span>'
+    )
+
+
+def _render_link_open(self: Any, tokens: list[Token], idx: int, options: Any, env: Any) -> str:
+    page, token = _page(env), tokens[idx]
+    href = str(token.attrs.get("href", ""))
+    if href.startswith("lesson:"):
+        key, _, anchor = href.removeprefix("lesson:").partition("#")
+        target = page.course.lesson(key)
+        if target is None:
+            page.fail(f"link to lesson {key!r}: no lesson has that slug or id")
+            href = "#"
+        else:
+            href = f"{page.root}{target.url}index.html" + (f"#{anchor}" if anchor else "")
+    elif ":" in href.split("/")[0] and not href.lower().startswith(SAFE_SCHEMES):
+        page.fail(f"link {href!r}: only http, https, mailto and relative links are allowed")
+        href = "#"
+    token.attrs["href"] = href
+    rendered: str = self.renderToken(tokens, idx, options, env)
+    return rendered
+
+
+# -- block directives --------------------------------------------------------------------
+
+Args = dict[str, list[str]]
+
+
+def _parse_args(text: str, page: PageEnv) -> Args | None:
+    try:
+        words = shlex.split(text)
+    except ValueError as error:
+        page.fail(f"{{{{ {text} }}}}: {error}")
+        return None
+    args: Args = {}
+    for word in words:
+        key, eq, value = word.partition("=")
+        if eq:
+            args[key] = [value]
+        else:
+            args.setdefault("", []).append(word)
+    return args
+
+
+def _line_range(spec: str, total: int, page: PageEnv, what: str) -> slice | None:
+    match = re.fullmatch(r"(\d+)(?:-(\d+))?", spec)
+    if not match:
+        page.fail(f"{what} lines={spec!r}: expected N or N-M")
+        return None
+    first, last = int(match[1]), int(match[2] or match[1])
+    if not 1 <= first <= last <= total:
+        page.fail(f"{what} lines={spec}: it has {total} lines")
+        return None
+    return slice(first - 1, last)
+
+
+def _example(page: PageEnv, args: Args) -> str:
+    source = page.lesson.source.decode("utf-8-sig")
+    lines = source.splitlines(keepends=True)
+    if "lines" in args:
+        part = _line_range(args["lines"][0], len(lines), page, "example")
+        if part is None:
+            return ""
+        lines = lines[part]
+    code = highlight.python("".join(lines))
+    return (
+        '<figure class="example"><figcaption>'
+        f'<span>example.py</span> <span class="hint">the lesson\'s example, '
+        "recorded as it ran</span></figcaption>"
+        f'<div class="code-wrap">{code}</div></figure>\n'
+    )
+
+
+def _output(page: PageEnv, args: Args) -> str:
+    recording = page.recording
+    if recording is None:
+        return '<p class="not-recorded">Output: not recorded yet.</p>\n'
+    lines = recording.stdout.splitlines(keepends=True)
+    if "lines" in args:
+        part = _line_range(args["lines"][0], len(lines), page, "output")
+        lines = lines[part] if part else []
+    if "match" in args:
+        pattern = _regex(args["match"][0], page)
+        lines = [line for line in lines if pattern and pattern.search(line)]
+        if pattern and not lines:
+            page.fail(f"output match={args['match'][0]!r} matches no line of the recorded output")
+    text = clean_output("".join(lines))
+    return (
+        f'<figure class="output"><figcaption>Recorded output · {html.escape(provenance(recording))}'
+        f'</figcaption><pre class="output"><code>{html.escape(text)}</code></pre></figure>\n'
+    )
+
+
+def _panel(page: PageEnv, args: Args) -> str:
+    numbers = args.get("", [])
+    if len(numbers) != 1 or not numbers[0].isdigit():
+        return page.fail("{{ panel N }} needs one panel number, 1-based")
+    return panel_figures(page, [int(numbers[0])])
+
+
+def _panels(page: PageEnv, args: Args) -> str:
+    count = len(page.recording.panels) if page.recording else 0
+    return panel_figures(page, list(range(1, count + 1)))
+
+
+def panel_figures(page: PageEnv, numbers: list[int]) -> str:
+    recording = page.recording
+    if recording is None:
+        return '<p class="not-recorded">Chart: not recorded yet.</p>\n'
+    out = []
+    for number in numbers:
+        if not 1 <= number <= len(recording.panels):
+            page.fail(f"panel {number}: the recording has {len(recording.panels)} panel(s)")
+            continue
+        page.placed_panels.append(number)
+        out.append(figure_html(recording, number))
+    return "".join(out)
+
+
+def figure_html(recording: Recording, number: int) -> str:
+    panel = recording.panels[number - 1]
+    title = html.escape(panel.title)
+    return (
+        f'<figure class="panel" id="panel-{number}">'
+        f'<img src="panel-{number}.svg" alt="{html.escape(chart_alt(panel))}" '
+        f'width="640" height="320">'
+        f"<figcaption><strong>{title}</strong> · {html.escape(provenance(recording))}"
+        f"</figcaption>{panel_table(panel)}</figure>\n"
+    )
+
+
+def chart_alt(panel: BarPanel) -> str:
+    parts = [
+        f"{series.label}: "
+        + ", ".join(
+            f"{label} {format_number(y)}" for label, y in zip(panel.labels, series.y, strict=False)
+        )
+        for series in panel.series
+    ]
+    return f"Bar chart, {panel.title}, in {panel.ylabel}. " + "; ".join(parts)
+
+
+def panel_table(panel: BarPanel) -> str:
+    head = "".join(f'<th scope="col">{html.escape(s.label)}</th>' for s in panel.series)
+    rows = "".join(
+        f'<tr><th scope="row">{html.escape(label)}</th>'
+        + "".join(f"<td>{format_number(s.y[i])}</td>" for s in panel.series)
+        + "</tr>"
+        for i, label in enumerate(panel.labels)
+    )
+    return (
+        f'<table class="panel-data"><caption>{html.escape(panel.ylabel)}</caption>'
+        f"<thead><tr><th></th>{head}</tr></thead><tbody>{rows}</tbody></table>"
+    )
+
+
+_BLOCKS = {"example": _example, "output": _output, "panel": _panel, "panels": _panels}
+
+
+# -- inline values -----------------------------------------------------------------------
+
+
+def _value(page: PageEnv, args: Args, text: str) -> str:
+    recording = page.recording
+    if recording is None:
+        return '<span class="not-recorded">[not recorded]</span>'
+    found = _lookup(page, recording, args, text)
+    if found is None:
+        return ""
+    value, source = found
+    shown = _format(value, args.get("fmt", [""])[0], page, text)
+    note = f"{provenance(recording)}; {source}"
+    return (
+        f'<data class="rv" value="{html.escape(str(value))}" title="{html.escape(note)}">'
+        f"{html.escape(shown)}</data>"
+    )
+
+
+def _lookup(
+    page: PageEnv, recording: Recording, args: Args, text: str
+) -> tuple[float | str, str] | None:
+    if "panel" in args:
+        return _panel_value(page, recording, args, text)
+    if "output" in args:
+        return _output_value(page, recording, args["output"][0], text)
+    if "line" in args:
+        lines = recording.stdout.splitlines()
+        number = args["line"][0]
+        if number.isdigit() and 1 <= int(number) <= len(lines):
+            return lines[int(number) - 1].strip(), f"recorded output, line {number}"
+        page.fail(f"{{{{ {text} }}}}: the recorded output has {len(lines)} lines")
+        return None
+    page.fail(f'{{{{ {text} }}}}: say panel=N label=..., output="regex" or line=N')
+    return None
+
+
+def _panel_value(
+    page: PageEnv, recording: Recording, args: Args, text: str
+) -> tuple[float, str] | None:
+    number = args["panel"][0]
+    if not number.isdigit() or not 1 <= int(number) <= len(recording.panels):
+        page.fail(f"{{{{ {text} }}}}: the recording has {len(recording.panels)} panel(s)")
+        return None
+    panel = recording.panels[int(number) - 1]
+    label = args.get("label", [""])[0]
+    if label not in panel.labels:
+        page.fail(f"{{{{ {text} }}}}: panel {number} has labels {panel.labels}")
+        return None
+    names = [series.label for series in panel.series]
+    wanted = args.get("series", [names[0] if len(names) == 1 else ""])[0]
+    if wanted not in names:
+        page.fail(f"{{{{ {text} }}}}: give series= one of {names}")
+        return None
+    series = panel.series[names.index(wanted)]
+    value = series.y[panel.labels.index(label)]
+    return value, f"panel {number} “{panel.title}”, {wanted}, {label} ({panel.ylabel})"
+
+
+def _output_value(
+    page: PageEnv, recording: Recording, pattern_text: str, text: str
+) -> tuple[str, str] | None:
+    pattern = _regex(pattern_text, page)
+    match = pattern.search(recording.stdout) if pattern else None
+    if match is None:
+        if pattern:
+            page.fail(f"{{{{ {text} }}}}: the pattern matches nothing in the recorded output")
+        return None
+    value = match.group(1) if pattern and pattern.groups else match.group(0)
+    line = recording.stdout.count("\n", 0, match.start()) + 1
+    return value, f"recorded output, line {line}"
+
+
+def _regex(text: str, page: PageEnv) -> re.Pattern[str] | None:
+    try:
+        return re.compile(text, re.MULTILINE)
+    except re.error as error:
+        page.fail(f"regex {text!r}: {error}")
+        return None
+
+
+def _format(value: float | str, spec: str, page: PageEnv, text: str) -> str:
+    if not spec:
+        return value if isinstance(value, str) else format_number(value)
+    try:
+        number = float(value) if isinstance(value, str) else value
+        if spec == "bytes":
+            return format_bytes(number)
+        if spec.endswith("d"):
+            number = int(number)
+        return format(number, spec)
+    except ValueError as error:
+        page.fail(f"{{{{ {text} }}}}: cannot format {value!r} with {spec!r}: {error}")
+        return str(value)
+
+
+def format_number(value: float) -> str:
+    if isinstance(value, int) or float(value).is_integer():
+        return f"{int(value):,}" if abs(value) >= 10000 else str(int(value))
+    return f"{value:.4g}"
+
+
+def format_bytes(number: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(number) < 1024 or unit == "GiB":
+            return f"{number:.0f} B" if unit == "B" else f"{number:.1f} {unit}"
+        number /= 1024
+    raise AssertionError("unreachable")
+
+
+# -- shared text helpers -----------------------------------------------------------------
+
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-_]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def clean_output(text: str) -> str:
+    """Recorded stdout as a page shows it: no ANSI codes, control bytes made visible."""
+    text = _ANSI.sub("", text.replace("\r\n", "\n"))
+    return _CONTROL.sub(
+        lambda m: chr(0x2400 + ord(m[0]) % 0x80 if m[0] != "\x7f" else 0x2421), text
+    )
+
+
+def provenance(recording: Recording) -> str:
+    """'Recorded CPU computation · jax 0.9.2 · 1 device · 2026-10-20'."""
+    env = recording.environment
+    devices = f"{env.deviceCount} device" + ("s" if env.deviceCount != 1 else "")
+    return (
+        f"Recorded {recording.device} computation · jax {env.jax} · {devices} · "
+        f"{recording.generatedAt[:10]}"
+    )

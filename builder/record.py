@@ -1,0 +1,184 @@
+"""Re-execute the lessons that are not fresh, several at once, and keep what succeeded.
+
+Each successful run is written atomically as soon as it finishes, so Ctrl-C never loses
+finished work; a failed run leaves that lesson's previous recording byte-for-byte intact.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TextIO
+
+from . import fingerprint
+from .course import Course, Lesson
+from .errors import RecordingError
+from .execute import Execution, Limits, Outcome, Runner, kill_all, run_example
+from .fsutil import write_atomic
+from .recording import Recording, dumps
+from .status import INPUTS_FILE, LessonStatus, read_inputs, recording_path
+
+
+@dataclass(frozen=True)
+class RecordReport:
+    executions: list[Execution]
+
+    @property
+    def failures(self) -> list[Execution]:
+        return [execution for execution in self.executions if not execution.ok]
+
+
+def lessons_to_run(
+    course: Course, statuses: Iterable[LessonStatus], *, force: bool, only: Iterable[str] = ()
+) -> list[Lesson]:
+    wanted = set(only)
+    if wanted:
+        return [x for x in course.lessons if x.id in wanted or x.slug in wanted]
+    if force:
+        return list(course.lessons)
+    stale = {status.lesson_id for status in statuses if status.needs_run}
+    return [lesson for lesson in course.lessons if lesson.id in stale]
+
+
+def record(
+    lessons: list[Lesson],
+    recordings: Path,
+    *,
+    jobs: int,
+    runner: Runner = run_example,
+    log: TextIO = sys.stderr,
+) -> RecordReport:
+    """Run `lessons` with at most `jobs` at once; write each success as it lands."""
+    renderer = fingerprint.renderer_hash()
+    progress = _Progress(len(lessons), log)
+    sidecar = read_inputs(recordings)
+    done: list[Execution] = []
+    try:
+        for lesson, execution in _run_all(lessons, runner, jobs):
+            execution = _keep(lesson, execution, recordings, renderer, sidecar)
+            done.append(execution)
+            progress.show(execution)
+    finally:
+        if any(execution.ok for execution in done):
+            write_atomic(recordings / INPUTS_FILE, _sidecar_bytes(sidecar))
+    return RecordReport(done)
+
+
+def _run_all(
+    lessons: list[Lesson], runner: Runner, jobs: int
+) -> Iterable[tuple[Lesson, Execution]]:
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        futures: dict[Future[Execution], Lesson] = {
+            pool.submit(runner, lesson, Limits(timeout=lesson.meta.timeout)): lesson
+            for lesson in lessons
+        }
+        pending = set(futures)
+        try:
+            while pending:
+                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for future in sorted(finished, key=lambda f: futures[f].id):
+                    yield futures[future], future.result()
+        except BaseException:
+            for future in pending:
+                future.cancel()
+            kill_all()
+            raise
+
+
+def _keep(
+    lesson: Lesson,
+    execution: Execution,
+    recordings: Path,
+    renderer: str,
+    sidecar: dict[str, Any],
+) -> Execution:
+    if not execution.ok:
+        return execution
+    inputs = fingerprint.lesson_inputs(lesson)
+    try:
+        recording = to_recording(lesson, execution, fingerprint.content_hash(inputs), renderer)
+    except RecordingError as error:
+        return Execution(lesson.id, Outcome.HARNESS, execution.seconds, detail=error.problem)
+    write_atomic(recording_path(recordings, lesson.id), dumps(recording))
+    sidecar[lesson.id] = {
+        "contentHash": recording.contentHash,
+        "inputs": inputs,
+        "seconds": round(execution.seconds, 2),
+    }
+    return execution
+
+
+def to_recording(
+    lesson: Lesson, execution: Execution, content_hash: str, renderer_hash: str
+) -> Recording:
+    from pydantic import ValidationError
+
+    raw = {
+        "schemaVersion": 1,
+        "lessonId": lesson.id,
+        "contentHash": content_hash,
+        "rendererHash": renderer_hash,
+        "kind": "executed",
+        "generatedAt": datetime.now(UTC).isoformat(timespec="microseconds"),
+        "provenance": f"recorded_{execution.environment.get('backend', 'unknown')}_computation",
+        "environment": execution.environment,
+        "stdout": execution.stdout,
+        "data": {"kind": "panels", "panels": execution.panels},
+    }
+    try:
+        return Recording.model_validate(raw)
+    except ValidationError as error:
+        raise RecordingError(f"the run did not make a valid recording: {error}") from None
+
+
+def _sidecar_bytes(sidecar: dict[str, Any]) -> bytes:
+    return (json.dumps(sidecar, indent=2, sort_keys=True) + "\n").encode()
+
+
+class _Progress:
+    def __init__(self, total: int, log: TextIO) -> None:
+        self.total, self.count, self.log = total, 0, log
+        self.width = len(str(total))
+
+    def show(self, execution: Execution) -> None:
+        self.count += 1
+        mark = "ok  " if execution.ok else "FAIL"
+        print(
+            f"  [{self.count:>{self.width}}/{self.total}] {mark} {execution.lesson_id:<20} "
+            f"{execution.seconds:6.1f}s" + ("" if execution.ok else f"  {execution.outcome}"),
+            file=self.log,
+            flush=True,
+        )
+
+
+def failure_summary(failures: list[Execution], course: Course) -> str:
+    """One summary for all failed runs: which lesson, why, and what to do next."""
+    lines = [f"{len(failures)} example(s) failed; their previous recordings are untouched:"]
+    for execution in failures:
+        lesson = course.lesson(execution.lesson_id)
+        path = lesson.example_path if lesson else execution.lesson_id
+        lines.append(f"\n  {execution.lesson_id} ({path}): {execution.outcome}: {execution.detail}")
+        lines += [f"    | {line}" for line in _tail(execution.stderr)]
+        lines.append(f"    -> {_advice(execution, lesson)}")
+    lines.append("\nFix the examples, then run `make record` (only what is not fresh re-runs).")
+    return "\n".join(lines)
+
+
+def _tail(text: str, count: int = 12) -> list[str]:
+    return text.rstrip().splitlines()[-count:]
+
+
+def _advice(execution: Execution, lesson: Lesson | None) -> str:
+    timeout = lesson.meta.timeout if lesson else 0
+    advice: dict[Outcome, str] = {
+        Outcome.TIMEOUT: f"make it faster, or raise `timeout:` ({timeout:g} s now) in lesson.md",
+        Outcome.TOO_MUCH_OUTPUT: "print less: a recording keeps what a reader can read",
+        Outcome.RAISED: "run it by hand with .venv/bin/python example.py and fix the error",
+        Outcome.EXITED: "an example must finish with exit status 0",
+    }
+    return advice.get(execution.outcome, "see the message above")

@@ -1,0 +1,208 @@
+"""Course + recordings -> every file of the site, in memory, as bytes.
+
+Pure apart from reading templates and the chart cache: nothing here writes site/.
+The same inputs give byte-identical files.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from markupsafe import Markup
+
+from . import charts, highlight, prose
+from .course import Course, GlossaryTerm, Lesson
+from .errors import BuildError, raise_all
+from .status import LessonStatus
+
+TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
+THEME = "light"
+
+
+@dataclass(frozen=True)
+class NavItem:
+    id: str
+    title: str
+    url: str
+    summary: str
+    label: str
+
+
+@dataclass(frozen=True)
+class NavArc:
+    id: str
+    title: str
+    summary: str
+    lessons: list[NavItem]
+
+
+@dataclass(frozen=True)
+class SiteNav:
+    title: str
+    summary: str
+    arcs: list[NavArc]
+
+
+@dataclass(frozen=True)
+class LessonPage:
+    title: str
+    label: str
+    arc_title: str
+    body: Markup
+    toc: list[tuple[int, str, str]]
+    provenance: str
+    notice: str
+    prev: NavItem | None
+    next: NavItem | None
+
+
+@dataclass(frozen=True)
+class GlossaryEntry:
+    id: str
+    term: str
+    definition: str
+    teacher: NavItem
+    used_in: list[NavItem]
+
+
+def render_site(
+    course: Course, statuses: list[LessonStatus], chart_cache: Path | None
+) -> dict[str, bytes]:
+    """Every file of the site by its path inside the site; raises all render errors at once."""
+    nav = _nav(course)
+    by_id = {status.lesson_id: status for status in statuses}
+    files: dict[str, bytes] = {}
+    errors: list[BuildError] = []
+    terms_used: dict[str, list[str]] = {}
+    for index, lesson in enumerate(course.lessons):
+        lesson_files, used, lesson_errors = _lesson_files(
+            course, nav, lesson, index, by_id[lesson.id], chart_cache
+        )
+        files |= lesson_files
+        errors += lesson_errors
+        for term in used:
+            terms_used.setdefault(term, []).append(lesson.id)
+    raise_all(errors)
+    files["index.html"] = _page(
+        "home.html", nav, root="", title="Course", current="", description=course.meta.summary
+    )
+    files["glossary/index.html"] = _glossary(course, nav, terms_used)
+    files |= _static()
+    return files
+
+
+def _item(lesson: Lesson) -> NavItem:
+    return NavItem(lesson.id, lesson.title, lesson.url, lesson.meta.summary, lesson.id.upper())
+
+
+def _nav(course: Course) -> SiteNav:
+    arcs = [
+        NavArc(arc.id, arc.title, arc.summary, [_item(x) for x in course.arc_lessons(arc)])
+        for arc in course.meta.arcs
+    ]
+    return SiteNav(course.meta.title, course.meta.summary, [arc for arc in arcs if arc.lessons])
+
+
+def _lesson_files(
+    course: Course,
+    nav: SiteNav,
+    lesson: Lesson,
+    index: int,
+    status: LessonStatus,
+    chart_cache: Path | None,
+) -> tuple[dict[str, bytes], list[str], list[BuildError]]:
+    recording = status.recording
+    rendered, errors = prose.render_prose(lesson, course, recording, root="../../")
+    body = rendered.html
+    unplaced = [
+        n
+        for n in range(1, len(recording.panels) + 1 if recording else 1)
+        if n not in rendered.placed_panels
+    ]
+    if recording and unplaced:
+        body += (
+            '<section class="more-panels"><h2>Recorded panels</h2>'
+            + "".join(prose.figure_html(recording, n) for n in unplaced)
+            + "</section>"
+        )
+    lessons = course.lessons
+    page = LessonPage(
+        title=lesson.title,
+        label=lesson.id.upper(),
+        arc_title=next(a.title for a in course.meta.arcs if a.id == lesson.meta.arc),
+        body=Markup(body),
+        toc=rendered.toc,
+        provenance=prose.provenance(recording) if recording else "Not recorded yet",
+        notice="" if status.fresh else _notice(status),
+        prev=_item(lessons[index - 1]) if index > 0 else None,
+        next=_item(lessons[index + 1]) if index + 1 < len(lessons) else None,
+    )
+    base = f"l/{lesson.slug}/"
+    files = {
+        f"{base}index.html": _page(
+            "lesson.html",
+            nav,
+            root="../../",
+            title=lesson.title,
+            current=lesson.id,
+            page=page,
+            description=lesson.meta.summary,
+        )
+    }
+    for number, panel in enumerate(recording.panels if recording else [], start=1):
+        files[f"{base}panel-{number}.svg"] = charts.bar_svg(panel, THEME, chart_cache)
+    return files, rendered.terms, list(errors)
+
+
+def _notice(status: LessonStatus) -> str:
+    if status.recording is None:
+        return f"this lesson's recording is {status.state} ({status.detail}). Run `make record`."
+    return (
+        f"this lesson's recording is {status.state}: {status.detail}. What it shows is from an "
+        "earlier run; run `make record` to bring it up to date."
+    )
+
+
+def _glossary(course: Course, nav: SiteNav, terms_used: dict[str, list[str]]) -> bytes:
+    def entry(term: GlossaryTerm) -> GlossaryEntry:
+        teacher = course.lesson(term.taught_in)
+        assert teacher is not None
+        used = [_item(x) for x in course.lessons if x.id in terms_used.get(term.id, [])]
+        return GlossaryEntry(term.id, term.term, term.definition, _item(teacher), used)
+
+    entries = sorted((entry(t) for t in course.glossary), key=lambda e: e.term.casefold())
+    return _page(
+        "glossary.html",
+        nav,
+        root="../",
+        title="Glossary",
+        current="",
+        entries=entries,
+        description="Every term of the course and where it is taught.",
+    )
+
+
+def _static() -> dict[str, bytes]:
+    static = TEMPLATES / "static"
+    files = {f"static/{p.name}": p.read_bytes() for p in sorted(static.iterdir()) if p.is_file()}
+    files["static/pygments.css"] = highlight.stylesheet().encode()
+    return files
+
+
+@cache
+def _environment() -> Environment:
+    return Environment(
+        loader=FileSystemLoader(TEMPLATES),
+        autoescape=True,
+        undefined=StrictUndefined,
+        keep_trailing_newline=True,
+    )
+
+
+def _page(template: str, nav: SiteNav, **context: Any) -> bytes:
+    html = _environment().get_template(template).render(site=nav, **context)
+    return html.encode("utf-8")

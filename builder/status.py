@@ -1,0 +1,139 @@
+"""Compare the course with recordings/: one state per lesson, by hashing only.
+
+Nothing here executes an example or imports jax or matplotlib.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from dataclasses import dataclass
+from functools import cache
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from . import fingerprint
+from .course import Course, Lesson
+from .errors import RecordingError
+from .recording import Recording, load
+
+INPUTS_FILE = "_inputs.json"
+PINNED_PACKAGES = ("jax", "numpy", "matplotlib")
+
+
+class State(enum.StrEnum):
+    FRESH = "fresh"
+    MISSING = "missing"
+    STALE_CONTENT = "stale(content)"
+    STALE_HARNESS = "stale(harness)"
+    STALE_ENVIRONMENT = "stale(environment)"
+    INVALID = "invalid"
+    ORPHAN = "orphan"
+
+
+@dataclass(frozen=True)
+class LessonStatus:
+    lesson_id: str
+    state: State
+    detail: str
+    path: Path
+    recording: Recording | None = None
+
+    @property
+    def fresh(self) -> bool:
+        return self.state is State.FRESH
+
+    @property
+    def needs_run(self) -> bool:
+        return self.state not in (State.FRESH, State.ORPHAN)
+
+
+def recording_path(recordings: Path, lesson_id: str) -> Path:
+    return recordings / f"{lesson_id}.json"
+
+
+@cache
+def installed_versions() -> dict[str, str]:
+    versions = {}
+    for name in PINNED_PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = "not installed"
+    return versions
+
+
+def read_inputs(recordings: Path) -> dict[str, Any]:
+    """The sidecar that remembers each recording's inputs and run time; {} when unreadable.
+
+    It only sharpens messages ("the example changed") and the recordings page; losing it
+    loses nothing that matters, so a damaged one is ignored rather than fatal.
+    """
+    try:
+        data = json.loads((recordings / INPUTS_FILE).read_text("utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def course_status(course: Course, recordings: Path) -> list[LessonStatus]:
+    """The state of every lesson in course order, then every orphaned recording."""
+    sidecar = read_inputs(recordings)
+    renderer = fingerprint.renderer_hash()
+    statuses = [_lesson_status(x, recordings, renderer, sidecar.get(x.id)) for x in course.lessons]
+    known = {lesson.id for lesson in course.lessons}
+    for path in sorted(recordings.glob("*.json")):
+        if path.stem not in known and not path.name.startswith("_"):
+            statuses.append(LessonStatus(path.stem, State.ORPHAN, "no lesson has this id", path))
+    return statuses
+
+
+def _lesson_status(
+    lesson: Lesson, recordings: Path, renderer: str, remembered: Any
+) -> LessonStatus:
+    path = recording_path(recordings, lesson.id)
+    if not path.exists():
+        return LessonStatus(lesson.id, State.MISSING, "never recorded", path)
+    try:
+        recording = load(path)
+    except RecordingError as error:
+        return LessonStatus(lesson.id, State.INVALID, error.problem, path)
+    if recording.lessonId != lesson.id:
+        detail = f"its lessonId is {recording.lessonId!r}, not {lesson.id!r}"
+        return LessonStatus(lesson.id, State.INVALID, detail, path)
+    state, detail = _staleness(lesson, recording, renderer, remembered)
+    return LessonStatus(lesson.id, state, detail, path, recording)
+
+
+def _staleness(
+    lesson: Lesson, recording: Recording, renderer: str, remembered: Any
+) -> tuple[State, str]:
+    inputs = fingerprint.lesson_inputs(lesson)
+    if recording.contentHash != fingerprint.content_hash(inputs):
+        return State.STALE_CONTENT, _content_detail(recording, inputs, remembered)
+    if recording.rendererHash != renderer:
+        return State.STALE_HARNESS, "the recording harness (builder/harness.py, panels.py) changed"
+    drift = environment_drift(recording)
+    if drift:
+        return State.STALE_ENVIRONMENT, drift
+    return State.FRESH, ""
+
+
+def _content_detail(recording: Recording, inputs: dict[str, Any], remembered: Any) -> str:
+    old = remembered.get("inputs") if isinstance(remembered, dict) else None
+    if not isinstance(old, dict) or remembered.get("contentHash") != recording.contentHash:
+        return "the example, its data files or its settings changed"
+    changes = fingerprint.changed_inputs(old, inputs)
+    return (", ".join(changes) or "the inputs") + " changed"
+
+
+def environment_drift(recording: Recording) -> str:
+    installed = installed_versions()
+    env = recording.environment.model_dump()
+    drift = [
+        f"{name} {env[name]} recorded, {installed[name]} installed"
+        for name in PINNED_PACKAGES
+        if env[name] != installed[name]
+    ]
+    return "; ".join(drift)

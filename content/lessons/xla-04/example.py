@@ -1,0 +1,76 @@
+import os
+
+os.environ["XLA_FLAGS"] = "--xla_dump_to=dump"   # must be set before jax is imported
+
+import re  # noqa: E402
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+
+from builder import panels  # noqa: E402
+
+
+def mlp(x, w1, w2):
+    return jnp.tanh(x @ w1) @ w2
+
+
+S = jax.ShapeDtypeStruct
+f32 = jnp.float32
+lowered = jax.jit(mlp).lower(S((256, 512), f32), S((512, 1024), f32), S((1024, 128), f32))
+compiled = lowered.compile()
+print("compiled from shapes; nothing ran")
+
+# What landed in dump/ (one directory name ends in a number that changes per run).
+print("== files in dump/")
+for name in sorted(os.listdir("dump")):
+    if os.path.isdir(os.path.join("dump", name)):
+        inner = ", ".join(sorted(os.listdir(os.path.join("dump", name))))
+        print(re.sub(r"_\d+$", "_<number>", name) + "/  ->  " + inner)
+    else:
+        print(name)
+
+
+def read(suffix):
+    [name] = [n for n in os.listdir("dump") if n.endswith(suffix)]
+    with open(os.path.join("dump", name)) as f:
+        return f.read()
+
+
+print("== memory usage report")
+report = read("cpu_after_optimizations-memory-usage-report.txt")
+print(report.strip())
+
+print("== buffer assignment, allocation lines")
+assignment = read("cpu_after_optimizations-buffer-assignment.txt")
+head = assignment[: assignment.index("Total bytes used")]
+for line in head.strip().splitlines()[1:]:
+    print(line.split(", metadata")[0])
+
+allocs = re.findall(r"^allocation (\d+): size (\d+), (.*?)(?:, shape \|.*)?:$", assignment, re.M)
+report_total = int(re.search(r"Total bytes: (\d+)", report).group(1))
+mem = compiled.memory_analysis()
+stats_total = mem.argument_size_in_bytes + mem.output_size_in_bytes + mem.temp_size_in_bytes
+print()
+print(f"memory usage report total: {report_total:,d} bytes")
+print(f"memory_analysis argument + output + temp: {stats_total:,d} bytes")
+
+# A second compile of the same module, dumping the HLO after every pass that changed it.
+lowered.compile(compiler_options={"xla_dump_to": "dump_passes", "xla_dump_hlo_pass_re": ".*"})
+passes = sorted(n for n in os.listdir("dump_passes") if re.search(r"\.\d{4}\.", n))
+print()
+print(f"== dump_passes/: {len(passes)} HLO snapshots, one per pass that changed the module")
+for name in passes:
+    print(re.sub(r"^module_\d+\.jit_mlp\.", "", name))
+
+panels.bar(
+    "Allocations in the buffer assignment",
+    labels=[f"allocation {i} ({kind.split(' shape')[0]})" for i, _, kind in allocs],
+    ylabel="KiB",
+    series={"size": [int(size) / 1024 for _, size, _ in allocs]},
+)
+panels.bar(
+    "Two readings of the same compiled module",
+    labels=["memory usage report total", "memory_analysis arg + out + temp"],
+    ylabel="bytes",
+    series={"bytes": [report_total, stats_total]},
+)

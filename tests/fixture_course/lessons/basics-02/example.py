@@ -1,0 +1,2 @@
+for n in range(3):
+    print("line", n + 1)
