@@ -139,14 +139,13 @@ def load_course(root: Path) -> Course:
     """Read and validate everything under `root`; raise every problem at once."""
     errors: list[BuildError] = []
     meta = _collect(errors, _load_meta, root / "course.yml")
-    lessons = [
-        lesson
-        for folder in _lesson_folders(root / "lessons", errors)
-        if (lesson := _collect(errors, _load_lesson, folder)) is not None
-    ]
+    folders = _lesson_folders(root / "lessons", errors)
+    lessons = [x for folder in folders if (x := _collect(errors, _load_lesson, folder))]
     glossary = _collect(errors, _load_glossary, root / "glossary.yml") or ()
     if meta is not None:
-        errors += _cross_check(meta, lessons, glossary, root)
+        errors += _cross_check(meta, lessons, root)
+    # A lesson that failed to load is already reported; do not report its terms again.
+    errors += _check_glossary(glossary, {f.name for f in folders}, root / "glossary.yml")
     raise_all(errors)
     assert meta is not None
     order = {arc.id: index for index, arc in enumerate(meta.arcs)}
@@ -260,9 +259,7 @@ def _load_lesson(folder: Path) -> Lesson:
     )
 
 
-def _cross_check(
-    meta: CourseMeta, lessons: list[Lesson], glossary: tuple[GlossaryTerm, ...], root: Path
-) -> list[BuildError]:
+def _cross_check(meta: CourseMeta, lessons: list[Lesson], root: Path) -> list[BuildError]:
     arcs = sorted(arc.id for arc in meta.arcs)
     errors: list[BuildError] = [
         ContentError(
@@ -283,7 +280,6 @@ def _cross_check(
                     hint="give each lesson its own slug",
                 )
             )
-    errors += _check_glossary(glossary, {lesson.id for lesson in lessons}, root / "glossary.yml")
     return errors
 
 

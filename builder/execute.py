@@ -179,6 +179,7 @@ def _communicate(
     proc.wait()
     for reader in (out, err):
         reader.join(timeout=5)
+        reader.pipe.close()
     if out.overflowed:
         outcome = Outcome.TOO_MUCH_OUTPUT
     return bytes(out.data), bytes(err.data), outcome

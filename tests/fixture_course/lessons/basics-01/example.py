@@ -11,5 +11,9 @@ def f(x):
 jaxpr = jax.make_jaxpr(f)(jnp.ones(3))
 print(jaxpr)
 print("equations:", len(jaxpr.eqns))
-panels.bar("Equations per function", labels=["f"], ylabel="equations",
-           series={"make_jaxpr": [len(jaxpr.eqns)]})
+panels.bar(
+    "Equations per function",
+    labels=["f"],
+    ylabel="equations",
+    series={"make_jaxpr": [len(jaxpr.eqns)]},
+)

@@ -1,0 +1,74 @@
+"""Shared fixtures: the fixture course copied into a temporary folder, recorded once."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from builder.course import Lesson
+from builder.execute import Execution, Limits, run_example
+from builder.site import Paths
+
+HERE = Path(__file__).parent
+FIXTURE_COURSE = HERE / "fixture_course"
+REFERENCE = HERE / "fixtures" / "performance-05.recording.json"
+BROKEN = "speed-02"
+
+
+class CountingRunner:
+    """The real runner, counting which lessons it was asked to execute."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def __call__(self, lesson: Lesson, limits: Limits) -> Execution:
+        self.calls.append(lesson.id)
+        return run_example(lesson, limits)
+
+
+def make_paths(root: Path) -> Paths:
+    return Paths(root / "content", root / "recordings", root / "site", root / ".cache")
+
+
+def copy_course(root: Path, *, broken: bool = True) -> Paths:
+    paths = make_paths(root)
+    shutil.copytree(FIXTURE_COURSE, paths.content)
+    if not broken:
+        shutil.rmtree(paths.content / "lessons" / BROKEN)
+    return paths
+
+
+@pytest.fixture
+def course_copy(tmp_path: Path) -> Paths:
+    """A fresh, unrecorded copy of the fixture course, with its broken lesson."""
+    return copy_course(tmp_path)
+
+
+@pytest.fixture(scope="session")
+def recorded_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The fixture course without its broken lesson, recorded once per session (real JAX)."""
+    from builder.site import build
+
+    root = tmp_path_factory.mktemp("recorded")
+    build(copy_course(root, broken=False), execute=True, jobs=2)
+    return root
+
+
+@pytest.fixture
+def recorded(recorded_template: Path, tmp_path: Path) -> Paths:
+    """A private copy of the recorded fixture course that a test may change."""
+    root = tmp_path / "course"
+    shutil.copytree(recorded_template, root)
+    return make_paths(root)
+
+
+Edit = Callable[[Path, str, str], None]
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text, f"{old!r} not in {path}"
+    path.write_text(text.replace(old, new))
