@@ -53,8 +53,8 @@ class PageEnv:
     toc: list[tuple[int, str, str]] = field(default_factory=list)
     line: int = 0
 
-    def fail(self, message: str, line: int | None = None) -> str:
-        at = self.lesson.body_line + (self.line if line is None else line)
+    def fail(self, message: str) -> str:
+        at = self.lesson.body_line + self.line
         self.errors.append(RenderError(f"line {at}: {message}", path=self.lesson.lesson_path))
         return f'<mark class="broken">{html.escape(message)}</mark>'
 
@@ -85,6 +85,7 @@ def parser() -> MarkdownIt:
     md.use(footnote_plugin).use(admon_plugin)
     md.use(anchors_plugin, min_level=2, max_level=3)
     md.block.ruler.before("paragraph", "recorded_block", _block_rule)
+    md.core.ruler.push("source_lines", _source_lines)
     md.inline.ruler.before("link", "glossary_term", _term_rule)
     md.inline.ruler.before("emphasis", "recorded_value", _value_rule)
     md.add_render_rule("recorded_block", _render_block)
@@ -139,6 +140,13 @@ def _term_rule(state: StateInline, silent: bool) -> bool:
     return True
 
 
+def _source_lines(state: Any) -> None:
+    """Give inline tokens their block's line, so an error can say where it is."""
+    for token in state.tokens:
+        for child in token.children or ():
+            child.meta["line"] = token.map[0] if token.map else 0
+
+
 def _collect_toc(tokens: list[Token], env: PageEnv) -> None:
     for index, token in enumerate(tokens):
         if token.type == "heading_open" and token.tag in ("h2", "h3"):
@@ -156,7 +164,7 @@ def _page(env: Any) -> PageEnv:
 
 def _render_block(self: Any, tokens: list[Token], idx: int, options: Any, env: Any) -> str:
     page, token = _page(env), tokens[idx]
-    page.line = token.map[0] + 1 if token.map else 0
+    page.line = token.map[0] if token.map else 0
     args = _parse_args(token.content, page)
     if args is None:
         return ""
@@ -165,6 +173,7 @@ def _render_block(self: Any, tokens: list[Token], idx: int, options: Any, env: A
 
 def _render_value(self: Any, tokens: list[Token], idx: int, options: Any, env: Any) -> str:
     page, text = _page(env), tokens[idx].content
+    page.line = tokens[idx].meta.get("line", 0)
     parts = _parse_args(text, page)
     if parts is None:
         return ""
@@ -177,6 +186,7 @@ def _render_value(self: Any, tokens: list[Token], idx: int, options: Any, env: A
 
 def _render_term(self: Any, tokens: list[Token], idx: int, options: Any, env: Any) -> str:
     page, token = _page(env), tokens[idx]
+    page.line = token.meta.get("line", 0)
     term = page.course.term(token.info)
     if term is None:
         return page.fail(f"[[{token.info}]] is not a glossary term (see content/glossary.yml)")
@@ -198,6 +208,7 @@ def _render_term(self: Any, tokens: list[Token], idx: int, options: Any, env: An
 
 def _render_link_open(self: Any, tokens: list[Token], idx: int, options: Any, env: Any) -> str:
     page, token = _page(env), tokens[idx]
+    page.line = token.meta.get("line", 0)
     href = str(token.attrs.get("href", ""))
     if href.startswith("lesson:"):
         key, _, anchor = href.removeprefix("lesson:").partition("#")

@@ -1,0 +1,134 @@
+"""Lesson Markdown -> HTML. Golden cases in tests/render_cases/*.md are readable in a diff:
+
+    <!-- title -->
+    Markdown...
+    ======
+    expected HTML
+
+Regenerate them on purpose only: UPDATE_GOLDEN=1 pytest tests/test_prose.py
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from builder import prose
+from builder.course import Course, Lesson, load_course
+from builder.recording import Recording, load
+from tests.conftest import FIXTURE_COURSE, REFERENCE
+
+CASES = Path(__file__).parent / "render_cases"
+SEPARATOR = "\n======\n"
+
+
+@pytest.fixture(scope="module")
+def course() -> Course:
+    return load_course(FIXTURE_COURSE)
+
+
+@pytest.fixture(scope="module")
+def reference() -> Recording:
+    return load(REFERENCE)
+
+
+def _lesson(course: Course, body: str) -> Lesson:
+    lesson = course.lesson("basics-01")
+    assert lesson is not None
+    return lesson.model_copy(update={"body": body})
+
+
+def _render(course: Course, recording: Recording | None, body: str) -> tuple[str, list[str]]:
+    rendered, errors = prose.render_prose(_lesson(course, body), course, recording, root="../../")
+    return rendered.html, [str(error) for error in errors]
+
+
+@pytest.mark.parametrize("case", sorted(CASES.glob("*.md")), ids=lambda p: p.stem)
+def test_golden_render_cases(case: Path, course: Course, reference: Recording) -> None:
+    markdown, expected = case.read_text().split(SEPARATOR)
+    html, errors = _render(course, reference, markdown)
+    assert errors == []
+    if os.environ.get("UPDATE_GOLDEN"):
+        case.write_text(markdown + SEPARATOR + html)
+    assert html == expected
+
+
+@pytest.mark.parametrize(
+    ("markdown", "message"),
+    [
+        ('{{ value panel=3 label="ordinary" }}', "the recording has 2 panel(s)"),
+        ('{{ value panel=1 label="nope" }}', "panel 1 has labels ['ordinary', 'layer remat']"),
+        ('{{ value output="no such (text)" }}', "the pattern matches nothing"),
+        ("{{ value line=999 }}", "the recorded output has 21 lines"),
+        ("{{ value }}", 'say panel=N label=..., output="regex" or line=N'),
+        ('{{ value output="(unclosed" }}', "regex '(unclosed'"),
+        ('{{ value output="Compiler (memory)" fmt=".2f" }}', "cannot format 'memory'"),
+        ("text {{ output }} text", "'output' must stand alone in its paragraph"),
+        ("{{ panel 7 }}", "panel 7: the recording has 2 panel(s)"),
+        ("{{ output lines=30-40 }}", "output lines=30-40: it has 21 lines"),
+        ('{{ output match="^zzz" }}', "matches no line of the recorded output"),
+        ("[[no-such-term]]", "[[no-such-term]] is not a glossary term"),
+        ("[x](lesson:nowhere)", "link to lesson 'nowhere': no lesson has that slug or id"),
+        ("[x](ftp://example.com/a)", "only http, https, mailto and relative links"),
+    ],
+)
+def test_a_reference_to_nothing_fails_naming_file_and_line(
+    course: Course, reference: Recording, markdown: str, message: str
+) -> None:
+    html, errors = _render(course, reference, "Intro.\n\n" + markdown + "\n")
+    assert len(errors) == 1
+    assert message in errors[0]
+    assert errors[0].startswith(f"{FIXTURE_COURSE}/lessons/basics-01/lesson.md: line 11:")
+    assert 'class="broken"' in html or "{{" not in html
+
+
+def test_values_carry_their_provenance(course: Course, reference: Recording) -> None:
+    html, _ = _render(course, reference, '{{ value panel=2 label="layer remat" }} bytes')
+    assert (
+        '<data class="rv" value="256" title="Recorded CPU computation · jax 0.9.2 · 1 device · '
+        "2026-10-20; panel 2 “Compiler memory estimate”, compiler temporaries, layer remat "
+        '(estimated temporary bytes)">256</data> bytes'
+    ) in html
+
+
+def test_without_a_recording_the_page_says_so_instead_of_failing(course: Course) -> None:
+    html, errors = _render(course, None, "{{ output }}\n\nIt was {{ value line=1 }}.\n")
+    assert errors == []
+    assert "Output: not recorded yet." in html and "[not recorded]" in html
+
+
+def test_raw_html_and_script_urls_are_not_passed_through(course: Course) -> None:
+    html, _ = _render(
+        course,
+        None,
+        '<script>alert(1)</script>\n\n[x](javascript:alert(1)) <img src=x onerror="alert(1)">\n',
+    )
+    assert "<script" not in html and "<img" not in html
+    assert 'href="javascript' not in html
+
+
+def test_recorded_stdout_is_escaped_and_control_codes_made_visible(
+    course: Course, reference: Recording
+) -> None:
+    hostile = reference.model_copy(update={"stdout": "</pre><script>x</script>\x1b[31mred\x00\n"})
+    html, _ = _render(course, hostile, "{{ output }}\n")
+    assert "&lt;/pre&gt;&lt;script&gt;x&lt;/script&gt;red\u2400" in html
+    assert "<script>" not in html
+
+
+def test_value_formats(course: Course, reference: Recording) -> None:
+    cases = {
+        '{{ value output="argument_size_in_bytes.: (\\d+)" fmt="bytes" }}': ">64 B<",
+        '{{ value panel=2 label="ordinary" fmt="bytes" }}': ">256 B<",
+        '{{ value panel=2 label="ordinary" fmt=".1f" }}': ">256.0<",
+        '{{ value output="samples: \\[\\[([0-9.e-]+)" fmt=".2e" }}': ">3.18e-05<",
+        "{{ value line=1 }}": ">Saved residual descriptions:<",
+    }
+    for markdown, expected in cases.items():
+        html, errors = _render(course, reference, markdown)
+        assert errors == [], markdown
+        assert expected in html, (markdown, html)
+    assert prose.format_bytes(786452) == "768.0 KiB"
+    assert prose.format_number(12345) == "12,345"
