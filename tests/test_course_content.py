@@ -15,7 +15,9 @@ ROOT = Path(__file__).parent.parent
 COURSE = load_course(ROOT / "content")
 UNIT = re.compile(
     r"bytes|KiB|MiB|GiB|\bms\b|millisecond|seconds|equations|entries|instructions|operations|"
-    r"FLOP|traces|count|ratio|lines", re.IGNORECASE)
+    r"FLOP|traces|count|ratio|lines",
+    re.IGNORECASE,
+)
 # A typed figure a run could produce: a decimal, or four or more digits.
 FIGURE = re.compile(r"(?<![\w.\-/\[])(\d{1,3}(?:,\d{3})+|\d+\.\d+|\d{4,})(?![\w\-\]])")
 CODE_OR_MARK = re.compile(r"```.*?```|`[^`\n]*`|\{\{.*?\}\}|\[\[.*?\]\]|\]\([^)]*\)", re.DOTALL)
