@@ -11,6 +11,7 @@ import contextlib
 import enum
 import json
 import os
+import select
 import shutil
 import signal
 import subprocess
@@ -27,6 +28,7 @@ from .course import EXAMPLE_FILE, Lesson
 
 MAX_OUTPUT = 512 * 1024
 STDERR_TAIL = 16 * 1024
+DRAIN_SECONDS = 2.0
 PASS_THROUGH = ("PATH", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "SYSTEMROOT")
 BUILDER_ROOT = Path(__file__).resolve().parent.parent
 RESULT_FILE = ".harness-result.json"
@@ -41,6 +43,8 @@ class Outcome(enum.StrEnum):
     BAD_OUTPUT = "printed something a recording cannot keep"
     HARNESS = "the harness failed"
     INTERRUPTED = "interrupted"
+    NOT_SAVED = "could not be saved"
+    ESCAPED = "left a process running"
 
 
 @dataclass(frozen=True)
@@ -71,13 +75,24 @@ Runner = Callable[[Lesson, Limits], Execution]
 
 _active: set[subprocess.Popen[bytes]] = set()
 _active_lock = threading.Lock()
+_stopping = threading.Event()
 
 
 def kill_all() -> None:
-    """Kill every running example's whole process group (used on Ctrl-C)."""
+    """Kill every running example's whole process group (used on Ctrl-C).
+
+    Until `allow_runs()` is called again, an example that was about to start is killed
+    as soon as it starts, so none slips past the interrupt.
+    """
     with _active_lock:
+        _stopping.set()
         for proc in _active:
             _kill_group(proc)
+
+
+def allow_runs() -> None:
+    """Let examples start again (a new `record` after an interrupted one)."""
+    _stopping.clear()
 
 
 def run_example(lesson: Lesson, limits: Limits) -> Execution:
@@ -126,6 +141,8 @@ def _run_staged(lesson: Lesson, scratch: Path, limits: Limits) -> Execution:
     )
     with _active_lock:
         _active.add(proc)
+        if _stopping.is_set():
+            _kill_group(proc)
     try:
         out, err, outcome = _communicate(proc, limits)
     finally:
@@ -133,6 +150,8 @@ def _run_staged(lesson: Lesson, scratch: Path, limits: Limits) -> Execution:
         with _active_lock:
             _active.discard(proc)
     seconds = time.perf_counter() - started
+    if _stopping.is_set():
+        return Execution(lesson.id, Outcome.INTERRUPTED, seconds, detail="stopped by Ctrl-C")
     return _judge(lesson, scratch, out, err, outcome, seconds, proc.returncode)
 
 
@@ -144,13 +163,28 @@ class _Reader(threading.Thread):
         self.pipe, self.keep, self.tail, self.on_overflow = pipe, keep, tail, on_overflow
         self.data = bytearray()
         self.overflowed = False
+        self.eof = False
+        self.deadline: float | None = None
 
     def run(self) -> None:
+        """Read until end of file, or until DRAIN_SECONDS after `finish()` at the latest:
+        a process that escaped the example's process group may hold the pipe forever."""
+        fd = self.pipe.fileno()
         with contextlib.suppress(OSError, ValueError):
-            while chunk := self.pipe.read1(65536):  # type: ignore[attr-defined]
+            while self.deadline is None or time.monotonic() < self.deadline:
+                if not select.select([fd], [], [], 0.05)[0]:
+                    continue
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    self.eof = True
+                    return
                 self.data += chunk
                 if len(self.data) > self.keep:
                     self._overflow()
+
+    def finish(self) -> None:
+        """The example's process group is dead: stop once the pipe is drained."""
+        self.deadline = time.monotonic() + DRAIN_SECONDS
 
     def _overflow(self) -> None:
         if self.tail:
@@ -178,10 +212,14 @@ def _communicate(
     _kill_group(proc)
     proc.wait()
     for reader in (out, err):
-        reader.join(timeout=5)
+        reader.finish()
+    for reader in (out, err):
+        reader.join()
         reader.pipe.close()
     if out.overflowed:
         outcome = Outcome.TOO_MUCH_OUTPUT
+    elif outcome is None and not (out.eof and err.eof):
+        outcome = Outcome.ESCAPED
     return bytes(out.data), bytes(err.data), outcome
 
 
@@ -208,6 +246,12 @@ def _judge(
         return failed(outcome, f"killed after {lesson.meta.timeout:g} s")
     if outcome is Outcome.TOO_MUCH_OUTPUT:
         return failed(outcome, f"more than {len(out) // 1024} KiB on stdout; killed")
+    if outcome is Outcome.ESCAPED:
+        return failed(
+            outcome,
+            "a process it started left its process group (setsid, a daemon) and still holds "
+            "its output; the builder cannot stop it",
+        )
     result = _read_result(scratch / RESULT_FILE)
     if result is None:
         return failed(
@@ -217,7 +261,10 @@ def _judge(
     if result["outcome"] == "raised":
         return failed(Outcome.RAISED, _last_line(stderr))
     if result["outcome"] != "ok":
-        return failed(Outcome.EXITED, f"sys.exit({result['outcome']})")
+        return failed(Outcome.EXITED, f"sys.exit({result['outcome']!r})")
+    panels, environment = result.get("panels"), result.get("environment")
+    if not isinstance(panels, list) or not isinstance(environment, dict):
+        return failed(Outcome.HARNESS, f"{RESULT_FILE} was overwritten; do not write that file")
     try:
         stdout = out.decode("utf-8")
     except UnicodeDecodeError as error:

@@ -6,6 +6,7 @@ finished work; a failed run leaves that lesson's previous recording byte-for-byt
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from collections.abc import Iterable
@@ -18,7 +19,7 @@ from typing import Any, TextIO
 from . import fingerprint
 from .course import Course, Lesson
 from .errors import RecordingError
-from .execute import Execution, Limits, Outcome, Runner, kill_all, run_example
+from .execute import Execution, Limits, Outcome, Runner, allow_runs, kill_all, run_example
 from .fsutil import write_atomic
 from .recording import Recording, dumps
 from .status import INPUTS_FILE, LessonStatus, read_inputs, recording_path
@@ -65,13 +66,15 @@ def record(
             progress.show(execution)
     finally:
         if any(execution.ok for execution in done):
-            write_atomic(recordings / INPUTS_FILE, _sidecar_bytes(sidecar))
+            with contextlib.suppress(OSError):  # it only sharpens messages; never fatal
+                write_atomic(recordings / INPUTS_FILE, _sidecar_bytes(sidecar))
     return RecordReport(done)
 
 
 def _run_all(
     lessons: list[Lesson], runner: Runner, jobs: int
 ) -> Iterable[tuple[Lesson, Execution]]:
+    allow_runs()
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         futures: dict[Future[Execution], Lesson] = {
             pool.submit(runner, lesson, Limits(timeout=lesson.meta.timeout)): lesson
@@ -104,7 +107,12 @@ def _keep(
         recording = to_recording(lesson, execution, fingerprint.content_hash(inputs), renderer)
     except RecordingError as error:
         return Execution(lesson.id, Outcome.HARNESS, execution.seconds, detail=error.problem)
-    write_atomic(recording_path(recordings, lesson.id), dumps(recording))
+    path = recording_path(recordings, lesson.id)
+    try:
+        write_atomic(path, dumps(recording))
+    except OSError as error:
+        detail = f"the run succeeded but {path} could not be written: {error.strerror}"
+        return Execution(lesson.id, Outcome.NOT_SAVED, execution.seconds, detail=detail)
     sidecar[lesson.id] = {
         "contentHash": recording.contentHash,
         "inputs": inputs,
@@ -180,5 +188,12 @@ def _advice(execution: Execution, lesson: Lesson | None) -> str:
         Outcome.TOO_MUCH_OUTPUT: "print less: a recording keeps what a reader can read",
         Outcome.RAISED: "run it by hand with .venv/bin/python example.py and fix the error",
         Outcome.EXITED: "an example must finish with exit status 0",
+        Outcome.BAD_OUTPUT: "print text that reads the same on every machine",
+        Outcome.HARNESS: "let the example end normally: no os._exit, no killing its own "
+        "process, no writing the harness's files; run it by hand to see what happens",
+        Outcome.ESCAPED: "wait for every process the example starts before it ends; find "
+        "and stop the one still running (ps -ef)",
+        Outcome.NOT_SAVED: "make recordings/ writable (and check the disk is not full), "
+        "then run `make record`",
     }
     return advice.get(execution.outcome, "see the message above")

@@ -1,0 +1,359 @@
+"""Examples that misbehave: each one runs for real in its own subprocess, and the builder
+says what went wrong, kills what it must and keeps nothing it should not.
+
+Most examples here fail before the harness reads jax's environment, so they stay fast;
+the few that succeed pay one jax import each.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import signal
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from builder.course import FrontMatter, Lesson
+from builder.execute import MAX_OUTPUT, Execution, Limits, Outcome, run_example
+from builder.record import failure_summary, record
+from builder.status import recording_path
+
+LESSON_ID = "hostile-01"
+
+
+def make_lesson(
+    root: Path, source: str, *, timeout: float = 60, env: dict[str, str] | None = None
+) -> Lesson:
+    folder = root / "lessons" / LESSON_ID
+    folder.mkdir(parents=True, exist_ok=True)
+    data = textwrap.dedent(source).encode()
+    (folder / "example.py").write_bytes(data)
+    meta = FrontMatter(
+        id=LESSON_ID,
+        slug="hostile",
+        title="Hostile",
+        arc="hostile",
+        order=1,
+        summary="Misbehaves on purpose.",
+        timeout=timeout,
+        env=env or {},
+    )
+    return Lesson(meta=meta, folder=folder, body="", body_line=1, source=data)
+
+
+def run(root: Path, source: str, **settings: object) -> Execution:
+    lesson = make_lesson(root, source, **settings)  # type: ignore[arg-type]
+    return run_example(lesson, Limits(timeout=lesson.meta.timeout))
+
+
+def alive(pid: int) -> bool:
+    """True while `pid` is a running (not zombie) process."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return False
+    return "State:\tZ" not in status
+
+
+def wait_gone(pid: int) -> bool:
+    """Give the kernel a moment to reap a killed orphan; no timing is asserted."""
+    for _ in range(200):
+        if not alive(pid):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_a_raised_error_shows_the_examples_own_file_and_line(tmp_path: Path) -> None:
+    execution = run(
+        tmp_path,
+        """\
+        print("before")
+
+        def divide(a, b):
+            return a / b
+
+        divide(1, 0)
+        """,
+    )
+    assert execution.outcome is Outcome.RAISED
+    assert execution.detail == "ZeroDivisionError: division by zero"
+    assert f'File "{LESSON_ID}-example", line 6' in execution.stderr
+    assert f'File "{LESSON_ID}-example", line 4, in divide' in execution.stderr
+    assert "harness" not in execution.stderr
+    assert execution.stderr.startswith("Traceback (most recent call last):\n")
+
+
+def test_exiting_non_zero_fails_with_the_code(tmp_path: Path) -> None:
+    execution = run(tmp_path, "import sys\nprint('x')\nsys.exit(3)\n")
+    assert execution.outcome is Outcome.EXITED
+    assert execution.detail == "sys.exit(3)"
+
+
+def test_exiting_with_a_message_fails(tmp_path: Path) -> None:
+    execution = run(tmp_path, "import sys\nsys.exit('giving up')\n")
+    assert execution.outcome is Outcome.EXITED
+    assert "giving up" in execution.stderr
+
+
+def test_sys_exit_0_halfway_records_what_ran(tmp_path: Path) -> None:
+    """Run by hand it stops there with status 0, so the recording stops there too."""
+    execution = run(
+        tmp_path,
+        """\
+        import sys
+        from builder import panels
+        print("first half")
+        panels.bar("t", labels=["a"], ylabel="u", series={"s": [1]})
+        sys.exit(0)
+        print("never printed")
+        """,
+    )
+    assert execution.ok, execution
+    assert execution.stdout == "first half\n"
+    assert len(execution.panels) == 1
+
+
+def test_a_hang_is_killed_with_the_child_it_spawned(tmp_path: Path) -> None:
+    pidfile = tmp_path / "child.pid"
+    execution = run(
+        tmp_path,
+        """\
+        import os, subprocess, time
+        child = subprocess.Popen(["sleep", "300"])
+        with open(os.environ["PIDFILE"], "w") as f:
+            f.write(str(child.pid))
+        time.sleep(300)
+        """,
+        timeout=2,
+        env={"PIDFILE": str(pidfile)},
+    )
+    assert execution.outcome is Outcome.TIMEOUT
+    assert execution.detail == "killed after 2 s"
+    assert wait_gone(int(pidfile.read_text()))
+
+
+def test_a_child_left_sleeping_after_the_example_exits_is_killed(tmp_path: Path) -> None:
+    pidfile = tmp_path / "child.pid"
+    execution = run(
+        tmp_path,
+        """\
+        import os, subprocess
+        child = subprocess.Popen(["sleep", "300"])
+        with open(os.environ["PIDFILE"], "w") as f:
+            f.write(str(child.pid))
+        print("parent done")
+        """,
+        env={"PIDFILE": str(pidfile)},
+    )
+    assert execution.ok, execution
+    assert execution.stdout == "parent done\n"
+    assert wait_gone(int(pidfile.read_text()))
+
+
+def test_printing_100_mb_is_cut_off_and_killed(tmp_path: Path) -> None:
+    execution = run(
+        tmp_path,
+        """\
+        import sys
+        chunk = "x" * (1 << 20)
+        for _ in range(100):
+            sys.stdout.write(chunk)
+        """,
+    )
+    assert execution.outcome is Outcome.TOO_MUCH_OUTPUT
+    assert execution.detail == f"more than {MAX_OUTPUT // 1024} KiB on stdout; killed"
+    assert execution.stdout == ""
+
+
+def test_invalid_utf8_on_stdout_is_refused(tmp_path: Path) -> None:
+    execution = run(tmp_path, "import sys\nsys.stdout.buffer.write(b'caf\\xe9\\n')\n")
+    assert execution.outcome is Outcome.BAD_OUTPUT
+    assert "stdout is not valid UTF-8 (byte 3)" in execution.detail
+
+
+def test_an_absolute_path_on_stdout_is_refused(tmp_path: Path) -> None:
+    execution = run(tmp_path, "import os\nprint(os.getcwd())\n")
+    assert execution.outcome is Outcome.BAD_OUTPUT
+    assert "absolute path" in execution.detail
+
+
+@pytest.mark.slow
+def test_nul_bytes_ansi_codes_and_markup_are_recorded_exactly(tmp_path: Path) -> None:
+    """Kept byte-exact in the recording; the renderer escapes them (test_hostile_lessons)."""
+    text = "a\x00b \x1b[31mred\x1b[0m </pre><script>alert(1)</script>\n"
+    execution = run(tmp_path, f"print({text[:-1]!r})\n")
+    assert execution.ok, execution
+    assert execution.stdout == text
+
+
+@pytest.mark.slow
+def test_files_written_in_the_working_directory_stay_in_the_scratch_folder(
+    tmp_path: Path,
+) -> None:
+    cwd_file = tmp_path / "cwd.txt"
+    execution = run(
+        tmp_path,
+        """\
+        import os
+        from pathlib import Path
+        Path("dump.txt").write_text("trace")
+        Path("dumps").mkdir()
+        Path("dumps/a.hlo").write_text("hlo")
+        Path(os.environ["CWDFILE"]).write_text(os.getcwd())
+        """,
+        env={"CWDFILE": str(cwd_file)},
+    )
+    assert execution.ok, execution
+    scratch = Path(cwd_file.read_text())
+    assert scratch.name.startswith(f"course-{LESSON_ID}-")
+    assert not scratch.exists(), "the scratch folder is removed after the run"
+    folder = tmp_path / "lessons" / LESSON_ID
+    assert sorted(p.name for p in folder.iterdir()) == ["example.py"]
+    assert not Path("dump.txt").exists()
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        ('series={"s": [float("nan")]}', "series 's': nan is not finite"),
+        ('series={"s": [float("inf")]}', "series 's': inf is not finite"),
+        ('series={"s": [1, 2]}', "series 's' has 2 values for 1 labels"),
+        ('series={"s": []}', "series 's' has 0 values for 1 labels"),
+        ("series={}", "a bar panel needs at least one series"),
+        ('series={"s": [1] * 10000}', "series 's' has 10000 values for 1 labels"),
+        ("series={'s': ['many']}", "series 's': 'many' is not a number"),
+    ],
+)
+def test_a_bad_panel_raises_at_the_examples_line(tmp_path: Path, call: str, message: str) -> None:
+    execution = run(
+        tmp_path,
+        f"""\
+        from builder import panels
+        print("computed")
+        panels.bar("Title", labels=["a"], ylabel="unit", {call})
+        """,
+    )
+    assert execution.outcome is Outcome.RAISED
+    assert execution.detail == f"builder.panels.PanelError: {message}"
+    assert f'File "{LESSON_ID}-example", line 3, in <module>' in execution.stderr
+
+
+def test_a_10000_bar_panel_is_refused(tmp_path: Path) -> None:
+    execution = run(
+        tmp_path,
+        """\
+        from builder import panels
+        labels = [f"l{i}" for i in range(10000)]
+        panels.bar("Title", labels=labels, ylabel="unit", series={"s": [1] * 10000})
+        """,
+    )
+    assert execution.outcome is Outcome.RAISED
+    assert "10000 bars is more than 240 in one panel" in execution.detail
+
+
+@pytest.mark.slow
+def test_an_example_with_no_panels_records_none(tmp_path: Path) -> None:
+    execution = run(tmp_path, "print('just text')\n")
+    assert execution.ok, execution
+    assert execution.panels == []
+
+
+def test_importing_a_missing_module_names_it_and_the_line(tmp_path: Path) -> None:
+    execution = run(tmp_path, "import os\nimport no_such_module_here\n")
+    assert execution.outcome is Outcome.RAISED
+    assert execution.detail == "ModuleNotFoundError: No module named 'no_such_module_here'"
+    assert f'File "{LESSON_ID}-example", line 2, in <module>' in execution.stderr
+
+
+def test_a_syntax_error_points_at_the_example(tmp_path: Path) -> None:
+    execution = run(tmp_path, "print('a')\nx = (\n")
+    assert execution.outcome is Outcome.RAISED
+    assert f'File "{LESSON_ID}-example", line 2' in execution.stderr
+    assert execution.detail.startswith("SyntaxError:")
+
+
+def test_os_exit_before_the_end_is_a_harness_failure(tmp_path: Path) -> None:
+    execution = run(tmp_path, "import os\nprint('bye', flush=True)\nos._exit(0)\n")
+    assert execution.outcome is Outcome.HARNESS
+    assert "ended (exit status 0) before the run finished" in execution.detail
+
+
+def test_killing_its_own_process_group_is_a_harness_failure(tmp_path: Path) -> None:
+    execution = run(tmp_path, "import os, signal\nos.killpg(0, signal.SIGKILL)\n")
+    assert execution.outcome is Outcome.HARNESS
+    assert "exit status -9" in execution.detail
+
+
+def test_forging_the_harness_result_is_caught(tmp_path: Path) -> None:
+    execution = run(
+        tmp_path,
+        """\
+        import os
+        with open(".harness-result.json", "w") as f:
+            f.write('{"outcome": "ok"}')
+        os._exit(0)
+        """,
+    )
+    assert execution.outcome is Outcome.HARNESS
+    assert "was overwritten" in execution.detail
+
+
+def test_a_failed_run_leaves_the_previous_recording_byte_for_byte(tmp_path: Path) -> None:
+    """Through `record`: the failure is summarised with the file, the why and the fix."""
+    lesson = make_lesson(tmp_path, "raise RuntimeError('boom')\n")
+    recordings = tmp_path / "recordings"
+    recordings.mkdir()
+    previous = b'{"not": "touched"}'
+    recording_path(recordings, LESSON_ID).write_bytes(previous)
+    report = record([lesson], recordings, jobs=1, log=io.StringIO())
+    assert [x.outcome for x in report.failures] == [Outcome.RAISED]
+    assert recording_path(recordings, LESSON_ID).read_bytes() == previous
+    assert sorted(p.name for p in recordings.iterdir()) == [f"{LESSON_ID}.json"]
+    from builder.course import Course, CourseMeta
+
+    course = Course(
+        root=tmp_path,
+        meta=CourseMeta.model_validate(
+            {
+                "title": "t",
+                "summary": "s",
+                "arcs": [{"id": "hostile", "title": "H", "summary": "s"}],
+            }
+        ),
+        lessons=(lesson,),
+        glossary=(),
+    )
+    summary = failure_summary(report.failures, course)
+    assert (
+        f"{LESSON_ID} ({lesson.example_path}): raised an exception: RuntimeError: boom" in summary
+    )
+    assert "-> run it by hand" in summary
+    assert "previous recordings are untouched" in summary
+
+
+def test_a_child_that_escapes_the_process_group_fails_the_run_without_hanging(
+    tmp_path: Path,
+) -> None:
+    """setsid takes a child out of reach of the group kill; the run is failed, not awaited."""
+    pidfile = tmp_path / "child.pid"
+    execution = run(
+        tmp_path,
+        """\
+        import os, subprocess
+        child = subprocess.Popen(["sleep", "300"], start_new_session=True)
+        with open(os.environ["PIDFILE"], "w") as f:
+            f.write(str(child.pid))
+        print("parent done")
+        """,
+        env={"PIDFILE": str(pidfile)},
+    )
+    pid = int(pidfile.read_text())
+    try:
+        assert execution.outcome is Outcome.ESCAPED
+        assert "left its process group" in execution.detail
+    finally:
+        os.kill(pid, signal.SIGKILL)
