@@ -30,6 +30,14 @@ def main(argv: list[str] | None = None) -> int:
     except BuildError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
+    except OSError as error:  # a file the builder could not read or write
+        print(
+            f"error: {error.filename or 'a file'}: {error.strerror or error}\n"
+            "  -> check that the path exists, that you may read and write it, and that the "
+            "disk is not full",
+            file=sys.stderr,
+        )
+        return 1
     except KeyboardInterrupt:
         print(
             "\ninterrupted: running examples were stopped; finished recordings were kept "

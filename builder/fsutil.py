@@ -7,9 +7,42 @@ import os
 import tempfile
 from pathlib import Path
 
+from .errors import BuildError
+
 
 def write_atomic(path: Path, data: bytes) -> None:
     """Write `data` to a temporary file beside `path`, then rename it over `path`."""
+    tmp = _stage(path, data)
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        _discard([tmp])
+        raise
+
+
+def write_all(root: Path, files: dict[str, bytes]) -> int:
+    """Replace every changed file under `root`, all or nothing as far as a failure can tell.
+
+    Every new file is first written in full to a temporary file beside its target; only
+    when all of them are on disk are they renamed into place. A write that fails (disk
+    full, a read-only folder, Ctrl-C) leaves every old file byte-for-byte as it was.
+    """
+    staged: list[tuple[Path, Path]] = []
+    try:
+        for name, data in sorted(files.items()):
+            path = root / name
+            if not _holds(path, data):
+                staged.append((_stage(path, data), path))
+        for tmp, path in staged:
+            os.replace(tmp, path)
+    except BaseException:
+        _discard([tmp for tmp, _ in staged])
+        raise
+    return len(staged)
+
+
+def _stage(path: Path, data: bytes) -> Path:
+    """`data` in a complete, synced temporary file beside `path`."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
@@ -18,19 +51,49 @@ def write_atomic(path: Path, data: bytes) -> None:
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
     except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
+        _discard([Path(tmp)])
         raise
+    return Path(tmp)
+
+
+def _discard(paths: list[Path]) -> None:
+    for path in paths:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+
+
+def _holds(path: Path, data: bytes) -> bool:
+    try:
+        return path.stat().st_size == len(data) and path.read_bytes() == data
+    except (FileNotFoundError, NotADirectoryError):
+        return False
 
 
 def write_if_changed(path: Path, data: bytes) -> bool:
     """Write atomically unless the file already holds exactly `data`; say whether it wrote."""
-    try:
-        if path.stat().st_size == len(data) and path.read_bytes() == data:
-            return False
-    except FileNotFoundError:
-        pass
+    if _holds(path, data):
+        return False
     write_atomic(path, data)
     return True
+
+
+def check_writable(folder: Path) -> None:
+    """Make `folder` if needed and prove a file can be written there, before any work."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".write-check.", suffix=".tmp", dir=folder)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as error:
+        raise cannot_write(error, "nothing was executed") from None
+
+
+def cannot_write(error: OSError, kept: str) -> BuildError:
+    """A failed write as a BuildError naming the file, what was kept and what to do."""
+    where = error.filename or "a file"
+    return BuildError(
+        f"cannot write {where}: {error.strerror or error}; {kept}",
+        hint="make the folder writable (and check the disk is not full), then run the "
+        "command again",
+    )

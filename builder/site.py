@@ -14,7 +14,7 @@ from typing import TextIO
 from .course import Course, load_course
 from .errors import BuildError, ExecutionError
 from .execute import Runner, run_example
-from .fsutil import write_if_changed
+from .fsutil import cannot_write, check_writable, write_all
 from .status import LessonStatus, course_status
 
 SITE_MARKER = ".coursebuilder-site"
@@ -56,8 +56,8 @@ def record_stale(
         raise BuildError(f"no lesson has the id or slug {', '.join(unknown)}")
     if not lessons:
         return []
+    check_writable(paths.recordings)
     print(f"Recording {len(lessons)} lesson(s) with -j {jobs}:", file=log)
-    paths.recordings.mkdir(parents=True, exist_ok=True)
     report = record(lessons, paths.recordings, jobs=jobs, runner=runner, log=log)
     if report.failures:
         raise ExecutionError(failure_summary(report.failures, course))
@@ -88,12 +88,20 @@ def build(
 
 def render_to(course: Course, statuses: list[LessonStatus], paths: Paths) -> tuple[int, int, int]:
     from .render import render_site
+    from .search import search_index
 
     files = render_site(course, statuses, paths.cache / "charts")
     files[SITE_MARKER] = b"made by python -m builder; every file here is regenerated\n"
+    files |= search_index(files, paths.cache / "search")
     _check_owned(paths.out)
-    written = sum(write_if_changed(paths.out / name, data) for name, data in sorted(files.items()))
-    removed = _remove_others(paths.out, set(files))
+    try:
+        written = write_all(paths.out, files)
+    except OSError as error:
+        raise cannot_write(error, "the previous site is unchanged") from None
+    try:
+        removed = _remove_others(paths.out, set(files))
+    except OSError as error:
+        raise cannot_write(error, "the new site is written; some old files remain") from None
     return written, removed, len(files)
 
 
