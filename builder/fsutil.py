@@ -43,8 +43,11 @@ def write_all(root: Path, files: dict[str, bytes]) -> int:
 
 def _stage(path: Path, data: bytes) -> Path:
     """`data` in a complete, synced temporary file beside `path`."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as error:  # name the file we meant to write, not the temporary one
+        raise OSError(error.errno, error.strerror, str(path)) from None
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -86,7 +89,9 @@ def check_writable(folder: Path) -> None:
         os.close(fd)
         os.unlink(probe)
     except OSError as error:
-        raise cannot_write(error, "nothing was executed") from None
+        raise cannot_write(
+            OSError(error.errno, error.strerror, str(folder)), "nothing was executed"
+        ) from None
 
 
 def cannot_write(error: OSError, kept: str) -> BuildError:

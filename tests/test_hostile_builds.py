@@ -1,0 +1,235 @@
+"""Builds that are interrupted, doubled or cannot write: nothing the user had is lost.
+
+Each test checks the bytes of what must survive (previous recordings, the previous site/).
+The builder runs as the real CLI in a subprocess where a signal or a second process is the
+point; elsewhere in-process through `builder.cli.main`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from builder.cli import main
+from builder.execute import BUILDER_ROOT
+from builder.site import build_lock
+from tests.test_hostile_examples import alive, wait_gone
+
+COURSE_YML = """\
+title: Hostile course
+summary: Lessons that misbehave on purpose.
+arcs:
+  - id: hostile
+    title: Hostile
+    summary: Misbehaving examples.
+"""
+
+
+def write_course(root: Path, examples: dict[str, str], env: dict[str, str] | None = None) -> None:
+    content = root / "content"
+    (content / "lessons").mkdir(parents=True)
+    (content / "course.yml").write_text(COURSE_YML)
+    for order, (lesson_id, source) in enumerate(sorted(examples.items()), start=1):
+        folder = content / "lessons" / lesson_id
+        folder.mkdir()
+        settings = "".join(f"\n  {k}: {v!r}" for k, v in (env or {}).items())
+        folder.joinpath("lesson.md").write_text(
+            f"---\nid: {lesson_id}\nslug: s{order}\ntitle: Lesson {order}\narc: hostile\n"
+            f"order: {order}\nsummary: Number {order}.\n"
+            + (f"env:{settings}\n" if settings else "")
+            + "---\nProse.\n\n{{ output }}\n"
+        )
+        folder.joinpath("example.py").write_text(textwrap.dedent(source))
+
+
+def cli(root: Path, *args: str) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "builder",
+        *args,
+        "--content",
+        str(root / "content"),
+        "--recordings",
+        str(root / "recordings"),
+        "--out",
+        str(root / "site"),
+        "--cache",
+        str(root / ".cache"),
+    ]
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+@contextlib.contextmanager
+def read_only(folder: Path) -> Iterator[None]:
+    """Make `folder` unwritable even for root (chattr +i), or skip where that is impossible."""
+    if os.geteuid() != 0:
+        folder.chmod(0o555)
+        try:
+            yield
+        finally:
+            folder.chmod(0o755)
+        return
+    if subprocess.run(["chattr", "+i", str(folder)], capture_output=True).returncode:
+        pytest.skip(
+            "running as root where chattr +i is unavailable: cannot make a folder read-only"
+        )
+    try:
+        yield
+    finally:
+        subprocess.run(["chattr", "-i", str(folder)], check=True)
+
+
+SLEEPER = """\
+import os, subprocess, time
+child = subprocess.Popen(["sleep", "300"])
+with open(os.path.join(os.environ["PIDDIR"], "{name}"), "w") as f:
+    f.write(f"{{os.getpid()}} {{child.pid}}")
+time.sleep(300)
+"""
+
+
+def test_ctrl_c_while_examples_run_kills_them_and_keeps_the_previous_recordings(
+    tmp_path: Path,
+) -> None:
+    piddir, systmp = tmp_path / "pids", tmp_path / "systmp"
+    piddir.mkdir()
+    systmp.mkdir()
+    write_course(
+        tmp_path,
+        {"hang-01": SLEEPER.format(name="a"), "hang-02": SLEEPER.format(name="b")},
+        env={"PIDDIR": str(piddir)},
+    )
+    recordings = tmp_path / "recordings"
+    recordings.mkdir()
+    (recordings / "hang-01.json").write_bytes(b'{"previous": "recording one"}')
+    (recordings / "hang-02.json").write_bytes(b"<<<<<<< HEAD\nprevious two\n")
+    before = snapshot(recordings)
+    builder = subprocess.Popen(
+        [*cli(tmp_path, "record", "-j", "2")],
+        cwd=BUILDER_ROOT,
+        env={**os.environ, "TMPDIR": str(systmp)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        for _ in range(1200):  # both examples and their children are running
+            if len(list(piddir.iterdir())) == 2 or builder.poll() is not None:
+                break
+            time.sleep(0.05)
+        pids = [int(pid) for f in piddir.iterdir() for pid in f.read_text().split()]
+        assert len(pids) == 4, builder.communicate()
+        builder.send_signal(signal.SIGINT)
+        _, err = builder.communicate(timeout=120)
+    finally:
+        if builder.poll() is None:
+            builder.kill()
+    assert builder.returncode == 130, err
+    assert "interrupted: running examples were stopped" in err
+    assert "Traceback" not in err
+    assert all(wait_gone(pid) for pid in pids), [pid for pid in pids if alive(pid)]
+    assert snapshot(recordings) == before
+    assert list(systmp.iterdir()) == [], "no course-* scratch folder is left behind"
+
+
+def test_a_second_build_waits_for_the_first_and_never_interleaves(tmp_path: Path) -> None:
+    write_course(tmp_path, {"calm-01": "print('calm')\n"})
+    site = tmp_path / "site"
+    with build_lock(tmp_path / ".cache"):
+        second = subprocess.Popen(
+            cli(tmp_path, "render"),
+            cwd=BUILDER_ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert second.stderr is not None
+        first_line = second.stderr.readline()
+        assert first_line.startswith(f"Another build is running (pid {os.getpid()})")
+        assert "waiting for it to finish" in first_line
+        assert not site.exists(), "the second build wrote while the first held the lock"
+        assert second.poll() is None
+    _, rest = second.communicate(timeout=120)
+    assert second.returncode == 0, rest
+    assert (site / "l" / "s1" / "index.html").exists()
+
+
+def test_a_write_failure_halfway_through_rendering_leaves_the_previous_site(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_course(tmp_path, {f"calm-0{n}": f"print({n})\n" for n in (1, 2, 3)})
+    assert main(cli(tmp_path, "render")[3:]) == 0
+    site = tmp_path / "site"
+    before = snapshot(site)
+    for n in (1, 2, 3):  # every page shows every title in its navigation: all change
+        lesson = tmp_path / "content" / "lessons" / f"calm-0{n}" / "lesson.md"
+        lesson.write_text(lesson.read_text().replace(f"Lesson {n}", f"Lesson {n} renamed"))
+    capsys.readouterr()
+    with read_only(site / "l" / "s2"):  # pages sort before and after this one
+        assert main(cli(tmp_path, "render")[3:]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: cannot write {site / 'l' / 's2' / 'index.html'}: ")
+    assert "the previous site is unchanged" in err
+    assert "-> make the folder writable" in err
+    assert "Traceback" not in err
+    assert snapshot(site) == before
+    assert main(cli(tmp_path, "render")[3:]) == 0, "the next build succeeds"
+    assert b"Lesson 2 renamed" in (site / "l" / "s2" / "index.html").read_bytes()
+
+
+def test_read_only_recordings_refuse_to_record_before_running_anything(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    marker = tmp_path / "ran"
+    write_course(tmp_path, {"calm-01": f"open({str(marker)!r}, 'w')\n"})
+    recordings = tmp_path / "recordings"
+    recordings.mkdir()
+    (recordings / "calm-01.json").write_bytes(b'{"stale": true}')
+    before = snapshot(recordings)
+    with read_only(recordings):
+        assert main(cli(tmp_path, "record")[3:]) == 1
+        err = capsys.readouterr().err
+        assert err.startswith(f"error: cannot write {recordings}: ")
+        assert "nothing was executed" in err and "Traceback" not in err
+        assert not marker.exists()
+        assert main(cli(tmp_path, "check")[3:]) == 1, "check still reads them"
+        assert main(cli(tmp_path, "render")[3:]) == 0, "render still reads them"
+    assert snapshot(recordings) == before
+
+
+def test_a_recording_that_cannot_be_saved_is_reported_and_the_rest_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """recordings/ becomes unwritable after the check (full disk): the run is reported."""
+    from builder import record
+
+    write_course(tmp_path, {"calm-01": "print(1)\n"})
+    (tmp_path / "recordings").mkdir()
+
+    def full_disk(path: Path, data: bytes) -> None:
+        raise OSError(28, "No space left on device", str(path))
+
+    monkeypatch.setattr(record, "write_atomic", full_disk)
+    assert main(cli(tmp_path, "record")[3:]) == 1
+    err = capsys.readouterr().err
+    assert "calm-01" in err and "could not be saved" in err
+    assert "No space left on device" in err
+    assert "-> make recordings/ writable" in err
+    assert list((tmp_path / "recordings").iterdir()) == []
