@@ -5,6 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 JOBS   ?=
 ARGS   ?=
+LINT_DIRS := builder tests $(wildcard bench)
 
 .PHONY: site test check record render serve lint bench clean
 
@@ -34,8 +35,8 @@ serve: $(STAMP)
 	$(PY) -m builder serve $(ARGS)
 
 lint: $(STAMP)
-	$(PY) -m ruff check builder tests bench
-	$(PY) -m ruff format --check builder tests bench
+	$(PY) -m ruff check $(LINT_DIRS)
+	$(PY) -m ruff format --check $(LINT_DIRS)
 	$(PY) -m mypy
 
 test: $(STAMP) lint
