@@ -62,8 +62,9 @@ def _series(name: str, ys: Sequence[Any], n_labels: int) -> dict[str, Any]:
 
 
 def _number(value: Any, where: str) -> int | float:
-    if isinstance(value, bool):
-        raise PanelError(f"series {where!r}: {value!r} is a bool, not a number")
+    if isinstance(value, bool | str | bytes):
+        kind = "a bool" if isinstance(value, bool) else "text"
+        raise PanelError(f"series {where!r}: {value!r} is {kind}, not a number")
     try:
         return operator.index(value)
     except TypeError:

@@ -42,7 +42,7 @@ def test_a_valid_panel_keeps_ints_and_converts_numpy_scalars() -> None:
         ({"series": {"s": [1, 2]}}, "series 's' has 2 values for 1 labels"),
         ({"series": {"s": []}}, "series 's' has 0 values for 1 labels"),
         ({"series": {}}, "needs at least one series"),
-        ({"series": {"s": ["9"]}}, "'9' is not a number"),
+        ({"series": {"s": ["9"]}}, "'9' is text, not a number"),
         ({"series": {"s": [True]}}, "is a bool"),
         ({"labels": []}, "needs at least one label"),
         ({"labels": [""]}, "label must be a non-empty string"),
