@@ -1,0 +1,195 @@
+"""Recordings that are damaged, conflicted, foreign or huge; and the round-trip property.
+
+test_recording.py covers single bad fields; here: damage a real recording the ways git and
+people damage files, go through the CLI, and check the damaged file is never rewritten.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from builder import recording
+from builder.cli import main
+from builder.errors import RecordingError
+from tests.conftest import REFERENCE
+from tests.test_hostile_builds import cli, snapshot, write_course
+
+LESSON = "calm-01"
+
+
+def course_with_recording(root: Path, data: bytes) -> Path:
+    write_course(root, {LESSON: "print(1)\n"})
+    recordings = root / "recordings"
+    recordings.mkdir()
+    path = recordings / f"{LESSON}.json"
+    path.write_bytes(data)
+    return path
+
+
+def reference_as(lesson_id: str) -> bytes:
+    raw = json.loads(REFERENCE.read_bytes())
+    raw["lessonId"] = lesson_id
+    return json.dumps(raw, indent=2).encode()
+
+
+def conflicted() -> bytes:
+    lines = REFERENCE.read_text().splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if '"stdout"' in line)
+    theirs = lines[at].replace("Total", "All")
+    return "".join(
+        [
+            *lines[:at],
+            *("<<<<<<< HEAD\n", lines[at], "=======\n", theirs, ">>>>>>> main\n"),
+            *lines[at + 1 :],
+        ]
+    ).encode()
+
+
+def huge() -> bytes:
+    raw = json.loads(reference_as(LESSON))
+    raw["stdout"] = "x" * (50 * 2**20)
+    return json.dumps(raw, indent=2).encode()
+
+
+CASES = {
+    "truncated": (REFERENCE.read_bytes()[:700], "is not valid JSON: Unterminated string"),
+    "truncated at a key": (REFERENCE.read_bytes()[:200], "is not valid JSON"),
+    "empty file": (b"", "is not valid JSON: Expecting value at line 1 column 1"),
+    "merge conflict": (conflicted(), "contains git merge-conflict markers"),
+    "wrong type": (
+        reference_as(LESSON).replace(b'"deviceCount": 1', b'"deviceCount": "1"'),
+        "field environment.deviceCount: Input should be a valid integer",
+    ),
+    "schema version 2": (
+        reference_as(LESSON).replace(b'"schemaVersion": 1', b'"schemaVersion": 2'),
+        "schemaVersion 2 is not supported (this builder reads 1)",
+    ),
+    "schema version as text": (
+        reference_as(LESSON).replace(b'"schemaVersion": 1', b'"schemaVersion": "1"'),
+        "schemaVersion '1' is not supported",
+    ),
+    "nested extra field": (
+        reference_as(LESSON).replace(b'"deviceCount": 1', b'"deviceCount": 1, "gpu": "none"'),
+        "field environment.gpu: Extra inputs are not permitted",
+    ),
+    "another lesson's recording": (reference_as("calm-02"), "its lessonId is 'calm-02'"),
+    "50 MB": (huge(), "is 50.0 MiB, over the 20 MiB limit"),
+}
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_a_damaged_recording_is_named_never_rewritten_and_the_site_still_renders(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], case: str
+) -> None:
+    data, message = CASES[case]
+    path = course_with_recording(tmp_path, data)
+    assert main(cli(tmp_path, "check")[3:]) == 1
+    out = capsys.readouterr().out
+    assert f"{LESSON}  invalid" in out and message in out
+    assert "Run `make record`" in out
+    assert main(cli(tmp_path, "render")[3:]) == 0, "a bad recording only marks its page"
+    page = (tmp_path / "site" / "l" / "s1" / "index.html").read_text()
+    assert "recording is invalid" in page
+    assert path.read_bytes() == data
+
+
+def test_validate_names_the_file_and_the_fix_for_a_conflict(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "performance-05.json"
+    path.write_bytes(conflicted())
+    with pytest.raises(RecordingError) as caught:
+        recording.load(path)
+    assert str(caught.value) == (
+        f"{path}: contains git merge-conflict markers (<<<<<<< / ======= / >>>>>>>)\n"
+        "  -> do not merge recordings by hand: take either side, then re-record with "
+        "`make record`"
+    )
+
+
+def test_an_orphan_recording_is_reported_and_left_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    course_with_recording(tmp_path, b"{}")  # invalid: no charts to draw, a faster render
+    orphan = tmp_path / "recordings" / "gone-07.json"
+    orphan.write_bytes(reference_as("gone-07"))
+    before = snapshot(tmp_path / "recordings")
+    assert main(cli(tmp_path, "check")[3:]) == 1
+    out = capsys.readouterr().out
+    assert "gone-07  orphan" in out and "no lesson has this id" in out
+    assert "orphans: delete the file or restore its lesson" in out
+    assert main(cli(tmp_path, "render")[3:]) == 0
+    assert snapshot(tmp_path / "recordings") == before
+
+
+# -- the round trip, for any valid recording -----------------------------------------------
+
+text = st.text(min_size=1, max_size=30)
+number = st.integers(-(2**53), 2**53) | st.floats(allow_nan=False, allow_infinity=False)
+
+
+@st.composite
+def panels(draw: st.DrawFn) -> dict[str, Any]:
+    labels = draw(st.lists(text, min_size=1, max_size=4))
+    series = draw(
+        st.lists(
+            st.builds(
+                lambda label, ys: {"label": label, "y": ys},
+                text,
+                st.lists(number, min_size=len(labels), max_size=len(labels)),
+            ),
+            min_size=1,
+            max_size=3,
+        )
+    )
+    return {
+        "kind": "bar",
+        "title": draw(text),
+        "labels": labels,
+        "ylabel": draw(text),
+        "series": series,
+    }
+
+
+hexes = st.text("0123456789abcdef", min_size=64, max_size=64)
+zones = st.integers(-14 * 60, 14 * 60).map(lambda m: timezone(timedelta(minutes=m)))
+recordings = st.fixed_dictionaries(
+    {
+        "schemaVersion": st.just(1),
+        "lessonId": st.from_regex(r"[a-z][a-z0-9]{0,8}(-[a-z0-9]{1,6}){0,3}", fullmatch=True),
+        "contentHash": hexes,
+        "rendererHash": hexes,
+        "kind": st.just("executed"),
+        "generatedAt": st.datetimes(timezones=zones).map(lambda d: d.isoformat()),
+        "provenance": st.from_regex(r"recorded_[a-z0-9]{1,8}_computation", fullmatch=True),
+        "environment": st.fixed_dictionaries(
+            {
+                "backend": text,
+                "deviceCount": st.integers(1, 4096),
+                "jax": text,
+                "numpy": text,
+                "matplotlib": text,
+            }
+        ),
+        "stdout": st.text(max_size=300),
+        "data": st.fixed_dictionaries(
+            {"kind": st.just("panels"), "panels": st.lists(panels(), max_size=3)}
+        ),
+    }
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(recordings)
+def test_any_valid_recording_round_trips_byte_for_byte(raw: dict[str, Any]) -> None:
+    data = json.dumps(raw, indent=2, ensure_ascii=False).encode()
+    loaded = recording.loads(data, "generated.json")
+    assert recording.dumps(loaded) == data
+    assert recording.loads(recording.dumps(loaded), "again.json") == loaded
