@@ -1,0 +1,263 @@
+"""Measure the builder on synthetic courses of 100 / 1,000 (/ 5,000) lessons.
+
+    python bench/run.py            # 100 and 1,000 lessons, 3 runs each, plus execution
+    python bench/run.py --quick    # 100 lessons, 1 run, one real example: a smoke test
+    python bench/run.py --big      # also 5,000 lessons
+    python bench/run.py --scales 1000 --runs 5 --no-exec
+
+Every figure is the median wall time of a `python -m builder ...` subprocess, interpreter
+start included, against a course made by bench/generate.py in a scratch folder. Peak
+memory is the largest resident set of one command (wait4's ru_maxrss). The baseline is
+bench/baseline.py (markdown-it + Jinja2 + Pygments in one loop over the same pages),
+measured in the same run, so ratios stay meaningful on a busy machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from bench.generate import generate, lesson_id  # noqa: E402
+
+PY = sys.executable
+HARNESS_LESSONS = ("jaxpr-01", "xla-01", "performance-01")
+JOBS_LESSONS = ("jaxpr-01", "jaxpr-02", "xla-01", "xla-02", "performance-01", "performance-02")
+
+
+@dataclass(frozen=True)
+class Run:
+    seconds: float
+    peak_mb: float
+    code: int
+    stderr: str
+
+
+def run(command: list[str], cwd: Path = ROOT, env: dict[str, str] | None = None) -> Run:
+    """One subprocess, timed from spawn to reap, with its own peak memory."""
+    err = tempfile.TemporaryFile()  # noqa: SIM115 (the child writes into it; closed below)
+    started = time.perf_counter()
+    pid = os.fork()
+    if pid == 0:  # child: exec the command with stdout dropped, stderr kept
+        os.chdir(cwd)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+        os.dup2(err.fileno(), 2)
+        os.execve(command[0], command, env or os.environ.copy())
+    _, status, usage = os.wait4(pid, 0)
+    seconds = time.perf_counter() - started
+    err.seek(0)
+    text = err.read().decode("utf-8", "replace")
+    err.close()
+    return Run(seconds, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status), text)
+
+
+@dataclass
+class Scale:
+    root: Path
+    count: int
+    results: dict[str, list[Run]] = field(default_factory=dict)
+    page_kib: float = 0.0
+
+    def builder(self, command: str, *extra: str) -> list[str]:
+        paths = ["--content", "content", "--recordings", "recordings"]
+        if command != "check":
+            paths += ["--out", "site", "--cache", ".cache"]
+        return [PY, "-m", "builder", command, *paths, *extra]
+
+    def measure(
+        self,
+        name: str,
+        command: list[str],
+        before: Callable[[], None] | None = None,
+        expect: int = 0,
+        runs: int = 3,
+    ) -> None:
+        for _ in range(runs):
+            if before:
+                before()
+            result = run(command, self.root, {**os.environ, "PYTHONPATH": str(ROOT)})
+            if result.code != expect:
+                sys.exit(f"{name}: exit {result.code}, expected {expect}\n{result.stderr}")
+            self.results.setdefault(name, []).append(result)
+
+    def median(self, name: str) -> float:
+        return statistics.median(r.seconds for r in self.results[name])
+
+    def written(self, name: str) -> int:
+        match = re.search(r"\((\d+) written", self.results[name][-1].stderr)
+        return int(match[1]) if match else -1
+
+    def peak(self) -> float:
+        return max(r.peak_mb for runs in self.results.values() for r in runs)
+
+
+def bench_scale(count: int, runs: int, work: Path) -> Scale:
+    root = work / f"course-{count}"
+    shutil.rmtree(root, ignore_errors=True)
+    print(f"\n== {count} lessons: generating...", file=sys.stderr, flush=True)
+    generate(count, root)
+    scale = Scale(root, count)
+    site = scale.builder("site", "--no-execute")
+
+    def empty() -> None:
+        for name in ("site", ".cache", "baseline"):
+            shutil.rmtree(root / name, ignore_errors=True)
+
+    scale.measure(
+        "baseline", [PY, str(ROOT / "bench/baseline.py"), "content", "baseline"], empty, runs=runs
+    )
+    print("   cold...", file=sys.stderr, flush=True)
+    scale.measure("cold", site, empty, runs=runs)
+    scale.measure("no-op", site, runs=runs)
+    lesson = root / "content" / "lessons" / lesson_id(count // 2) / "lesson.md"
+    prose = lesson.read_text()
+    edits = iter(range(1000))
+    scale.measure(
+        "prose edit", site, lambda: lesson.write_text(prose + f"\nEdit {next(edits)}.\n"), runs=runs
+    )
+    lesson.write_text(prose)
+    scale.measure("check", scale.builder("check"), runs=runs)
+    example = lesson.parent / "example.py"
+    source = example.read_text()
+    scale.measure(
+        "example edit",
+        scale.builder("render"),
+        lambda: example.write_text(source + f"# edit {next(edits)}\n"),
+        runs=runs,
+    )
+    scale.measure("check (stale)", scale.builder("check"), expect=1, runs=runs)
+    example.write_text(source)
+    page = root / "site" / "l" / f"s{lesson_id(0)}" / "index.html"
+    scale.page_kib = page.stat().st_size / 1024
+    return scale
+
+
+def report_scales(scales: list[Scale]) -> None:
+    names = ["cold", "no-op", "prose edit", "example edit", "check", "check (stale)"]
+    base = scales[0]
+    print("\nMedian wall seconds, `python -m builder ...` subprocess incl. interpreter start")
+    header = "| lessons | baseline | " + " | ".join(names)
+    print(header + " | peak MB | page KiB |")
+    print("|" + "---|" * (len(names) + 4))
+    for scale in scales:
+        cells = [f"{scale.median(n):.2f}" for n in names]
+        print(
+            f"| {scale.count} | {scale.median('baseline'):.2f} | "
+            + " | ".join(cells)
+            + f" | {scale.peak():.0f} | {scale.page_kib:.1f} |"
+        )
+    print("\nRatios")
+    for scale in scales:
+        b = scale.median("baseline")
+        grow = ", ".join(f"{n} x{scale.median(n) / base.median(n):.1f}" for n in names[:3])
+        print(
+            f"- {scale.count}: cold / baseline = {scale.median('cold') / b:.2f}; "
+            f"pages written by a prose edit: {scale.written('prose edit')}; "
+            f"by an example edit: {scale.written('example edit')}"
+            + (f"; growth vs {base.count}: {grow}" if scale is not base else "")
+        )
+
+
+def bench_harness(lessons: tuple[str, ...], runs: int) -> None:
+    """Bare `python example.py` against the same example through builder.execute."""
+    from builder.course import load_course
+    from builder.execute import Limits, run_example
+
+    course = load_course(ROOT / "content")
+    print(f"\nHarness overhead (median of {runs}): bare `python example.py` vs run_example")
+    print("| lesson | bare s | harness s | overhead |\n|---|---|---|---|")
+    for key in lessons:
+        lesson = course.lesson(key)
+        assert lesson is not None, key
+        with tempfile.TemporaryDirectory() as scratch:
+            (Path(scratch) / "example.py").write_bytes(lesson.source)
+            env = {**os.environ, "PYTHONPATH": str(ROOT), "MPLBACKEND": "Agg"}
+            bare = [run([PY, "example.py"], Path(scratch), env).seconds for _ in range(runs)]
+        timed = []
+        for _ in range(runs):
+            started = time.perf_counter()
+            assert run_example(lesson, Limits(timeout=600)).ok
+            timed.append(time.perf_counter() - started)
+        b, h = statistics.median(bare), statistics.median(timed)
+        print(f"| {key} | {b:.2f} | {h:.2f} | {100 * (h / b - 1):+.1f}% |")
+
+
+def bench_jobs(lessons: tuple[str, ...], work: Path) -> None:
+    """Record a copy of a few real lessons with -j 1 and -j 2."""
+    import yaml
+
+    root = work / "jobs"
+    shutil.rmtree(root, ignore_errors=True)
+    content = root / "content"
+    (content / "lessons").mkdir(parents=True)
+    shutil.copy(ROOT / "content" / "course.yml", content)
+    terms = yaml.safe_load((ROOT / "content" / "glossary.yml").read_text())
+    kept = [t for t in terms if t["taught_in"] in lessons]
+    (content / "glossary.yml").write_text(yaml.safe_dump(kept))
+    for key in lessons:
+        shutil.copytree(ROOT / "content" / "lessons" / key, content / "lessons" / key)
+    times = {}
+    for jobs in (1, 2):
+        command = [
+            PY,
+            "-m",
+            "builder",
+            "record",
+            "--force",
+            "-j",
+            str(jobs),
+            "--content",
+            "content",
+            "--recordings",
+            "recordings",
+            "--cache",
+            ".cache",
+        ]
+        result = run(command, root, {**os.environ, "PYTHONPATH": str(ROOT)})
+        if result.code:
+            sys.exit(f"record -j {jobs} failed:\n{result.stderr}")
+        times[jobs] = result.seconds
+    print(
+        f"\nRecording {len(lessons)} real lessons: -j 1 {times[1]:.1f} s, -j 2 {times[2]:.1f} s, "
+        f"speedup x{times[1] / times[2]:.2f} on {os.cpu_count()} cores"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="100 lessons, 1 run, 1 example")
+    parser.add_argument("--big", action="store_true", help="also 5,000 lessons")
+    parser.add_argument("--scales", help="comma-separated lesson counts, e.g. 100,1000")
+    parser.add_argument("--runs", type=int, help="runs per figure (median)")
+    parser.add_argument("--no-exec", action="store_true", help="skip harness and -j figures")
+    parser.add_argument("--work", type=Path, help="scratch folder (default: a temp folder)")
+    args = parser.parse_args()
+    scales = [100] if args.quick else [100, 1000] + ([5000] if args.big else [])
+    if args.scales:
+        scales = [int(x) for x in args.scales.split(",")]
+    runs = args.runs or (1 if args.quick else 3)
+    work = args.work or Path(tempfile.mkdtemp(prefix="coursebench-"))
+    try:
+        report_scales([bench_scale(count, runs, work) for count in scales])
+        if not args.no_exec:
+            bench_harness(HARNESS_LESSONS[:1] if args.quick else HARNESS_LESSONS, runs)
+            bench_jobs(JOBS_LESSONS[:2] if args.quick else JOBS_LESSONS, work)
+    finally:
+        if not args.work:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
