@@ -253,7 +253,12 @@ def _load_lesson(folder: Path) -> Lesson:
             hint="rename the folder or the id so they agree",
         )
     source_path = folder / EXAMPLE_FILE
-    _read_text(source_path)  # must exist and be UTF-8
+    if not _read_text(source_path).strip():  # must exist, be UTF-8 and hold code
+        raise ContentError(
+            "is empty: every lesson needs a runnable example",
+            path=source_path,
+            hint="write the example (it may just print), or remove the lesson folder",
+        )
     for name in meta.data:
         if not (folder / name).is_file():
             raise ContentError(f"declares data file {name!r}, which is missing", path=path)
@@ -297,10 +302,16 @@ def _check_glossary(
                 ContentError(
                     f"term {term.id!r} is taught_in {term.taught_in!r}, which is not a lesson id",
                     path=path,
+                    hint="set taught_in to the id of the lesson that teaches it "
+                    "(the folder name under lessons/)",
                 )
             )
         for key in {term.id, term.term.casefold()}:
             if key in seen:
-                errors.append(ContentError(f"term {key!r} is defined twice", path=path))
+                errors.append(
+                    ContentError(
+                        f"term {key!r} is defined twice", path=path, hint="keep one of them"
+                    )
+                )
             seen.add(key)
     return errors
