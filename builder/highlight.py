@@ -37,6 +37,6 @@ def fenced(code: str, language: str, attrs: str) -> str:
 
 
 def stylesheet() -> str:
-    light = HtmlFormatter(style="friendly").get_style_defs(".highlight")
-    dark = HtmlFormatter(style="monokai").get_style_defs(":root[data-theme=dark] .highlight")
+    light = HtmlFormatter(style="xcode").get_style_defs(".highlight")
+    dark = HtmlFormatter(style="lightbulb").get_style_defs(":root[data-theme=dark] .highlight")
     return f"{light}\n{dark}\n"

@@ -199,8 +199,8 @@ def _render_term(self: Any, tokens: list[Token], idx: int, options: Any, env: An
         f'<span class="term">'
         f'<a class="term-link" href="{page.root}glossary/index.html#{term.id}" '
         f'aria-describedby="{card_id}">{html.escape(token.content)}</a>'
-        f'<span class="term-card" role="tooltip" id="{card_id}" '
-        f'data-term="{html.escape(term.term)}">'
+        f'<span class="term-card" role="tooltip" id="{card_id}" data-pagefind-ignore>'
+        f'<strong class="term-name">{html.escape(term.term)}</strong> '
         f"<span>{html.escape(term.definition)}</span>"
         f'<a href="{url}">taught in /l/{teacher.slug} →</a></span></span>'
     )
@@ -322,15 +322,24 @@ def panel_figures(page: PageEnv, numbers: list[int]) -> str:
     return "".join(out)
 
 
+def panel_file(number: int, theme: str) -> str:
+    """The chart's file beside the page: panel-1.svg, and panel-1-dark.svg for dark mode."""
+    return f"panel-{number}.svg" if theme == "light" else f"panel-{number}-{theme}.svg"
+
+
 def figure_html(recording: Recording, number: int) -> str:
     panel = recording.panels[number - 1]
     title = html.escape(panel.title)
+    alt = html.escape(chart_alt(panel))
+    images = "".join(
+        f'<img class="chart-{theme}" src="{panel_file(number, theme)}" alt="{alt}" '
+        f'width="640" height="320" loading="lazy">'
+        for theme in ("light", "dark")
+    )
     return (
         f'<figure class="panel" id="panel-{number}">'
-        f'<img src="panel-{number}.svg" alt="{html.escape(chart_alt(panel))}" '
-        f'width="640" height="320">'
         f"<figcaption><strong>{title}</strong> · {html.escape(provenance(recording))}"
-        f"</figcaption>{panel_table(panel)}</figure>\n"
+        f"</figcaption>{images}{panel_table(panel)}</figure>\n"
     )
 
 

@@ -6,6 +6,7 @@ The same inputs give byte-identical files.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -15,12 +16,12 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
 from . import charts, highlight, prose
-from .course import Course, GlossaryTerm, Lesson
+from .course import Arc, Course, GlossaryTerm, Lesson
 from .errors import BuildError, raise_all
 from .status import LessonStatus
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
-THEME = "light"
+THEMES = ("light", "dark")
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,7 @@ class LessonPage:
     title: str
     label: str
     arc_title: str
+    arc_url: str
     body: Markup
     toc: list[tuple[int, str, str]]
     provenance: str
@@ -69,10 +71,29 @@ class GlossaryEntry:
     used_in: list[NavItem]
 
 
+@dataclass(frozen=True)
+class RecordingRow:
+    lesson: NavItem
+    state: str
+    detail: str
+    recorded: str
+    provenance: str
+    environment: str
+    content_hash: str
+    panels: int | None
+    seconds: str
+
+
 def render_site(
-    course: Course, statuses: list[LessonStatus], chart_cache: Path | None
+    course: Course,
+    statuses: list[LessonStatus],
+    chart_cache: Path | None,
+    run_seconds: dict[str, float] | None = None,
 ) -> dict[str, bytes]:
-    """Every file of the site by its path inside the site; raises all render errors at once."""
+    """Every file of the site by its path inside the site; raises all render errors at once.
+
+    `run_seconds` (from recordings/_inputs.json) feeds the recordings page only.
+    """
     nav = _nav(course)
     by_id = {status.lesson_id: status for status in statuses}
     files: dict[str, bytes] = {}
@@ -90,8 +111,35 @@ def render_site(
     files["index.html"] = _page(
         "home.html", nav, root="", title="Course", current="", description=course.meta.summary
     )
+    for arc in nav.arcs:
+        files[f"a/{arc.id}/index.html"] = _page(
+            "arc.html",
+            nav,
+            root="../../",
+            title=arc.title,
+            current=f"arc:{arc.id}",
+            arc=arc,
+            description=arc.summary,
+        )
     files["glossary/index.html"] = _glossary(course, nav, terms_used)
-    files |= _static()
+    files["recordings/index.html"] = _recordings(course, nav, statuses, run_seconds or {})
+    files["search/index.html"] = _page(
+        "search.html",
+        nav,
+        root="../",
+        title="Search",
+        current="",
+        description="Full-text search over lessons and glossary.",
+    )
+    files["404.html"] = _page(
+        "404.html",
+        nav,
+        root="",
+        title="Page not found",
+        current="",
+        description="There is no page at this address.",
+    )
+    files |= _static(nav)
     return files
 
 
@@ -133,7 +181,8 @@ def _lesson_files(
     page = LessonPage(
         title=lesson.title,
         label=lesson.id.upper(),
-        arc_title=next(a.title for a in course.meta.arcs if a.id == lesson.meta.arc),
+        arc_title=_arc(course, lesson).title,
+        arc_url=f"a/{lesson.meta.arc}/",
         body=Markup(body),
         toc=rendered.toc,
         provenance=prose.provenance(recording) if recording else "Not recorded yet",
@@ -154,8 +203,14 @@ def _lesson_files(
         )
     }
     for number, panel in enumerate(recording.panels if recording else [], start=1):
-        files[f"{base}panel-{number}.svg"] = charts.bar_svg(panel, THEME, chart_cache)
+        for theme in THEMES:
+            name = prose.panel_file(number, theme)
+            files[f"{base}{name}"] = charts.bar_svg(panel, theme, chart_cache)
     return files, rendered.terms, list(errors)
+
+
+def _arc(course: Course, lesson: Lesson) -> Arc:
+    return next(a for a in course.meta.arcs if a.id == lesson.meta.arc)
 
 
 def _notice(status: LessonStatus) -> str:
@@ -186,11 +241,62 @@ def _glossary(course: Course, nav: SiteNav, terms_used: dict[str, list[str]]) ->
     )
 
 
-def _static() -> dict[str, bytes]:
+def _recordings(
+    course: Course, nav: SiteNav, statuses: list[LessonStatus], seconds: dict[str, float]
+) -> bytes:
+    by_id = {status.lesson_id: status for status in statuses}
+    rows = [_recording_row(x, by_id[x.id], seconds.get(x.id)) for x in course.lessons]
+    return _page(
+        "recordings.html",
+        nav,
+        root="../",
+        title="Recordings",
+        current="",
+        rows=rows,
+        description="Every lesson's recording at a glance.",
+    )
+
+
+def _recording_row(lesson: Lesson, status: LessonStatus, seconds: float | None) -> RecordingRow:
+    recording = status.recording
+    run = f"{seconds:.2f} s" if isinstance(seconds, int | float) else "unknown"
+    if recording is None:
+        return RecordingRow(_item(lesson), status.state, status.detail, "", "", "", "", None, run)
+    env = recording.environment
+    return RecordingRow(
+        lesson=_item(lesson),
+        state=status.state,
+        detail=status.detail,
+        recorded=recording.generatedAt,
+        provenance=f"{recording.device} · {env.backend} · {env.deviceCount} device(s)",
+        environment=f"jax {env.jax} · numpy {env.numpy} · matplotlib {env.matplotlib}",
+        content_hash=recording.contentHash,
+        panels=len(recording.panels),
+        seconds=run,
+    )
+
+
+def _static(nav: SiteNav) -> dict[str, bytes]:
     static = TEMPLATES / "static"
     files = {f"static/{p.name}": p.read_bytes() for p in sorted(static.iterdir()) if p.is_file()}
     files["static/pygments.css"] = highlight.stylesheet().encode()
+    files["static/nav.js"] = _nav_script(nav)
     return files
+
+
+def _nav_script(nav: SiteNav) -> bytes:
+    """The sidebar as data, rendered once: pages stay the same size however long the course."""
+    arcs = [
+        {
+            "id": arc.id,
+            "title": arc.title,
+            "url": f"a/{arc.id}/",
+            "lessons": [{"id": x.id, "title": x.title, "url": x.url} for x in arc.lessons],
+        }
+        for arc in nav.arcs
+    ]
+    data = json.dumps(arcs, ensure_ascii=True, indent=1, sort_keys=True)
+    return _page("nav.js", nav, data=Markup(data), root="", current="")
 
 
 @cache

@@ -15,7 +15,7 @@ from .course import Course, load_course
 from .errors import BuildError, ExecutionError
 from .execute import Runner, run_example
 from .fsutil import cannot_write, check_writable, write_all
-from .status import LessonStatus, course_status
+from .status import LessonStatus, course_status, read_inputs
 
 SITE_MARKER = ".coursebuilder-site"
 
@@ -90,7 +90,12 @@ def render_to(course: Course, statuses: list[LessonStatus], paths: Paths) -> tup
     from .render import render_site
     from .search import search_index
 
-    files = render_site(course, statuses, paths.cache / "charts")
+    seconds = {
+        lesson_id: entry["seconds"]
+        for lesson_id, entry in read_inputs(paths.recordings).items()
+        if isinstance(entry, dict) and isinstance(entry.get("seconds"), int | float)
+    }
+    files = render_site(course, statuses, paths.cache / "charts", seconds)
     files[SITE_MARKER] = b"made by python -m builder; every file here is regenerated\n"
     files |= search_index(files, paths.cache / "search")
     _check_owned(paths.out)

@@ -1,6 +1,159 @@
-// Glossary cards: Escape closes an open card; a tap toggles it on touch screens.
-document.addEventListener("keydown", (event) => {
-  if (event.key !== "Escape") return;
-  for (const term of document.querySelectorAll(".term")) term.classList.remove("open");
-  if (document.activeElement && document.activeElement.closest(".term")) document.activeElement.blur();
-});
+// The reader's site: theme toggle, mobile navigation, glossary cards, copy buttons, search.
+// Every feature works from disk (file://) except search, which says so.
+(function () {
+  "use strict";
+  var html = document.documentElement;
+
+  // -- Dark mode: follows the system until the reader chooses; the choice persists. ------
+  var toggle = document.querySelector(".theme-toggle");
+  function showTheme() {
+    if (toggle) toggle.setAttribute("aria-pressed", String(html.getAttribute("data-theme") === "dark"));
+  }
+  if (toggle) {
+    toggle.hidden = false;
+    showTheme();
+    toggle.addEventListener("click", function () {
+      var theme = html.getAttribute("data-theme") === "dark" ? "light" : "dark";
+      html.setAttribute("data-theme", theme);
+      try { localStorage.setItem("theme", theme); } catch (e) { /* not persisted */ }
+      showTheme();
+    });
+  }
+
+  // -- Mobile navigation: a button that opens and closes the sidebar. --------------------
+  var menu = document.querySelector(".menu-button");
+  var sidebar = document.getElementById("sidebar");
+  function setMenu(open, focus) {
+    menu.setAttribute("aria-expanded", String(open));
+    document.body.classList.toggle("nav-open", open);
+    if (open && focus) {
+      var first = sidebar.querySelector("a[aria-current=page]") || sidebar.querySelector("a");
+      if (first) first.focus();
+    }
+    if (!open && focus) menu.focus();
+  }
+  if (menu && sidebar) {
+    menu.hidden = false;
+    menu.addEventListener("click", function () {
+      setMenu(menu.getAttribute("aria-expanded") !== "true", true);
+    });
+  }
+
+  // -- Glossary cards: open on hover or focus (CSS); Escape dismisses; kept on screen. ---
+  function terms() { return document.querySelectorAll(".term"); }
+  document.addEventListener("keydown", function (event) {
+    if (event.key !== "Escape") return;
+    var dismissed = false;
+    terms().forEach(function (term) {
+      if (term.matches(":hover") || term.contains(document.activeElement)) {
+        term.classList.add("dismissed");
+        dismissed = true;
+      }
+    });
+    if (!dismissed && menu && menu.getAttribute("aria-expanded") === "true") setMenu(false, true);
+  });
+  function place(term) {
+    var card = term.querySelector(".term-card");
+    if (!card) return;
+    card.style.left = "";
+    requestAnimationFrame(function () {
+      var rect = card.getBoundingClientRect();
+      var over = rect.right - (document.documentElement.clientWidth - 8);
+      if (over > 0) card.style.left = -Math.min(over, rect.left - 8) + "px";
+    });
+  }
+  terms().forEach(function (term) {
+    term.addEventListener("mouseenter", function () { place(term); });
+    term.addEventListener("focusin", function () { term.classList.remove("dismissed"); place(term); });
+    term.addEventListener("mouseleave", function () {
+      if (!term.contains(document.activeElement)) term.classList.remove("dismissed");
+    });
+    term.addEventListener("focusout", function (event) {
+      if (!term.contains(event.relatedTarget)) term.classList.remove("dismissed");
+    });
+  });
+
+  // -- Copy buttons: copy the code only, never output or prompts. -------------------------
+  var PROMPT = /^(>>> |\.\.\. |\$ )/;
+  function codeOf(pre) {
+    var lines = pre.textContent.replace(/\n$/, "").split("\n");
+    var prompted = lines.filter(function (line) { return PROMPT.test(line); });
+    if (!prompted.length) return lines.join("\n") + "\n";
+    return prompted.map(function (line) { return line.replace(PROMPT, ""); }).join("\n") + "\n";
+  }
+  function copyText(text) {
+    if (navigator.clipboard && window.isSecureContext) return navigator.clipboard.writeText(text);
+    var area = document.createElement("textarea");
+    area.value = text;
+    area.setAttribute("readonly", "");
+    area.style.position = "fixed";
+    area.style.opacity = "0";
+    document.body.appendChild(area);
+    area.select();
+    var ok = document.execCommand("copy");
+    document.body.removeChild(area);
+    return ok ? Promise.resolve() : Promise.reject(new Error("copy refused"));
+  }
+  document.querySelectorAll(".prose pre.highlight").forEach(function (pre) {
+    if (pre.closest("figure.output")) return;
+    var wrap = pre.parentElement;
+    if (!wrap.classList.contains("code-wrap")) {
+      wrap = document.createElement("div");
+      wrap.className = "code-wrap";
+      pre.parentNode.insertBefore(wrap, pre);
+      wrap.appendChild(pre);
+    }
+    var button = document.createElement("button");
+    button.type = "button";
+    button.className = "copy";
+    button.textContent = "Copy";
+    button.setAttribute("aria-label", "Copy code");
+    button.addEventListener("click", function () {
+      copyText(codeOf(pre)).then(
+        function () { button.textContent = "Copied"; },
+        function () { button.textContent = "Copy failed"; }
+      );
+      setTimeout(function () { button.textContent = "Copy"; }, 2000);
+    });
+    wrap.insertBefore(button, pre);
+  });
+
+  // -- Search: Pagefind, loaded only when the site is served. -----------------------------
+  var box = document.getElementById("search");
+  if (box) {
+    var status = box.querySelector(".search-status");
+    if (location.protocol === "file:") {
+      status.textContent = "Search cannot work on a site opened from disk: browsers do not let " +
+        "pages load the search index from files. Run `make serve` (or serve site/ with any " +
+        "static web server) and open it over http.";
+    } else {
+      var bundle = new URL(box.getAttribute("data-bundle"), location.href);
+      var style = document.createElement("link");
+      style.rel = "stylesheet";
+      style.href = bundle.href + "pagefind-ui.css";
+      document.head.appendChild(style);
+      var script = document.createElement("script");
+      script.src = bundle.href + "pagefind-ui.js";
+      script.onload = function () {
+        status.remove();
+        var ui = new window.PagefindUI({
+          element: "#search",
+          bundlePath: bundle.href,
+          baseUrl: new URL(html.getAttribute("data-root") || "./", location.href).pathname,
+          showImages: false,
+          resetStyles: false,
+          autofocus: true
+        });
+        var input = box.querySelector("input");
+        if (input) input.setAttribute("aria-labelledby", "search-title");
+        var query = new URLSearchParams(location.search).get("q");
+        if (query) ui.triggerSearch(query);
+      };
+      script.onerror = function () {
+        status.textContent = "The search index was not built (the Pagefind binary was missing " +
+          "when the site was built).";
+      };
+      document.head.appendChild(script);
+    }
+  }
+})();

@@ -1,0 +1,122 @@
+"""One recorded fixture site, one HTTP server and one Chromium for the whole session.
+
+In CI (CI=true) a missing Chromium or Playwright fails the tests instead of skipping them.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+def _unavailable(reason: str) -> None:
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"browser tests cannot run in CI: {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def site(recorded_template: Path) -> Path:
+    """The fixture course's site, recorded and built (search index included) once."""
+    out = recorded_template / "site"
+    assert (out / "pagefind" / "pagefind.js").exists(), "the search index was not built"
+    return out
+
+
+class _Quiet(SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture(scope="session")
+def base_url(site: Path) -> Iterator[str]:
+    """The site served over HTTP under a sub-path (/site/), as on any static host."""
+    handler = functools.partial(_Quiet, directory=str(site.parent))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/site/"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _unavailable("the playwright package is not installed")
+    if not (Path(CHROMIUM).exists() or shutil.which(CHROMIUM)):
+        _unavailable(f"no Chromium at {CHROMIUM} (apt-get install chromium)")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield browser
+        browser.close()
+
+
+@dataclass
+class Watch:
+    """Everything a page did wrong: console errors, failed or outside requests."""
+
+    allowed: tuple[str, ...]
+    problems: list[str] = field(default_factory=list)
+
+    def attach(self, page: Any) -> None:
+        page.on("console", self._console)
+        page.on("pageerror", lambda error: self.problems.append(f"page error: {error}"))
+        page.on("requestfailed", lambda r: self.problems.append(f"failed: {r.url} {r.failure}"))
+        page.on("response", self._response)
+        page.on("request", self._request)
+
+    def _console(self, message: Any) -> None:
+        if message.type in ("error", "warning"):
+            self.problems.append(f"console {message.type}: {message.text}")
+
+    def _response(self, response: Any) -> None:
+        if response.status >= 400:
+            self.problems.append(f"HTTP {response.status}: {response.url}")
+
+    def _request(self, request: Any) -> None:
+        if not request.url.startswith(self.allowed):
+            self.problems.append(f"request left the site: {request.url}")
+
+
+@pytest.fixture
+def watch(base_url: str, site: Path) -> Iterator[Watch]:
+    found = Watch(allowed=(base_url, site.as_uri(), "data:", "blob:"))
+    yield found
+    assert not found.problems, "\n".join(found.problems)
+
+
+@pytest.fixture
+def context(browser: Any) -> Iterator[Any]:
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    context.set_default_timeout(5000)
+    yield context
+    context.close()
+
+
+@pytest.fixture
+def page(context: Any, watch: Watch) -> Any:
+    page = context.new_page()
+    watch.attach(page)
+    return page
