@@ -225,7 +225,7 @@ def test_files_written_in_the_working_directory_stay_in_the_scratch_folder(
         ('series={"s": []}', "series 's' has 0 values for 1 labels"),
         ("series={}", "a bar panel needs at least one series"),
         ('series={"s": [1] * 10000}', "series 's' has 10000 values for 1 labels"),
-        ("series={'s': ['many']}", "series 's': 'many' is not a number"),
+        ("series={'s': ['many']}", "series 's': 'many' is text, not a number"),
     ],
 )
 def test_a_bad_panel_raises_at_the_examples_line(tmp_path: Path, call: str, message: str) -> None:
