@@ -1,4 +1,4 @@
-"""python -m builder site | record | check | render | validate | schema
+"""python -m builder site | record | check | render | serve | validate | schema
 
 Errors the user can fix are printed as one message, without a traceback, and exit 1.
 Heavy modules (jinja2, markdown-it, matplotlib, jax) are imported only by the commands
@@ -70,6 +70,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     check.add_argument("--json", action="store_true", help="print the states as JSON")
     _command(commands, "render", _render, "render site/ from recordings only")
+    serve = _command(
+        commands, "serve", _serve, "serve site/ locally; rebuild and reload the browser on change"
+    )
+    serve.add_argument("--port", type=int, default=8000, help="port on 127.0.0.1 (default 8000)")
+    serve.add_argument(
+        "--no-execute", action="store_true", help="only re-render; never run examples"
+    )
+    _jobs(serve)
     validate = commands.add_parser("validate", help="validate recording files against the schema")
     validate.add_argument("files", nargs="+", type=Path, metavar="FILE")
     validate.set_defaults(run=_validate)
@@ -131,6 +139,13 @@ def _site(args: argparse.Namespace, execute: bool = True) -> int:
 
 def _render(args: argparse.Namespace) -> int:
     return _site(args, execute=False)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from .serve import serve
+
+    serve(_paths(args), port=args.port, execute=not args.no_execute, jobs=args.jobs)
+    return 0
 
 
 def _record(args: argparse.Namespace) -> int:
