@@ -118,15 +118,28 @@ def _paths(args: argparse.Namespace) -> Paths:
 def _site(args: argparse.Namespace, execute: bool = True) -> int:
     import time
 
-    from .site import build
+    from .stamp import BuildStamp
 
     started = time.perf_counter()
-    result = build(
-        _paths(args),
-        execute=execute and not getattr(args, "no_execute", False),
-        jobs=getattr(args, "jobs", 1),
-        force=getattr(args, "force", False),
+    execute = execute and not getattr(args, "no_execute", False)
+    force = getattr(args, "force", False)
+    stamp = BuildStamp.take(
+        args.cache, args.out, [args.content, args.recordings], execute=execute or force
     )
+    total = None if force else stamp.unchanged_total()
+    if total is not None:  # decided before importing anything heavy
+        seconds = time.perf_counter() - started
+        print(
+            f"Built {args.out}/: {total} files (0 written, 0 removed); nothing changed since "
+            f"the last build ({seconds:.2f} s).",
+            file=sys.stderr,
+        )
+        return 0
+    from .site import build
+
+    stamp.forget()
+    result = build(_paths(args), execute=execute, jobs=getattr(args, "jobs", 1), force=force)
+    stamp.save(result.total)
     seconds = time.perf_counter() - started
     print(
         f"Built {args.out}/: {result.total} files ({result.written} written, "

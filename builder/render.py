@@ -7,6 +7,7 @@ The same inputs give byte-identical files.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -22,6 +23,10 @@ from .status import LessonStatus
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 THEMES = ("light", "dark")
+
+
+LessonFiles = tuple[dict[str, bytes], list[str], list[BuildError]]
+LessonMap = Callable[[Course, list[LessonStatus], Path | None], list[LessonFiles]]
 
 
 @dataclass(frozen=True)
@@ -89,20 +94,20 @@ def render_site(
     statuses: list[LessonStatus],
     chart_cache: Path | None,
     run_seconds: dict[str, float] | None = None,
+    lesson_map: LessonMap | None = None,
 ) -> dict[str, bytes]:
     """Every file of the site by its path inside the site; raises all render errors at once.
 
     `run_seconds` (from recordings/_inputs.json) feeds the recordings page only.
+    `lesson_map` renders the lesson pages (default: `render_lessons`, one by one);
+    builder.buildcache passes one that reuses cached pages and renders the rest in parallel.
     """
     nav = _nav(course)
-    by_id = {status.lesson_id: status for status in statuses}
     files: dict[str, bytes] = {}
     errors: list[BuildError] = []
     terms_used: dict[str, list[str]] = {}
-    for index, lesson in enumerate(course.lessons):
-        lesson_files, used, lesson_errors = _lesson_files(
-            course, nav, lesson, index, by_id[lesson.id], chart_cache
-        )
+    rendered = (lesson_map or render_lessons)(course, statuses, chart_cache)
+    for lesson, (lesson_files, used, lesson_errors) in zip(course.lessons, rendered, strict=True):
         files |= lesson_files
         errors += lesson_errors
         for term in used:
@@ -141,6 +146,26 @@ def render_site(
     )
     files |= _static(nav)
     return files
+
+
+def render_lessons(
+    course: Course,
+    statuses: list[LessonStatus],
+    chart_cache: Path | None,
+    indices: list[int] | None = None,
+) -> list[LessonFiles]:
+    """The files, glossary terms used and errors of each lesson (those at `indices`).
+
+    What a lesson page shows is listed in builder/buildcache.py's page key: keep the two
+    in step when a page starts showing something new.
+    """
+    nav = _nav(course)
+    by_id = {status.lesson_id: status for status in statuses}
+    lessons = course.lessons
+    return [
+        _lesson_files(course, nav, lessons[i], i, by_id[lessons[i].id], chart_cache)
+        for i in (range(len(lessons)) if indices is None else indices)
+    ]
 
 
 def _item(lesson: Lesson) -> NavItem:
@@ -223,10 +248,12 @@ def _notice(status: LessonStatus) -> str:
 
 
 def _glossary(course: Course, nav: SiteNav, terms_used: dict[str, list[str]]) -> bytes:
+    by_id = {lesson.id: lesson for lesson in course.lessons}  # not a scan per term
+
     def entry(term: GlossaryTerm) -> GlossaryEntry:
-        teacher = course.lesson(term.taught_in)
-        assert teacher is not None
-        used = [_item(x) for x in course.lessons if x.id in terms_used.get(term.id, [])]
+        teacher = by_id[term.taught_in]
+        # terms_used lists users in course order, a lesson once per use: keep the first.
+        used = [_item(by_id[x]) for x in dict.fromkeys(terms_used.get(term.id, ()))]
         return GlossaryEntry(term.id, term.term, term.definition, _item(teacher), used)
 
     entries = sorted((entry(t) for t in course.glossary), key=lambda e: e.term.casefold())

@@ -87,6 +87,7 @@ def build(
 
 
 def render_to(course: Course, statuses: list[LessonStatus], paths: Paths) -> tuple[int, int, int]:
+    from .buildcache import LessonCache, cached_search
     from .render import render_site
     from .search import search_index
 
@@ -95,9 +96,10 @@ def render_to(course: Course, statuses: list[LessonStatus], paths: Paths) -> tup
         for lesson_id, entry in read_inputs(paths.recordings).items()
         if isinstance(entry, dict) and isinstance(entry.get("seconds"), int | float)
     }
-    files = render_site(course, statuses, paths.cache / "charts", seconds)
+    pages = LessonCache(paths.cache)
+    files = render_site(course, statuses, paths.cache / "charts", seconds, lesson_map=pages)
     files[SITE_MARKER] = b"made by python -m builder; every file here is regenerated\n"
-    files |= search_index(files, paths.cache / "search")
+    files |= cached_search(files, paths.cache, search_index)
     _check_owned(paths.out)
     try:
         written = write_all(paths.out, files)
@@ -123,7 +125,7 @@ def _check_owned(out: Path) -> None:
 def _remove_others(out: Path, keep: set[str]) -> int:
     """Delete files a previous build wrote that this build no longer produces."""
     removed = 0
-    for path in sorted(out.rglob("*"), reverse=True):
+    for path in sorted(out.rglob("*"), key=str, reverse=True):  # str: Path.__lt__ is slow
         name = path.relative_to(out).as_posix()
         if path.is_file() and name not in keep:
             path.unlink()
