@@ -133,6 +133,10 @@ def loads(data: bytes, source: Path | str) -> Recording:
             path=source,
             hint="an example printing this much is a mistake; trim its output and re-record",
         )
+    try:  # the common case, parsed and validated in one pass by pydantic-core
+        return Recording.model_validate_json(data)
+    except ValidationError:
+        pass  # read it again step by step, to say exactly what is wrong
     raw = _parse_json(data, source)
     if isinstance(raw, dict) and raw.get("schemaVersion", SCHEMA_VERSION) != SCHEMA_VERSION:
         raise RecordingError(
