@@ -1,24 +1,46 @@
 """Bar panels drawn with matplotlib as SVG, deterministically, cached by content.
 
-matplotlib is imported only when a chart is actually drawn, never on a cache hit.
+matplotlib is imported only when a chart is actually drawn, never on a cache hit. Drawing
+is made cheap three ways: the margins are computed from the measured text (no
+`tight_layout`, which laid out and drew every chart twice), one figure is reused per
+process, and a panel is drawn once, in the light theme: its dark SVG is the light one with
+the text and grid colours swapped. `python bench/charts.py` times it.
 """
 
 from __future__ import annotations
 
 import hashlib
 import io
-from functools import cache
+import math
+import re
+from dataclasses import dataclass
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
 from .fsutil import write_atomic
-from .recording import BarPanel
+from .recording import BarPanel, Number
 
 PALETTE = ("#2b6cb0", "#dd6b20", "#2f855a", "#9b2c2c", "#6b46c1", "#975a16")
-THEMES = {
-    "light": {"text": "#1a202c", "grid": "#d5dbe3", "face": "none"},
-    "dark": {"text": "#e2e8f0", "grid": "#3a4556", "face": "none"},
+THEMES = {  # every theme's colours must differ from the palette's (see recolour)
+    "light": {"text": "#1a202c", "grid": "#d5dbe3"},
+    "dark": {"text": "#e2e8f0", "grid": "#3a4556"},
 }
+FONTS = ["DejaVu Sans", "Arial", "Helvetica"]  # measured with the first; browsers fall back
+FONT, TITLE, SMALL = 9.0, 11.0, 8.0  # points: ticks and y-label, title, values and legend
+LINE = 1.2  # line height, in font sizes
+WIDTH = 460.8  # points (6.4 in); the height grows from 3.2 in with extra lines of text
+EDGE = 4.0  # points of air inside the figure's edge
+TICK = 7.0  # tick length plus its pad
+LABELPAD = 4.0  # between the y tick labels and the y-label
+TITLEPAD = 6.0
+LEGEND_CHROME = 32.8  # 8 pt legend: border pad 4, inner pads 2 x 3.2, handle 16, gap 6.4
+ROTATION = 30
+TOP = EDGE + TITLE * LINE + TITLEPAD  # a one-line title
+BOTTOM = TICK + FONT * LINE + EDGE  # one-line, unrotated x labels
+AXES_HEIGHT = 230.4 - TOP - BOTTOM  # never less than this
+SCALES = ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1e-6, "µ"), (1e-9, "n"), (1e-12, "p"))
+_STYLE = re.compile(rb'style="[^"]*"')
 
 
 def chart_key(panel: BarPanel, theme: str) -> str:
@@ -42,52 +64,276 @@ def bar_svg(panel: BarPanel, theme: str, cache_dir: Path | None) -> bytes:
 
 
 def draw(panel: BarPanel, theme: str) -> bytes:
-    plt = _pyplot()
-    colors = THEMES[theme]
-    with plt.rc_context(_rc(colors)):
-        figure, axes = plt.subplots(figsize=(6.4, 3.2))
-        _bars(axes, panel)
-        axes.set_title(panel.title, loc="left", fontsize=11, fontweight="bold")
-        axes.set_ylabel(panel.ylabel)
-        if len(panel.series) > 1:
-            axes.legend(frameon=False, fontsize=8, loc="upper left", bbox_to_anchor=(1, 1))
-        figure.tight_layout()
-        buffer = io.BytesIO()
-        figure.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
-        plt.close(figure)
+    """The panel's SVG in `theme`: drawn once in the light theme, then recoloured."""
+    return recolour(_light_svg(panel.model_dump_json()), theme)
+
+
+def recolour(svg: bytes, theme: str) -> bytes:
+    """The light SVG in another theme: swap the text and grid colours in style attributes.
+
+    Only `style="..."` attributes are touched, so a title that contains a colour string
+    keeps it; the bars are the same colours in every theme.
+    """
+    swaps = [(THEMES["light"][k].encode(), THEMES[theme][k].encode()) for k in ("text", "grid")]
+
+    def swap(match: re.Match[bytes]) -> bytes:
+        style = match.group()
+        for old, new in swaps:
+            style = style.replace(old, new)
+        return style
+
+    return svg if theme == "light" else _STYLE.sub(swap, svg)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where everything goes, in points, computed from the text before drawing."""
+
+    title: str
+    ylabel: str
+    xlabels: list[str]
+    legend: list[str]
+    rotated: bool
+    values: bool  # value labels on the bars
+    pad: float  # x-axis room beside the outer bars, in bar slots
+    yticks: list[float]
+    ytick_labels: list[str]
+    ylim: tuple[float, float]
+    left: float
+    right: float
+    top: float
+    bottom: float
+    ylabel_offset: float  # from the axes' left edge to the y-label's baseline
+
+    @property
+    def height(self) -> float:
+        return self.top + AXES_HEIGHT + self.bottom
+
+    @property
+    def axes_width(self) -> float:
+        return WIDTH - self.left - self.right
+
+    def axes_box(self) -> tuple[float, float, float, float]:
+        height = self.height
+        return (
+            self.left / WIDTH,
+            self.bottom / height,
+            self.axes_width / WIDTH,
+            AXES_HEIGHT / height,
+        )
+
+
+def _layout(panel: BarPanel) -> Layout:
+    values = [y for series in panel.series for y in series.y]
+    ylim = _ylim(values)
+    yticks = _yticks(ylim, all(isinstance(y, int) for y in values))
+    ytick_labels = _tick_labels(yticks)
+    ylabel = _wrap(panel.ylabel, FONT, AXES_HEIGHT)
+    ylabel_offset = max(_width(t, FONT) for t in ytick_labels) + TICK + LABELPAD
+    left = EDGE + _lines(ylabel) * FONT * LINE + ylabel_offset
+    legend = [_wrap(series.label, SMALL, 110) for series in panel.series]
+    many = len(panel.series) > 1
+    right = EDGE + (LEGEND_CHROME + max(_width(t, SMALL) for t in legend) if many else EDGE)
+    count = len(panel.labels)
+    pad = 0.6 + max(0, 3 - count) / 2  # few groups: narrower, centred bars
+    slot = (WIDTH - left - right) / (count - 1 + 2 * pad)
+    xlabels = [_wrap(label, FONT, slot * 0.9) for label in panel.labels]
+    rotated = any(_lines(t) > 2 or _width(t, FONT) > slot * 0.9 for t in xlabels)
+    if rotated:
+        xlabels = [_wrap(label, FONT, 140) for label in panel.labels]
+        left = max(left, _rotated_overhang(xlabels, left, right, pad))
+    bottom = TICK + EDGE + max(_extent(t, rotated) for t in xlabels)
+    title = _wrap(panel.title, TITLE, WIDTH - left - EDGE, bold=True)
+    top = EDGE + _lines(title) * TITLE * LINE + TITLEPAD
+    bar = slot * 0.8 / len(panel.series)
+    widest = max(_width(_short(y), SMALL) for y in values)
+    show = len(values) <= 24 and widest <= (slot * 0.95 if not many else bar * 1.1)
+    return Layout(
+        title, ylabel, xlabels, legend, rotated, show, pad, yticks, ytick_labels, ylim,
+        left, right, top, max(bottom, BOTTOM), ylabel_offset,
+    )  # fmt: skip
+
+
+def _ylim(values: list[Number]) -> tuple[float, float]:
+    """From zero to the data, with 15% of air for the value labels on the far side."""
+    low, high = min(0, *values), max(0, *values)
+    span = (high - low) or 1.0
+    return (
+        low - 0.15 * span if low < 0 else 0.0,
+        high + 0.15 * span if high > 0 or low == 0 else 0.0,
+    )
+
+
+def _yticks(ylim: tuple[float, float], integer: bool) -> list[float]:
+    from matplotlib.ticker import MaxNLocator
+
+    locator = MaxNLocator(nbins=5, steps=[1, 2, 2.5, 5, 10], integer=integer)
+    low, high = ylim
+    slack = (high - low) * 1e-9
+    return [float(t) for t in locator.tick_values(low, high) if low - slack <= t <= high + slack]
+
+
+def _tick_labels(ticks: list[float]) -> list[str]:
+    """Short labels in one scale and one precision: 1.5G, 256k, 0.25, 470n."""
+    top = max(abs(t) for t in ticks)
+    scale, suffix = _scale(top)
+    scaled = [t / scale for t in ticks]
+    decimals = next(
+        (d for d in range(4) if all(abs(round(s, d) - s) < 1e-9 * max(1, abs(s)) for s in scaled)),
+        3,
+    )
+    return ["0" if s == 0 else f"{s:,.{decimals}f}".replace("-", "−") + suffix for s in scaled]
+
+
+def _short(value: Number) -> str:
+    """A value label: exact when short, else three significant digits with a suffix."""
+    scale, suffix = _scale(abs(value))
+    if scale == 1 and float(value).is_integer():
+        text = f"{int(value):,}"
+    elif scale == 1:
+        text = f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.3g}"
+    else:
+        text = f"{value / scale:.3g}{suffix}"
+    return text.replace("-", "−")
+
+
+def _scale(magnitude: float) -> tuple[float, str]:
+    if magnitude == 0 or 1e-3 <= magnitude < 1e4:
+        return 1.0, ""
+    return next(((s, x) for s, x in SCALES if magnitude >= s), SCALES[-1])
+
+
+def _rotated_overhang(labels: list[str], left: float, right: float, pad: float) -> float:
+    """The left margin that keeps rotated labels (hanging down-left of their tick) inside."""
+    for _ in range(2):  # a wider margin narrows the slots a little: settle once more
+        slot = (WIDTH - left - right) / (len(labels) - 1 + 2 * pad)
+        reach = max(_reach(t) - (pad + i) * slot for i, t in enumerate(labels))
+        left = max(left, EDGE + reach)
+    return left
+
+
+def _reach(text: str) -> float:
+    angle = math.radians(ROTATION)
+    height = _lines(text) * FONT * LINE
+    return _width(text, FONT) * math.cos(angle) + height * math.sin(angle)
+
+
+def _extent(text: str, rotated: bool) -> float:
+    """How far an x tick label reaches below its tick's pad."""
+    height = _lines(text) * FONT * LINE
+    if not rotated:
+        return height
+    angle = math.radians(ROTATION)
+    return _width(text, FONT) * math.sin(angle) + height * math.cos(angle)
+
+
+def _wrap(text: str, points: float, width: float, bold: bool = False) -> str:
+    """Break `text` at spaces into lines no wider than `width` (a long word stays whole)."""
+    if _line_width(text, points, bold) <= width:
+        return text
+    lines: list[str] = []
+    for word in text.split(" "):
+        joined = f"{lines[-1]} {word}" if lines else word
+        if lines and _line_width(joined, points, bold) <= width:
+            lines[-1] = joined
+        else:
+            lines.append(word)
+    return "\n".join(lines)
+
+
+def _lines(text: str) -> int:
+    return text.count("\n") + 1
+
+
+def _width(text: str, points: float) -> float:
+    return max(_line_width(line, points, False) for line in text.split("\n"))
+
+
+@lru_cache(maxsize=4096)
+def _line_width(line: str, points: float, bold: bool) -> float:
+    from matplotlib.font_manager import FontProperties
+    from matplotlib.textpath import text_to_path
+
+    prop = FontProperties(family=FONTS[0], size=points, weight="bold" if bold else "normal")
+    return float(text_to_path.get_text_width_height_descent(line, prop, ismath=False)[0])
+
+
+@lru_cache(maxsize=8)  # a page asks for the light chart, then the dark one of the same panel
+def _light_svg(panel_json: str) -> bytes:
+    panel = BarPanel.model_validate_json(panel_json)
+    layout = _layout(panel)
+    with _matplotlib().rc_context(_rc(THEMES["light"])):
+        figure, axes = _figure()
+        try:
+            figure.set_size_inches(WIDTH / 72, layout.height / 72)
+            axes.set_position(layout.axes_box())
+            axes.set_xlim(-layout.pad, len(panel.labels) - 1 + layout.pad)
+            axes.set_ylim(layout.ylim)
+            drawn = [*_bars(axes, panel, layout), *_ticks(axes, layout)]
+            drawn += _texts(axes, panel, layout)
+            buffer = io.BytesIO()
+            figure.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
+        except BaseException:
+            _figure.cache_clear()  # a half-drawn chart must not leak into the next one
+            raise
+        for artist in drawn:
+            artist.remove()
     return buffer.getvalue()
 
 
-def _bars(axes: Any, panel: BarPanel) -> None:
+def _bars(axes: Any, panel: BarPanel, layout: Layout) -> list[Any]:
+    """The bars, grouped by label, and their values above (or below) them."""
     count = len(panel.series)
     width = 0.8 / count
-    positions = range(len(panel.labels))
+    drawn: list[Any] = []
     for index, series in enumerate(panel.series):
-        offsets = [x - 0.4 + width * (index + 0.5) for x in positions]
-        bars = axes.bar(
-            offsets, series.y, width, label=series.label, color=PALETTE[index % len(PALETTE)]
-        )
-        if len(panel.labels) * count <= 24:
-            axes.bar_label(bars, labels=[_short(y) for y in series.y], fontsize=8, padding=2)
-    axes.set_xticks(list(positions), panel.labels, rotation=_rotation(panel.labels))
-    pad = 0.6 + max(0, 3 - len(panel.labels)) / 2  # few groups: narrower, centred bars
-    axes.set_xlim(-pad, len(panel.labels) - 1 + pad)
-    if all(isinstance(y, int) for series in panel.series for y in series.y):
-        axes.yaxis.get_major_locator().set_params(integer=True)
-    axes.margins(y=0.15)
-    axes.spines[["top", "right"]].set_visible(False)
-    axes.yaxis.grid(True)
-    axes.set_axisbelow(True)
+        offsets = [x - 0.4 + width * (index + 0.5) for x in range(len(panel.labels))]
+        color = PALETTE[index % len(PALETTE)]
+        drawn.append(axes.bar(offsets, series.y, width, label=layout.legend[index], color=color))
+        if layout.values:
+            drawn += [_value(axes, x, y) for x, y in zip(offsets, series.y, strict=True)]
+    return drawn
 
 
-def _rotation(labels: list[str]) -> int:
-    return 30 if sum(len(label) for label in labels) > 60 else 0
+def _value(axes: Any, x: float, y: Number) -> Any:
+    from matplotlib.transforms import offset_copy
+
+    up = y >= 0
+    shift = offset_copy(axes.transData, axes.figure, y=2 if up else -2, units="points")
+    va = "bottom" if up else "top"
+    return axes.text(x, y, _short(y), ha="center", va=va, fontsize=SMALL, transform=shift)
 
 
-def _short(value: float) -> str:
-    if float(value).is_integer():
-        return f"{int(value):,}"
-    return f"{value:.3g}"
+def _ticks(axes: Any, layout: Layout) -> list[Any]:
+    """Grid lines and tick labels as plain lines and texts (matplotlib's Tick is 5 artists)."""
+    low, high = axes.get_xlim()
+    drawn = [
+        axes.hlines(layout.yticks, low, high, color=THEMES["light"]["grid"], lw=0.8, zorder=0.5)
+    ]
+    yaxis = axes.get_yaxis_transform()  # x in axes fractions, y in data
+    x = -TICK / layout.axes_width
+    for y, label in zip(layout.yticks, layout.ytick_labels, strict=True):
+        drawn.append(axes.text(x, y, label, ha="right", va="center_baseline", transform=yaxis))
+    xaxis = axes.get_xaxis_transform()  # x in data, y in axes fractions
+    y = -TICK / AXES_HEIGHT
+    style = (
+        {"ha": "right", "va": "top", "rotation": ROTATION, "rotation_mode": "anchor"}
+        if layout.rotated
+        else {"ha": "center", "va": "top", "multialignment": "center"}
+    )
+    for x, label in enumerate(layout.xlabels):
+        drawn.append(axes.text(x, y, label, transform=xaxis, **style))
+    return drawn
+
+
+def _texts(axes: Any, panel: BarPanel, layout: Layout) -> list[Any]:
+    """Title, y-label and legend where the layout put them (no bounding-box search)."""
+    axes.set_title(layout.title, loc="left", fontsize=TITLE, fontweight="bold", y=1, pad=TITLEPAD)
+    axes.set_ylabel(layout.ylabel)
+    axes.yaxis.set_label_coords(-layout.ylabel_offset / layout.axes_width, 0.5)
+    if len(panel.series) == 1:
+        return []
+    return [axes.legend(frameon=False, fontsize=SMALL, loc="upper left", bbox_to_anchor=(1, 1))]
 
 
 def _rc(colors: dict[str, str]) -> dict[str, Any]:
@@ -95,11 +341,13 @@ def _rc(colors: dict[str, str]) -> dict[str, Any]:
     return {
         "svg.hashsalt": "course-builder",
         "svg.fonttype": "none",
-        "font.family": "DejaVu Sans",
-        "font.size": 9,
-        "figure.facecolor": colors["face"],
-        "axes.facecolor": colors["face"],
-        "savefig.facecolor": colors["face"],
+        "text.parse_math": False,  # a `$` in a label is a dollar sign, as in the table
+        "font.family": "sans-serif",
+        "font.sans-serif": FONTS,
+        "font.size": FONT,
+        "figure.facecolor": "none",
+        "axes.facecolor": "none",
+        "savefig.facecolor": "none",
         "savefig.transparent": True,
         "text.color": text,
         "axes.labelcolor": text,
@@ -112,13 +360,25 @@ def _rc(colors: dict[str, str]) -> dict[str, Any]:
 
 
 @cache
-def _pyplot() -> Any:
+def _matplotlib() -> Any:
     import matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    return matplotlib
 
-    return plt
+
+@cache
+def _figure() -> tuple[Any, Any]:
+    """The one figure and axes this process draws on; a chart removes what it added."""
+    from matplotlib.figure import Figure
+
+    with _matplotlib().rc_context(_rc(THEMES["light"])):
+        figure = Figure()
+        axes = figure.add_axes((0, 0, 1, 1))
+        axes.set_xticks([])
+        axes.set_yticks([])
+        axes.spines[["top", "right"]].set_visible(False)
+        return figure, axes
 
 
 @cache

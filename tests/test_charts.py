@@ -1,0 +1,75 @@
+"""Charts: the same panel gives the same bytes whatever was drawn before, the dark SVG is
+the light one recoloured, text stays text, and no chart shape pushes text off the figure."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from bench.charts import CASES
+from builder import charts
+from builder.recording import BarPanel
+
+
+def fresh(panel: BarPanel, theme: str) -> bytes:
+    charts._light_svg.cache_clear()
+    return charts.draw(panel, theme)
+
+
+def test_same_panel_same_bytes_whatever_was_drawn_before() -> None:
+    first = {name: fresh(panel, "light") for name, panel in CASES.items()}
+    for name, panel in reversed(CASES.items()):
+        assert fresh(panel, "light") == first[name], name
+
+
+def test_dark_is_the_light_chart_with_dark_text_and_grid() -> None:
+    panel = CASES["three-series"].model_copy(update={"title": "fill: #1a202c stays as typed"})
+    light, dark = fresh(panel, "light"), fresh(panel, "dark")
+    assert b"#1a202c" in light and b"#e2e8f0" not in light
+    assert b'style="fill: #1a202c' not in dark and b"fill: #e2e8f0" in dark
+    assert b"stroke: #3a4556" in dark and b"stroke: #d5dbe3" not in dark
+    assert b">fill: #1a202c stays as typed</text>" in dark
+    assert dark.replace(b"#e2e8f0", b"#1a202c").replace(b"#3a4556", b"#d5dbe3") == light
+
+
+def test_text_is_svg_text() -> None:
+    svg = fresh(CASES["three-series"], "light").decode()
+    for text in ("Top-level equations against trip count", "python_loop", ">192<", ">64<"):
+        assert text in svg
+    assert "jaxpr equations (top level)" in svg
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_nothing_is_clipped(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from matplotlib.backends.backend_agg import RendererAgg
+
+    figure, _ = charts._figure()
+    save = figure.savefig
+    boxes: list[Any] = []
+
+    def measure(*args: Any, **kwargs: Any) -> None:
+        width, height = figure.get_size_inches() * figure.dpi
+        box = figure.get_tightbbox(RendererAgg(int(width), int(height), figure.dpi))
+        boxes.append((box, figure.get_size_inches()))
+        save(*args, **kwargs)
+
+    monkeypatch.setattr(figure, "savefig", measure)
+    fresh(CASES[name], "light")
+    ((box, (width, height)),) = boxes
+    assert box.x0 >= 0 and box.y0 >= 0, box
+    assert box.x1 <= width and box.y1 <= height, (box, width, height)
+
+
+def test_compact_numbers() -> None:
+    assert charts._tick_labels([0, 1e9, 2e9, 3e9]) == ["0", "1G", "2G", "3G"]
+    assert charts._tick_labels([0, 0.25, 0.5]) == ["0", "0.25", "0.50"]
+    assert charts._tick_labels([-20, 0, 20]) == ["−20", "0", "20"]
+    assert charts._tick_labels([0, 2e-7, 4e-7]) == ["0", "200n", "400n"]
+    assert [charts._short(v) for v in (1479409664, 262144, 1808.2, 7, 0.5)] == [
+        "1.48G",
+        "262k",
+        "1,808",
+        "7",
+        "0.5",
+    ]
