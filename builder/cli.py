@@ -30,6 +30,9 @@ def main(argv: list[str] | None = None) -> int:
     except BuildError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
+    except BrokenPipeError:  # the reader went away (`... | head`): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     except OSError as error:  # a file the builder could not read or write
         print(
             f"error: {error.filename or 'a file'}: {error.strerror or error}\n"
@@ -219,9 +222,13 @@ def _check(args: argparse.Namespace) -> int:
 
 def _validate(args: argparse.Namespace) -> int:
     from .recording import load
+    from .status import INPUTS_FILE
 
     failed = 0
     for path in args.files:
+        if path.name == INPUTS_FILE:  # so that `validate recordings/*.json` just works
+            print(f"{path}: skipped: the inputs sidecar, not a recording")
+            continue
         try:
             load(path)
             print(f"{path}: valid")

@@ -90,6 +90,15 @@ def test_validate_cli_reports_each_file(tmp_path: Path, capsys: pytest.CaptureFi
     ]
 
 
+def test_validate_skips_the_inputs_sidecar(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sidecar = tmp_path / "_inputs.json"
+    sidecar.write_text("{}")
+    assert main(["validate", str(sidecar), str(REFERENCE)]) == 0
+    assert "skipped: the inputs sidecar" in capsys.readouterr().out
+
+
 def test_committed_json_schema_is_current(tmp_path: Path) -> None:
     out = tmp_path / "schema.json"
     assert main(["schema", "--out", str(out)]) == 0
