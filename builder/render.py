@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -294,13 +295,20 @@ def _recording_row(lesson: Lesson, status: LessonStatus, seconds: float | None) 
         lesson=_item(lesson),
         state=status.state,
         detail=status.detail,
-        recorded=recording.generatedAt,
-        provenance=f"{recording.device} · {env.backend} · {env.deviceCount} device(s)",
+        recorded=_minute(recording.generatedAt),
+        provenance=f"{recording.device}, {env.deviceCount} device"
+        + ("s" if env.deviceCount != 1 else ""),
         environment=f"jax {env.jax} · numpy {env.numpy} · matplotlib {env.matplotlib}",
         content_hash=recording.contentHash,
         panels=len(recording.panels),
         seconds=run,
     )
+
+
+def _minute(stamp: str) -> str:
+    """'2026-11-29T08:49:29.747889+00:00' -> '2026-11-29 08:49 UTC' (the recording keeps all)."""
+    moment = datetime.fromisoformat(stamp).astimezone(UTC)
+    return moment.strftime("%Y-%m-%d %H:%M UTC")
 
 
 def _static(nav: SiteNav) -> dict[str, bytes]:
