@@ -73,14 +73,6 @@ def _holds(path: Path, data: bytes) -> bool:
         return False
 
 
-def write_if_changed(path: Path, data: bytes) -> bool:
-    """Write atomically unless the file already holds exactly `data`; say whether it wrote."""
-    if _holds(path, data):
-        return False
-    write_atomic(path, data)
-    return True
-
-
 def check_writable(folder: Path) -> None:
     """Make `folder` if needed and prove a file can be written there, before any work."""
     try:

@@ -43,17 +43,22 @@ def record_stale(
     jobs: int,
     force: bool = False,
     only: tuple[str, ...] = (),
+    statuses: list[LessonStatus] | None = None,
     runner: Runner = run_example,
     log: TextIO = sys.stderr,
 ) -> list[str]:
     """Re-execute what is not fresh (or everything with force); raise if any run failed."""
     from .record import failure_summary, lessons_to_run, record
 
-    statuses = course_status(course, paths.recordings)
+    if statuses is None:
+        statuses = course_status(course, paths.recordings)
     lessons = lessons_to_run(course, statuses, force=force, only=only)
     unknown = sorted(set(only) - {x.id for x in lessons} - {x.slug for x in lessons})
     if unknown:
-        raise BuildError(f"no lesson has the id or slug {', '.join(unknown)}")
+        raise BuildError(
+            f"no lesson in {paths.content} has the id or slug {', '.join(unknown)}",
+            hint="`python -m builder check --json` lists every lesson id",
+        )
     if not lessons:
         return []
     check_writable(paths.recordings)
@@ -76,12 +81,14 @@ def build(
     """Record what changed (unless `execute` is off), then render and write the site."""
     with build_lock(paths.cache):
         course = load_course(paths.content)
-        executed = (
-            record_stale(course, paths, jobs=jobs, force=force, runner=runner, log=log)
-            if execute
-            else []
-        )
         statuses = course_status(course, paths.recordings)
+        executed = []
+        if execute:
+            executed = record_stale(
+                course, paths, jobs=jobs, force=force, statuses=statuses, runner=runner, log=log
+            )
+        if executed:  # the recordings changed: read them again
+            statuses = course_status(course, paths.recordings)
         written, removed, total = render_to(course, statuses, paths)
     return BuildResult(executed, written, removed, total)
 
