@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -39,9 +40,31 @@ def test_data_files_and_settings_are_inputs(course_copy: Paths) -> None:
     assert len({first, second, _hash(course_copy, "speed-01")}) == 3
 
 
-def test_renderer_hash_is_stable_and_covers_the_harness() -> None:
-    assert fingerprint.renderer_hash() == fingerprint.renderer_hash()
-    assert fingerprint.HARNESS_FILES == ("harness.py", "panels.py")
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _canonical(value: object) -> bytes:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def test_hashes_can_be_recomputed_from_the_readme_recipe(recorded: Paths) -> None:
+    """Another tool following README 'Recordings' gets the same hashes as the builder."""
+    builder = Path(fingerprint.__file__).parent
+    harness = {
+        name: _sha((builder / name).read_bytes().replace(b"\r\n", b"\n"))
+        for name in ("harness.py", "panels.py")
+    }
+    folder = recorded.content / "lessons" / "speed-01"
+    inputs = {
+        "lessonId": "speed-01",
+        "example": _sha((folder / "example.py").read_bytes()),
+        "data": {"numbers.txt": _sha((folder / "numbers.txt").read_bytes())},
+        "env": {"FIXTURE_SCALE": "3"},
+    }
+    stored = json.loads((recorded.recordings / "speed-01.json").read_text())
+    assert stored["rendererHash"] == _sha(_canonical(harness)) == fingerprint.renderer_hash()
+    assert stored["contentHash"] == _sha(_canonical(inputs))
 
 
 def test_stale_message_names_the_input_that_changed(recorded: Paths) -> None:
