@@ -98,7 +98,9 @@ class LessonCache:
     def _store(self, key: str, result: LessonFiles) -> None:
         from .fsutil import write_atomic
 
-        write_atomic(self._path(key), pickle.dumps((result[0], result[1]), protocol=5))
+        write_atomic(
+            self._path(key), pickle.dumps((result[0], result[1]), protocol=5), durable=False
+        )
 
     def _prune(self, keep: set[str]) -> None:
         """Keep only the entries this build used: the cache stays one build's size."""
@@ -134,7 +136,7 @@ def cached_search(
     if bundle:
         from .fsutil import write_atomic
 
-        write_atomic(stored, pickle.dumps((key, bundle), protocol=5))
+        write_atomic(stored, pickle.dumps((key, bundle), protocol=5), durable=False)
     return bundle
 
 

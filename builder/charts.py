@@ -59,7 +59,7 @@ def bar_svg(panel: BarPanel, theme: str, cache_dir: Path | None) -> bytes:
         return cached.read_bytes()
     svg = draw(panel, theme)
     if cached is not None:
-        write_atomic(cached, svg)
+        write_atomic(cached, svg, durable=False)
     return svg
 
 

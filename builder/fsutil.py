@@ -1,4 +1,9 @@
-"""Atomic file writes: a reader sees the old bytes or the new bytes, never half."""
+"""Atomic file writes: a reader sees the old bytes or the new bytes, never half.
+
+Recordings are committed data and are synced to disk before the rename (`durable=True`, the
+default). The site and the build cache are regenerated from them, so their files skip the
+fsync: on a crash they are rebuilt, and a cold build of 1,000 lessons saves ~3 s of syncs.
+"""
 
 from __future__ import annotations
 
@@ -10,9 +15,9 @@ from pathlib import Path
 from .errors import BuildError
 
 
-def write_atomic(path: Path, data: bytes) -> None:
+def write_atomic(path: Path, data: bytes, *, durable: bool = True) -> None:
     """Write `data` to a temporary file beside `path`, then rename it over `path`."""
-    tmp = _stage(path, data)
+    tmp = _stage(path, data, durable)
     try:
         os.replace(tmp, path)
     except BaseException:
@@ -20,7 +25,7 @@ def write_atomic(path: Path, data: bytes) -> None:
         raise
 
 
-def write_all(root: Path, files: dict[str, bytes]) -> int:
+def write_all(root: Path, files: dict[str, bytes], *, durable: bool = False) -> int:
     """Replace every changed file under `root`, all or nothing as far as a failure can tell.
 
     Every new file is first written in full to a temporary file beside its target; only
@@ -32,7 +37,7 @@ def write_all(root: Path, files: dict[str, bytes]) -> int:
         for name, data in sorted(files.items()):
             path = root / name
             if not _holds(path, data):
-                staged.append((_stage(path, data), path))
+                staged.append((_stage(path, data, durable), path))
         for tmp, path in staged:
             os.replace(tmp, path)
     except BaseException:
@@ -41,8 +46,8 @@ def write_all(root: Path, files: dict[str, bytes]) -> int:
     return len(staged)
 
 
-def _stage(path: Path, data: bytes) -> Path:
-    """`data` in a complete, synced temporary file beside `path`."""
+def _stage(path: Path, data: bytes, durable: bool) -> Path:
+    """`data` in a complete temporary file beside `path` (synced to disk when `durable`)."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -51,8 +56,9 @@ def _stage(path: Path, data: bytes) -> Path:
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                handle.flush()
+                os.fsync(handle.fileno())
         os.chmod(tmp, 0o644)
     except BaseException:
         _discard([Path(tmp)])

@@ -120,7 +120,7 @@ class BuildStamp:
             "inputs": self.inputs,
             "outputs": snapshot([self.out]),
         }
-        write_atomic(self.path, json.dumps(record, separators=(",", ":")).encode())
+        write_atomic(self.path, json.dumps(record, separators=(",", ":")).encode(), durable=False)
 
 
 def _read(path: Path) -> dict[str, Any]:
