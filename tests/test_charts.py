@@ -44,17 +44,17 @@ def test_text_is_svg_text() -> None:
 def test_nothing_is_clipped(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     from matplotlib.backends.backend_agg import RendererAgg
 
-    figure, _ = charts._figure()
-    save = figure.savefig
+    render = charts._render
     boxes: list[Any] = []
 
-    def measure(*args: Any, **kwargs: Any) -> None:
-        width, height = figure.get_size_inches() * figure.dpi
-        box = figure.get_tightbbox(RendererAgg(int(width), int(height), figure.dpi))
+    def measure(figure: Any, height: float) -> bytes:
+        width, tall = figure.get_size_inches() * figure.dpi
+        assert tall == pytest.approx(height)
+        box = figure.get_tightbbox(RendererAgg(int(width), int(tall), figure.dpi))
         boxes.append((box, figure.get_size_inches()))
-        save(*args, **kwargs)
+        return render(figure, height)
 
-    monkeypatch.setattr(figure, "savefig", measure)
+    monkeypatch.setattr(charts, "_render", measure)
     fresh(CASES[name], "light")
     ((box, (width, height)),) = boxes
     assert box.x0 >= 0 and box.y0 >= 0, box
