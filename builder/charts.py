@@ -15,6 +15,8 @@ import hashlib
 import io
 import math
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from pathlib import Path
@@ -254,19 +256,39 @@ def _width(text: str, points: float) -> float:
 @lru_cache(maxsize=4096)
 def _line_width(line: str, points: float, bold: bool) -> float:
     from matplotlib.font_manager import FontProperties
-    from matplotlib.textpath import text_to_path
 
     prop = FontProperties(family=FONTS[0], size=points, weight="bold" if bold else "normal")
-    return float(text_to_path.get_text_width_height_descent(line, prop, ismath=False)[0])
+    return _text_metrics(line, prop)[0]
+
+
+@lru_cache(maxsize=4096)
+def _text_metrics(line: str, prop: Any) -> tuple[float, float, float]:
+    """Width, height and descent of a line in points (what the SVG renderer measures)."""
+    from matplotlib.textpath import text_to_path
+
+    width, height, descent = text_to_path.get_text_width_height_descent(line, prop, ismath=False)
+    return float(width), float(height), float(descent)
 
 
 @lru_cache(maxsize=8)  # a page asks for the light chart, then the dark one of the same panel
 def _light_svg(panel_json: str) -> bytes:
     panel = BarPanel.model_validate_json(panel_json)
     layout = _layout(panel)
-    with _matplotlib().rc_context(_rc(THEMES["light"])):
+    with _rc_set(_rc(THEMES["light"])):
         figure = _figure(panel, layout)
         return _render(figure, layout.height)
+
+
+@contextmanager
+def _rc_set(values: dict[str, Any]) -> Iterator[None]:
+    """`matplotlib.rc_context` for a few keys (it copies and restores all ~300 of them)."""
+    params = _matplotlib().rcParams
+    saved = {key: params[key] for key in values}
+    params.update(values)
+    try:
+        yield
+    finally:
+        params.update(saved)
 
 
 class _Frame:
@@ -303,38 +325,53 @@ def _figure(panel: BarPanel, layout: Layout) -> Any:
 
 def _render(figure: Any, height: float) -> bytes:
     """The figure through matplotlib's SVG renderer (what savefig does, minus its detours)."""
-    from matplotlib.backends import backend_svg
-
-    svg: Any = backend_svg  # its renderer is untyped
     out = io.StringIO()
     metadata = {"Date": None, "Creator": None}
-    renderer = svg.RendererSVG(WIDTH, height, out, image_dpi=72, metadata=metadata)
+    renderer = _renderer_class()(WIDTH, height, out, image_dpi=72, metadata=metadata)
     figure.draw(renderer)
     renderer.finalize()
     return out.getvalue().encode()
 
 
+@cache
+def _renderer_class() -> Any:
+    """matplotlib's SVG renderer, measuring text once per process rather than per chart."""
+    from matplotlib.backends import backend_svg
+
+    svg: Any = backend_svg  # untyped
+
+    class Renderer(svg.RendererSVG):  # type: ignore[misc]
+        def get_text_width_height_descent(
+            self, s: str, prop: Any, ismath: Any
+        ) -> tuple[float, float, float]:
+            if ismath:
+                return super().get_text_width_height_descent(s, prop, ismath)  # type: ignore[no-any-return]
+            return _text_metrics(s, prop.copy())
+
+    return Renderer
+
+
 def _grid(figure: Any, layout: Layout, frame: _Frame, clip: Any) -> None:
-    """Grid lines at the y ticks, and the left and bottom spines over the bars."""
-    from matplotlib.collections import LineCollection
+    """Grid lines at the y ticks under the bars, the left and bottom spines over them."""
+    grid = THEMES["light"]["grid"]
+    lines = [((frame.left, frame.y(t)), (frame.right, frame.y(t))) for t in layout.yticks]
+    _segments(figure, lines, edgecolor=grid, zorder=0.5, capstyle="butt").set_clip_box(clip)
+    left = ((frame.left, frame.bottom), (frame.left, frame.top))
+    bottom = ((frame.left, frame.bottom), (frame.right, frame.bottom))
+    _segments(figure, [left, bottom], edgecolor=grid, zorder=2.5, capstyle="projecting")
+
+
+def _segments(figure: Any, lines: list[Any], **style: Any) -> Any:
+    """Straight 0.8 pt lines as one path (one SVG element), in figure points."""
     from matplotlib.patches import PathPatch
     from matplotlib.path import Path as MplPath
     from matplotlib.transforms import IdentityTransform
 
-    grid = THEMES["light"]["grid"]
-    segments = [[(frame.left, frame.y(t)), (frame.right, frame.y(t))] for t in layout.yticks]
-    lines = LineCollection(segments, colors=grid, linewidths=0.8, zorder=0.5)
-    lines.set_transform(IdentityTransform())
-    lines.set_clip_box(clip)
-    figure.add_artist(lines)
-    corner = [(frame.left, frame.bottom), (frame.left, frame.top)]
-    corner += [(frame.left, frame.bottom), (frame.right, frame.bottom)]
-    codes = [MplPath.MOVETO, MplPath.LINETO] * 2
-    spines = PathPatch(
-        MplPath(corner, codes), fill=False, edgecolor=grid, linewidth=0.8, zorder=2.5,
-        capstyle="projecting", joinstyle="miter", transform=IdentityTransform(),
-    )  # fmt: skip
-    figure.add_artist(spines)
+    codes = [MplPath.MOVETO, MplPath.LINETO] * len(lines)
+    path = MplPath([point for line in lines for point in line], codes)
+    patch = PathPatch(path, fill=False, linewidth=0.8, transform=IdentityTransform(), **style)
+    figure.add_artist(patch)
+    return patch
 
 
 def _bars(figure: Any, panel: BarPanel, layout: Layout, frame: _Frame, clip: Any) -> list[Any]:
