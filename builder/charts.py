@@ -169,12 +169,18 @@ def _ylim(values: list[Number]) -> tuple[float, float]:
 
 
 def _yticks(ylim: tuple[float, float], integer: bool) -> list[float]:
-    from matplotlib.ticker import MaxNLocator
-
-    locator = MaxNLocator(nbins=5, steps=[1, 2, 2.5, 5, 10], integer=integer)
     low, high = ylim
     slack = (high - low) * 1e-9
-    return [float(t) for t in locator.tick_values(low, high) if low - slack <= t <= high + slack]
+    ticks = _locator(integer).tick_values(low, high)
+    return [float(t) for t in ticks if low - slack <= t <= high + slack]
+
+
+@cache
+def _locator(integer: bool) -> Any:
+    """matplotlib's tick chooser (its tick_values depend only on these settings)."""
+    from matplotlib.ticker import MaxNLocator
+
+    return MaxNLocator(nbins=5, steps=[1, 2, 2.5, 5, 10], integer=integer)
 
 
 def _tick_labels(ticks: list[float]) -> list[str]:
@@ -438,10 +444,41 @@ def _texts(figure: Any, layout: Layout, frame: _Frame, handles: list[Any]) -> No
 
 
 def _text(figure: Any, at: tuple[float, float], text: str, **style: Any) -> None:
-    from matplotlib.text import Text
     from matplotlib.transforms import IdentityTransform
 
-    figure.add_artist(Text(*at, text, transform=IdentityTransform(), **style))
+    label = _label_class()(*at, text, transform=IdentityTransform(), **style)
+    label.layout_key = (text, *sorted(style.items()))
+    figure.add_artist(label)
+
+
+@cache
+def _label_class() -> Any:
+    """matplotlib's Text, laying each (text, style) out once per process.
+
+    Text lays itself out (line metrics, alignment offsets) on every draw; the result depends
+    only on the text and its style (the font, rc and dpi are fixed here), not on where it
+    is. Other renderers (a tight-bbox check with Agg) get matplotlib's own layout.
+    """
+    from matplotlib import text
+
+    base: Any = text.Text  # typed without its _get_layout
+    renderer_class = _renderer_class()
+    layouts: dict[tuple[Any, ...], Any] = {}
+
+    class Label(base):  # type: ignore[misc]
+        layout_key: tuple[Any, ...]
+
+        def _get_layout(self, renderer: Any) -> Any:
+            if type(renderer) is not renderer_class:
+                return super()._get_layout(renderer)
+            layout = layouts.get(self.layout_key)
+            if layout is None:
+                if len(layouts) >= 4096:
+                    layouts.clear()
+                layout = layouts[self.layout_key] = super()._get_layout(renderer)
+            return layout
+
+    return Label
 
 
 def _rc(colors: dict[str, str]) -> dict[str, Any]:

@@ -5,24 +5,24 @@ Every problem found is collected and reported together, each naming its file and
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Annotated, Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .errors import BuildError, ContentError, raise_all
-from .recording import LESSON_ID_PATTERN
-
-SLUG_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
-ENV_NAME_PATTERN = re.compile(r"^[A-Z_][A-Z0-9_]*$")
-DEFAULT_TIMEOUT = 120.0
-LESSON_FILE = "lesson.md"
-EXAMPLE_FILE = "example.py"
-
-# libyaml's safe loader when PyYAML was built with it: 20x faster on 1,000 front matters.
-_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+from .rules import (
+    DEFAULT_TIMEOUT,
+    EXAMPLE_FILE,
+    LESSON_FILE,
+    LESSON_ID_PATTERN,
+    SLUG_PATTERN,
+    env_names,
+    load_yaml,
+    plain_data_names,
+    read_text,
+    split_front_matter,
+)
 
 Slug = Annotated[str, Field(pattern=SLUG_PATTERN, max_length=64)]
 LessonId = Annotated[str, Field(pattern=LESSON_ID_PATTERN, max_length=64)]
@@ -49,18 +49,12 @@ class FrontMatter(Frozen):
     @field_validator("data")
     @classmethod
     def _plain_names(cls, names: tuple[str, ...]) -> tuple[str, ...]:
-        for name in names:
-            if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]*", name) or name == EXAMPLE_FILE:
-                raise ValueError(f"{name!r} must be a plain file name beside the example")
-        return names
+        return plain_data_names(names)
 
     @field_validator("env")
     @classmethod
     def _env_names(cls, env: dict[str, str]) -> dict[str, str]:
-        for name in env:
-            if not ENV_NAME_PATTERN.match(name):
-                raise ValueError(f"{name!r} is not an environment variable name")
-        return env
+        return env_names(env)
 
 
 class Lesson(Frozen):
@@ -172,33 +166,6 @@ def _lesson_folders(lessons_dir: Path, errors: list[BuildError]) -> list[Path]:
     return sorted(folders, key=lambda p: p.name)
 
 
-def _read_text(path: Path) -> str:
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise ContentError("is missing", path=path) from None
-    except OSError as error:
-        raise ContentError(f"cannot be read: {error.strerror}", path=path) from None
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        raise ContentError(
-            f"is not UTF-8 (invalid byte at offset {error.start})",
-            path=path,
-            hint="save the file as UTF-8",
-        ) from None
-
-
-def _yaml(text: str, path: Path) -> Any:
-    try:
-        return yaml.load(text, Loader=_SAFE_LOADER)
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark is not None else ""
-        problem = getattr(error, "problem", None) or "invalid YAML"
-        raise ContentError(f"YAML error{where}: {problem}", path=path) from None
-
-
 def _validate(model: type[Frozen], raw: Any, path: Path, what: str) -> Any:
     try:
         return model.model_validate(raw)
@@ -211,74 +178,23 @@ def _validate(model: type[Frozen], raw: Any, path: Path, what: str) -> Any:
 
 
 def _load_meta(path: Path) -> CourseMeta:
-    meta: CourseMeta = _validate(CourseMeta, _yaml(_read_text(path), path), path, "course")
+    meta: CourseMeta = _validate(CourseMeta, load_yaml(read_text(path), path), path, "course")
     return meta
 
 
 def _load_glossary(path: Path) -> tuple[GlossaryTerm, ...]:
     if not path.exists():
         return ()
-    raw = _yaml(_read_text(path), path) or []
+    raw = load_yaml(read_text(path), path) or []
     if not isinstance(raw, list):
         raise ContentError("must be a YAML list of terms", path=path)
     terms = [_validate(GlossaryTerm, item, path, f"term {i + 1}") for i, item in enumerate(raw)]
     return tuple(terms)
 
 
-_FLAT_LINE = re.compile(r"([a-z_][a-z0-9_]*): +(\S.*?)\s*")
-_YAML_WORDS = {"null", "true", "false", "yes", "no", "on", "off", "y", "n"}
-
-
-def _flat_front_matter(lines: list[str]) -> dict[str, Any] | None:
-    """Front matter of plain `key: value` lines, read without YAML (a tenth of the time).
-
-    Only values YAML would read the same way are taken: text that starts with a letter and
-    is not one of YAML's special words, and plain decimal numbers. Anything else (quotes,
-    lists, comments, ': ' inside a value, dates, signs) returns None, and the caller reads
-    the front matter with YAML. tests/test_course.py checks that both readers agree.
-    """
-    fields: dict[str, Any] = {}
-    for line in lines:
-        match = _FLAT_LINE.fullmatch(line)
-        if not match or match[1] in fields:
-            return None
-        key, value = match[1], match[2]
-        if value[0].isalpha():
-            if value.lower() in _YAML_WORDS or ": " in value or " #" in value:
-                return None
-            fields[key] = value
-        elif re.fullmatch(r"[1-9]\d*|0", value):
-            fields[key] = int(value)
-        elif re.fullmatch(r"[1-9]\d*\.\d+|0\.\d+", value):
-            fields[key] = float(value)
-        else:
-            return None
-    return fields
-
-
-def split_front_matter(text: str, path: Path) -> tuple[dict[str, Any], str, int]:
-    """Split `---`-fenced YAML front matter from the Markdown body."""
-    lines = text.splitlines(keepends=True)
-    if not lines or lines[0].rstrip() != "---":
-        raise ContentError(
-            "has no front matter: the file must start with a '---' line",
-            path=path,
-            hint="see README, 'Writing a lesson'",
-        )
-    end = next((i for i in range(1, len(lines)) if lines[i].rstrip() == "---"), None)
-    if end is None:
-        raise ContentError("front matter is not closed by a '---' line", path=path)
-    raw = _flat_front_matter(lines[1:end])
-    if raw is None:
-        raw = _yaml("".join(lines[1:end]), path)
-    if not isinstance(raw, dict):
-        raise ContentError("front matter must be a YAML mapping of fields", path=path)
-    return raw, "".join(lines[end + 1 :]), end + 2
-
-
 def _load_lesson(folder: Path) -> Lesson:
     path = folder / LESSON_FILE
-    raw, body, body_line = split_front_matter(_read_text(path), path)
+    raw, body, body_line = split_front_matter(read_text(path), path)
     meta: FrontMatter = _validate(FrontMatter, raw, path, "front matter")
     if meta.id != folder.name:
         raise ContentError(
@@ -287,7 +203,7 @@ def _load_lesson(folder: Path) -> Lesson:
             hint="rename the folder or the id so they agree",
         )
     source_path = folder / EXAMPLE_FILE
-    source = _read_text(source_path)
+    source = read_text(source_path)
     if not source.strip():  # must exist, be UTF-8 and hold code
         raise ContentError(
             "is empty: every lesson needs a runnable example",

@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from .course import EXAMPLE_FILE, Lesson
+from .course import Lesson
+from .rules import EXAMPLE_FILE
 
 MAX_OUTPUT = 512 * 1024
 STDERR_TAIL = 16 * 1024

@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .course import Lesson
+if TYPE_CHECKING:  # standard library only at run time: quickcheck.py hashes without pydantic
+    from .course import Lesson
 
 HARNESS_FILES = ("harness.py", "panels.py")
 
@@ -40,11 +42,18 @@ def canonical(value: Any) -> bytes:
 
 def lesson_inputs(lesson: Lesson) -> dict[str, Any]:
     """Every input that can change what the example prints, each hashed on its own."""
+    return inputs(lesson.id, lesson.source, lesson.folder, lesson.meta.data, lesson.meta.env)
+
+
+def inputs(
+    lesson_id: str, source: bytes, folder: Path, data: Iterable[str], env: Mapping[str, str]
+) -> dict[str, Any]:
+    """lesson_inputs from the parts: the example's UTF-8 bytes (BOM dropped), data names, env."""
     return {
-        "lessonId": lesson.id,
-        "example": sha256(normalize_source(lesson.source)),
-        "data": {name: sha256((lesson.folder / name).read_bytes()) for name in lesson.meta.data},
-        "env": dict(lesson.meta.env),
+        "lessonId": lesson_id,
+        "example": sha256(normalize_source(source)),
+        "data": {name: sha256((folder / name).read_bytes()) for name in data},
+        "env": dict(env),
     }
 
 

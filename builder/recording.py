@@ -7,9 +7,6 @@ loading and saving a recording gives back the same bytes.
 from __future__ import annotations
 
 import json
-import math
-import re
-from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -25,22 +22,18 @@ from pydantic import (
 )
 
 from .errors import RecordingError
+from .rules import (
+    CONFLICT_MARKER,
+    LESSON_ID_PATTERN,
+    MAX_RECORDING_BYTES,
+    SCHEMA_VERSION,
+    SHA256_PATTERN,
+    finite_number,
+    iso_with_timezone,
+    series_lengths_match,
+)
 
-SCHEMA_VERSION = 1
-MAX_RECORDING_BYTES = 20 * 1024 * 1024
-LESSON_ID_PATTERN = r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$"
-SHA256_PATTERN = r"^[0-9a-f]{64}$"
-
-
-def _finite_number(value: object) -> int | float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ValueError(f"must be a number, got {type(value).__name__}")
-    if isinstance(value, float) and not math.isfinite(value):
-        raise ValueError("must be a finite number")
-    return value
-
-
-Number = Annotated[int | float, PlainValidator(_finite_number), WithJsonSchema({"type": "number"})]
+Number = Annotated[int | float, PlainValidator(finite_number), WithJsonSchema({"type": "number"})]
 Text = Annotated[str, Field(min_length=1, max_length=200)]
 
 
@@ -62,12 +55,7 @@ class BarPanel(Frozen):
 
     @model_validator(mode="after")
     def _lengths_match(self) -> BarPanel:
-        for series in self.series:
-            if len(series.y) != len(self.labels):
-                raise ValueError(
-                    f"series {series.label!r} has {len(series.y)} values "
-                    f"for {len(self.labels)} labels"
-                )
+        series_lengths_match(self.labels, [(s.label, s.y) for s in self.series])
         return self
 
 
@@ -101,13 +89,7 @@ class Recording(Frozen):
     @field_validator("generatedAt")
     @classmethod
     def _iso_with_timezone(cls, value: str) -> str:
-        try:
-            stamp = datetime.fromisoformat(value)
-        except ValueError:
-            raise ValueError("must be an ISO 8601 date and time") from None
-        if stamp.tzinfo is None:
-            raise ValueError("must carry a timezone, such as +00:00")
-        return value
+        return iso_with_timezone(value)
 
     @property
     def panels(self) -> list[BarPanel]:
@@ -167,7 +149,6 @@ def json_schema() -> dict[str, Any]:
 
 
 _REPAIR = "recordings are data, not code: re-record with `make record` rather than editing it"
-_CONFLICT = re.compile(rb"^(<{7}|={7}|>{7})( |$)", re.MULTILINE)
 
 
 def _reject_constant(name: str) -> Any:
@@ -175,7 +156,7 @@ def _reject_constant(name: str) -> Any:
 
 
 def _parse_json(data: bytes, source: Path | str) -> Any:
-    if _CONFLICT.search(data):
+    if CONFLICT_MARKER.search(data):
         raise RecordingError(
             "contains git merge-conflict markers (<<<<<<< / ======= / >>>>>>>)",
             path=source,

@@ -6,10 +6,7 @@ Nothing here executes an example or imports jax or matplotlib.
 from __future__ import annotations
 
 import enum
-import json
 from dataclasses import dataclass
-from functools import cache
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +14,10 @@ from . import fingerprint
 from .course import Course, Lesson
 from .errors import RecordingError
 from .recording import Recording, load
-
-INPUTS_FILE = "_inputs.json"
-PINNED_PACKAGES = ("jax", "numpy", "matplotlib")
+from .rules import INPUTS_FILE as INPUTS_FILE  # re-exported: their home before rules.py
+from .rules import PINNED_PACKAGES
+from .rules import installed_versions as installed_versions
+from .rules import read_inputs as read_inputs
 
 
 class State(enum.StrEnum):
@@ -51,30 +49,6 @@ class LessonStatus:
 
 def recording_path(recordings: Path, lesson_id: str) -> Path:
     return recordings / f"{lesson_id}.json"
-
-
-@cache
-def installed_versions() -> dict[str, str]:
-    versions = {}
-    for name in PINNED_PACKAGES:
-        try:
-            versions[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            versions[name] = "not installed"
-    return versions
-
-
-def read_inputs(recordings: Path) -> dict[str, Any]:
-    """The sidecar that remembers each recording's inputs and run time; {} when unreadable.
-
-    It only sharpens messages ("the example changed") and the recordings page; losing it
-    loses nothing that matters, so a damaged one is ignored rather than fatal.
-    """
-    try:
-        data = json.loads((recordings / INPUTS_FILE).read_text("utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
 
 
 def course_status(course: Course, recordings: Path) -> list[LessonStatus]:

@@ -1,0 +1,191 @@
+"""The rules lessons and recordings follow that the JSON Schemas cannot say, standard library only.
+
+The pydantic models in course.py and recording.py call these, and so does quickcheck.py,
+which proves a course fresh without importing pydantic: one definition of each rule.
+Reading a lesson's front matter lives here too, so both read exactly the same fields.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from datetime import datetime
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from .errors import ContentError
+
+SCHEMA_VERSION = 1
+MAX_RECORDING_BYTES = 20 * 1024 * 1024
+LESSON_ID_PATTERN = r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$"
+SHA256_PATTERN = r"^[0-9a-f]{64}$"
+SLUG_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
+ENV_NAME_PATTERN = re.compile(r"^[A-Z_][A-Z0-9_]*$")
+DATA_NAME_PATTERN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
+CONFLICT_MARKER = re.compile(rb"^(<{7}|={7}|>{7})( |$)", re.MULTILINE)
+DEFAULT_TIMEOUT = 120.0
+LESSON_FILE = "lesson.md"
+EXAMPLE_FILE = "example.py"
+INPUTS_FILE = "_inputs.json"
+PINNED_PACKAGES = ("jax", "numpy", "matplotlib")
+
+
+# -- recordings ------------------------------------------------------------------------------
+
+
+def finite_number(value: object) -> int | float:
+    """A panel value: an int or float, not a bool, not NaN or infinite."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"must be a number, got {type(value).__name__}")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError("must be a finite number")
+    return value
+
+
+def iso_with_timezone(value: str) -> str:
+    """generatedAt: an ISO 8601 date and time that carries a timezone."""
+    try:
+        stamp = datetime.fromisoformat(value)
+    except ValueError:
+        raise ValueError("must be an ISO 8601 date and time") from None
+    if stamp.tzinfo is None:
+        raise ValueError("must carry a timezone, such as +00:00")
+    return value
+
+
+def series_lengths_match(labels: list[Any], series: list[tuple[str, list[Any]]]) -> None:
+    """Every series of a bar panel has one value per label."""
+    for label, ys in series:
+        if len(ys) != len(labels):
+            raise ValueError(f"series {label!r} has {len(ys)} values for {len(labels)} labels")
+
+
+@cache
+def installed_versions() -> dict[str, str]:
+    """The versions a recording's environment must name, or it is stale(environment)."""
+    from importlib import metadata
+
+    versions = {}
+    for name in PINNED_PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = "not installed"
+    return versions
+
+
+def read_inputs(recordings: Path) -> dict[str, Any]:
+    """The sidecar that remembers each recording's inputs and run time; {} when unreadable.
+
+    It only sharpens messages ("the example changed") and the recordings page; losing it
+    loses nothing that matters, so a damaged one is ignored rather than fatal.
+    """
+    try:
+        data = json.loads((recordings / INPUTS_FILE).read_text("utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+# -- lessons ---------------------------------------------------------------------------------
+
+
+def plain_data_names(names: tuple[str, ...]) -> tuple[str, ...]:
+    """`data:` names files beside the example, never a path or the example itself."""
+    for name in names:
+        if not DATA_NAME_PATTERN.fullmatch(name) or name == EXAMPLE_FILE:
+            raise ValueError(f"{name!r} must be a plain file name beside the example")
+    return names
+
+
+def env_names(env: dict[str, str]) -> dict[str, str]:
+    """`env:` keys are environment variable names."""
+    for name in env:
+        if not ENV_NAME_PATTERN.match(name):
+            raise ValueError(f"{name!r} is not an environment variable name")
+    return env
+
+
+def read_text(path: Path) -> str:
+    """A content file as text (UTF-8, an optional BOM dropped); errors name the file."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise ContentError("is missing", path=path) from None
+    except OSError as error:
+        raise ContentError(f"cannot be read: {error.strerror}", path=path) from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise ContentError(
+            f"is not UTF-8 (invalid byte at offset {error.start})",
+            path=path,
+            hint="save the file as UTF-8",
+        ) from None
+
+
+def load_yaml(text: str, path: Path) -> Any:
+    """YAML read with libyaml's safe loader when PyYAML has it (20x faster), else PyYAML's."""
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        return yaml.load(text, Loader=loader)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        problem = getattr(error, "problem", None) or "invalid YAML"
+        raise ContentError(f"YAML error{where}: {problem}", path=path) from None
+
+
+_FLAT_LINE = re.compile(r"([a-z_][a-z0-9_]*): +(\S.*?)\s*")
+_YAML_WORDS = {"null", "true", "false", "yes", "no", "on", "off", "y", "n"}
+
+
+def flat_front_matter(lines: list[str]) -> dict[str, Any] | None:
+    """Front matter of plain `key: value` lines, read without YAML (a tenth of the time).
+
+    Only values YAML would read the same way are taken: text that starts with a letter and
+    is not one of YAML's special words, and plain decimal numbers. Anything else (quotes,
+    lists, comments, ': ' inside a value, dates, signs) returns None, and the caller reads
+    the front matter with YAML. tests/test_course.py checks that both readers agree.
+    """
+    fields: dict[str, Any] = {}
+    for line in lines:
+        match = _FLAT_LINE.fullmatch(line)
+        if not match or match[1] in fields:
+            return None
+        key, value = match[1], match[2]
+        if value[0].isalpha():
+            if value.lower() in _YAML_WORDS or ": " in value or " #" in value:
+                return None
+            fields[key] = value
+        elif re.fullmatch(r"[1-9][0-9]*|0", value):
+            fields[key] = int(value)
+        elif re.fullmatch(r"[1-9][0-9]*\.[0-9]+|0\.[0-9]+", value):
+            fields[key] = float(value)
+        else:
+            return None
+    return fields
+
+
+def split_front_matter(text: str, path: Path) -> tuple[dict[str, Any], str, int]:
+    """Split `---`-fenced YAML front matter from the Markdown body."""
+    lines = text.splitlines(keepends=True)
+    if not lines or lines[0].rstrip() != "---":
+        raise ContentError(
+            "has no front matter: the file must start with a '---' line",
+            path=path,
+            hint="see README, 'Writing a lesson'",
+        )
+    end = next((i for i in range(1, len(lines)) if lines[i].rstrip() == "---"), None)
+    if end is None:
+        raise ContentError("front matter is not closed by a '---' line", path=path)
+    raw = flat_front_matter(lines[1:end])
+    if raw is None:
+        raw = load_yaml("".join(lines[1:end]), path)
+    if not isinstance(raw, dict):
+        raise ContentError("front matter must be a YAML mapping of fields", path=path)
+    return raw, "".join(lines[end + 1 :]), end + 2
