@@ -11,6 +11,9 @@ both themes, no cache. Each case is drawn once to warm up (imports, fonts), then
 whatever else runs slows both alike. The
 cases are the shapes a chart must survive: the typical synthetic panel, 1 and 12 labels,
 long labels, 3 series, huge and tiny values, negative values, a long title and y-label.
+Text measurements and layouts are cached per process, and the timed runs redraw the same
+panel: `--new-text` gives every run's panel strings never drawn before (a build where no
+two panels share a title or label; tick and value labels still repeat).
 """
 
 from __future__ import annotations
@@ -127,24 +130,39 @@ def one_panel(module: ModuleType, panel: BarPanel) -> float:
     return time.process_time() - start
 
 
+def with_new_text(panel: BarPanel, run: int) -> BarPanel:
+    """The panel with every string (title, labels, y-label, series) made new for this run."""
+    series = [s.model_copy(update={"label": f"{s.label} {run}"}) for s in panel.series]
+    update = {
+        "title": f"{panel.title} {run}",
+        "labels": [f"{label} {run}" for label in panel.labels],
+        "ylabel": f"{panel.ylabel} {run}",
+        "series": series,
+    }
+    return panel.model_copy(update=update)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--against", metavar="REV", help="also time this git revision")
     parser.add_argument("--svg", type=Path, help="write each case's light and dark SVG here")
+    parser.add_argument("--new-text", action="store_true", help="no string drawn twice")
     args = parser.parse_args()
     versions = {"this checkout": charts}
     if args.against:
         versions = {args.against: load_revision(args.against), **versions}
-    print(f"median CPU ms per panel (light + dark), {args.runs} runs")
+    new = ", every string new" if args.new_text else ""
+    print(f"median CPU ms per panel (light + dark), {args.runs} runs{new}")
     print(f"{'case':<15}" + "".join(f"{name:>16}" for name in versions) + "    ratio")
     for case, panel in CASES.items():
         times: dict[str, list[float]] = {name: [] for name in versions}
         for module in versions.values():
             one_panel(module, panel)
-        for _ in range(args.runs):
+        for run in range(args.runs):
+            timed = with_new_text(panel, run) if args.new_text else panel
             for name, module in versions.items():
-                times[name].append(one_panel(module, panel))
+                times[name].append(one_panel(module, timed))
         medians = [statistics.median(t) * 1000 for t in times.values()]
         ratio = f"{medians[0] / medians[-1]:8.1f}x" if len(medians) > 1 else ""
         print(f"{case:<15}" + "".join(f"{m:16.1f}" for m in medians) + ratio)

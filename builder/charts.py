@@ -135,8 +135,8 @@ def _layout(panel: BarPanel) -> Layout:
     ylabel = _wrap(panel.ylabel, FONT, AXES_HEIGHT)
     ylabel_offset = max(_width(t, FONT) for t in ytick_labels) + TICK + LABELPAD
     left = EDGE + _lines(ylabel) * FONT * LINE + ylabel_offset
-    legend = [_wrap(series.label, SMALL, 110) for series in panel.series]
     many = len(panel.series) > 1
+    legend = [_wrap(series.label, SMALL, 110) if many else series.label for series in panel.series]
     right = EDGE + (LEGEND_CHROME + max(_width(t, SMALL) for t in legend) if many else EDGE)
     count = len(panel.labels)
     pad = 0.6 + max(0, 3 - count) / 2  # few groups: narrower, centred bars
@@ -259,19 +259,21 @@ def _width(text: str, points: float) -> float:
     return max(_line_width(line, points, False) for line in text.split("\n"))
 
 
-@lru_cache(maxsize=4096)
 def _line_width(line: str, points: float, bold: bool) -> float:
-    from matplotlib.font_manager import FontProperties
-
-    prop = FontProperties(family=FONTS[0], size=points, weight="bold" if bold else "normal")
-    return _text_metrics(line, prop)[0]
+    return _text_metrics(line, points, bold)[0]
 
 
 @lru_cache(maxsize=4096)
-def _text_metrics(line: str, prop: Any) -> tuple[float, float, float]:
-    """Width, height and descent of a line in points (what the SVG renderer measures)."""
+def _text_metrics(line: str, points: float, bold: bool) -> tuple[float, float, float]:
+    """Width, height and descent of a line in points, as the SVG renderer measures it.
+
+    Measuring is most of the cost of a new string (FreeType lays out every glyph), so the
+    layout and the renderer share these (see _renderer_class).
+    """
+    from matplotlib.font_manager import FontProperties
     from matplotlib.textpath import text_to_path
 
+    prop = FontProperties(family=FONTS[0], size=points, weight="bold" if bold else "normal")
     width, height, descent = text_to_path.get_text_width_height_descent(line, prop, ismath=False)
     return float(width), float(height), float(descent)
 
@@ -341,7 +343,7 @@ def _render(figure: Any, height: float) -> bytes:
 
 @cache
 def _renderer_class() -> Any:
-    """matplotlib's SVG renderer, measuring text once per process rather than per chart."""
+    """matplotlib's SVG renderer, measuring our text once per process, not once per chart."""
     from matplotlib.backends import backend_svg
 
     svg: Any = backend_svg  # untyped
@@ -350,9 +352,11 @@ def _renderer_class() -> Any:
         def get_text_width_height_descent(
             self, s: str, prop: Any, ismath: Any
         ) -> tuple[float, float, float]:
-            if ismath:
+            family, size, weight = prop.get_family(), prop.get_size_in_points(), prop.get_weight()
+            plain = (prop.get_style(), prop.get_variant(), prop.get_stretch()) == ("normal",) * 3
+            if ismath or family != ["sans-serif"] or weight not in ("normal", "bold") or not plain:
                 return super().get_text_width_height_descent(s, prop, ismath)  # type: ignore[no-any-return]
-            return _text_metrics(s, prop.copy())
+            return _text_metrics(s, size, weight == "bold")  # sans-serif is FONTS[0] (see _rc)
 
     return Renderer
 
