@@ -45,6 +45,14 @@ BOTTOM = TICK + FONT * LINE + EDGE  # one-line, unrotated x labels
 AXES_HEIGHT = 230.4 - TOP - BOTTOM  # never less than this
 SCALES = ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1e-6, "µ"), (1e-9, "n"), (1e-12, "p"))
 _STYLE = re.compile(rb'style="[^"]*"')
+TEXT_STYLE = {  # every text property a chart sets (multialignment defaults to ha)
+    "ha": "left",
+    "va": "baseline",
+    "rotation": 0,
+    "rotation_mode": "default",
+    "fontsize": FONT,
+    "fontweight": "normal",
+}
 
 
 def chart_key(panel: BarPanel, theme: str) -> str:
@@ -283,8 +291,11 @@ def _light_svg(panel_json: str) -> bytes:
     panel = BarPanel.model_validate_json(panel_json)
     layout = _layout(panel)
     with _rc_set(_rc(THEMES["light"])):
-        figure = _figure(panel, layout)
-        return _render(figure, layout.height)
+        try:
+            return _render(_figure(panel, layout), layout.height)
+        except BaseException:
+            _canvas.cache_clear()  # a half-drawn chart must not leak into the next one
+            raise
 
 
 @contextmanager
@@ -318,17 +329,67 @@ class _Frame:
 
 def _figure(panel: BarPanel, layout: Layout) -> Any:
     """The panel as figure-level artists placed in points (no Axes: nothing to lay out)."""
-    from matplotlib.figure import Figure
     from matplotlib.transforms import Bbox
 
-    figure = Figure(figsize=(WIDTH / 72, layout.height / 72), dpi=72)
+    canvas = _canvas()
+    canvas.start(layout.height)
     frame = _Frame(layout, len(panel.labels))
     clip = Bbox.from_extents(frame.left, frame.bottom, frame.right, frame.top)
-    _grid(figure, layout, frame, clip)
-    handles = _bars(figure, panel, layout, frame, clip)
-    _ticks(figure, layout, frame)
-    _texts(figure, layout, frame, handles)
-    return figure
+    _grid(canvas, layout, frame, clip)
+    handles = _bars(canvas, panel, layout, frame, clip)
+    _ticks(canvas, layout, frame)
+    _texts(canvas, layout, frame, handles)
+    canvas.finish()
+    return canvas.figure
+
+
+class _Canvas:
+    """The one figure a process draws on: its texts are reused, its other artists replaced.
+
+    A chart sets every property of the texts it uses (TEXT_STYLE fills in the rest) and
+    hides the others, so what was drawn before never shows through.
+    """
+
+    def __init__(self) -> None:
+        from matplotlib.figure import Figure
+
+        self.figure = Figure(dpi=72)
+        self.labels: list[Any] = []
+        self.used = 0
+        self.added: list[Any] = []
+
+    def start(self, height: float) -> None:
+        for artist in self.added:
+            artist.remove()
+        self.added, self.used = [], 0
+        self.figure.set_size_inches(WIDTH / 72, height / 72)
+
+    def add(self, artist: Any) -> Any:
+        self.figure.add_artist(artist)
+        self.added.append(artist)
+        return artist
+
+    def text(self, at: tuple[float, float], text: str, **style: Any) -> None:
+        from matplotlib.transforms import IdentityTransform
+
+        style = {**TEXT_STYLE, "multialignment": style.get("ha", "left"), **style}
+        if self.used == len(self.labels):
+            label = _label_class()(0, 0, "", transform=IdentityTransform())
+            self.figure.add_artist(label)
+            self.labels.append(label)
+        label = self.labels[self.used]
+        self.used += 1
+        label.set(x=at[0], y=at[1], text=text, visible=True, **style)
+        label.layout_key = (text, *sorted(style.items()))
+
+    def finish(self) -> None:
+        for label in self.labels[self.used :]:
+            label.set_visible(False)
+
+
+@cache
+def _canvas() -> _Canvas:
+    return _Canvas()
 
 
 def _render(figure: Any, height: float) -> bytes:
@@ -361,17 +422,17 @@ def _renderer_class() -> Any:
     return Renderer
 
 
-def _grid(figure: Any, layout: Layout, frame: _Frame, clip: Any) -> None:
+def _grid(canvas: _Canvas, layout: Layout, frame: _Frame, clip: Any) -> None:
     """Grid lines at the y ticks under the bars, the left and bottom spines over them."""
     grid = THEMES["light"]["grid"]
     lines = [((frame.left, frame.y(t)), (frame.right, frame.y(t))) for t in layout.yticks]
-    _segments(figure, lines, edgecolor=grid, zorder=0.5, capstyle="butt").set_clip_box(clip)
+    _segments(canvas, lines, edgecolor=grid, zorder=0.5, capstyle="butt").set_clip_box(clip)
     left = ((frame.left, frame.bottom), (frame.left, frame.top))
     bottom = ((frame.left, frame.bottom), (frame.right, frame.bottom))
-    _segments(figure, [left, bottom], edgecolor=grid, zorder=2.5, capstyle="projecting")
+    _segments(canvas, [left, bottom], edgecolor=grid, zorder=2.5, capstyle="projecting")
 
 
-def _segments(figure: Any, lines: list[Any], **style: Any) -> Any:
+def _segments(canvas: _Canvas, lines: list[Any], **style: Any) -> Any:
     """Straight 0.8 pt lines as one path (one SVG element), in figure points."""
     from matplotlib.patches import PathPatch
     from matplotlib.path import Path as MplPath
@@ -379,12 +440,12 @@ def _segments(figure: Any, lines: list[Any], **style: Any) -> Any:
 
     codes = [MplPath.MOVETO, MplPath.LINETO] * len(lines)
     path = MplPath([point for line in lines for point in line], codes)
-    patch = PathPatch(path, fill=False, linewidth=0.8, transform=IdentityTransform(), **style)
-    figure.add_artist(patch)
-    return patch
+    return canvas.add(
+        PathPatch(path, fill=False, linewidth=0.8, transform=IdentityTransform(), **style)
+    )
 
 
-def _bars(figure: Any, panel: BarPanel, layout: Layout, frame: _Frame, clip: Any) -> list[Any]:
+def _bars(canvas: _Canvas, panel: BarPanel, layout: Layout, frame: _Frame, clip: Any) -> list[Any]:
     """The bars, one path per series, and their values above (or below) them."""
     from matplotlib.patches import PathPatch, Rectangle
     from matplotlib.path import Path as MplPath
@@ -404,22 +465,21 @@ def _bars(figure: Any, panel: BarPanel, layout: Layout, frame: _Frame, clip: Any
             vertices += [(x0, base), (x1, base), (x1, top), (x0, top), (x0, base)]
         path = MplPath(vertices, codes * len(offsets))
         bars = PathPatch(path, fc=color, ec="none", zorder=1, transform=IdentityTransform())
-        bars.set_clip_box(clip)
-        figure.add_artist(bars)
+        canvas.add(bars).set_clip_box(clip)
         handles.append(Rectangle((0, 0), 1, 1, facecolor=color, label=layout.legend[index]))
         if layout.values:
             for x, y in zip(offsets, series.y, strict=True):
                 up = y >= 0
                 at = (frame.x(x), frame.y(y) + (2 if up else -2))
-                _text(figure, at, _short(y), fontsize=SMALL, ha="center", va=("top", "bottom")[up])
+                canvas.text(at, _short(y), fontsize=SMALL, ha="center", va=("top", "bottom")[up])
     return handles
 
 
-def _ticks(figure: Any, layout: Layout, frame: _Frame) -> None:
+def _ticks(canvas: _Canvas, layout: Layout, frame: _Frame) -> None:
     """Tick labels, where matplotlib's ticks would put them (a Tick is 5 artists)."""
     x = frame.left - TICK
     for y, label in zip(layout.yticks, layout.ytick_labels, strict=True):
-        _text(figure, (x, frame.y(y)), label, ha="right", va="center_baseline")
+        canvas.text((x, frame.y(y)), label, ha="right", va="center_baseline")
     y = frame.bottom - TICK
     style = (
         {"ha": "right", "va": "top", "rotation": ROTATION, "rotation_mode": "anchor"}
@@ -427,32 +487,25 @@ def _ticks(figure: Any, layout: Layout, frame: _Frame) -> None:
         else {"ha": "center", "va": "top", "multialignment": "center"}
     )
     for x, label in enumerate(layout.xlabels):
-        _text(figure, (frame.x(x), y), label, **style)
+        canvas.text((frame.x(x), y), label, **style)
 
 
-def _texts(figure: Any, layout: Layout, frame: _Frame, handles: list[Any]) -> None:
+def _texts(canvas: _Canvas, layout: Layout, frame: _Frame, handles: list[Any]) -> None:
     """Title, y-label and legend where the layout put them (no bounding-box search)."""
     at = (frame.left, frame.top + TITLEPAD)
-    _text(figure, at, layout.title, fontsize=TITLE, fontweight="bold", ha="left", va="baseline")
+    canvas.text(at, layout.title, fontsize=TITLE, fontweight="bold", ha="left", va="baseline")
     at = (frame.left - layout.ylabel_offset, (frame.bottom + frame.top) / 2)
     style = {"rotation": 90, "rotation_mode": "anchor", "ha": "center", "va": "bottom"}
-    _text(figure, at, layout.ylabel, **style)
+    canvas.text(at, layout.ylabel, **style)
     if len(handles) > 1:
         from matplotlib.transforms import IdentityTransform
 
         corner = (frame.right, frame.top)
-        figure.legend(
+        legend = canvas.figure.legend(
             handles=handles, frameon=False, fontsize=SMALL, loc="upper left",
             bbox_to_anchor=corner, bbox_transform=IdentityTransform(),
         )  # fmt: skip
-
-
-def _text(figure: Any, at: tuple[float, float], text: str, **style: Any) -> None:
-    from matplotlib.transforms import IdentityTransform
-
-    label = _label_class()(*at, text, transform=IdentityTransform(), **style)
-    label.layout_key = (text, *sorted(style.items()))
-    figure.add_artist(label)
+        canvas.added.append(legend)
 
 
 @cache
