@@ -38,7 +38,9 @@ EDGE = 4.0  # points of air inside the figure's edge
 TICK = 7.0  # tick length plus its pad
 LABELPAD = 4.0  # between the y tick labels and the y-label
 TITLEPAD = 6.0
-LEGEND_CHROME = 32.8  # 8 pt legend: border pad 4, inner pads 2 x 3.2, handle 16, gap 6.4
+# matplotlib's legend at 8 pt (its rc defaults): outside and inside pads, handle, gaps
+LEGEND_INSET, HANDLE, HANDLE_HEIGHT, HANDLE_GAP, ENTRY_GAP = 4 + 3.2, 16, 5.6, 6.4, 4
+LEGEND_CHROME = LEGEND_INSET + 3.2 + HANDLE + HANDLE_GAP  # beside the longest label
 ROTATION = 30
 TOP = EDGE + TITLE * LINE + TITLEPAD  # a one-line title
 BOTTOM = TICK + FONT * LINE + EDGE  # one-line, unrotated x labels
@@ -336,9 +338,9 @@ def _figure(panel: BarPanel, layout: Layout) -> Any:
     frame = _Frame(layout, len(panel.labels))
     clip = Bbox.from_extents(frame.left, frame.bottom, frame.right, frame.top)
     _grid(canvas, layout, frame, clip)
-    handles = _bars(canvas, panel, layout, frame, clip)
+    _bars(canvas, panel, layout, frame, clip)
     _ticks(canvas, layout, frame)
-    _texts(canvas, layout, frame, handles)
+    _texts(canvas, layout, frame)
     canvas.finish()
     return canvas.figure
 
@@ -445,9 +447,9 @@ def _segments(canvas: _Canvas, lines: list[Any], **style: Any) -> Any:
     )
 
 
-def _bars(canvas: _Canvas, panel: BarPanel, layout: Layout, frame: _Frame, clip: Any) -> list[Any]:
+def _bars(canvas: _Canvas, panel: BarPanel, layout: Layout, frame: _Frame, clip: Any) -> None:
     """The bars, one path per series, and their values above (or below) them."""
-    from matplotlib.patches import PathPatch, Rectangle
+    from matplotlib.patches import PathPatch
     from matplotlib.path import Path as MplPath
     from matplotlib.transforms import IdentityTransform
 
@@ -455,7 +457,6 @@ def _bars(canvas: _Canvas, panel: BarPanel, layout: Layout, frame: _Frame, clip:
     width = 0.8 / count
     base = frame.y(0)
     codes = [MplPath.MOVETO, MplPath.LINETO, MplPath.LINETO, MplPath.LINETO, MplPath.CLOSEPOLY]
-    handles = []
     for index, series in enumerate(panel.series):
         offsets = [x - 0.4 + width * (index + 0.5) for x in range(len(panel.labels))]
         color = PALETTE[index % len(PALETTE)]
@@ -466,13 +467,11 @@ def _bars(canvas: _Canvas, panel: BarPanel, layout: Layout, frame: _Frame, clip:
         path = MplPath(vertices, codes * len(offsets))
         bars = PathPatch(path, fc=color, ec="none", zorder=1, transform=IdentityTransform())
         canvas.add(bars).set_clip_box(clip)
-        handles.append(Rectangle((0, 0), 1, 1, facecolor=color, label=layout.legend[index]))
         if layout.values:
             for x, y in zip(offsets, series.y, strict=True):
                 up = y >= 0
                 at = (frame.x(x), frame.y(y) + (2 if up else -2))
                 canvas.text(at, _short(y), fontsize=SMALL, ha="center", va=("top", "bottom")[up])
-    return handles
 
 
 def _ticks(canvas: _Canvas, layout: Layout, frame: _Frame) -> None:
@@ -490,22 +489,54 @@ def _ticks(canvas: _Canvas, layout: Layout, frame: _Frame) -> None:
         canvas.text((frame.x(x), y), label, **style)
 
 
-def _texts(canvas: _Canvas, layout: Layout, frame: _Frame, handles: list[Any]) -> None:
+def _texts(canvas: _Canvas, layout: Layout, frame: _Frame) -> None:
     """Title, y-label and legend where the layout put them (no bounding-box search)."""
     at = (frame.left, frame.top + TITLEPAD)
     canvas.text(at, layout.title, fontsize=TITLE, fontweight="bold", ha="left", va="baseline")
     at = (frame.left - layout.ylabel_offset, (frame.bottom + frame.top) / 2)
     style = {"rotation": 90, "rotation_mode": "anchor", "ha": "center", "va": "bottom"}
     canvas.text(at, layout.ylabel, **style)
-    if len(handles) > 1:
-        from matplotlib.transforms import IdentityTransform
+    if len(layout.legend) > 1:
+        _legend(canvas, layout.legend, frame.right, frame.top)
 
-        corner = (frame.right, frame.top)
-        legend = canvas.figure.legend(
-            handles=handles, frameon=False, fontsize=SMALL, loc="upper left",
-            bbox_to_anchor=corner, bbox_transform=IdentityTransform(),
-        )  # fmt: skip
-        canvas.added.append(legend)
+
+def _legend(canvas: _Canvas, labels: list[str], left: float, top: float) -> None:
+    """Series swatches and labels where matplotlib's `legend(loc="upper left",
+    bbox_to_anchor=(1, 1), frameon=False)` puts them (its offset boxes cost as much as the
+    rest of the chart); test_charts checks the two agree.
+    """
+    from matplotlib.patches import Rectangle
+    from matplotlib.transforms import IdentityTransform
+
+    x, y = left + LEGEND_INSET, top - LEGEND_INSET  # y: the top of the next entry
+    for index, label in enumerate(labels):
+        below, above, shift = _legend_entry(label)
+        baseline = y - max(HANDLE_HEIGHT, above)  # the swatch sits on the label's baseline
+        color = PALETTE[index % len(PALETTE)]
+        swatch = Rectangle((x, baseline), HANDLE, HANDLE_HEIGHT, fc=color, ec="none", zorder=5)
+        canvas.add(swatch).set_transform(IdentityTransform())
+        canvas.text((x + HANDLE + HANDLE_GAP, baseline + shift), label, fontsize=SMALL)
+        y = baseline - max(0, below) - ENTRY_GAP
+
+
+def _legend_entry(label: str) -> tuple[float, float, float]:
+    """How far a legend label reaches below and above its entry's baseline, and how far its
+    last line's baseline sits above that (a label of several lines is centred on it)."""
+    _, lp_height, lp_descent = _text_metrics("lp", SMALL, False)
+    top = 0.0  # matplotlib's Text layout: the baseline of each line, from the top
+    for index, line in enumerate(label.split("\n")):
+        _, height, descent = _text_metrics(line, SMALL, False) if line else (0, 0, 0)
+        height, descent = max(height, lp_height), max(descent, lp_descent)
+        if index == 0:
+            top = -(height - descent)
+        else:
+            top -= max(lp_height - lp_descent, height - descent) * LINE
+        last, top = top, top - descent
+    extent = descent - last  # the whole text's height
+    if "\n" not in label:  # matplotlib's TextArea: at least as tall as "lp"
+        return descent, max(lp_height - lp_descent, extent - descent), 0.0
+    below = 0.5 * extent - 0.5 * (lp_height - lp_descent)
+    return below, extent - below, descent - below
 
 
 @cache

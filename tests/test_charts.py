@@ -3,6 +3,7 @@ the light one recoloured, text stays text, and no chart shape pushes text off th
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -73,3 +74,40 @@ def test_compact_numbers() -> None:
         "7",
         "0.5",
     ]
+
+
+def test_legend_is_where_matplotlib_puts_it() -> None:
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Rectangle
+    from matplotlib.transforms import IdentityTransform
+
+    wrapped = charts._wrap(
+        "a series label long enough to wrap onto three legend lines", charts.SMALL, 110
+    )
+    assert wrapped.count("\n") == 2
+    labels = ["python_loop", "fori_loop", wrapped, "qy", "two\nlines"]
+    left, top, height = 380.0, 200.0, 230.4
+    with charts._rc_set(charts._rc(charts.THEMES["light"])):
+        canvas = charts._canvas()
+        canvas.start(height)
+        charts._legend(canvas, labels, left, top)
+        canvas.finish()
+        ours = drawn(charts._render(canvas.figure, height))
+        figure = Figure(figsize=(charts.WIDTH / 72, height / 72), dpi=72)
+        handles = [Rectangle((0, 0), 1, 1, fc=color) for color in charts.PALETTE]
+        figure.legend(
+            handles[: len(labels)], labels, frameon=False, fontsize=charts.SMALL,
+            loc="upper left", bbox_to_anchor=(left, top), bbox_transform=IdentityTransform(),
+        )  # fmt: skip
+        theirs = drawn(charts._render(figure, height))
+    assert len(ours) == len(labels) + 8 + 1  # swatches, lines of text, the background
+    assert ours == theirs
+
+
+def drawn(svg: bytes) -> list[str]:
+    """The SVG's paths and texts, where they are, in a stable order."""
+    text = svg.decode()
+    paths = re.findall(r'<path d="([^"]*)"[^>]*style="([^"]*)"', text)
+    texts = re.findall(r'<text style="([^"]*)" x="([^"]*)" y="([^"]*)"[^>]*>([^<]*)</text>', text)
+    moved = re.findall(r'<text style="([^"]*)" transform="([^"]*)">([^<]*)</text>', text)
+    return sorted(" ".join(parts) for parts in [*paths, *texts, *moved])
