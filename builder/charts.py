@@ -1,12 +1,14 @@
 """Bar panels drawn with matplotlib as SVG, deterministically, cached by content.
 
 matplotlib is imported only when a chart is actually drawn, never on a cache hit. Drawing
-is made cheap four ways: the margins are computed from the measured text (no
-`tight_layout`, which laid out and drew every chart twice); everything is placed in points
-from that layout as a few figure-level artists (no Axes, ticks or autoscaling: one path per
-series of bars, one for the spines) and drawn straight to matplotlib's SVG renderer (no
-savefig); and a panel is drawn once, in the light theme: its dark SVG is the light one
-with the text and grid colours swapped. `python bench/charts.py` times it.
+is made cheap by: margins computed from the measured text (no `tight_layout`, which laid
+out and drew every chart twice); everything placed in points from that layout as a few
+figure-level artists on one figure per process (no Axes, ticks, autoscaling or legend
+boxes: one path per series of bars, one for the grid, one for the spines, reused texts)
+and drawn straight to matplotlib's SVG renderer (no savefig); each string measured and
+each text laid out once per process; and a panel drawn once, in the light theme: its dark
+SVG is the light one with the text and grid colours swapped. `python bench/charts.py`
+times it.
 """
 
 from __future__ import annotations
@@ -126,15 +128,6 @@ class Layout:
     @property
     def axes_width(self) -> float:
         return WIDTH - self.left - self.right
-
-    def axes_box(self) -> tuple[float, float, float, float]:
-        height = self.height
-        return (
-            self.left / WIDTH,
-            self.bottom / height,
-            self.axes_width / WIDTH,
-            AXES_HEIGHT / height,
-        )
 
 
 def _layout(panel: BarPanel) -> Layout:
@@ -530,7 +523,7 @@ def _legend_entry(label: str) -> tuple[float, float, float]:
         if index == 0:
             top = -(height - descent)
         else:
-            top -= max(lp_height - lp_descent, height - descent) * LINE
+            top -= max(lp_height - lp_descent, height - descent) * 1.2  # Text's linespacing
         last, top = top, top - descent
     extent = descent - last  # the whole text's height
     if "\n" not in label:  # matplotlib's TextArea: at least as tall as "lp"
