@@ -19,17 +19,20 @@ import hashlib
 import os
 import pickle
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from dataclasses import dataclass, field
 from functools import cache
 from importlib import metadata
 from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
+from . import highlight
 from .course import Course
 from .errors import BuildError
 from .render import LessonFiles, render_lessons
 from .stamp import BUILDER, TEMPLATES
+from .state import Output
 from .status import LessonStatus
 
 RENDER_PACKAGES = ("jinja2", "markdown-it-py", "mdit-py-plugins", "pygments", "matplotlib")
@@ -37,29 +40,71 @@ MIN_PER_WORKER = 16  # below this many misses a worker costs more than it saves
 
 
 class LessonCache:
-    """`render.LessonMap`: each lesson's files, from the cache or rendered."""
+    """`render.LessonMap`: each lesson's files, from the cache or rendered.
 
-    def __init__(self, cache_dir: Path, jobs: int | None = None) -> None:
+    A page whose key and files in the site are what the last build left (`last`, `trusted`:
+    see builder.state) is not even loaded: it comes back with no files, its names go to
+    `kept`, and the site keeps the files it has.
+    """
+
+    def __init__(
+        self,
+        cache_dir: Path,
+        jobs: int | None = None,
+        last: dict[str, Output] | None = None,
+        trusted: set[str] | None = None,
+        known: dict[str, tuple[str, str]] | None = None,
+    ) -> None:
         self.folder = cache_dir / "pages"
         self.jobs = jobs or os.cpu_count() or 1
+        self.last = last or {}
+        self.trusted = trusted or set()
         self.hits = 0
         self.rendered = 0
+        self.kept: set[str] = set()
+        # by lesson id, or by the name of a page that is not a lesson's, for the next build
+        self.outputs: dict[str, Output] = {}
+        self.page_keys: dict[str, str] = {}  # page name -> its key
+        self.known = known or {}  # lesson id -> its part of the key (see page_keys)
+        self.parts: dict[str, tuple[str, str]] = {}
 
     def __call__(
         self, course: Course, statuses: list[LessonStatus], chart_cache: Path | None
     ) -> list[LessonFiles]:
-        keys = page_keys(course, statuses)
-        results: list[LessonFiles | None] = [self._load(key) for key in keys]
+        keys, self.parts = page_keys(course, statuses, self.known)
+        results: list[LessonFiles | None] = []
+        for lesson, key in zip(course.lessons, keys, strict=True):
+            self.page_keys[f"{lesson.url}index.html"] = key
+            last = self.last.get(lesson.id)
+            if last and last.key == key and self.trusted.issuperset(last.names):
+                self.kept.update(last.names)
+                self.outputs[lesson.id] = last
+                results.append(({}, list(last.terms), []))
+            else:
+                results.append(self._load(key))
         misses = [i for i, result in enumerate(results) if result is None]
         self.hits, self.rendered = len(keys) - len(misses), len(misses)
-        for index, result in zip(
+        for index, rendered in zip(
             misses, self._render(course, statuses, chart_cache, misses), strict=True
         ):
-            results[index] = result
-            if not result[2]:
-                self._store(keys[index], result)
+            results[index] = rendered
+            if not rendered[2]:
+                self._store(keys[index], rendered)
+        for lesson, key, result in zip(course.lessons, keys, results, strict=True):
+            if result is not None and result[0]:
+                self.outputs[lesson.id] = Output(key, tuple(sorted(result[0])), tuple(result[1]))
         self._prune(set(keys))
         return [result for result in results if result is not None]
+
+    def reuse_page(self, name: str, key: str) -> bool:
+        """`render_site`'s `reuse`: is the site's `name` still the page made from `key`?"""
+        self.page_keys[name] = key
+        last = self.last.get(name)
+        self.outputs[name] = Output(key, (name,))
+        if last and last.key == key and name in self.trusted:
+            self.kept.add(name)
+            return True
+        return False
 
     def _render(
         self,
@@ -78,11 +123,10 @@ class LessonCache:
                 parts = list(pool.map(_render_chunk, chunks))
         finally:
             _forked.clear()
-        by_index = {
-            i: r
-            for chunk, part in zip(chunks, parts, strict=True)
-            for i, r in zip(chunk, part, strict=True)
-        }
+        by_index: dict[int, Portable] = {}
+        for chunk, (part, blocks) in zip(chunks, parts, strict=True):
+            by_index.update(zip(chunk, part, strict=True))
+            highlight.adopt(blocks)
         return [_revive(by_index[i]) for i in misses]
 
     def _path(self, key: str) -> Path:
@@ -111,65 +155,148 @@ class LessonCache:
                 path.unlink(missing_ok=True)
 
 
-def cached_search(
-    files: dict[str, bytes],
-    cache_dir: Path,
-    index: Callable[[dict[str, bytes], Path], dict[str, bytes]],
-) -> dict[str, bytes]:
-    """The search bundle for these pages, reused while no page's HTML changed.
+@dataclass
+class SearchFiles:
+    files: dict[str, bytes] = field(default_factory=dict)  # bundles to write
+    kept: set[str] = field(default_factory=set)  # bundle files the site already holds
+    outputs: dict[str, Output] = field(default_factory=dict)  # by bundle id, for the next build
 
-    Pagefind reads only the HTML pages, so their bytes (and Pagefind's version) are the key.
+
+def search_bundles(
+    course: Course,
+    files: dict[str, bytes],
+    lesson_keys: dict[str, str],
+    paths: Any,
+    index: Callable[[dict[str, bytes], Path], dict[str, bytes]],
+    last: dict[str, Output],
+    trusted: set[str],
+) -> SearchFiles:
+    """Every search bundle of the site (see builder.search.bundles), each rebuilt only when
+    one of its pages changed.
+
+    A bundle's key hashes its pages: a lesson page by its page key (its HTML is a function
+    of it), any other page by its bytes. A bundle with the key of the last build whose files
+    are untouched in the site is kept as it is; one with a key in `.cache/search/` is taken
+    from there; the rest are indexed by Pagefind, several at once. Pages not in `files` (the
+    ones LessonCache kept) are read from the site, where they are known to be unchanged.
     An empty bundle (no Pagefind installed) is never stored.
     """
-    pages = sorted(name for name in files if name.endswith(".html"))
-    key = _digest(
-        _version("pagefind-bin"), *(f"{name}\0{_bytes_digest(files[name])}" for name in pages)
-    )
-    stored = cache_dir / "search-bundle.pickle"
-    try:
-        saved_key, bundle = pickle.loads(stored.read_bytes())
-        if saved_key == key:
-            return dict(bundle)
-    except (OSError, ValueError, EOFError, pickle.UnpicklingError):
-        pass
-    bundle = index(files, cache_dir / "search")
-    if bundle:
-        from .fsutil import write_atomic
+    from .search import UI, bundle_folder, bundles
 
-        write_atomic(stored, pickle.dumps((key, bundle), protocol=5), durable=False)
-    return bundle
+    result = SearchFiles()
+    version = _version("pagefind-bin")
+    todo: dict[str, tuple[str, list[str]]] = {}
+    for bundle, pages in bundles(course).items():
+        key = _digest(
+            version,
+            bundle,
+            *(f"{n}\0{lesson_keys.get(n) or _bytes_digest(files[n])}" for n in pages),
+        )
+        previous = last.get(bundle)
+        if previous and previous.key == key and trusted.issuperset(previous.names):
+            result.kept.update(previous.names)
+            result.outputs[bundle] = previous
+            continue
+        stored = _stored_bundle(paths.cache, bundle, key)
+        if stored is not None:
+            _add(result, bundle, key, stored)
+        else:
+            todo[bundle] = (key, pages)
+
+    def make(bundle: str) -> dict[str, bytes]:
+        pages = {
+            n: files[n] if n in files else (paths.out / n).read_bytes() for n in todo[bundle][1]
+        }
+        made = index(pages, paths.cache / "search" / (bundle or "_site"))
+        return {
+            f"{bundle_folder(bundle)}{name}": data
+            for name, data in made.items()
+            if not bundle or not name.startswith(UI)
+        }
+
+    with ThreadPoolExecutor(os.cpu_count() or 1) as pool:  # Pagefind runs outside the GIL
+        made = dict(zip(todo, pool.map(make, todo), strict=True))
+    for bundle, bundle_files in made.items():
+        key = todo[bundle][0]
+        if bundle_files:
+            from .fsutil import write_atomic
+
+            write_atomic(
+                _bundle_path(paths.cache, bundle),
+                pickle.dumps((key, bundle_files), protocol=5),
+                durable=False,
+            )
+        _add(result, bundle, key, bundle_files)
+    _prune_bundles(paths.cache, set(bundles(course)))
+    return result
+
+
+def _add(result: SearchFiles, bundle: str, key: str, bundle_files: dict[str, bytes]) -> None:
+    result.files |= bundle_files
+    if bundle_files:
+        result.outputs[bundle] = Output(key, tuple(sorted(bundle_files)))
+
+
+def _bundle_path(cache_dir: Path, bundle: str) -> Path:
+    return cache_dir / "search" / f"{bundle or '_site'}.pickle"
+
+
+def _stored_bundle(cache_dir: Path, bundle: str, key: str) -> dict[str, bytes] | None:
+    try:
+        saved_key, stored = pickle.loads(_bundle_path(cache_dir, bundle).read_bytes())
+    except (OSError, ValueError, EOFError, pickle.UnpicklingError):
+        return None
+    return dict(stored) if saved_key == key else None
+
+
+def _prune_bundles(cache_dir: Path, keep: set[str]) -> None:
+    for path in (cache_dir / "search").glob("*.pickle"):
+        if path.stem not in keep and not (path.stem == "_site" and "" in keep):
+            path.unlink(missing_ok=True)
 
 
 # -- keys ----------------------------------------------------------------------------------
 
 
-def page_keys(course: Course, statuses: list[LessonStatus]) -> list[str]:
-    """One key per lesson, in course order."""
+def page_keys(
+    course: Course,
+    statuses: list[LessonStatus],
+    known: dict[str, tuple[str, str]] | None = None,
+) -> tuple[list[str], dict[str, tuple[str, str]]]:
+    """One key per lesson, in course order, and each lesson's own part of it by id.
+
+    A lesson's own part hashes its front matter, prose, example, status and recording (and,
+    separately, its front matter alone, which its neighbours show); `known` holds the parts
+    of lessons builder.state took unchanged from the last build.
+    """
     by_id = {status.lesson_id: status for status in statuses}
     shared = _digest(code_digest(), _course_digest(course))
     arcs = _arc_titles(course)
-    lessons = course.lessons
-    keys = []
-    for index, lesson in enumerate(lessons):
-        status = by_id[lesson.id]
-        recording = status.recording.model_dump_json() if status.recording else ""
-        neighbours = [
-            lessons[i].meta.model_dump_json() if 0 <= i < len(lessons) else ""
-            for i in (index - 1, index + 1)
-        ]
-        keys.append(
-            _digest(
-                shared,
-                lesson.meta.model_dump_json(),
+    known = known or {}
+    parts = {}
+    for lesson in course.lessons:
+        part = known.get(lesson.id)
+        if part is None:
+            status = by_id[lesson.id]
+            meta = lesson.meta.model_dump_json()
+            recording = status.recording.model_dump_json() if status.recording else ""
+            own = _digest(
+                meta,
                 lesson.body,
                 lesson.source.decode("utf-8", "replace"),
                 f"{status.state}\0{status.detail}",
                 recording,
-                *neighbours,
-                arcs[lesson.meta.arc],
             )
-        )
-    return keys
+            part = own, _digest(meta)
+        parts[lesson.id] = part
+    lessons = course.lessons
+    keys = []
+    for index, lesson in enumerate(lessons):
+        neighbours = [
+            parts[lessons[i].id][1] if 0 <= i < len(lessons) else "" for i in (index - 1, index + 1)
+        ]
+        keys.append(_digest(shared, parts[lesson.id][0], *neighbours, arcs[lesson.meta.arc]))
+    return keys, parts
 
 
 @cache
@@ -229,11 +356,13 @@ _forked: dict[str, Any] = {}
 Portable = tuple[dict[str, bytes], list[str], list[tuple[str, str | None, str, str]]]
 
 
-def _render_chunk(indices: list[int]) -> list[Portable]:
+def _render_chunk(indices: list[int]) -> tuple[list[Portable], dict[str, str]]:
+    """A worker's pages, and the code blocks it highlighted (for the parent's store)."""
     results = render_lessons(
         _forked["course"], _forked["statuses"], _forked["chart_cache"], indices
     )
-    return [(files, terms, [_portable(e) for e in errors]) for files, terms, errors in results]
+    pages = [(files, terms, [_portable(e) for e in errors]) for files, terms, errors in results]
+    return pages, highlight.made()
 
 
 def _portable(error: BuildError) -> tuple[str, str | None, str, str]:

@@ -141,8 +141,14 @@ def _site(args: argparse.Namespace, execute: bool = True) -> int:
     from .site import build
 
     stamp.forget()
-    result = build(_paths(args), execute=execute, jobs=getattr(args, "jobs", 1), force=force)
-    stamp.save(result.total)
+    result = build(
+        _paths(args),
+        execute=execute,
+        jobs=getattr(args, "jobs", 1),
+        force=force,
+        seen=stamp,
+    )
+    stamp.save(result.total, result.site)
     seconds = time.perf_counter() - started
     print(
         f"Built {args.out}/: {result.total} files ({result.written} written, "

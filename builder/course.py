@@ -5,6 +5,7 @@ Every problem found is collected and reported together, each naming its file and
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -131,14 +132,42 @@ class Course(Frozen):
     def arc_lessons(self, arc: Arc) -> list[Lesson]:
         return [lesson for lesson in self.lessons if lesson.meta.arc == arc.id]
 
+    def by_arc(self) -> dict[str, list[Lesson]]:
+        """Every arc's lessons in reading order, by arc id, in one pass over the course."""
+        arcs: dict[str, list[Lesson]] = {arc.id: [] for arc in self.meta.arcs}
+        for lesson in self.lessons:
+            arcs[lesson.meta.arc].append(lesson)
+        return arcs
 
-def load_course(root: Path) -> Course:
-    """Read and validate everything under `root`; raise every problem at once."""
+
+@dataclass(frozen=True)
+class Loaded:
+    """Parts of a course already read and validated, from builder.state (same bytes on disk)."""
+
+    meta: CourseMeta
+    glossary: tuple[GlossaryTerm, ...]
+    lessons: dict[str, Lesson]  # by folder name
+
+
+def load_course(root: Path, loaded: Loaded | None = None) -> Course:
+    """Read and validate everything under `root`; raise every problem at once.
+
+    With `loaded`, the parts it holds are taken as they are instead of read again; every
+    course-wide check (arcs, slugs, glossary) still runs on the whole.
+    """
     errors: list[BuildError] = []
-    meta = _collect(errors, _load_meta, root / "course.yml")
+    meta = loaded.meta if loaded else _collect(errors, _load_meta, root / "course.yml")
     folders = _lesson_folders(root / "lessons", errors)
-    lessons = [x for folder in folders if (x := _collect(errors, _load_lesson, folder))]
-    glossary = _collect(errors, _load_glossary, root / "glossary.yml") or ()
+    known = loaded.lessons if loaded else {}
+    lessons = [
+        x
+        for folder in folders
+        if (x := known.get(folder.name) or _collect(errors, _load_lesson, folder))
+    ]
+    if loaded:
+        glossary = loaded.glossary
+    else:
+        glossary = _collect(errors, _load_glossary, root / "glossary.yml") or ()
     if meta is not None:
         errors += _cross_check(meta, lessons, root)
     # A lesson that failed to load is already reported; do not report its terms again.

@@ -6,7 +6,9 @@ The same inputs give byte-identical files.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import pickle
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -17,7 +19,7 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
-from . import charts, highlight, prose
+from . import charts, highlight, prose, search
 from .course import Arc, Course, GlossaryTerm, Lesson
 from .errors import BuildError, raise_all
 from .status import LessonStatus
@@ -96,12 +98,15 @@ def render_site(
     chart_cache: Path | None,
     run_seconds: dict[str, float] | None = None,
     lesson_map: LessonMap | None = None,
+    reuse: Callable[[str, str], bool] | None = None,
 ) -> dict[str, bytes]:
     """Every file of the site by its path inside the site; raises all render errors at once.
 
     `run_seconds` (from recordings/_inputs.json) feeds the recordings page only.
     `lesson_map` renders the lesson pages (default: `render_lessons`, one by one);
     builder.buildcache passes one that reuses cached pages and renders the rest in parallel.
+    `reuse(name, key)` says whether the site already holds the page `name` as made from
+    `key`, a hash of everything the template is given; such a page is left out.
     """
     nav = _nav(course)
     files: dict[str, bytes] = {}
@@ -114,38 +119,54 @@ def render_site(
         for term in used:
             terms_used.setdefault(term, []).append(lesson.id)
     raise_all(errors)
-    files["index.html"] = _page(
-        "home.html", nav, root="", title="Course", current="", description=course.meta.summary
+    shared = hashlib.sha256(pickle.dumps(nav, protocol=5)).hexdigest() if reuse else ""
+
+    def page(name: str, template: str, **context: Any) -> None:
+        if reuse is not None:
+            made_of = pickle.dumps((template, sorted(context.items())), protocol=5)
+            if reuse(name, hashlib.sha256(shared.encode() + made_of).hexdigest()):
+                return
+        files[name] = _page(template, nav, **context)
+
+    page(
+        "index.html",
+        "home.html",
+        root="",
+        title="Course",
+        current="",
+        description=course.meta.summary,
     )
     for arc in nav.arcs:
-        files[f"a/{arc.id}/index.html"] = _page(
+        page(
+            f"a/{arc.id}/index.html",
             "arc.html",
-            nav,
             root="../../",
             title=arc.title,
             current=f"arc:{arc.id}",
             arc=arc,
             description=arc.summary,
         )
-    files["glossary/index.html"] = _glossary(course, nav, terms_used)
-    files["recordings/index.html"] = _recordings(course, nav, statuses, run_seconds or {})
-    files["search/index.html"] = _page(
+    page("glossary/index.html", "glossary.html", **_glossary(course, terms_used))
+    page("recordings/index.html", "recordings.html", **_recordings(course, statuses, run_seconds))
+    page(
+        "search/index.html",
         "search.html",
-        nav,
         root="../",
         title="Search",
         current="",
         description="Full-text search over lessons and glossary.",
+        merged=[search.bundle_folder(bundle) for bundle in search.bundles(course) if bundle],
     )
-    files["404.html"] = _page(
+    page(
         "404.html",
-        nav,
+        "404.html",
         root="",
         title="Page not found",
         current="",
         description="There is no page at this address.",
     )
-    files |= _static(nav)
+    files |= _static()
+    page("static/nav.js", "nav.js", data=_nav_data(nav), root="", current="")
     return files
 
 
@@ -173,12 +194,20 @@ def _item(lesson: Lesson) -> NavItem:
     return NavItem(lesson.id, lesson.title, lesson.url, lesson.meta.summary, lesson.id.upper())
 
 
+_navs: list[tuple[Course, SiteNav]] = []  # the last course's, kept with it (not by id)
+
+
 def _nav(course: Course) -> SiteNav:
+    if _navs and _navs[0][0] is course:
+        return _navs[0][1]
+    by_arc = course.by_arc()
     arcs = [
-        NavArc(arc.id, arc.title, arc.summary, [_item(x) for x in course.arc_lessons(arc)])
+        NavArc(arc.id, arc.title, arc.summary, [_item(x) for x in by_arc[arc.id]])
         for arc in course.meta.arcs
     ]
-    return SiteNav(course.meta.title, course.meta.summary, [arc for arc in arcs if arc.lessons])
+    nav = SiteNav(course.meta.title, course.meta.summary, [arc for arc in arcs if arc.lessons])
+    _navs[:] = [(course, nav)]
+    return nav
 
 
 def _lesson_files(
@@ -248,7 +277,8 @@ def _notice(status: LessonStatus) -> str:
     )
 
 
-def _glossary(course: Course, nav: SiteNav, terms_used: dict[str, list[str]]) -> bytes:
+def _glossary(course: Course, terms_used: dict[str, list[str]]) -> dict[str, Any]:
+    """The glossary page's context."""
     by_id = {lesson.id: lesson for lesson in course.lessons}  # not a scan per term
 
     def entry(term: GlossaryTerm) -> GlossaryEntry:
@@ -258,31 +288,28 @@ def _glossary(course: Course, nav: SiteNav, terms_used: dict[str, list[str]]) ->
         return GlossaryEntry(term.id, term.term, term.definition, _item(teacher), used)
 
     entries = sorted((entry(t) for t in course.glossary), key=lambda e: e.term.casefold())
-    return _page(
-        "glossary.html",
-        nav,
-        root="../",
-        title="Glossary",
-        current="",
-        entries=entries,
-        description="Every term of the course and where it is taught.",
-    )
+    return {
+        "root": "../",
+        "title": "Glossary",
+        "current": "",
+        "entries": entries,
+        "description": "Every term of the course and where it is taught.",
+    }
 
 
 def _recordings(
-    course: Course, nav: SiteNav, statuses: list[LessonStatus], seconds: dict[str, float]
-) -> bytes:
+    course: Course, statuses: list[LessonStatus], seconds: dict[str, float] | None
+) -> dict[str, Any]:
+    """The recordings page's context."""
     by_id = {status.lesson_id: status for status in statuses}
-    rows = [_recording_row(x, by_id[x.id], seconds.get(x.id)) for x in course.lessons]
-    return _page(
-        "recordings.html",
-        nav,
-        root="../",
-        title="Recordings",
-        current="",
-        rows=rows,
-        description="Every lesson's recording at a glance.",
-    )
+    rows = [_recording_row(x, by_id[x.id], (seconds or {}).get(x.id)) for x in course.lessons]
+    return {
+        "root": "../",
+        "title": "Recordings",
+        "current": "",
+        "rows": rows,
+        "description": "Every lesson's recording at a glance.",
+    }
 
 
 def _recording_row(lesson: Lesson, status: LessonStatus, seconds: float | None) -> RecordingRow:
@@ -311,16 +338,16 @@ def _minute(stamp: str) -> str:
     return moment.strftime("%Y-%m-%d %H:%M UTC")
 
 
-def _static(nav: SiteNav) -> dict[str, bytes]:
+def _static() -> dict[str, bytes]:
     static = TEMPLATES / "static"
     files = {f"static/{p.name}": p.read_bytes() for p in sorted(static.iterdir()) if p.is_file()}
     files["static/pygments.css"] = highlight.stylesheet().encode()
-    files["static/nav.js"] = _nav_script(nav)
     return files
 
 
-def _nav_script(nav: SiteNav) -> bytes:
-    """The sidebar as data, rendered once: pages stay the same size however long the course."""
+def _nav_data(nav: SiteNav) -> Markup:
+    """The sidebar as data for static/nav.js, rendered once: pages stay the same size however
+    long the course."""
     arcs = [
         {
             "id": arc.id,
@@ -330,8 +357,7 @@ def _nav_script(nav: SiteNav) -> bytes:
         }
         for arc in nav.arcs
     ]
-    data = json.dumps(arcs, ensure_ascii=True, indent=1, sort_keys=True)
-    return _page("nav.js", nav, data=Markup(data), root="", current="")
+    return Markup(json.dumps(arcs, ensure_ascii=True, indent=1, sort_keys=True))
 
 
 @cache

@@ -6,15 +6,20 @@ import contextlib
 import fcntl
 import os
 import sys
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
+from . import stamp, state
 from .course import Course, load_course
 from .errors import BuildError, ExecutionError
 from .execute import Runner, run_example
 from .fsutil import cannot_write, check_writable, write_all
+from .stamp import BuildStamp, Snapshot, snapshot
+from .state import BuildState
 from .status import LessonStatus, course_status, read_inputs
 
 SITE_MARKER = ".coursebuilder-site"
@@ -34,6 +39,7 @@ class BuildResult:
     written: int
     removed: int
     total: int
+    site: Snapshot  # the site folder after the build
 
 
 def record_stale(
@@ -77,24 +83,71 @@ def build(
     force: bool = False,
     runner: Runner = run_example,
     log: TextIO = sys.stderr,
+    seen: BuildStamp | None = None,
 ) -> BuildResult:
-    """Record what changed (unless `execute` is off), then render and write the site."""
+    """Record what changed (unless `execute` is off), then render and write the site.
+
+    `seen` is the caller's snapshot of the inputs and the site (builder.stamp); without it,
+    one is taken here. builder.state uses it to reuse what the last build loaded and wrote.
+    """
     with build_lock(paths.cache):
-        course = load_course(paths.content)
-        statuses = course_status(course, paths.recordings)
+        if seen is not None:
+            taken, inputs, site = seen.taken_ns, seen.inputs, seen.site
+        else:
+            taken, inputs, site = time.time_ns(), _inputs(paths), snapshot([paths.out])
+        guard = state.guard(paths.content, paths.recordings, inputs)
+        last = state.load(paths.cache, guard)
+        state.forget(paths.cache)  # a build that fails must leave no state behind
+        loaded = last.loaded(paths.content, paths.recordings, inputs) if last else None
+        course = load_course(paths.content, loaded)
+        known = last.statuses(loaded) if last and loaded else None
+        statuses = course_status(course, paths.recordings, known)
+        parts = last.parts(loaded) if last and loaded else {}
         executed = []
         if execute:
             executed = record_stale(
                 course, paths, jobs=jobs, force=force, statuses=statuses, runner=runner, log=log
             )
-        if executed:  # the recordings changed: read them again
-            statuses = course_status(course, paths.recordings)
-        written, removed, total = render_to(course, statuses, paths)
-    return BuildResult(executed, written, removed, total)
+        if executed:  # the recordings changed: read them again, and see them as they are now
+            taken, inputs = time.time_ns(), _inputs(paths)
+            guard = state.guard(paths.content, paths.recordings, inputs)
+            statuses, parts = course_status(course, paths.recordings), {}
+        now = BuildState(guard, taken, course.meta, course.glossary, {}, str(paths.out.resolve()))
+
+        def remember(parts: dict[str, tuple[str, str]]) -> None:
+            now.lessons = state.remember(
+                list(course.lessons), statuses, paths.recordings, inputs, parts
+            )
+
+        written, removed, total = render_to(
+            course, statuses, paths, last, now, site, parts=parts, meanwhile=remember
+        )
+        state.save(paths.cache, now)
+    return BuildResult(executed, written, removed, total, now.site)
 
 
-def render_to(course: Course, statuses: list[LessonStatus], paths: Paths) -> tuple[int, int, int]:
-    from .buildcache import LessonCache, cached_search
+def _inputs(paths: Paths) -> Snapshot:
+    """What builder.stamp takes: the course, the recordings, the code and the packages."""
+    roots = [paths.content, paths.recordings, *stamp.code_roots()]
+    return snapshot(roots) | snapshot(stamp.environment_files(), deep=False)
+
+
+def render_to(
+    course: Course,
+    statuses: list[LessonStatus],
+    paths: Paths,
+    last: BuildState | None = None,
+    now: BuildState | None = None,
+    site: Snapshot | None = None,
+    parts: dict[str, tuple[str, str]] | None = None,
+    meanwhile: Callable[[dict[str, tuple[str, str]]], None] | None = None,
+) -> tuple[int, int, int]:
+    """Render the site and bring `paths.out` in line with it: write what changed, delete what
+    is gone. Pages and search bundles `last` wrote and that are unchanged are left alone.
+    `now` receives what this build wrote, for the next one; `parts` are the page-key parts
+    of unchanged lessons; `meanwhile(parts)` runs while Pagefind indexes, with all parts."""
+    from . import highlight
+    from .buildcache import LessonCache, search_bundles
     from .render import render_site
     from .search import search_index
 
@@ -103,20 +156,50 @@ def render_to(course: Course, statuses: list[LessonStatus], paths: Paths) -> tup
         for lesson_id, entry in read_inputs(paths.recordings).items()
         if isinstance(entry, dict) and isinstance(entry.get("seconds"), int | float)
     }
-    pages = LessonCache(paths.cache)
-    files = render_site(course, statuses, paths.cache / "charts", seconds, lesson_map=pages)
-    files[SITE_MARKER] = b"made by python -m builder; every file here is regenerated\n"
-    files |= cached_search(files, paths.cache, search_index)
     _check_owned(paths.out)
+    on_disk = state.site_files(paths.out, site)
+    trusted = last.trusted(paths.out, on_disk) if last else set()
+    pages = LessonCache(paths.cache, last=last.pages if last else {}, trusted=trusted, known=parts)
+    highlight.load_store(paths.cache)
+    files = render_site(
+        course,
+        statuses,
+        paths.cache / "charts",
+        seconds,
+        lesson_map=pages,
+        reuse=pages.reuse_page if last else None,
+    )
+    highlight.save_store(paths.cache)
+    files[SITE_MARKER] = b"made by python -m builder; every file here is regenerated\n"
+    with ThreadPoolExecutor(1) as pool:  # Pagefind runs in its own processes, off the GIL
+        indexing = pool.submit(
+            search_bundles,
+            course,
+            files,
+            pages.page_keys,
+            paths,
+            search_index,
+            last=last.bundles if last else {},
+            trusted=trusted,
+        )
+        if meanwhile is not None:
+            meanwhile(pages.parts)
+        search = indexing.result()
+    files |= search.files
+    keep = set(files) | pages.kept | search.kept
     try:
         written = write_all(paths.out, files)
     except OSError as error:
         raise cannot_write(error, "the previous site is unchanged") from None
     try:
-        removed = _remove_others(paths.out, set(files))
+        removed = _remove_others(paths.out, [name for name in on_disk if name not in keep])
     except OSError as error:
         raise cannot_write(error, "the new site is written; some old files remain") from None
-    return written, removed, len(files)
+    if now is not None:
+        now.pages, now.bundles = pages.outputs, search.outputs
+        now.site = snapshot([paths.out])
+        now.outputs = state.site_files(paths.out, now.site)
+    return written, removed, len(keep)
 
 
 def _check_owned(out: Path) -> None:
@@ -129,17 +212,18 @@ def _check_owned(out: Path) -> None:
         )
 
 
-def _remove_others(out: Path, keep: set[str]) -> int:
-    """Delete files a previous build wrote that this build no longer produces."""
-    removed = 0
-    for path in sorted(out.rglob("*"), key=str, reverse=True):  # str: Path.__lt__ is slow
-        name = path.relative_to(out).as_posix()
-        if path.is_file() and name not in keep:
-            path.unlink()
-            removed += 1
-        elif path.is_dir() and not any(path.iterdir()):
-            path.rmdir()
-    return removed
+def _remove_others(out: Path, names: list[str]) -> int:
+    """Delete files a previous build wrote that this build no longer produces, and the
+    folders that leaves empty."""
+    folders: set[Path] = set()
+    for name in names:
+        path = out / name
+        path.unlink(missing_ok=True)
+        folders.update(path.parents)
+    for folder in sorted(folders, key=lambda p: len(p.parts), reverse=True):
+        if folder != out and out in folder.parents and not any(folder.iterdir()):
+            folder.rmdir()
+    return len(names)
 
 
 @contextlib.contextmanager

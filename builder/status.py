@@ -51,14 +51,23 @@ def recording_path(recordings: Path, lesson_id: str) -> Path:
     return recordings / f"{lesson_id}.json"
 
 
-def course_status(course: Course, recordings: Path) -> list[LessonStatus]:
-    """The state of every lesson in course order, then every orphaned recording."""
-    sidecar = read_inputs(recordings)
+def course_status(
+    course: Course, recordings: Path, known: dict[str, LessonStatus] | None = None
+) -> list[LessonStatus]:
+    """The state of every lesson in course order, then every orphaned recording.
+
+    `known` (from builder.state) holds statuses whose inputs are unchanged on disk.
+    """
+    known = known or {}
+    sidecar = read_inputs(recordings) if len(known) < len(course.lessons) else {}
     renderer = fingerprint.renderer_hash()
-    statuses = [_lesson_status(x, recordings, renderer, sidecar.get(x.id)) for x in course.lessons]
-    known = {lesson.id for lesson in course.lessons}
+    statuses = [
+        known.get(x.id) or _lesson_status(x, recordings, renderer, sidecar.get(x.id))
+        for x in course.lessons
+    ]
+    ids = {lesson.id for lesson in course.lessons}
     for path in sorted(recordings.glob("*.json")):
-        if path.stem not in known and not path.name.startswith("_"):
+        if path.stem not in ids and not path.name.startswith("_"):
             statuses.append(LessonStatus(path.stem, State.ORPHAN, "no lesson has this id", path))
     return statuses
 

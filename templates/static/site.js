@@ -136,10 +136,16 @@
       script.src = bundle.href + "pagefind-ui.js";
       script.onload = function () {
         status.remove();
+        var baseUrl = new URL(html.getAttribute("data-root") || "./", location.href).pathname;
+        // The lessons' indexes are separate bundles (so an edit re-indexes one of them).
+        var merged = (box.getAttribute("data-merge") || "").split(" ").filter(Boolean);
         var ui = new window.PagefindUI({
           element: "#search",
           bundlePath: bundle.href,
-          baseUrl: new URL(html.getAttribute("data-root") || "./", location.href).pathname,
+          baseUrl: baseUrl,
+          mergeIndex: merged.map(function (path) {
+            return { bundlePath: new URL(path, location.href).href, baseUrl: baseUrl };
+          }),
           showImages: false,
           resetStyles: false,
           autofocus: true

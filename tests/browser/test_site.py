@@ -139,6 +139,23 @@ def test_search_finds_the_lesson_that_teaches_a_term(page: Any, base_url: str) -
     page.wait_for_url("**/l/first/index.html")
 
 
+def test_search_merges_every_bundle_into_one_result_list(
+    page: Any, base_url: str, site: Path
+) -> None:
+    """Each arc's lessons are indexed in a bundle of their own (search-index/<arc>-<n>/), the
+    glossary in the main one: one query must find pages from all of them."""
+    assert sorted(p.name for p in (site / "search-index").iterdir()) == ["basics-1", "speed-1"]
+    page.goto(base_url + "search/index.html?q=panel")
+    links = page.locator(".pagefind-ui__result-link")
+    links.nth(2).wait_for(timeout=10_000)
+    hrefs = {link.get_attribute("href").removeprefix("/site/") for link in links.all()}
+    assert {"l/first/index.html", "l/no-panels/index.html", "l/settings/index.html"} <= hrefs
+    page.goto(base_url + "search/index.html?q=dtype")  # only in a glossary definition
+    first = page.locator(".pagefind-ui__result-link").first
+    first.wait_for(timeout=10_000)
+    assert first.get_attribute("href").endswith("/site/glossary/index.html")
+
+
 def test_search_opened_from_disk_says_it_cannot_work(page: Any, site: Path) -> None:
     page.goto((site / "search" / "index.html").as_uri())
     assert "opened from disk" in page.locator(".search-status").inner_text()

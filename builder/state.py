@@ -1,0 +1,175 @@
+"""What the last successful build knew, so that the next one redoes only what changed.
+
+After a build, `.cache/build-state.pickle` keeps:
+
+- every lesson as loaded and checked (its Lesson and LessonStatus), with the metadata
+  (mtime_ns, size, inode, ctime_ns) of the files they were made from: lesson.md, example.py, the
+  declared data files, the recording (and the inputs sidecar, for a lesson not fresh);
+- the course metadata and glossary;
+- each lesson page's cache key, file names and glossary terms, and each search bundle's key
+  and file names (see builder.buildcache);
+- the metadata of every file the build left in the site folder.
+
+The next build takes a lesson as loaded when none of its files' metadata changed, as make
+and git do (a file changed within stamp.RACY_NS of the last build is read again, since an
+edit in the same clock tick can keep size and mtime). It skips a page or a search bundle
+whose key is unchanged and whose files in the site still have the metadata the last build
+left them with. Anything else - the builder, the templates, installed packages, course.yml,
+glossary.yml, any other file under content/ outside lessons/ - drops the whole state, and
+the build is the ordinary one (with the page cache). A build that fails saves nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import pickle
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .course import CourseMeta, GlossaryTerm, Lesson, Loaded
+from .rules import EXAMPLE_FILE, LESSON_FILE
+from .stamp import RACY_NS, Snapshot, snapshot
+from .status import INPUTS_FILE, LessonStatus
+
+STATE_FILE = "build-state.pickle"
+FORMAT = 1
+
+
+@dataclass(frozen=True)
+class LessonMemo:
+    lesson: Lesson
+    status: LessonStatus
+    inputs: tuple[tuple[str, tuple[int, ...] | None], ...]  # (file, its metadata or None)
+    part: tuple[str, str] | None  # its part of its page's key (buildcache.page_keys)
+
+
+@dataclass(frozen=True)
+class Output:
+    """Files a page or a search bundle put in the site, and the key they were made from."""
+
+    key: str
+    names: tuple[str, ...]
+    terms: tuple[str, ...] = ()  # glossary terms a lesson page uses
+
+
+@dataclass
+class BuildState:
+    guard: str
+    taken_ns: int
+    meta: CourseMeta
+    glossary: tuple[GlossaryTerm, ...]
+    lessons: dict[str, LessonMemo]  # by folder name
+    out: str = ""
+    pages: dict[str, Output] = field(default_factory=dict)  # by lesson id
+    bundles: dict[str, Output] = field(default_factory=dict)  # by search bundle id
+    outputs: dict[str, tuple[int, ...]] = field(default_factory=dict)  # site file -> metadata
+    site: Snapshot = field(default_factory=dict)  # the same, as builder.stamp keeps it
+
+    def loaded(self, content: Path, recordings: Path, seen: Snapshot) -> Loaded:
+        """The lessons whose files are as they were, with the course metadata and glossary."""
+        folders, records = f"{content}{os.sep}lessons{os.sep}", f"{recordings}{os.sep}"
+        lessons = {
+            name: memo.lesson
+            for name, memo in self.lessons.items()
+            if self._unchanged(memo, seen)
+            and str(memo.lesson.folder) == folders + name
+            and str(memo.status.path) == f"{records}{memo.lesson.id}.json"
+        }
+        return Loaded(self.meta, self.glossary, lessons)
+
+    def statuses(self, loaded: Loaded) -> dict[str, LessonStatus]:
+        """The statuses of the lessons `loaded` took from this state."""
+        return {lesson.id: self.lessons[name].status for name, lesson in loaded.lessons.items()}
+
+    def parts(self, loaded: Loaded) -> dict[str, tuple[str, str]]:
+        """The page-key parts of the lessons `loaded` took from this state (with their
+        statuses: not valid once examples ran)."""
+        return {
+            lesson.id: part
+            for name, lesson in loaded.lessons.items()
+            if (part := self.lessons[name].part) is not None
+        }
+
+    def _unchanged(self, memo: LessonMemo, seen: Snapshot) -> bool:
+        settled = self.taken_ns - RACY_NS
+        for path, meta in memo.inputs:
+            now = seen.get(path)
+            if (tuple(now) if now else None) != meta or (meta and meta[0] >= settled):
+                return False
+        return True
+
+    def trusted(self, out: Path, now: dict[str, tuple[int, ...]]) -> set[str]:
+        """Site files that still hold exactly what the last build wrote."""
+        if self.out != str(out.resolve()):
+            return set()
+        return {name for name, meta in now.items() if self.outputs.get(name) == meta}
+
+
+def guard(content: Path, recordings: Path, seen: Snapshot) -> str:
+    """A digest of every input a lesson's own files do not cover."""
+    lessons, records = str(content / "lessons") + os.sep, str(recordings) + os.sep
+    rest = sorted((p, m) for p, m in seen.items() if not p.startswith((lessons, records)))
+    identity = (FORMAT, str(content.resolve()), str(recordings.resolve()), rest)
+    return hashlib.sha256(repr(identity).encode()).hexdigest()
+
+
+def load(cache: Path, expected_guard: str) -> BuildState | None:
+    """The last build's state, if it was made from the same builder, packages and course
+    (`expected_guard`, from `guard`)."""
+    try:
+        state = pickle.loads((cache / STATE_FILE).read_bytes())
+    except Exception:  # missing, damaged, or from another version: start afresh
+        return None
+    if not isinstance(state, BuildState) or state.guard != expected_guard:
+        return None
+    return state
+
+
+def remember(
+    lessons: list[Lesson],
+    statuses: list[LessonStatus],
+    recordings: Path,
+    seen: Snapshot,
+    parts: dict[str, tuple[str, str]],
+) -> dict[str, LessonMemo]:
+    """Each lesson as loaded, with the metadata of the files it was made from."""
+    by_id = {status.lesson_id: status for status in statuses}
+    sidecar = str(recordings / INPUTS_FILE)
+    memos = {}
+    for lesson in lessons:
+        status = by_id[lesson.id]
+        folder = f"{lesson.folder}{os.sep}"
+        files = [folder + LESSON_FILE, folder + EXAMPLE_FILE, str(status.path)]
+        files += [folder + name for name in lesson.meta.data]
+        if not status.fresh:  # its message may quote the sidecar
+            files.append(sidecar)
+        inputs = tuple((path, _meta(seen.get(path))) for path in files)
+        memos[lesson.folder.name] = LessonMemo(lesson, status, inputs, parts.get(lesson.id))
+    return memos
+
+
+def _meta(value: list[int] | None) -> tuple[int, ...] | None:
+    return tuple(value) if value else None
+
+
+def site_files(out: Path, site: Snapshot | None = None) -> dict[str, tuple[int, ...]]:
+    """Metadata of every file in the site folder (or in its snapshot `site`), by name."""
+    prefix = len(str(out)) + 1
+    return {
+        path[prefix:].replace(os.sep, "/"): tuple(meta)
+        for path, meta in (snapshot([out]) if site is None else site).items()
+        if len(meta) > 1 and path != str(out)
+    }
+
+
+def save(cache: Path, state: BuildState) -> None:
+    from .fsutil import write_atomic
+
+    write_atomic(cache / STATE_FILE, pickle.dumps(state, protocol=5), durable=False)
+
+
+def forget(cache: Path) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        (cache / STATE_FILE).unlink()

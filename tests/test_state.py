@@ -1,0 +1,127 @@
+"""Incremental builds (builder.state): after any edit, a build that reuses the last build's
+state leaves the site byte-identical to a build from nothing, and touches only the files the
+edit changes."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from builder import state
+from builder.site import Paths, build
+from tests.conftest import edit
+
+
+def tree(folder: Path) -> dict[str, bytes]:
+    return {
+        path.relative_to(folder).as_posix(): path.read_bytes()
+        for path in sorted(folder.rglob("*"))
+        if path.is_file()
+    }
+
+
+def metadata(folder: Path) -> dict[str, tuple[int, int]]:
+    """Each file's (inode, mtime): a rewritten file gets a new inode (written, then renamed)."""
+    return {
+        path.relative_to(folder).as_posix(): (path.stat().st_ino, path.stat().st_mtime_ns)
+        for path in folder.rglob("*")
+        if path.is_file()
+    }
+
+
+def from_nothing(paths: Paths, tmp_path: Path) -> dict[str, bytes]:
+    """The site a build with no state, no cache and no previous site makes of `paths`."""
+    clean = Paths(paths.content, paths.recordings, tmp_path / "clean-site", tmp_path / "clean")
+    shutil.rmtree(clean.out, ignore_errors=True)
+    shutil.rmtree(clean.cache, ignore_errors=True)
+    build(clean, execute=False, jobs=1)
+    return tree(clean.out)
+
+
+def lesson_md(paths: Paths, lesson_id: str) -> Path:
+    return paths.content / "lessons" / lesson_id / "lesson.md"
+
+
+@pytest.fixture
+def incremental(recorded: Paths) -> Paths:
+    """The recorded course, built once more so that its state describes its site."""
+    build(recorded, execute=False, jobs=1)
+    assert (recorded.cache / state.STATE_FILE).exists()
+    return recorded
+
+
+def rebuild_and_compare(paths: Paths, tmp_path: Path) -> set[str]:
+    """Build incrementally, compare with a build from nothing, return the files it changed."""
+    before = metadata(paths.out)
+    build(paths, execute=False, jobs=1)
+    assert tree(paths.out) == from_nothing(paths, tmp_path)
+    after = metadata(paths.out)
+    return {name for name in before.keys() | after.keys() if before.get(name) != after.get(name)}
+
+
+def test_a_prose_edit_rewrites_that_page_and_its_search_bundle_only(
+    incremental: Paths, tmp_path: Path
+) -> None:
+    edit(lesson_md(incremental, "speed-01"), "The scaled", "Freshly edited, the scaled")
+    changed = rebuild_and_compare(incremental, tmp_path)
+    assert "l/settings/index.html" in changed
+    others = {n for n in changed if n != "l/settings/index.html"}
+    assert others and all(n.startswith("search-index/speed-1/") for n in others), others
+
+
+def test_a_title_edit_reaches_neighbours_navigation_and_index(
+    incremental: Paths, tmp_path: Path
+) -> None:
+    edit(lesson_md(incremental, "basics-02"), "title: A lesson", "title: Renamed, a lesson")
+    changed = rebuild_and_compare(incremental, tmp_path)
+    for name in ("l/no-panels/index.html", "l/first/index.html", "l/settings/index.html"):
+        assert name in changed  # the page and both neighbours (prev / next)
+    for name in ("index.html", "a/basics/index.html", "static/nav.js", "recordings/index.html"):
+        assert name in changed
+
+
+def test_every_kind_of_edit_gives_the_site_a_build_from_nothing_gives(
+    incremental: Paths, tmp_path: Path
+) -> None:
+    paths = incremental
+    edits = [
+        lambda: edit(lesson_md(paths, "basics-01"), "The function", "[[primitive]]s: the function"),
+        lambda: edit(
+            paths.content / "lessons" / "speed-01" / "example.py", "print", "print ;print"
+        ),
+        lambda: edit(paths.content / "glossary.yml", "The traced program", "The program traced"),
+        lambda: edit(paths.content / "course.yml", "title:", "title: New"),
+        lambda: shutil.move(paths.content / "lessons" / "speed-01", tmp_path / "parked"),
+        lambda: shutil.move(tmp_path / "parked", paths.content / "lessons" / "speed-01"),
+        lambda: (paths.recordings / "speed-01.json").unlink(),
+        lambda: (paths.out / "l" / "first" / "index.html").write_text("vandalised"),
+        lambda: (paths.out / "search-index" / "basics-1" / "pagefind-entry.json").unlink(),
+        lambda: (paths.out / "stray.html").write_text("not the builder's"),
+        lambda: (paths.cache / state.STATE_FILE).write_bytes(b"not a pickle"),
+    ]
+    for number, change in enumerate(edits):
+        change()
+        rebuild_and_compare(paths, tmp_path / str(number))
+
+
+def test_an_edit_that_keeps_size_and_mtime_is_still_seen(
+    incremental: Paths, tmp_path: Path
+) -> None:
+    """Size, mtime and inode can all be kept by an editor; ctime cannot (as git knows)."""
+    path = lesson_md(incremental, "speed-01")
+    info = path.stat()
+    edit(path, "The scaled", "The SCALED")  # same length
+    os.utime(path, ns=(info.st_atime_ns, info.st_mtime_ns))
+    assert path.stat().st_size == info.st_size
+    rebuild_and_compare(incremental, tmp_path)
+    assert b"The SCALED" in (incremental.out / "l" / "settings" / "index.html").read_bytes()
+
+
+def test_a_failed_build_leaves_no_state_to_trust(incremental: Paths) -> None:
+    edit(lesson_md(incremental, "speed-01"), "title:", "titel:")
+    with pytest.raises(Exception, match="titel"):
+        build(incremental, execute=False, jobs=1)
+    assert not (incremental.cache / state.STATE_FILE).exists()
