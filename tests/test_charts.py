@@ -1,5 +1,6 @@
 """Charts: the same panel gives the same bytes whatever was drawn before, the dark SVG is
-the light one recoloured, text stays text, and no chart shape pushes text off the figure."""
+the light one recoloured, text stays text, no chart shape pushes text off the figure, and
+the legend is where matplotlib's own legend would put it."""
 
 from __future__ import annotations
 
