@@ -7,7 +7,7 @@ JOBS   ?=
 ARGS   ?=
 LINT_DIRS := builder tests $(wildcard bench)
 
-.PHONY: site test check record render serve lint bench clean
+.PHONY: site test check record render serve lint bench schemas clean
 
 $(STAMP): requirements.lock pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
@@ -45,6 +45,10 @@ test: $(STAMP) lint
 
 bench: $(STAMP)
 	$(PY) bench/run.py $(ARGS)
+
+# After changing a model in builder/course.py or recording.py (tests/test_quickcheck.py fails).
+schemas: $(STAMP)
+	$(PY) -m builder schema --dir schema
 
 clean:
 	rm -rf site .cache

@@ -86,6 +86,11 @@ def _parser() -> argparse.ArgumentParser:
     validate.set_defaults(run=_validate)
     schema = commands.add_parser("schema", help="print the recording JSON Schema")
     schema.add_argument("--out", type=Path, help="write it to this file instead")
+    schema.add_argument(
+        "--dir",
+        type=Path,
+        help="write every schema (recording, front matter, course.yml, glossary.yml) into DIR",
+    )
     schema.set_defaults(run=_schema)
     return parser
 
@@ -192,6 +197,13 @@ def _record(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
+    if not args.json:  # a passing check is proved without pydantic; anything else: below
+        from .quickcheck import all_fresh
+
+        count = all_fresh(args.content, args.recordings)
+        if count is not None:
+            print(f"All {count} recordings are fresh.")
+            return 0
     from .course import load_course
     from .status import course_status
 
@@ -245,13 +257,18 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _schema(args: argparse.Namespace) -> int:
+    from .course import json_schemas
+    from .fsutil import write_atomic
     from .recording import json_schema
 
-    text = json.dumps(json_schema(), indent=2) + "\n"
-    if args.out:
-        from .fsutil import write_atomic
+    def text(schema: dict[str, object]) -> str:
+        return json.dumps(schema, indent=2) + "\n"
 
-        write_atomic(args.out, text.encode())
+    if args.dir:
+        for name, schema in {"recording.schema.json": json_schema(), **json_schemas()}.items():
+            write_atomic(args.dir / name, text(schema).encode())
+    elif args.out:
+        write_atomic(args.out, text(json_schema()).encode())
     else:
-        sys.stdout.write(text)
+        sys.stdout.write(text(json_schema()))
     return 0

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
 from .errors import BuildError, ContentError, raise_all
 from .rules import (
@@ -110,6 +110,19 @@ class CourseMeta(Frozen):
     title: Line
     summary: Annotated[str, Field(min_length=1, max_length=1000)]
     arcs: tuple[Arc, ...] = Field(min_length=1)
+
+
+def json_schemas() -> dict[str, dict[str, Any]]:
+    """The JSON Schemas of what authors write, by file name in schema/ (read by quickcheck.py)."""
+    schemas = {
+        "front-matter.schema.json": FrontMatter.model_json_schema(),
+        "course.schema.json": CourseMeta.model_json_schema(),
+        "glossary.schema.json": TypeAdapter(list[GlossaryTerm]).json_schema(),
+    }
+    for name, schema in schemas.items():
+        schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+        schema["$id"] = name
+    return schemas
 
 
 class Course(Frozen):

@@ -161,9 +161,10 @@ def test_no_machine_path_reaches_a_recording_or_page(recorded: Paths) -> None:
 
 
 def test_check_imports_neither_jax_nor_matplotlib(recorded: Paths) -> None:
+    """Nor pydantic when all is fresh: builder/quickcheck.py proves it without."""
     code = (
         "import sys; from builder.cli import main; code = main(sys.argv[1:]); "
-        "heavy = sorted(m for m in ('jax', 'matplotlib', 'jinja2', 'markdown_it') "
+        "heavy = sorted(m for m in ('jax', 'matplotlib', 'jinja2', 'markdown_it', 'pydantic') "
         "if m in sys.modules); print(code, heavy)"
     )
     out = subprocess.run(

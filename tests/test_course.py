@@ -128,6 +128,14 @@ def test_missing_course_file(course_copy: Paths) -> None:
         "t: NaN",
         "t: 1\u0661",  # int() reads Arabic-Indic digits; YAML reads text
         "t: 1.\u0665",
+        "t: a:",  # YAML: an error
+        "t: a\t#c",  # YAML: 'a' and a comment
+        "t: a:\tb",
+        "t: a\x7fb",  # YAML: not printable
+        "t: a\x0bslug: b",  # splitlines() breaks at \v, YAML does not
+        "t: a\xa0",  # NBSP is not YAML whitespace
+        "t: a\u3000b",
+        "t: a \x85b",
     ],
 )
 def test_the_fast_front_matter_reader_agrees_with_yaml_or_defers(line: str) -> None:
