@@ -46,13 +46,13 @@ def lesson_inputs(lesson: Lesson) -> dict[str, Any]:
 
 
 def inputs(
-    lesson_id: str, source: bytes, folder: Path, data: Iterable[str], env: Mapping[str, str]
+    lesson_id: str, source: bytes, folder: Path | str, data: Iterable[str], env: Mapping[str, str]
 ) -> dict[str, Any]:
     """lesson_inputs from the parts: the example's UTF-8 bytes (BOM dropped), data names, env."""
     return {
         "lessonId": lesson_id,
         "example": sha256(normalize_source(source)),
-        "data": {name: sha256((folder / name).read_bytes()) for name in data},
+        "data": {name: sha256(Path(folder, name).read_bytes()) for name in data},
         "env": dict(env),
     }
 

@@ -108,7 +108,7 @@ def env_names(env: dict[str, str]) -> dict[str, str]:
     return env
 
 
-def read_text(path: Path) -> str:
+def read_text(path: Path | str) -> str:
     """A content file as text (UTF-8, an optional BOM dropped); errors name the file."""
     try:
         with open(path, "rb", buffering=0) as file:  # unbuffered: a third fewer system calls
@@ -127,7 +127,7 @@ def read_text(path: Path) -> str:
         ) from None
 
 
-def load_yaml(text: str, path: Path) -> Any:
+def load_yaml(text: str, path: Path | str) -> Any:
     """YAML read with libyaml's safe loader when PyYAML has it (20x faster), else PyYAML's."""
     import yaml
 
@@ -142,10 +142,12 @@ def load_yaml(text: str, path: Path) -> Any:
 
 
 # `key: value` with a value YAML reads as this same text or number; only spaces around it.
-_FLAT_LINE = re.compile(r"([a-z_][a-z0-9_]*): +(\S.*?) *(?:\r?\n)?")
+_FLAT_LINE = re.compile(r"([a-z_][a-z0-9_]*): +(\S(?:.*\S)?) *(?:\r?\n)?")
 # YAML's printable characters, less tab, LS and PS: a value holding nothing else is one line.
 _PRINTABLE = re.compile("[\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]*")
 _YAML_WORDS = {"null", "true", "false", "yes", "no", "on", "off", "y", "n"}
+_INT = re.compile(r"[1-9][0-9]*|0")
+_FLOAT = re.compile(r"[1-9][0-9]*\.[0-9]+|0\.[0-9]+")
 
 
 def flat_field(line: str) -> tuple[str, Any] | None:
@@ -163,9 +165,9 @@ def flat_field(line: str) -> tuple[str, Any] | None:
         if value.lower() in _YAML_WORDS or ": " in value or " #" in value or value[-1] == ":":
             return None
         return match[1], value
-    if re.fullmatch(r"[1-9][0-9]*|0", value):
+    if _INT.fullmatch(value):
         return match[1], int(value)
-    if re.fullmatch(r"[1-9][0-9]*\.[0-9]+|0\.[0-9]+", value):
+    if _FLOAT.fullmatch(value):
         return match[1], float(value)
     return None
 
@@ -183,6 +185,12 @@ def flat_front_matter(lines: list[str]) -> dict[str, Any] | None:
 
 def split_front_matter(text: str, path: Path) -> tuple[dict[str, Any], str, int]:
     """Split `---`-fenced YAML front matter from the Markdown body."""
+    raw, start, body_line = front_matter(text, path)
+    return raw, text[start:], body_line
+
+
+def front_matter(text: str, path: Path | str) -> tuple[dict[str, Any], int, int]:
+    """The front matter's fields, the offset where the body starts, and its line number."""
     lines = _head_lines(text)
     if not lines or lines[0].rstrip() != "---":
         raise ContentError(
@@ -198,7 +206,7 @@ def split_front_matter(text: str, path: Path) -> tuple[dict[str, Any], str, int]
         raw = load_yaml("".join(lines[1:end]), path)
     if not isinstance(raw, dict):
         raise ContentError("front matter must be a YAML mapping of fields", path=path)
-    return raw, text[sum(map(len, lines[: end + 1])) :], end + 2
+    return raw, sum(map(len, lines[: end + 1])), end + 2
 
 
 def _head_lines(text: str) -> list[str]:
