@@ -128,7 +128,11 @@ def read_text(path: Path | str) -> str:
 
 
 def load_yaml(text: str, path: Path | str) -> Any:
-    """YAML read with libyaml's safe loader when PyYAML has it (20x faster), else PyYAML's."""
+    """YAML, read by flat_yaml when it can (no YAML import), else by libyaml's safe loader
+    when PyYAML has it (20x faster than PyYAML's own)."""
+    flat = flat_yaml(text)
+    if flat is not None:
+        return flat
     import yaml
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -170,6 +174,76 @@ def flat_field(line: str) -> tuple[str, Any] | None:
     if _FLOAT.fullmatch(value):
         return match[1], float(value)
     return None
+
+
+class _NotFlat(Exception):
+    pass
+
+
+_LIST_KEY = re.compile(r"([a-z_][a-z0-9_]*): *")
+
+
+def flat_yaml(text: str) -> dict[str, Any] | list[dict[str, Any]] | None:
+    """course.yml or glossary.yml written as plain lines, read without YAML; else None.
+
+    Two shapes: a list of flat mappings (`- key: value`, then `  key: value` lines), and a
+    flat mapping (see flat_field) where a `key:` line may open such a list, indented or
+    not. Blank and comment lines are skipped; LF line endings only; anything else (quotes,
+    folded text, tabs, continued lines, an empty document) is None: ask YAML.
+    """
+    lines = []
+    for line in text.split("\n"):
+        if not _PRINTABLE.fullmatch(line):
+            return None
+        if line.strip(" ") and not line.lstrip(" ").startswith("#"):
+            lines.append(line)
+    try:
+        if lines and lines[0].startswith("- "):
+            items, end = _flat_list(lines, 0, 0)
+            return items if end == len(lines) else None
+        return _flat_mapping(lines) if lines else None
+    except _NotFlat:
+        return None
+
+
+def _flat_mapping(lines: list[str]) -> dict[str, Any]:
+    fields: dict[str, Any] = {}
+    at = 0
+    while at < len(lines):
+        opener = _LIST_KEY.fullmatch(lines[at])
+        if opener and at + 1 < len(lines):
+            indent = len(lines[at + 1]) - len(lines[at + 1].lstrip(" "))
+            items, at = _flat_list(lines, at + 1, indent)
+            field: tuple[str, Any] | None = (opener[1], items)
+        else:
+            field, at = flat_field(lines[at]), at + 1
+        if field is None or field[0] in fields:
+            raise _NotFlat
+        fields[field[0]] = field[1]
+    return fields
+
+
+def _flat_list(lines: list[str], at: int, indent: int) -> tuple[list[dict[str, Any]], int]:
+    """Items opened by '- ' at `indent` from lines[at], up to the first line of another kind."""
+    dash, inside = " " * indent + "- ", indent + 2
+    items: list[dict[str, Any]] = []
+    for at in range(at, len(lines)):  # noqa: B020 - `at` is returned: where the list ends
+        line = lines[at]
+        if line.startswith(dash):
+            items.append({})
+        elif not (items and line[:inside] == " " * inside and len(line) > inside):
+            return _nonempty(items), at
+        field = flat_field(line[inside:])
+        if field is None or field[0] in items[-1]:
+            raise _NotFlat
+        items[-1][field[0]] = field[1]
+    return _nonempty(items), len(lines)
+
+
+def _nonempty(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    if not items:
+        raise _NotFlat
+    return items
 
 
 def flat_front_matter(lines: list[str]) -> dict[str, Any] | None:

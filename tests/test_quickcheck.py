@@ -594,3 +594,109 @@ def test_no_mutated_front_matter_is_called_fresh_unless_it_is(
         agree(content, recordings)
     finally:
         path.write_bytes(original)
+
+
+# -- course.yml and glossary.yml read without YAML, exactly as YAML reads them -----------------
+
+
+def test_plain_course_and_glossary_files_are_read_without_yaml() -> None:
+    files = [
+        HERE.parent / "content" / "course.yml",
+        HERE.parent / "content" / "glossary.yml",
+        FIXTURE_COURSE / "course.yml",
+        FIXTURE_COURSE / "glossary.yml",
+    ]
+    flat = 0
+    for path in files:
+        text = path.read_text()
+        read = rules.flat_yaml(text)
+        flat += read is not None
+        assert read is None or read == yaml.load(text, Loader=yaml.CSafeLoader), path
+    assert flat >= 3  # the real course.yml folds its summary (`>-`): that one takes YAML
+
+
+YAML_LINES = [
+    "- id: a",
+    "- term: b",
+    "  term: b",
+    "  id: c",
+    "   id: c",
+    "title: T",
+    "summary: Some words, and more.",
+    "arcs:",
+    "arcs:  ",
+    "  - id: x",
+    "    title: y",
+    "- id: x",
+    "  - id: y",
+    "-",
+    "- ",
+    "- - a",
+    "# comment",
+    "  # indented comment",
+    "",
+    "   ",
+    "k: value: x",
+    "k: 'q'",
+    "k: yes",
+    "k: 12",
+    "k: 1.5",
+    "k: a #c",
+    "k: a:",
+    "\tk: v",
+    "k: v\t",
+    "k:",
+    "k: ",
+    "---",
+    "...",
+    "k: a\r",
+    "k: \u00e9t\u00e9",
+    "k: a\u00a0",
+    "  more words",
+    "    more words",
+    "%YAML 1.1",
+    "k: [a, b]",
+    "k: >-",
+    "k: a\x0bb",
+]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(YAML_LINES), max_size=8), st.sampled_from(["", "\n"]))
+def test_the_flat_yaml_reader_agrees_with_yaml_or_defers(lines: list[str], end: str) -> None:
+    text = "\n".join(lines) + end
+    read = rules.flat_yaml(text)
+    if read is None:
+        return
+    assert read == yaml.load(text, Loader=yaml.CSafeLoader)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "- id: a\n    term: b\n",  # a continued value to YAML, not a field
+        "- id: a\n   term: b\n",
+        "- id: a\n - term: b\n",
+        "title: T\n  more words\n",
+        "arcs:\n- id: a\n  title: b\nsummary: c\n",
+        "arcs:\n  - id: a\n    title: b\n  summary: c\n",
+        "arcs:\n  - id: a\n    title: b\n   x: y\n",
+        "arcs:\n  - id: a\n  - id: b\n    title: t\nsummary: s\n",
+        "- id: a\n- id: b\n  id: c\n",
+        "- id: a\n\n# c\n  term: b\n",
+        "- id: a\n  term: b\nk: v\n",
+        "k: a\n k: b\n",
+        "k: a\nk: b\n",
+        "arcs:\n",
+        "arcs:\ntitle: T\n",
+        "- id: a\n  # c\n    # d\n  term: b\n",
+    ],
+)
+def test_the_flat_yaml_reader_on_tricky_layouts(text: str) -> None:
+    read = rules.flat_yaml(text)
+    try:
+        expected = yaml.load(text, Loader=yaml.CSafeLoader)
+    except yaml.YAMLError:
+        assert read is None
+        return
+    assert read is None or read == expected
