@@ -85,11 +85,9 @@ class LessonCache:
         misses = [i for i, result in enumerate(results) if result is None]
         self.hits, self.rendered = len(keys) - len(misses), len(misses)
         for index, rendered in zip(
-            misses, self._render(course, statuses, chart_cache, misses), strict=True
+            misses, self._render(course, statuses, chart_cache, misses, keys), strict=True
         ):
             results[index] = rendered
-            if not rendered[2]:
-                self._store(keys[index], rendered)
         for lesson, key, result in zip(course.lessons, keys, results, strict=True):
             if result is not None and result[0]:
                 self.outputs[lesson.id] = Output(key, tuple(sorted(result[0])), tuple(result[1]))
@@ -112,12 +110,20 @@ class LessonCache:
         statuses: list[LessonStatus],
         chart_cache: Path | None,
         misses: list[int],
+        keys: list[str],
     ) -> list[LessonFiles]:
+        """Render the pages at `misses` and store them under their `keys` (in the workers
+        that rendered them, when there are workers)."""
         workers = min(self.jobs, len(misses) // MIN_PER_WORKER)
         if workers < 2:
-            return render_lessons(course, statuses, chart_cache, misses)
+            results = render_lessons(course, statuses, chart_cache, misses)
+            self._store_all([keys[i] for i in misses], results)
+            return results
         chunks = [misses[i::workers] for i in range(workers)]
-        _forked.update(course=course, statuses=statuses, chart_cache=chart_cache)
+        _warm_up(statuses)
+        _forked.update(
+            course=course, statuses=statuses, chart_cache=chart_cache, keys=keys, cache=self
+        )
         try:
             with ProcessPoolExecutor(workers, mp_context=get_context("fork")) as pool:
                 parts = list(pool.map(_render_chunk, chunks))
@@ -139,12 +145,15 @@ class LessonCache:
             return None
         return files, terms, []
 
-    def _store(self, key: str, result: LessonFiles) -> None:
+    def _store_all(self, keys: list[str], results: list[LessonFiles]) -> None:
+        """Keep each page that rendered without errors."""
         from .fsutil import write_atomic
 
-        write_atomic(
-            self._path(key), pickle.dumps((result[0], result[1]), protocol=5), durable=False
-        )
+        for key, (files, terms, errors) in zip(keys, results, strict=True):
+            if not errors:
+                write_atomic(
+                    self._path(key), pickle.dumps((files, terms), protocol=5), durable=False
+                )
 
     def _prune(self, keep: set[str]) -> None:
         """Keep only the entries this build used: the cache stays one build's size."""
@@ -356,11 +365,24 @@ _forked: dict[str, Any] = {}
 Portable = tuple[dict[str, bytes], list[str], list[tuple[str, str | None, str, str]]]
 
 
+def _warm_up(statuses: list[LessonStatus]) -> None:
+    """Import matplotlib and load its fonts once, before forking: each worker would spend
+    ~0.9 s of CPU on it. Drawing one chart does it through the same code the workers run."""
+    from . import charts
+
+    panel = next(
+        (s.recording.panels[0] for s in statuses if s.recording and s.recording.panels), None
+    )
+    if panel is not None:
+        charts.draw(panel, "light")
+
+
 def _render_chunk(indices: list[int]) -> tuple[list[Portable], dict[str, str]]:
     """A worker's pages, and the code blocks it highlighted (for the parent's store)."""
     results = render_lessons(
         _forked["course"], _forked["statuses"], _forked["chart_cache"], indices
     )
+    _forked["cache"]._store_all([_forked["keys"][i] for i in indices], results)
     pages = [(files, terms, [_portable(e) for e in errors]) for files, terms, errors in results]
     return pages, highlight.made()
 

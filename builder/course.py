@@ -6,6 +6,7 @@ Every problem found is collected and reported together, each naming its file and
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -135,12 +136,26 @@ class Course(Frozen):
 
     def lesson(self, key: str) -> Lesson | None:
         """The lesson with this id or slug."""
-        return next((x for x in self.lessons if key in (x.id, x.slug)), None)
+        return self._lessons_by_key.get(key)
 
     def term(self, key: str) -> GlossaryTerm | None:
         """The glossary term with this id, or whose term reads `key` (any case)."""
-        folded = key.strip().casefold()
-        return next((t for t in self.glossary if folded in (t.id, t.term.casefold())), None)
+        return self._terms_by_key.get(key.strip().casefold())
+
+    @cached_property
+    def _lessons_by_key(self) -> dict[str, Lesson]:
+        """Lookups by id or slug: pages ask for lessons by the thousand (cards, links)."""
+        by_key: dict[str, Lesson] = {}
+        for lesson in reversed(self.lessons):  # the first lesson wins, as a scan would find
+            by_key[lesson.slug] = by_key[lesson.id] = lesson
+        return by_key
+
+    @cached_property
+    def _terms_by_key(self) -> dict[str, GlossaryTerm]:
+        by_key: dict[str, GlossaryTerm] = {}
+        for term in reversed(self.glossary):
+            by_key[term.term.casefold()] = by_key[term.id] = term
+        return by_key
 
     def arc_lessons(self, arc: Arc) -> list[Lesson]:
         return [lesson for lesson in self.lessons if lesson.meta.arc == arc.id]

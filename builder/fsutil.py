@@ -32,18 +32,46 @@ def write_all(root: Path, files: dict[str, bytes], *, durable: bool = False) -> 
     when all of them are on disk are they renamed into place. A write that fails (disk
     full, a read-only folder, Ctrl-C) leaves every old file byte-for-byte as it was.
     """
-    staged: list[tuple[Path, Path]] = []
-    try:
+    with Staging(root, durable=durable) as staging:
+        staging.add(files)
+        return staging.commit()
+
+
+class Staging:
+    """`write_all` in steps: `add` files (written beside their targets) as they come, then
+    `commit` renames them all into place. Leaving the block without committing, by an
+    exception or otherwise, deletes the temporary files and leaves every old file as it was.
+    """
+
+    def __init__(self, root: Path, *, durable: bool = False) -> None:
+        self.root = root
+        self.durable = durable
+        self.staged: list[tuple[Path, Path]] = []
+        self.committed = False
+
+    def __enter__(self) -> Staging:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if not self.committed:
+            _discard([tmp for tmp, _ in self.staged])
+
+    def add(self, files: dict[str, bytes]) -> None:
         for name, data in sorted(files.items()):
-            path = root / name
+            path = self.root / name
             if not _holds(path, data):
-                staged.append((_stage(path, data, durable), path))
-        for tmp, path in staged:
-            os.replace(tmp, path)
-    except BaseException:
-        _discard([tmp for tmp, _ in staged])
-        raise
-    return len(staged)
+                self.staged.append((_stage(path, data, self.durable), path))
+
+    def commit(self) -> int:
+        """Rename every staged file into place; the number of files replaced."""
+        try:
+            for tmp, path in self.staged:
+                os.replace(tmp, path)
+        except BaseException:
+            _discard([tmp for tmp, _ in self.staged])
+            raise
+        self.committed = True
+        return len(self.staged)
 
 
 def _stage(path: Path, data: bytes, durable: bool) -> Path:

@@ -17,7 +17,7 @@ from . import stamp, state
 from .course import Course, load_course
 from .errors import BuildError, ExecutionError
 from .execute import Runner, run_example
-from .fsutil import cannot_write, check_writable, write_all
+from .fsutil import Staging, cannot_write, check_writable
 from .stamp import BuildStamp, Snapshot, snapshot
 from .state import BuildState
 from .status import LessonStatus, course_status, read_inputs
@@ -184,13 +184,15 @@ def render_to(
         )
         if meanwhile is not None:
             meanwhile(pages.parts)
-        search = indexing.result()
-    files |= search.files
-    keep = set(files) | pages.kept | search.kept
-    try:
-        written = write_all(paths.out, files)
-    except OSError as error:
-        raise cannot_write(error, "the previous site is unchanged") from None
+        try:
+            with Staging(paths.out) as staging:
+                staging.add(files)  # while Pagefind indexes; nothing is renamed until it is done
+                search = indexing.result()
+                staging.add(search.files)
+                written = staging.commit()
+        except OSError as error:
+            raise cannot_write(error, "the previous site is unchanged") from None
+    keep = set(files) | set(search.files) | pages.kept | search.kept
     try:
         removed = _remove_others(paths.out, [name for name in on_disk if name not in keep])
     except OSError as error:
