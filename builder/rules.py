@@ -147,8 +147,6 @@ def load_yaml(text: str, path: Path | str) -> Any:
 
 # `key: value` with a value YAML reads as this same text or number; only spaces around it.
 _FLAT_LINE = re.compile(r"([a-z_][a-z0-9_]*): +(\S(?:.*\S)?) *(?:\r?\n)?")
-# YAML's printable characters, less tab, LS and PS: a value holding nothing else is one line.
-_PRINTABLE = re.compile("[\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]*")
 _YAML_WORDS = {"null", "true", "false", "yes", "no", "on", "off", "y", "n"}
 _INT = re.compile(r"[1-9][0-9]*|0")
 _FLOAT = re.compile(r"[1-9][0-9]*\.[0-9]+|0\.[0-9]+")
@@ -159,11 +157,12 @@ def flat_field(line: str) -> tuple[str, Any] | None:
 
     Taken: text that starts with a letter and is not one of YAML's special words, and plain
     decimal numbers. Anything else (quotes, lists, comments, ': ' inside or ':' ending a
-    value, dates, signs, tabs, control characters) is None, and the caller reads with YAML.
-    tests/test_course.py checks that both readers agree.
+    value, dates, signs, tabs, line or paragraph separators, control characters: whatever
+    str.isprintable refuses, a subset of what YAML calls printable) is None, and the
+    caller reads with YAML. tests/test_course.py checks that both readers agree.
     """
     match = _FLAT_LINE.fullmatch(line)
-    if not match or not _PRINTABLE.fullmatch(value := match[2]):
+    if not match or not (value := match[2]).isprintable():
         return None
     if value[0].isalpha():
         if value.lower() in _YAML_WORDS or ": " in value or " #" in value or value[-1] == ":":
@@ -193,7 +192,7 @@ def flat_yaml(text: str) -> dict[str, Any] | list[dict[str, Any]] | None:
     """
     lines = []
     for line in text.split("\n"):
-        if not _PRINTABLE.fullmatch(line):
+        if not line.isprintable():
             return None
         if line.strip(" ") and not line.lstrip(" ").startswith("#"):
             lines.append(line)

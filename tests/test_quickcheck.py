@@ -148,7 +148,8 @@ def test_a_passing_check_imports_no_pydantic(fresh: tuple[Path, Path]) -> None:
     content, recordings = fresh
     code = (
         "import sys; from builder.cli import main; code = main(sys.argv[1:]); "
-        "heavy = sorted(m for m in ('pydantic', 'jax', 'matplotlib', 'jinja2', 'markdown_it') "
+        "heavy = sorted(m for m in ('pydantic', 'jax', 'matplotlib', 'jinja2', 'markdown_it', "
+        "'importlib.metadata') "
         "if m in sys.modules); print(code, heavy)"
     )
     args = ["check", "--content", str(content), "--recordings", str(recordings)]
@@ -700,3 +701,82 @@ def test_the_flat_yaml_reader_on_tricky_layouts(text: str) -> None:
         assert read is None
         return
     assert read is None or read == expected
+
+
+# -- installed versions without importlib.metadata ------------------------------------------------
+
+
+def test_dist_info_versions_agree_with_importlib_metadata_for_everything_installed() -> None:
+    from importlib import metadata
+
+    names = sorted({d.metadata["Name"] for d in metadata.distributions()})
+    for name in names:
+        fast = quickcheck.dist_info_versions((name,))
+        assert fast is None or fast == {name: metadata.version(name)}, name
+    pinned = quickcheck.dist_info_versions(rules.PINNED_PACKAGES)
+    assert pinned == rules.installed_versions(), "the pinned packages must be read fast"
+
+
+def dist_info(folder: Path, child: str, metadata: str | None) -> None:
+    (folder / child).mkdir(parents=True)
+    if metadata is not None:
+        (folder / child / "METADATA").write_text(metadata)
+
+
+@pytest.mark.parametrize(
+    ("layout", "fast"),
+    [
+        (
+            {
+                "a": [
+                    (
+                        "Foo_Bar-1.0.dist-info",
+                        "Metadata-Version: 2.1\nName: foo.bar\nVersion: 1.0\n",
+                    )
+                ]
+            },
+            "1.0",
+        ),
+        (
+            {
+                "a": [("foo.bar-1.0.dist-info", "Metadata-Version: 2.1\nVersion: 1.0\n")],
+                "b": [("foo_bar-2.0.dist-info", "Metadata-Version: 2.1\nVersion: 2.0\n")],
+            },
+            "1.0",
+        ),
+        ({"a": [("foo_bar-1.0.dist-info", "VERSION: 3\nVersion: 1.0\n")]}, "3"),
+        ({"a": [("foo_bar-1.0.dist-info", "Name: x\nVersion: 1.0 \n")]}, None),
+        ({"a": [("foo_bar-1.0.dist-info", "Name: x\nVersion: 1.0\n  .post1\n")]}, None),
+        ({"a": [("foo_bar-1.0.dist-info", "Name: x\n\nVersion: 1.0\n")]}, None),
+        ({"a": [("foo_bar-1.0.dist-info", None)]}, None),
+        ({"a": [("foo_bar-1.0.egg-info", "Version: 1.0\n")]}, None),
+        (
+            {
+                "a": [
+                    ("foo_bar-1.0.dist-info", "Version: 1.0\n"),
+                    ("Foo.Bar-2.0.dist-info", "Version: 2.0\n"),
+                ]
+            },
+            None,
+        ),
+        ({"a.egg": [("foo_bar-1.0.dist-info", "Version: 1.0\n")]}, None),
+        ({"a": []}, None),
+    ],
+)
+def test_dist_info_versions_defer_on_anything_unusual(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    layout: dict[str, list[tuple[str, str | None]]],
+    fast: str | None,
+) -> None:
+    from importlib import metadata
+
+    for folder, children in layout.items():
+        (tmp_path / folder).mkdir()
+        for child, text in children:
+            dist_info(tmp_path / folder, child, text)
+    monkeypatch.setattr(sys, "path", [str(tmp_path / folder) for folder in layout])
+    got = quickcheck.dist_info_versions(("foo.bar",))
+    assert got == (None if fast is None else {"foo.bar": fast})
+    if got is not None:
+        assert got["foo.bar"] == metadata.version("foo.bar")
