@@ -11,7 +11,9 @@ recordings are checked against the JSON Schemas they export (committed in schema
 equal by tests/test_quickcheck.py), read strictly: a value must already have the type the
 schema names (no "5" for 5, no 1.0 for 1, no bool for an int), every number finite. The
 rules the models add beyond their schema come from builder.rules, the module the models
-call. Standard library only (PyYAML's loader for YAML, the same call course.py makes).
+call. Standard library only; YAML is imported only for a file that is not plain lines
+(rules.load_yaml, the call course.py makes). Without schema/ beside builder/ (an installed
+copy) it always defers.
 """
 
 from __future__ import annotations
@@ -164,15 +166,16 @@ def _fresh(lesson: dict[str, Any], recordings: Path, check: Check, renderer: str
     )
     _require(raw["contentHash"] == fingerprint.content_hash(inputs))
     _require(raw["rendererHash"] == renderer)
-    installed = installed_versions()
+    installed = _installed()
     _require(all(raw["environment"][name] == installed[name] for name in rules.PINNED_PACKAGES))
 
 
 @cache
-def installed_versions() -> dict[str, str]:
+def _installed() -> dict[str, str]:
+    """rules.installed_versions(), without importing importlib.metadata."""
     versions = dist_info_versions(rules.PINNED_PACKAGES)
-    _require(versions is not None)
-    assert versions is not None
+    if versions is None:
+        raise Doubt("installed versions")
     return versions
 
 
