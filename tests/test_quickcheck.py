@@ -29,6 +29,12 @@ from builder.errors import BuildError
 from builder.recording import Recording, dumps
 from builder.status import course_status
 from tests.conftest import FIXTURE_COURSE, HERE, REFERENCE
+from tests.test_hostile_lessons import (
+    test_ids_and_slugs_cannot_escape_their_folder_or_the_url as _escapes,
+)
+from tests.test_hostile_lessons import (
+    test_missing_or_mistyped_front_matter_is_named as _mistyped,
+)
 from tests.test_hostile_recordings import CASES as DAMAGED_RECORDINGS
 
 SCHEMA_DIR = HERE.parent / "schema"
@@ -287,6 +293,15 @@ BAD_CONTENT: dict[str, Damage] = {
         c / "lessons/basics-01", c / "lessons/basics-03"
     ),
     "lessons folder missing": remove("lessons"),
+    # the hostile-lesson tables of tests/test_hostile_lessons.py
+    **{
+        f"hostile {field} {value}": front(field, value)
+        for field, value in _escapes.pytestmark[0].args[1]
+    },
+    **{
+        f"hostile lesson.md {text!r}": write("lessons/basics-01/lesson.md", text)
+        for text, _ in _mistyped.pytestmark[0].args[1]
+    },
     # course.yml and glossary.yml
     "course.yml missing": remove("course.yml"),
     "course.yml empty": write("course.yml", ""),
