@@ -7,6 +7,10 @@ JOBS   ?=
 ARGS   ?=
 LINT_DIRS := builder tests $(wildcard bench)
 
+# Let Python keep compiled modules in __pycache__/ (gitignored), as it does by default: some
+# shells set PYTHONDONTWRITEBYTECODE, and then every build recompiles builder/ (~0.1 s).
+unexport PYTHONDONTWRITEBYTECODE
+
 .PHONY: site test check record render serve lint bench schemas clean
 
 $(STAMP): requirements.lock pyproject.toml

@@ -54,13 +54,18 @@ def run(command: list[str], cwd: Path = ROOT, env: dict[str, str] | None = None)
         os.chdir(cwd)
         os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
         os.dup2(err.fileno(), 2)
-        os.execve(command[0], command, env or os.environ.copy())
+        os.execve(command[0], command, _as_make_runs_it(env or os.environ.copy()))
     _, status, usage = os.wait4(pid, 0)
     seconds = time.perf_counter() - started
     err.seek(0)
     text = err.read().decode("utf-8", "replace")
     err.close()
     return Run(seconds, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status), text)
+
+
+def _as_make_runs_it(env: dict[str, str]) -> dict[str, str]:
+    """The Makefile unexports PYTHONDONTWRITEBYTECODE (compiled modules are kept): so here."""
+    return {name: value for name, value in env.items() if name != "PYTHONDONTWRITEBYTECODE"}
 
 
 @dataclass

@@ -91,7 +91,11 @@ class LessonCache:
         for lesson, key, result in zip(course.lessons, keys, results, strict=True):
             if result is not None and result[0]:
                 self.outputs[lesson.id] = Output(key, tuple(sorted(result[0])), tuple(result[1]))
-        self._prune(set(keys))
+        if self.last:  # drop the entries this build replaced; the others are still in use
+            for old in {page.key for page in self.last.values()} - set(keys):
+                self._path(old).unlink(missing_ok=True)
+        else:
+            self._prune(set(keys))
         return [result for result in results if result is not None]
 
     def reuse_page(self, name: str, key: str) -> bool:
@@ -176,7 +180,7 @@ def search_bundles(
     files: dict[str, bytes],
     lesson_keys: dict[str, str],
     paths: Any,
-    index: Callable[[dict[str, bytes], Path], dict[str, bytes]],
+    index: Callable[[dict[str, str], Callable[[str], bytes], Path], dict[str, bytes]],
     last: dict[str, Output],
     trusted: set[str],
 ) -> SearchFiles:
@@ -186,21 +190,19 @@ def search_bundles(
     A bundle's key hashes its pages: a lesson page by its page key (its HTML is a function
     of it), any other page by its bytes. A bundle with the key of the last build whose files
     are untouched in the site is kept as it is; one with a key in `.cache/search/` is taken
-    from there; the rest are indexed by Pagefind, several at once. Pages not in `files` (the
-    ones LessonCache kept) are read from the site, where they are known to be unchanged.
+    from there; the rest are indexed by Pagefind, several at once, from copies of their pages
+    that are rewritten only when a page's key changed. Pages not in `files` (the ones
+    LessonCache kept) are read from the site, where they are known to be unchanged.
     An empty bundle (no Pagefind installed) is never stored.
     """
     from .search import UI, bundle_folder, bundles
 
     result = SearchFiles()
     version = _version("pagefind-bin")
-    todo: dict[str, tuple[str, list[str]]] = {}
-    for bundle, pages in bundles(course).items():
-        key = _digest(
-            version,
-            bundle,
-            *(f"{n}\0{lesson_keys.get(n) or _bytes_digest(files[n])}" for n in pages),
-        )
+    todo: dict[str, tuple[str, dict[str, str]]] = {}
+    for bundle, names in bundles(course).items():
+        pages = {n: lesson_keys.get(n) or _bytes_digest(files[n]) for n in names}
+        key = _digest(version, bundle, *(f"{n}\0{page}" for n, page in pages.items()))
         previous = last.get(bundle)
         if previous and previous.key == key and trusted.issuperset(previous.names):
             result.kept.update(previous.names)
@@ -212,11 +214,11 @@ def search_bundles(
         else:
             todo[bundle] = (key, pages)
 
+    def read(name: str) -> bytes:  # a page LessonCache kept is unchanged in the site
+        return files[name] if name in files else (paths.out / name).read_bytes()
+
     def make(bundle: str) -> dict[str, bytes]:
-        pages = {
-            n: files[n] if n in files else (paths.out / n).read_bytes() for n in todo[bundle][1]
-        }
-        made = index(pages, paths.cache / "search" / (bundle or "_site"))
+        made = index(todo[bundle][1], read, paths.cache / "search" / (bundle or "_site"))
         return {
             f"{bundle_folder(bundle)}{name}": data
             for name, data in made.items()
@@ -308,9 +310,29 @@ def page_keys(
     return keys, parts
 
 
+# The code digest and package versions the last build worked out, from builder.state: they
+# hold while its guard does (it covers builder/, templates/ and the site-packages folders).
+_known_facts: dict[str, str] = {}
+
+
+def assume(facts: dict[str, str]) -> None:
+    """Take `facts` (from `facts()` of a build with the same code and packages) as known."""
+    _known_facts.clear()
+    _known_facts.update(facts)
+    code_digest.cache_clear()
+
+
+def facts() -> dict[str, str]:
+    """What `assume` takes: the code digest and the versions of the packages keys name."""
+    names = (*RENDER_PACKAGES, "pagefind-bin")
+    return {"code": code_digest(), **{f"version {name}": _version(name) for name in names}}
+
+
 @cache
 def code_digest() -> str:
     """The builder's own code, the templates and the rendering packages' versions."""
+    if "code" in _known_facts:
+        return _known_facts["code"]
     parts: list[str] = []
     for folder, pattern in ((BUILDER, "*.py"), (TEMPLATES, "**/*")):
         for path in sorted(folder.glob(pattern)):
@@ -320,7 +342,14 @@ def code_digest() -> str:
     return _digest(*parts)
 
 
+def package_version(name: str) -> str:
+    """'name==version' (or 'name missing') of an installed package."""
+    return _version(name)
+
+
 def _version(name: str) -> str:
+    if f"version {name}" in _known_facts:
+        return _known_facts[f"version {name}"]
     try:
         return f"{name}=={metadata.version(name)}"
     except metadata.PackageNotFoundError:

@@ -73,6 +73,11 @@ class Staging:
         self.committed = True
         return len(self.staged)
 
+    @property
+    def written(self) -> list[Path]:
+        """The files `commit` replaced."""
+        return [path for _, path in self.staged] if self.committed else []
+
 
 def _stage(path: Path, data: bytes, durable: bool) -> Path:
     """`data` in a complete temporary file beside `path` (synced to disk when `durable`)."""

@@ -12,7 +12,6 @@ import hashlib
 import html
 import pickle
 from functools import cache
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -96,7 +95,9 @@ def _formatter() -> Any:
 
 @cache
 def _pygments_version() -> str:
-    return metadata.version("pygments")
+    from .buildcache import package_version  # known from the last build's state, usually
+
+    return package_version("pygments")
 
 
 def python(code: str) -> str:

@@ -357,16 +357,30 @@ def _nav_data(nav: SiteNav) -> Markup:
         }
         for arc in nav.arcs
     ]
-    return Markup(json.dumps(arcs, ensure_ascii=True, indent=1, sort_keys=True))
+    return Markup(json.dumps(arcs, ensure_ascii=True, separators=(",", ":"), sort_keys=True))
+
+
+_compiled: list[Path] = []  # where Jinja2 keeps compiled templates, if anywhere
+
+
+def keep_compiled_templates(folder: Path) -> None:
+    """Keep compiled templates in `folder` (Jinja2 checks each against its source): a build
+    that renders a few pages would spend a third of its rendering compiling templates."""
+    folder.mkdir(parents=True, exist_ok=True)
+    _compiled[:] = [folder]
+    _environment.cache_clear()
 
 
 @cache
 def _environment() -> Environment:
+    from jinja2 import FileSystemBytecodeCache
+
     return Environment(
         loader=FileSystemLoader(TEMPLATES),
         autoescape=True,
         undefined=StrictUndefined,
         keep_trailing_newline=True,
+        bytecode_cache=FileSystemBytecodeCache(str(_compiled[0])) if _compiled else None,
     )
 
 

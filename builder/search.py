@@ -12,10 +12,12 @@ Pagefind indexes only what the templates mark with `data-pagefind-body`.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
@@ -47,12 +49,15 @@ def bundle_folder(bundle: str) -> str:
 
 
 def search_index(
-    files: dict[str, bytes], scratch: Path, log: TextIO = sys.stderr
+    pages: dict[str, str], read: Callable[[str], bytes], scratch: Path, log: TextIO = sys.stderr
 ) -> dict[str, bytes]:
-    """The Pagefind bundle for these pages, by path inside the bundle; {} when it cannot be made.
+    """The Pagefind bundle of `pages` (name -> a key of its bytes), by path inside the bundle;
+    {} when it cannot be made.
 
-    A missing binary is an error in CI and a one-line warning elsewhere: the site still
-    works, and its search page says that the index was not built.
+    Pagefind reads the pages from `scratch`/pages, which keeps them between builds with a
+    list of their keys: only a page whose key changed is written again (`read(name)` gives
+    its bytes). A missing binary is an error in CI and a one-line warning elsewhere: the
+    site still works, and its search page says that the index was not built.
     """
     binary = _binary()
     if binary is None:
@@ -61,13 +66,23 @@ def search_index(
             raise BuildError(message)
         print(f"warning: search index skipped: {message}", file=log)
         return {}
-    pages, bundle = scratch / "pages", scratch / BUNDLE
-    shutil.rmtree(scratch, ignore_errors=True)
-    for name, data in files.items():
-        if name.endswith(".html"):
-            (pages / name).parent.mkdir(parents=True, exist_ok=True)
-            (pages / name).write_bytes(data)
-    _run([str(binary), "--site", str(pages), "--output-path", str(bundle), "--keep-index-url"])
+    folder, bundle, listing = scratch / "pages", scratch / BUNDLE, scratch / "pages.json"
+    try:
+        copied = json.loads(listing.read_bytes())
+    except (OSError, ValueError):
+        copied = None
+    if not isinstance(copied, dict) or not folder.is_dir():
+        shutil.rmtree(scratch, ignore_errors=True)
+        copied = {}
+    for name in copied.keys() - pages.keys():
+        (folder / name).unlink(missing_ok=True)
+    for name, key in pages.items():
+        if copied.get(name) != key:
+            (folder / name).parent.mkdir(parents=True, exist_ok=True)
+            (folder / name).write_bytes(read(name))
+    listing.write_text(json.dumps(pages))  # after the pages: it vouches for them
+    shutil.rmtree(bundle, ignore_errors=True)
+    _run([str(binary), "--site", str(folder), "--output-path", str(bundle), "--keep-index-url"])
     return {
         path.relative_to(bundle).as_posix(): path.read_bytes()
         for path in sorted(bundle.rglob("*"))

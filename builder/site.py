@@ -122,7 +122,7 @@ def build(
         written, removed, total = render_to(
             course, statuses, paths, last, now, site, parts=parts, meanwhile=remember
         )
-        state.save(paths.cache, now)
+        state.save(paths.cache, now, last)
     return BuildResult(executed, written, removed, total, now.site)
 
 
@@ -146,9 +146,9 @@ def render_to(
     is gone. Pages and search bundles `last` wrote and that are unchanged are left alone.
     `now` receives what this build wrote, for the next one; `parts` are the page-key parts
     of unchanged lessons; `meanwhile(parts)` runs while Pagefind indexes, with all parts."""
-    from . import highlight
+    from . import buildcache, highlight
     from .buildcache import LessonCache, search_bundles
-    from .render import render_site
+    from .render import keep_compiled_templates, render_site
     from .search import search_index
 
     seconds = {
@@ -159,8 +159,10 @@ def render_to(
     _check_owned(paths.out)
     on_disk = state.site_files(paths.out, site)
     trusted = last.trusted(paths.out, on_disk) if last else set()
+    buildcache.assume(last.facts if last else {})
     pages = LessonCache(paths.cache, last=last.pages if last else {}, trusted=trusted, known=parts)
     highlight.load_store(paths.cache)
+    keep_compiled_templates(paths.cache / "templates")
     files = render_site(
         course,
         statuses,
@@ -194,14 +196,37 @@ def render_to(
             raise cannot_write(error, "the previous site is unchanged") from None
     keep = set(files) | set(search.files) | pages.kept | search.kept
     try:
-        removed = _remove_others(paths.out, [name for name in on_disk if name not in keep])
+        gone = [name for name in on_disk if name not in keep]
+        folders = _remove_others(paths.out, gone)
     except OSError as error:
         raise cannot_write(error, "the new site is written; some old files remain") from None
     if now is not None:
-        now.pages, now.bundles = pages.outputs, search.outputs
-        now.site = snapshot([paths.out])
+        now.pages, now.bundles, now.facts = pages.outputs, search.outputs, buildcache.facts()
+        if site is None:
+            now.site = snapshot([paths.out])
+        else:  # what snapshot() would say, from the one taken before and what changed since
+            now.site = _site_after(site, paths.out, staging.written, gone, folders)
         now.outputs = state.site_files(paths.out, now.site)
-    return written, removed, len(keep)
+    return written, len(gone), len(keep)
+
+
+def _site_after(
+    before: Snapshot, out: Path, written: list[Path], gone: list[str], folders: list[Path]
+) -> Snapshot:
+    """The site folder's snapshot after writing `written`, deleting `gone` and `folders`."""
+    after = dict(before)
+    after[str(out)] = [-1]
+    for name in gone:
+        after.pop(str(out / name), None)
+    for folder in folders:
+        after.pop(str(folder), None)
+    for path in written:
+        after[str(path)] = stamp.file_meta(path)
+        for parent in path.parents:
+            if parent == out or str(parent) in after:
+                break
+            after[str(parent)] = [-1]
+    return after
 
 
 def _check_owned(out: Path) -> None:
@@ -214,18 +239,20 @@ def _check_owned(out: Path) -> None:
         )
 
 
-def _remove_others(out: Path, names: list[str]) -> int:
+def _remove_others(out: Path, names: list[str]) -> list[Path]:
     """Delete files a previous build wrote that this build no longer produces, and the
-    folders that leaves empty."""
+    folders that leaves empty; returns those folders."""
     folders: set[Path] = set()
     for name in names:
         path = out / name
         path.unlink(missing_ok=True)
         folders.update(path.parents)
+    removed = []
     for folder in sorted(folders, key=lambda p: len(p.parts), reverse=True):
         if folder != out and out in folder.parents and not any(folder.iterdir()):
             folder.rmdir()
-    return len(names)
+            removed.append(folder)
+    return removed
 
 
 @contextlib.contextmanager

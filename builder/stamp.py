@@ -66,6 +66,11 @@ def code_roots() -> list[Path]:
     return [TEMPLATES, BUILDER]
 
 
+def file_meta(path: Path) -> list[int]:
+    """One file's entry in a snapshot."""
+    return _meta(path.stat())
+
+
 def _meta(info: os.stat_result) -> list[int]:
     """What says a file changed. ctime too, as git does: a write always sets it, and unlike
     mtime it cannot be set back (an edit of the same size with its mtime restored shows)."""

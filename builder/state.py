@@ -1,6 +1,6 @@
 """What the last successful build knew, so that the next one redoes only what changed.
 
-After a build, `.cache/build-state.pickle` keeps:
+After a build, `.cache/build-state.pickle` (and `build-state-lessons-N.pickle`) keeps:
 
 - every lesson as loaded and checked (its Lesson and LessonStatus), with the metadata
   (mtime_ns, size, inode, ctime_ns) of the files they were made from: lesson.md, example.py, the
@@ -22,6 +22,7 @@ the build is the ordinary one (with the page cache). A build that fails saves no
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import os
 import pickle
@@ -34,7 +35,9 @@ from .stamp import RACY_NS, Snapshot, snapshot
 from .status import INPUTS_FILE, LessonStatus
 
 STATE_FILE = "build-state.pickle"
-FORMAT = 1
+CHUNK_PREFIX = "build-state-lessons-"
+CHUNK = 100  # lessons a file: a prose edit rewrites one file of lessons, not all of them
+FORMAT = 2
 
 
 @dataclass(frozen=True)
@@ -66,6 +69,8 @@ class BuildState:
     bundles: dict[str, Output] = field(default_factory=dict)  # by search bundle id
     outputs: dict[str, tuple[int, ...]] = field(default_factory=dict)  # site file -> metadata
     site: Snapshot = field(default_factory=dict)  # the same, as builder.stamp keeps it
+    facts: dict[str, str] = field(default_factory=dict)  # buildcache.facts()
+    chunks: list[tuple[str, ...]] = field(default_factory=list)  # lesson files (see save)
 
     def loaded(self, content: Path, recordings: Path, seen: Snapshot) -> Loaded:
         """The lessons whose files are as they were, with the course metadata and glossary."""
@@ -120,9 +125,14 @@ def load(cache: Path, expected_guard: str) -> BuildState | None:
     (`expected_guard`, from `guard`)."""
     try:
         state = pickle.loads((cache / STATE_FILE).read_bytes())
+        if not isinstance(state, BuildState) or state.guard != expected_guard:
+            return None
+        for number, names in enumerate(state.chunks):
+            memos = pickle.loads(_chunk_file(cache, number).read_bytes())
+            if not isinstance(memos, dict) or tuple(memos) != names:
+                return None
+            state.lessons.update(memos)
     except Exception:  # missing, damaged, or from another version: start afresh
-        return None
-    if not isinstance(state, BuildState) or state.guard != expected_guard:
         return None
     return state
 
@@ -164,10 +174,34 @@ def site_files(out: Path, site: Snapshot | None = None) -> dict[str, tuple[int, 
     }
 
 
-def save(cache: Path, state: BuildState) -> None:
+def save(cache: Path, state: BuildState, last: BuildState | None = None) -> None:
+    """Write `state`: its lessons in files of CHUNK lessons, each rewritten only when one of
+    its lessons changed since `last` (the state this build started from), then the rest.
+    Written last, the main file is what makes the others count (`forget` deletes it first)."""
     from .fsutil import write_atomic
 
-    write_atomic(cache / STATE_FILE, pickle.dumps(state, protocol=5), durable=False)
+    names = sorted(state.lessons)
+    chunks = [tuple(names[i : i + CHUNK]) for i in range(0, len(names), CHUNK)]
+    for number, chunk in enumerate(chunks):
+        if not (
+            last is not None
+            and number < len(last.chunks)
+            and last.chunks[number] == chunk
+            and all(last.lessons.get(name) == state.lessons[name] for name in chunk)
+        ):
+            memos = {name: state.lessons[name] for name in chunk}
+            write_atomic(_chunk_file(cache, number), pickle.dumps(memos, protocol=5), durable=False)
+    for extra in cache.glob(f"{CHUNK_PREFIX}*.pickle"):
+        if not extra.stem.removeprefix(CHUNK_PREFIX).isdigit() or int(
+            extra.stem.removeprefix(CHUNK_PREFIX)
+        ) >= len(chunks):
+            extra.unlink(missing_ok=True)
+    main = dataclasses.replace(state, lessons={}, chunks=chunks)
+    write_atomic(cache / STATE_FILE, pickle.dumps(main, protocol=5), durable=False)
+
+
+def _chunk_file(cache: Path, number: int) -> Path:
+    return cache / f"{CHUNK_PREFIX}{number}.pickle"
 
 
 def forget(cache: Path) -> None:

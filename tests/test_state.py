@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from builder import state
+from builder import site, state
 from builder.site import Paths, build
 from tests.conftest import edit
 
@@ -125,3 +125,37 @@ def test_a_failed_build_leaves_no_state_to_trust(incremental: Paths) -> None:
     with pytest.raises(Exception, match="titel"):
         build(incremental, execute=False, jobs=1)
     assert not (incremental.cache / state.STATE_FILE).exists()
+
+
+def test_the_state_knows_the_site_as_it_is_after_the_build(incremental: Paths) -> None:
+    """The site's snapshot after a build is worked out from what the build wrote and
+    deleted, not taken again: it must equal a real one, or the next build trusts wrongly."""
+    from builder import stamp
+
+    edit(lesson_md(incremental, "speed-01"), "title: Settings", "title: Renamed settings")
+    shutil.rmtree(incremental.out / "search-index" / "basics-1")  # a folder to bring back
+    (incremental.out / "old" / "deep").mkdir(parents=True)
+    (incremental.out / "old" / "deep" / "gone.html").write_text("a page no build makes")
+    build(incremental, execute=False, jobs=1, seen=None)
+    seen = site._inputs(incremental)
+    remembered = state.load(
+        incremental.cache, state.guard(incremental.content, incremental.recordings, seen)
+    )
+    assert remembered is not None
+    assert remembered.site == stamp.snapshot([incremental.out])
+    assert not (incremental.out / "old").exists()
+
+
+def test_unchanged_lessons_are_not_written_to_the_state_again(
+    incremental: Paths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(state, "CHUNK", 1)  # one lesson a file
+    build(incremental, execute=False, jobs=1)
+    files = {p.name: p.stat().st_mtime_ns for p in incremental.cache.glob("build-state-*")}
+    assert len(files) == 3
+    edit(lesson_md(incremental, "speed-01"), "The scaled", "Freshly edited, the scaled")
+    build(incremental, execute=False, jobs=1)
+    after = {p.name: p.stat().st_mtime_ns for p in incremental.cache.glob("build-state-*")}
+    assert [name for name in files if after[name] != files[name]] == [
+        f"{state.CHUNK_PREFIX}2.pickle"  # lessons by folder: basics-01, basics-02, speed-01
+    ]
