@@ -8,6 +8,7 @@ fsync: on a crash they are rebuilt, and a cold build of 1,000 lessons saves ~3 s
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import tempfile
 from pathlib import Path
@@ -48,6 +49,7 @@ class Staging:
         self.durable = durable
         self.staged: list[tuple[Path, Path]] = []
         self.committed = False
+        self.folders: set[Path] = set()
 
     def __enter__(self) -> Staging:
         return self
@@ -60,7 +62,7 @@ class Staging:
         for name, data in sorted(files.items()):
             path = self.root / name
             if not _holds(path, data):
-                self.staged.append((_stage(path, data, self.durable), path))
+                self.staged.append((_stage(path, data, self.durable, self.folders), path))
 
     def commit(self) -> int:
         """Rename every staged file into place; the number of files replaced."""
@@ -79,24 +81,47 @@ class Staging:
         return [path for _, path in self.staged] if self.committed else []
 
 
-def _stage(path: Path, data: bytes, durable: bool) -> Path:
-    """`data` in a complete temporary file beside `path` (synced to disk when `durable`)."""
+def _stage(path: Path, data: bytes, durable: bool, folders: set[Path] | None = None) -> Path:
+    """`data` in a complete temporary file beside `path` (synced to disk when `durable`).
+
+    `folders` are folders known to exist (a site's thousands of files share few folders).
+    """
+    parent = path.parent
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        if folders is None or parent not in folders:
+            parent.mkdir(parents=True, exist_ok=True)
+            if folders is not None:
+                folders.add(parent)
+        tmp, fd = _create(parent, path.name)
     except OSError as error:  # name the file we meant to write, not the temporary one
         raise OSError(error.errno, error.strerror, str(path)) from None
     try:
         with os.fdopen(fd, "wb") as handle:
+            if _UMASK & 0o044:  # the site must be readable by a web server whatever the umask
+                os.fchmod(handle.fileno(), 0o644)
             handle.write(data)
             if durable:
                 handle.flush()
                 os.fsync(handle.fileno())
-        os.chmod(tmp, 0o644)
     except BaseException:
-        _discard([Path(tmp)])
+        _discard([tmp])
         raise
-    return Path(tmp)
+    return tmp
+
+
+_UMASK = os.umask(0o022)
+os.umask(_UMASK)
+_numbers = itertools.count()
+
+
+def _create(folder: Path, name: str) -> tuple[Path, int]:
+    """A new, empty temporary file in `folder`, named after `name` and never an old one."""
+    while True:
+        tmp = folder / f".{name}.{os.getpid()}-{next(_numbers)}.tmp"
+        try:
+            return tmp, os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+        except FileExistsError:  # left by a process that had this pid before
+            continue
 
 
 def _discard(paths: list[Path]) -> None:
