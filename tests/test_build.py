@@ -192,6 +192,22 @@ def test_record_only_named_lessons_and_force(recorded: Paths) -> None:
     assert main(_cli(recorded, "record", "nope")) == 1
 
 
+def test_record_starts_the_examples_that_took_longest_first(recorded: Paths) -> None:
+    from builder.course import load_course
+    from builder.site import record_stale
+
+    sidecar = recorded.recordings / "_inputs.json"
+    remembered = json.loads(sidecar.read_text())
+    for lesson_id, seconds in {"basics-01": 0.5, "basics-02": 2.0}.items():
+        remembered[lesson_id]["seconds"] = seconds
+    del remembered["speed-01"]  # never timed: it may be the longest of all
+    sidecar.write_text(json.dumps(remembered))
+    runner = CountingRunner()
+    course = load_course(recorded.content)
+    record_stale(course, recorded, jobs=1, force=True, runner=runner)
+    assert runner.calls == ["speed-01", "basics-02", "basics-01"]
+
+
 def test_a_course_elsewhere_builds_with_the_cli(tmp_path: Path) -> None:
     paths = copy_course(tmp_path, broken=False)
     (paths.content / "lessons" / "speed-01").rename(tmp_path / "speed-01-aside")
