@@ -32,7 +32,7 @@ Line = Annotated[str, Field(min_length=1, max_length=300)]
 
 
 class Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 class FrontMatter(Frozen):

@@ -38,7 +38,7 @@ Text = Annotated[str, Field(min_length=1, max_length=200)]
 
 
 class Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True, defer_build=True)
 
 
 class Series(Frozen):
