@@ -183,6 +183,7 @@ def search_bundles(
     index: Callable[[dict[str, str], Callable[[str], bytes], Path], dict[str, bytes]],
     last: dict[str, Output],
     trusted: set[str],
+    which: set[str] | None = None,
 ) -> SearchFiles:
     """Every search bundle of the site (see builder.search.bundles), each rebuilt only when
     one of its pages changed.
@@ -193,7 +194,8 @@ def search_bundles(
     from there; the rest are indexed by Pagefind, several at once, from copies of their pages
     that are rewritten only when a page's key changed. Pages not in `files` (the ones
     LessonCache kept) are read from the site, where they are known to be unchanged.
-    An empty bundle (no Pagefind installed) is never stored.
+    An empty bundle (no Pagefind installed) is never stored. `which` limits the work to
+    those bundles (and leaves `.cache/search/` unpruned).
     """
     from .search import UI, bundle_folder, bundles
 
@@ -201,6 +203,8 @@ def search_bundles(
     version = _version("pagefind-bin")
     todo: dict[str, tuple[str, dict[str, str]]] = {}
     for bundle, names in bundles(course).items():
+        if which is not None and bundle not in which:
+            continue
         pages = {n: lesson_keys.get(n) or _bytes_digest(files[n]) for n in names}
         key = _digest(version, bundle, *(f"{n}\0{page}" for n, page in pages.items()))
         previous = last.get(bundle)
@@ -238,8 +242,18 @@ def search_bundles(
                 durable=False,
             )
         _add(result, bundle, key, bundle_files)
-    _prune_bundles(paths.cache, set(bundles(course)))
+    if which is None:
+        prune_search(paths.cache, set(bundles(course)))
     return result
+
+
+def merge_search(*parts: SearchFiles) -> SearchFiles:
+    merged = SearchFiles()
+    for part in parts:
+        merged.files |= part.files
+        merged.kept |= part.kept
+        merged.outputs |= part.outputs
+    return merged
 
 
 def _add(result: SearchFiles, bundle: str, key: str, bundle_files: dict[str, bytes]) -> None:
@@ -260,7 +274,8 @@ def _stored_bundle(cache_dir: Path, bundle: str, key: str) -> dict[str, bytes] |
     return dict(stored) if saved_key == key else None
 
 
-def _prune_bundles(cache_dir: Path, keep: set[str]) -> None:
+def prune_search(cache_dir: Path, keep: set[str]) -> None:
+    """Forget the bundles of `.cache/search/` that are not among `keep`."""
     for path in (cache_dir / "search").glob("*.pickle"):
         if path.stem not in keep and not (path.stem == "_site" and "" in keep):
             path.unlink(missing_ok=True)

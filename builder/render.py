@@ -99,6 +99,7 @@ def render_site(
     run_seconds: dict[str, float] | None = None,
     lesson_map: LessonMap | None = None,
     reuse: Callable[[str, str], bool] | None = None,
+    lessons_done: Callable[[dict[str, bytes]], None] | None = None,
 ) -> dict[str, bytes]:
     """Every file of the site by its path inside the site; raises all render errors at once.
 
@@ -107,6 +108,8 @@ def render_site(
     builder.buildcache passes one that reuses cached pages and renders the rest in parallel.
     `reuse(name, key)` says whether the site already holds the page `name` as made from
     `key`, a hash of everything the template is given; such a page is left out.
+    `lessons_done(files)` is called with the lesson pages' files before the other pages
+    are rendered (builder.site starts indexing them for search then).
     """
     nav = _nav(course)
     files: dict[str, bytes] = {}
@@ -119,6 +122,8 @@ def render_site(
         for term in used:
             terms_used.setdefault(term, []).append(lesson.id)
     raise_all(errors)
+    if lessons_done is not None:
+        lessons_done(dict(files))
     shared = hashlib.sha256(pickle.dumps(nav, protocol=5)).hexdigest() if reuse else ""
 
     def page(name: str, template: str, **context: Any) -> None:
@@ -363,11 +368,13 @@ def _nav_data(nav: SiteNav) -> Markup:
 _compiled: list[Path] = []  # where Jinja2 keeps compiled templates, if anywhere
 
 
-def keep_compiled_templates(folder: Path) -> None:
-    """Keep compiled templates in `folder` (Jinja2 checks each against its source): a build
-    that renders a few pages would spend a third of its rendering compiling templates."""
-    folder.mkdir(parents=True, exist_ok=True)
-    _compiled[:] = [folder]
+def keep_compiled_templates(folder: Path | None) -> None:
+    """Keep compiled templates in `folder` (Jinja2 checks each against its source), or
+    nowhere: a build that renders a few pages would spend a third of its rendering
+    compiling templates."""
+    if folder is not None:
+        folder.mkdir(parents=True, exist_ok=True)
+    _compiled[:] = [folder] if folder is not None else []
     _environment.cache_clear()
 
 

@@ -8,7 +8,7 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
@@ -146,9 +146,9 @@ def render_to(
     is gone. Pages and search bundles `last` wrote and that are unchanged are left alone.
     `now` receives what this build wrote, for the next one; `parts` are the page-key parts
     of unchanged lessons; `meanwhile(parts)` runs while Pagefind indexes, with all parts."""
-    from . import buildcache, highlight
-    from .buildcache import LessonCache, search_bundles
-    from .render import keep_compiled_templates, render_site
+    from . import buildcache, highlight, search
+    from .buildcache import LessonCache, SearchFiles, merge_search, prune_search, search_bundles
+    from .render import render_site
     from .search import search_index
 
     seconds = {
@@ -159,55 +159,82 @@ def render_to(
     _check_owned(paths.out)
     on_disk = state.site_files(paths.out, site)
     trusted = last.trusted(paths.out, on_disk) if last else set()
-    buildcache.assume(last.facts if last else {})
     pages = LessonCache(paths.cache, last=last.pages if last else {}, trusted=trusted, known=parts)
-    highlight.load_store(paths.cache)
-    keep_compiled_templates(paths.cache / "templates")
-    files = render_site(
-        course,
-        statuses,
-        paths.cache / "charts",
-        seconds,
-        lesson_map=pages,
-        reuse=pages.reuse_page if last else None,
-    )
-    highlight.save_store(paths.cache)
-    files[SITE_MARKER] = b"made by python -m builder; every file here is regenerated\n"
-    with ThreadPoolExecutor(1) as pool:  # Pagefind runs in its own processes, off the GIL
-        indexing = pool.submit(
-            search_bundles,
-            course,
-            files,
-            pages.page_keys,
-            paths,
-            search_index,
-            last=last.bundles if last else {},
-            trusted=trusted,
-        )
-        if meanwhile is not None:
-            meanwhile(pages.parts)
+    with _this_build_only(paths.cache, last):
+        bundles = set(search.bundles(course))
+
+        def index(files: dict[str, bytes], which: set[str]) -> Future[SearchFiles]:
+            return pool.submit(
+                search_bundles,
+                course,
+                files,
+                dict(pages.page_keys),  # a copy: rendering goes on adding keys
+                paths,
+                search_index,
+                last=last.bundles if last else {},
+                trusted=trusted,
+                which=which,
+            )
+
+        # Pagefind runs in its own processes, off the GIL: the lessons' bundles are indexed
+        # while the other pages render, the glossary's while the site's files are staged.
+        with ThreadPoolExecutor(2) as pool:
+            indexing: list[Future[SearchFiles]] = []
+            files = render_site(
+                course,
+                statuses,
+                paths.cache / "charts",
+                seconds,
+                lesson_map=pages,
+                reuse=pages.reuse_page if last else None,
+                lessons_done=lambda done: indexing.append(index(done, bundles - {""})),
+            )
+            highlight.save_store(paths.cache)
+            files[SITE_MARKER] = b"made by python -m builder; every file here is regenerated\n"
+            indexing.append(index(files, {""}))
+            if meanwhile is not None:
+                meanwhile(pages.parts)
+            try:
+                with Staging(paths.out) as staging:
+                    staging.add(files)  # nothing is renamed until the search bundles are done
+                    found = merge_search(*(part.result() for part in indexing))
+                    staging.add(found.files)
+                    written = staging.commit()
+            except OSError as error:
+                raise cannot_write(error, "the previous site is unchanged") from None
+        prune_search(paths.cache, bundles)
+        keep = set(files) | set(found.files) | pages.kept | found.kept
         try:
-            with Staging(paths.out) as staging:
-                staging.add(files)  # while Pagefind indexes; nothing is renamed until it is done
-                search = indexing.result()
-                staging.add(search.files)
-                written = staging.commit()
+            gone = [name for name in on_disk if name not in keep]
+            folders = _remove_others(paths.out, gone)
         except OSError as error:
-            raise cannot_write(error, "the previous site is unchanged") from None
-    keep = set(files) | set(search.files) | pages.kept | search.kept
+            raise cannot_write(error, "the new site is written; some old files remain") from None
+        if now is not None:
+            now.pages, now.bundles = pages.outputs, found.outputs
+            now.facts = buildcache.facts()
+            if site is None:
+                now.site = snapshot([paths.out])
+            else:  # what snapshot() would say, from the one taken before and what changed since
+                now.site = _site_after(site, paths.out, staging.written, gone, folders)
+            now.outputs = state.site_files(paths.out, now.site)
+        return written, len(gone), len(keep)
+
+
+@contextlib.contextmanager
+def _this_build_only(cache: Path, last: BuildState | None) -> Iterator[None]:
+    """What a build takes from its cache and state (the code digest and package versions,
+    highlighted code, compiled templates) holds for that build only."""
+    from . import buildcache, highlight
+    from .render import keep_compiled_templates
+
+    buildcache.assume(last.facts if last else {})
+    highlight.load_store(cache)
+    keep_compiled_templates(cache / "templates")
     try:
-        gone = [name for name in on_disk if name not in keep]
-        folders = _remove_others(paths.out, gone)
-    except OSError as error:
-        raise cannot_write(error, "the new site is written; some old files remain") from None
-    if now is not None:
-        now.pages, now.bundles, now.facts = pages.outputs, search.outputs, buildcache.facts()
-        if site is None:
-            now.site = snapshot([paths.out])
-        else:  # what snapshot() would say, from the one taken before and what changed since
-            now.site = _site_after(site, paths.out, staging.written, gone, folders)
-        now.outputs = state.site_files(paths.out, now.site)
-    return written, len(gone), len(keep)
+        yield
+    finally:
+        buildcache.assume({})
+        keep_compiled_templates(None)
 
 
 def _site_after(
