@@ -91,6 +91,14 @@ class Recording(Frozen):
     def _iso_with_timezone(cls, value: str) -> str:
         return iso_with_timezone(value)
 
+    @field_validator("schemaVersion", mode="before")
+    @classmethod
+    def _an_integer(cls, value: object) -> object:
+        """Literal[1] takes `true` and `1.0` (they equal 1), and they would be saved as 1."""
+        if type(value) is not int:
+            raise ValueError(f"must be the integer {SCHEMA_VERSION}")
+        return value
+
     @property
     def panels(self) -> list[BarPanel]:
         return self.data.panels
@@ -120,7 +128,8 @@ def loads(data: bytes, source: Path | str) -> Recording:
     except ValidationError:
         pass  # read it again step by step, to say exactly what is wrong
     raw = _parse_json(data, source)
-    if isinstance(raw, dict) and raw.get("schemaVersion", SCHEMA_VERSION) != SCHEMA_VERSION:
+    version = raw.get("schemaVersion", SCHEMA_VERSION) if isinstance(raw, dict) else None
+    if isinstance(raw, dict) and (type(version) is not int or version != SCHEMA_VERSION):
         raise RecordingError(
             f"schemaVersion {raw['schemaVersion']!r} is not supported (this builder reads "
             f"{SCHEMA_VERSION})",

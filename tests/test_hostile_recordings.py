@@ -75,6 +75,14 @@ CASES = {
         reference_as(LESSON).replace(b'"schemaVersion": 1', b'"schemaVersion": "1"'),
         "schemaVersion '1' is not supported",
     ),
+    "schema version as true": (  # true == 1 in Python: it used to load, and save as 1
+        reference_as(LESSON).replace(b'"schemaVersion": 1', b'"schemaVersion": true'),
+        "schemaVersion True is not supported",
+    ),
+    "schema version as 1.0": (
+        reference_as(LESSON).replace(b'"schemaVersion": 1', b'"schemaVersion": 1.0'),
+        "schemaVersion 1.0 is not supported",
+    ),
     "nested extra field": (
         reference_as(LESSON).replace(b'"deviceCount": 1', b'"deviceCount": 1, "gpu": "none"'),
         "field environment.gpu: Extra inputs are not permitted",
