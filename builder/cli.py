@@ -169,7 +169,11 @@ def _render(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    import gc
+
     from .serve import serve
+
+    gc.enable()  # __main__ turns it off for one-shot commands; a server rebuilds for hours
 
     serve(_paths(args), port=args.port, execute=not args.no_execute, jobs=args.jobs)
     return 0
