@@ -236,9 +236,9 @@ def search_bundles(
         if bundle_files:
             from .fsutil import write_atomic
 
-            write_atomic(
+            write_atomic(  # the key first, alone: a miss reads only that (see _stored_bundle)
                 _bundle_path(paths.cache, bundle),
-                pickle.dumps((key, bundle_files), protocol=5),
+                pickle.dumps(key, protocol=5) + pickle.dumps(bundle_files, protocol=5),
                 durable=False,
             )
         _add(result, bundle, key, bundle_files)
@@ -267,11 +267,15 @@ def _bundle_path(cache_dir: Path, bundle: str) -> Path:
 
 
 def _stored_bundle(cache_dir: Path, bundle: str, key: str) -> dict[str, bytes] | None:
+    """The bundle stored for `key`, reading the rest of the file only when its key matches."""
     try:
-        saved_key, stored = pickle.loads(_bundle_path(cache_dir, bundle).read_bytes())
+        with open(_bundle_path(cache_dir, bundle), "rb") as file:
+            if pickle.load(file) != key:
+                return None
+            stored = pickle.load(file)
     except (OSError, ValueError, EOFError, pickle.UnpicklingError):
         return None
-    return dict(stored) if saved_key == key else None
+    return dict(stored) if isinstance(stored, dict) else None
 
 
 def prune_search(cache_dir: Path, keep: set[str]) -> None:
