@@ -233,3 +233,30 @@ def test_inputs_changed_just_before_the_stamp_are_not_trusted(
     monkeypatch.setattr(stamp, "RACY_NS", 10**18)  # every input counts as just written
     assert site(recorded) == 0
     assert builds.count == 2
+
+
+# -- rendering in forked workers -------------------------------------------------------------
+
+
+def test_pages_rendered_by_forked_workers_are_the_pages_one_process_renders(
+    tmp_path: Path,
+) -> None:
+    """The fixture course is too small for workers (MIN_PER_WORKER): a generated one is not.
+    Workers render, store their pages in the cache and hand back the code they highlighted."""
+    from bench.generate import generate
+    from builder import highlight
+
+    generate(2 * buildcache.MIN_PER_WORKER + 3, tmp_path)
+    course = load_course(tmp_path / "content")
+    statuses = course_status(course, tmp_path / "recordings")
+    alone = render.render_site(course, statuses, None)
+    highlight.load_store(tmp_path / "nowhere")  # forget what this process highlighted
+    pages = LessonCache(tmp_path / ".cache", jobs=2)
+    assert render.render_site(course, statuses, None, lesson_map=pages) == alone
+    assert pages.rendered == len(course.lessons)
+    assert len(list(buildcache.cached_entries(tmp_path / ".cache"))) == len(course.lessons)
+    blocks = [key for key in highlight.made() if not key.startswith("stylesheet")]
+    assert blocks, "the code blocks the workers highlighted did not reach the parent"
+    again = LessonCache(tmp_path / ".cache", jobs=2)
+    assert render.render_site(course, statuses, None, lesson_map=again) == alone
+    assert (again.hits, again.rendered) == (len(course.lessons), 0)
