@@ -108,9 +108,10 @@ def build(
             executed = record_stale(
                 course, paths, jobs=jobs, force=force, statuses=statuses, runner=runner, log=log
             )
-        if executed:  # the recordings changed: read them again, and see them as they are now
-            taken, inputs = time.time_ns(), _inputs(paths)
-            guard = state.guard(paths.content, paths.recordings, inputs)
+        if executed:  # the recordings changed: see them as they are now, then read them
+            # Only them: the lessons are remembered with the metadata seen before they were
+            # read (one edited while its example ran must look changed to the next build).
+            inputs = {**inputs, **snapshot([paths.recordings])}
             statuses, parts = course_status(course, paths.recordings), {}
         now = BuildState(guard, taken, course.meta, course.glossary, {}, str(paths.out.resolve()))
 

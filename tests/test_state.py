@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from builder import site, state
+from builder.course import Lesson
 from builder.site import Paths, build
 from tests.conftest import edit
 
@@ -159,3 +160,24 @@ def test_unchanged_lessons_are_not_written_to_the_state_again(
     assert [name for name in files if after[name] != files[name]] == [
         f"{state.CHUNK_PREFIX}2.pickle"  # lessons by folder: basics-01, basics-02, speed-01
     ]
+
+
+def test_a_lesson_edited_while_examples_run_shows_in_the_next_build(
+    incremental: Paths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The state must remember a lesson with the metadata seen before it was read, not the
+    metadata after the examples ran (the racy rule off: the run lasts seconds)."""
+    from builder.execute import Execution, Limits, run_example
+
+    monkeypatch.setattr(state, "RACY_NS", 0)
+    build(incremental, execute=False, jobs=1)
+    edit(incremental.content / "lessons" / "basics-01" / "example.py", "print", "print ;print")
+
+    def editing_runner(lesson: Lesson, limits: Limits) -> Execution:
+        edit(lesson_md(incremental, "speed-01"), "The scaled", "Edited while it ran, the scaled")
+        return run_example(lesson, limits)
+
+    assert build(incremental, execute=True, jobs=1, runner=editing_runner).executed == ["basics-01"]
+    build(incremental, execute=False, jobs=1)
+    page = (incremental.out / "l" / "settings" / "index.html").read_bytes()
+    assert b"Edited while it ran" in page
