@@ -26,22 +26,13 @@ def write_atomic(path: Path, data: bytes, *, durable: bool = True) -> None:
         raise
 
 
-def write_all(root: Path, files: dict[str, bytes], *, durable: bool = False) -> int:
-    """Replace every changed file under `root`, all or nothing as far as a failure can tell.
-
-    Every new file is first written in full to a temporary file beside its target; only
-    when all of them are on disk are they renamed into place. A write that fails (disk
-    full, a read-only folder, Ctrl-C) leaves every old file byte-for-byte as it was.
-    """
-    with Staging(root, durable=durable) as staging:
-        staging.add(files)
-        return staging.commit()
-
-
 class Staging:
-    """`write_all` in steps: `add` files (written beside their targets) as they come, then
-    `commit` renames them all into place. Leaving the block without committing, by an
-    exception or otherwise, deletes the temporary files and leaves every old file as it was.
+    """Replace changed files under a root, all or nothing as far as a failure can tell.
+
+    `add` writes each changed file in full to a temporary file beside its target, as the
+    files come; `commit` renames them all into place. Leaving the block without committing
+    (disk full, a read-only folder, Ctrl-C, a failed search index) deletes the temporary
+    files and leaves every old file byte-for-byte as it was.
     """
 
     def __init__(self, root: Path, *, durable: bool = False) -> None:
