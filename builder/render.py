@@ -133,6 +133,15 @@ def render_site(
                 return
         files[name] = _page(template, nav, **context)
 
+    def big_page(name: str, template: str, made_of: Any, context: Callable[[], Any]) -> None:
+        """A page whose context is costly to build: keyed by `made_of`, everything its
+        `context()` is made from besides the navigation, and built only when rendered."""
+        if reuse is not None:
+            digest = pickle.dumps((template, made_of), protocol=5)
+            if reuse(name, hashlib.sha256(shared.encode() + digest).hexdigest()):
+                return
+        files[name] = _page(template, nav, **context())
+
     page(
         "index.html",
         "home.html",
@@ -151,8 +160,18 @@ def render_site(
             arc=arc,
             description=arc.summary,
         )
-    page("glossary/index.html", "glossary.html", **_glossary(course, terms_used))
-    page("recordings/index.html", "recordings.html", **_recordings(course, statuses, run_seconds))
+    big_page(
+        "glossary/index.html",
+        "glossary.html",
+        ([(t.id, t.term, t.definition, t.taught_in) for t in course.glossary], terms_used),
+        lambda: _glossary(course, terms_used),
+    )
+    big_page(
+        "recordings/index.html",
+        "recordings.html",
+        _recordings_made_of(course, statuses, run_seconds),
+        lambda: _recordings(course, statuses, run_seconds),
+    )
     page(
         "search/index.html",
         "search.html",
@@ -315,6 +334,39 @@ def _recordings(
         "rows": rows,
         "description": "Every lesson's recording at a glance.",
     }
+
+
+def _recordings_made_of(
+    course: Course, statuses: list[LessonStatus], seconds: dict[str, float] | None
+) -> list[tuple[Any, ...]]:
+    """Every value `_recording_row` shows, for each lesson in course order (its navigation
+    entry aside): the recordings page's key, without formatting 1,000 dates to get it."""
+    by_id = {status.lesson_id: status for status in statuses}
+    made_of: list[tuple[Any, ...]] = []
+    for lesson in course.lessons:
+        status, run = by_id[lesson.id], (seconds or {}).get(lesson.id)
+        recording = status.recording
+        if recording is None:
+            made_of.append((lesson.id, str(status.state), status.detail, run))
+            continue
+        env = recording.environment
+        made_of.append(
+            (
+                lesson.id,
+                str(status.state),
+                status.detail,
+                run,
+                recording.generatedAt,
+                recording.provenance,
+                env.deviceCount,
+                env.jax,
+                env.numpy,
+                env.matplotlib,
+                recording.contentHash,
+                len(recording.panels),
+            )
+        )
+    return made_of
 
 
 def _recording_row(lesson: Lesson, status: LessonStatus, seconds: float | None) -> RecordingRow:
