@@ -102,6 +102,8 @@ def test_every_kind_of_edit_gives_the_site_a_build_from_nothing_gives(
         lambda: (paths.out / "search-index" / "basics-1" / "pagefind-entry.json").unlink(),
         lambda: (paths.out / "stray.html").write_text("not the builder's"),
         lambda: (paths.cache / state.STATE_FILE).write_bytes(b"not a pickle"),
+        lambda: (paths.cache / f"{state.CHUNK_PREFIX}0.pickle").write_bytes(b"\x80\x05junk"),
+        lambda: (paths.cache / f"{state.CHUNK_PREFIX}0.pickle").unlink(),
     ]
     for number, change in enumerate(edits):
         change()
