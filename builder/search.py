@@ -1,12 +1,12 @@
-"""Full-text search: Pagefind indexes of the rendered pages, built in scratch folders.
+"""Full-text search: Pagefind indexes of the rendered pages, built from copies in .cache/.
 
 The site's search is split into bundles, merged in the reader's browser (Pagefind's
 `mergeIndex`): the main one in pagefind/ (the glossary, and the search UI), and one per run
 of up to BUNDLE_LESSONS lessons of an arc in search-index/<arc>-<n>/. Pagefind has no
 incremental mode, so an edit re-indexes only the bundle of the page it changed (a tenth of
 a second) instead of the whole course (two seconds at 1,000 lessons), and a cold build
-indexes the bundles in parallel. Each is built from pages in memory before anything is
-written, and joins the site's files, written (and cleaned up) with them, all or nothing.
+indexes the bundles in parallel. Each is built before anything is written, and joins the
+site's files, written (and cleaned up) with them, all or nothing.
 Pagefind indexes only what the templates mark with `data-pagefind-body`.
 """
 

@@ -7,11 +7,11 @@ import fcntl
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import NamedTuple, TextIO
 
 from . import stamp, state
 from .course import Course, load_course
@@ -31,6 +31,13 @@ class Paths:
     recordings: Path
     out: Path
     cache: Path
+
+
+class Rendered(NamedTuple):
+    written: int
+    removed: int
+    total: int
+    parts: dict[str, tuple[str, str]]  # every lesson's part of its page key (buildcache)
 
 
 @dataclass(frozen=True)
@@ -114,17 +121,12 @@ def build(
             inputs = {**inputs, **snapshot([paths.recordings])}
             statuses, parts = course_status(course, paths.recordings), {}
         now = BuildState(guard, taken, course.meta, course.glossary, {}, str(paths.out.resolve()))
-
-        def remember(parts: dict[str, tuple[str, str]]) -> None:
-            now.lessons = state.remember(
-                list(course.lessons), statuses, paths.recordings, inputs, parts
-            )
-
-        written, removed, total = render_to(
-            course, statuses, paths, last, now, site, parts=parts, meanwhile=remember
+        done = render_to(course, statuses, paths, last, now, site, parts)
+        now.lessons = state.remember(
+            list(course.lessons), statuses, paths.recordings, inputs, done.parts
         )
         state.save(paths.cache, now, last)
-    return BuildResult(executed, written, removed, total, now.site)
+    return BuildResult(executed, done.written, done.removed, done.total, now.site)
 
 
 def _inputs(paths: Paths) -> Snapshot:
@@ -141,12 +143,11 @@ def render_to(
     now: BuildState | None = None,
     site: Snapshot | None = None,
     parts: dict[str, tuple[str, str]] | None = None,
-    meanwhile: Callable[[dict[str, tuple[str, str]]], None] | None = None,
-) -> tuple[int, int, int]:
+) -> Rendered:
     """Render the site and bring `paths.out` in line with it: write what changed, delete what
     is gone. Pages and search bundles `last` wrote and that are unchanged are left alone.
-    `now` receives what this build wrote, for the next one; `parts` are the page-key parts
-    of unchanged lessons; `meanwhile(parts)` runs while Pagefind indexes, with all parts."""
+    `parts` are the page-key parts of unchanged lessons; `now` receives what this build
+    wrote, for the next one, which also keeps the returned parts of every lesson."""
     from . import buildcache, highlight, search
     from .buildcache import LessonCache, SearchFiles, merge_search, prune_search, search_bundles
     from .render import render_site
@@ -193,8 +194,6 @@ def render_to(
             highlight.save_store(paths.cache)
             files[SITE_MARKER] = b"made by python -m builder; every file here is regenerated\n"
             indexing.append(index(files, {""}))
-            if meanwhile is not None:
-                meanwhile(pages.parts)
             try:
                 with Staging(paths.out) as staging:
                     staging.add(files)  # nothing is renamed until the search bundles are done
@@ -217,8 +216,7 @@ def render_to(
                 now.site = snapshot([paths.out])
             else:  # what snapshot() would say, from the one taken before and what changed since
                 now.site = _site_after(site, paths.out, staging.written, gone, folders)
-            now.outputs = state.site_files(paths.out, now.site)
-        return written, len(gone), len(keep)
+        return Rendered(written, len(gone), len(keep), pages.parts)
 
 
 @contextlib.contextmanager

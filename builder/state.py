@@ -37,7 +37,7 @@ from .status import INPUTS_FILE, LessonStatus
 STATE_FILE = "build-state.pickle"
 CHUNK_PREFIX = "build-state-lessons-"
 CHUNK = 100  # lessons a file: a prose edit rewrites one file of lessons, not all of them
-FORMAT = 2
+FORMAT = 3
 
 
 @dataclass(frozen=True)
@@ -67,8 +67,7 @@ class BuildState:
     out: str = ""
     pages: dict[str, Output] = field(default_factory=dict)  # by lesson id
     bundles: dict[str, Output] = field(default_factory=dict)  # by search bundle id
-    outputs: dict[str, tuple[int, ...]] = field(default_factory=dict)  # site file -> metadata
-    site: Snapshot = field(default_factory=dict)  # the same, as builder.stamp keeps it
+    site: Snapshot = field(default_factory=dict)  # the site folder after the build
     facts: dict[str, str] = field(default_factory=dict)  # buildcache.facts()
     chunks: list[tuple[str, ...]] = field(default_factory=list)  # lesson files (see save)
 
@@ -109,7 +108,8 @@ class BuildState:
         """Site files that still hold exactly what the last build wrote."""
         if self.out != str(out.resolve()):
             return set()
-        return {name for name, meta in now.items() if self.outputs.get(name) == meta}
+        left = site_files(out, self.site)
+        return {name for name, meta in now.items() if left.get(name) == meta}
 
 
 def guard(content: Path, recordings: Path, seen: Snapshot) -> str:
