@@ -12,6 +12,7 @@ import pytest
 
 from builder import site, state
 from builder.course import Lesson
+from builder.errors import BuildError
 from builder.site import Paths, build
 from tests.conftest import edit
 
@@ -125,7 +126,7 @@ def test_an_edit_that_keeps_size_and_mtime_is_still_seen(
 
 def test_a_failed_build_leaves_no_state_to_trust(incremental: Paths) -> None:
     edit(lesson_md(incremental, "speed-01"), "title:", "titel:")
-    with pytest.raises(Exception, match="titel"):
+    with pytest.raises(BuildError, match="titel"):
         build(incremental, execute=False, jobs=1)
     assert not (incremental.cache / state.STATE_FILE).exists()
 
