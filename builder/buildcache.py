@@ -1,7 +1,7 @@
 """Lesson pages cached by what they are made of, and the rest rendered on every core.
 
-A lesson page (its HTML and chart SVGs) is kept in `.cache/pages/` under a key that hashes
-everything the page can show:
+A lesson page (its HTML and chart SVGs) is kept in the "pages" table of `.cache/cache.sqlite`
+(builder.store) under a key that hashes everything the page can show:
 
 - the builder's code, the templates and the versions of the packages that render;
 - the course title and arcs, the glossary, and every lesson's id and slug (links, cards);
@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import cache
@@ -27,7 +27,7 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
-from . import highlight
+from . import highlight, store
 from .course import Course
 from .errors import BuildError
 from .render import LessonFiles, render_lessons
@@ -55,7 +55,7 @@ class LessonCache:
         trusted: set[str] | None = None,
         known: dict[str, tuple[str, str]] | None = None,
     ) -> None:
-        self.folder = cache_dir / "pages"
+        self.file = cache_dir / store.FILE
         self.jobs = jobs or os.cpu_count() or 1
         self.last = last or {}
         self.trusted = trusted or set()
@@ -73,6 +73,7 @@ class LessonCache:
     ) -> list[LessonFiles]:
         keys, self.parts = page_keys(course, statuses, self.known)
         results: list[LessonFiles | None] = []
+        kept = 0
         for lesson, key in zip(course.lessons, keys, strict=True):
             self.page_keys[f"{lesson.url}index.html"] = key
             last = self.last.get(lesson.id)
@@ -80,6 +81,7 @@ class LessonCache:
                 self.kept.update(last.names)
                 self.outputs[lesson.id] = last
                 results.append(({}, list(last.terms), []))
+                kept += 1
             else:
                 results.append(self._load(key))
         misses = [i for i, result in enumerate(results) if result is None]
@@ -91,11 +93,8 @@ class LessonCache:
         for lesson, key, result in zip(course.lessons, keys, results, strict=True):
             if result is not None and result[0]:
                 self.outputs[lesson.id] = Output(key, tuple(sorted(result[0])), tuple(result[1]))
-        if self.last:  # drop the entries this build replaced; the others are still in use
-            for old in {page.key for page in self.last.values()} - set(keys):
-                self._path(old).unlink(missing_ok=True)
-        else:
-            self._prune(set(keys))
+        if kept < len(keys):
+            store.keep_only(self.file, "pages", keys)  # the cache stays one build's size
         return [result for result in results if result is not None]
 
     def reuse_page(self, name: str, key: str) -> bool:
@@ -125,6 +124,7 @@ class LessonCache:
             return results
         chunks = [misses[i::workers] for i in range(workers)]
         _warm_up(statuses)
+        store.close()  # SQLite connections must not cross fork(): each worker opens its own
         _forked.update(
             course=course, statuses=statuses, chart_cache=chart_cache, keys=keys, cache=self
         )
@@ -139,33 +139,27 @@ class LessonCache:
             highlight.adopt(blocks)
         return [_revive(by_index[i]) for i in misses]
 
-    def _path(self, key: str) -> Path:
-        return self.folder / key[:2] / f"{key}.pickle"
-
     def _load(self, key: str) -> LessonFiles | None:
+        data = store.get(self.file, "pages", key)
         try:
-            files, terms = pickle.loads(self._path(key).read_bytes())
-        except (OSError, ValueError, EOFError, pickle.UnpicklingError):
+            files, terms = pickle.loads(data) if data is not None else (None, None)
+        except (ValueError, EOFError, TypeError, pickle.UnpicklingError):
+            return None
+        if not isinstance(files, dict) or not isinstance(terms, list):
             return None
         return files, terms, []
 
     def _store_all(self, keys: list[str], results: list[LessonFiles]) -> None:
         """Keep each page that rendered without errors."""
-        from .fsutil import write_atomic
-
-        for key, (files, terms, errors) in zip(keys, results, strict=True):
-            if not errors:
-                write_atomic(
-                    self._path(key), pickle.dumps((files, terms), protocol=5), durable=False
-                )
-
-    def _prune(self, keep: set[str]) -> None:
-        """Keep only the entries this build used: the cache stays one build's size."""
-        if not self.folder.is_dir():
-            return
-        for path in self.folder.glob("*/*.pickle"):
-            if path.stem not in keep:
-                path.unlink(missing_ok=True)
+        store.put(
+            self.file,
+            "pages",
+            {
+                key: pickle.dumps((files, terms), protocol=5)
+                for key, (files, terms, errors) in zip(keys, results, strict=True)
+                if not errors
+            },
+        )
 
 
 @dataclass
@@ -450,6 +444,6 @@ def _revive(result: Portable) -> LessonFiles:
     return files, terms, revived
 
 
-def cached_entries(cache_dir: Path) -> Iterator[Path]:
-    """The stored pages (for tests and `make clean`-like tools)."""
-    yield from sorted((cache_dir / "pages").glob("*/*.pickle"))
+def cached_entries(cache_dir: Path) -> list[str]:
+    """The keys of the stored pages (for tests and tools)."""
+    return sorted(store.keys(cache_dir / store.FILE, "pages"))

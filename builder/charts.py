@@ -24,7 +24,7 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
-from .fsutil import write_atomic
+from . import store
 from .recording import BarPanel, Number
 
 PALETTE = ("#2b6cb0", "#dd6b20", "#2f855a", "#9b2c2c", "#6b46c1", "#975a16")
@@ -68,15 +68,27 @@ def chart_key(panel: BarPanel, theme: str) -> str:
     return digest.hexdigest()
 
 
-def bar_svg(panel: BarPanel, theme: str, cache_dir: Path | None) -> bytes:
-    """The panel as SVG bytes, from the cache when this exact chart was drawn before."""
-    cached = cache_dir / f"{chart_key(panel, theme)}.svg" if cache_dir else None
-    if cached is not None and cached.exists():
-        return cached.read_bytes()
-    svg = draw(panel, theme)
-    if cached is not None:
-        write_atomic(cached, svg, durable=False)
+def bar_svg(panel: BarPanel, theme: str, cache: Path | None) -> bytes:
+    """The panel as SVG bytes, from the cache (builder.store's file at `cache`) when this
+    exact chart was drawn before. New charts are kept in memory until `save_drawn`."""
+    if cache is None:
+        return draw(panel, theme)
+    key = chart_key(panel, theme)
+    pending = _drawn.setdefault(cache, {})
+    svg = pending.get(key) or store.get(cache, "charts", key)
+    if svg is None:
+        svg = pending[key] = draw(panel, theme)
     return svg
+
+
+_drawn: dict[Path, dict[str, bytes]] = {}  # cache file -> charts drawn and not yet stored
+
+
+def save_drawn() -> None:
+    """Store the charts drawn since the last call, one transaction per cache file."""
+    while _drawn:
+        cache, charts = _drawn.popitem()
+        store.put(cache, "charts", charts)
 
 
 def draw(panel: BarPanel, theme: str) -> bytes:

@@ -208,10 +208,12 @@ def render_lessons(
     nav = _nav(course)
     by_id = {status.lesson_id: status for status in statuses}
     lessons = course.lessons
-    return [
+    files = [
         _lesson_files(course, nav, lessons[i], i, by_id[lessons[i].id], chart_cache)
         for i in (range(len(lessons)) if indices is None else indices)
     ]
+    charts.save_drawn()
+    return files
 
 
 def _item(lesson: Lesson) -> NavItem:

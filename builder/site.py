@@ -148,7 +148,7 @@ def render_to(
     is gone. Pages and search bundles `last` wrote and that are unchanged are left alone.
     `parts` are the page-key parts of unchanged lessons; `now` receives what this build
     wrote, for the next one, which also keeps the returned parts of every lesson."""
-    from . import buildcache, highlight, search
+    from . import buildcache, highlight, search, store
     from .buildcache import LessonCache, SearchFiles, merge_search, prune_search, search_bundles
     from .render import render_site
     from .search import search_index
@@ -185,7 +185,7 @@ def render_to(
             files = render_site(
                 course,
                 statuses,
-                paths.cache / "charts",
+                paths.cache / store.FILE,
                 seconds,
                 lesson_map=pages,
                 reuse=pages.reuse_page if last else None,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from builder import buildcache, cli, render, stamp
+from builder import buildcache, cli, render, stamp, store
 from builder.buildcache import LessonCache
 from builder.course import load_course
 from builder.site import Paths
@@ -21,7 +21,7 @@ def render_both(paths: Paths, pages: LessonCache) -> dict[str, bytes]:
     """Render through the cache, check it against a render without it, return the files."""
     course = load_course(paths.content)
     statuses = course_status(course, paths.recordings)
-    charts = paths.cache / "charts"
+    charts = paths.cache / store.FILE
     cached = render.render_site(course, statuses, charts, lesson_map=pages)
     assert cached == render.render_site(course, statuses, charts)
     return cached
@@ -34,7 +34,7 @@ def lesson_md(paths: Paths, lesson_id: str) -> Path:
 @pytest.fixture
 def pages(recorded: Paths) -> LessonCache:
     """A cache warmed by one render of the recorded fixture course."""
-    shutil.rmtree(recorded.cache / "pages", ignore_errors=True)  # the fixture's build filled it
+    store.discard(recorded.cache / store.FILE)  # the fixture's build filled it
     cache = LessonCache(recorded.cache, jobs=1)
     render_both(recorded, cache)
     assert cache.rendered == 3
@@ -121,10 +121,24 @@ def test_a_builder_code_change_rerenders_every_page(
 
 
 def test_a_damaged_entry_is_rendered_again(recorded: Paths, pages: LessonCache) -> None:
-    for entry in buildcache.cached_entries(recorded.cache):
-        entry.write_bytes(b"not a pickle")
+    entries = buildcache.cached_entries(recorded.cache)
+    assert len(entries) == 3
+    store.put(recorded.cache / store.FILE, "pages", dict.fromkeys(entries, b"not a pickle"))
     render_both(recorded, pages)
     assert pages.rendered == 3
+
+
+def test_a_cache_file_that_is_not_a_database_is_replaced(
+    recorded: Paths, pages: LessonCache
+) -> None:
+    file = recorded.cache / store.FILE
+    store.close()
+    file.write_bytes(b"not a database, " * 1000)
+    render_both(recorded, pages)
+    assert pages.rendered == 3  # every page rendered again, the same bytes as without a cache
+    again = LessonCache(recorded.cache, jobs=1)
+    render_both(recorded, again)
+    assert (again.hits, again.rendered) == (3, 0)  # and stored in a new file
 
 
 def test_a_page_with_errors_is_never_cached(recorded: Paths, pages: LessonCache) -> None:
@@ -252,9 +266,12 @@ def test_pages_rendered_by_forked_workers_are_the_pages_one_process_renders(
     alone = render.render_site(course, statuses, None)
     highlight.load_store(tmp_path / "nowhere")  # forget what this process highlighted
     pages = LessonCache(tmp_path / ".cache", jobs=2)
-    assert render.render_site(course, statuses, None, lesson_map=pages) == alone
+    charts = tmp_path / ".cache" / store.FILE
+    assert render.render_site(course, statuses, charts, lesson_map=pages) == alone
     assert pages.rendered == len(course.lessons)
-    assert len(list(buildcache.cached_entries(tmp_path / ".cache"))) == len(course.lessons)
+    assert len(buildcache.cached_entries(tmp_path / ".cache")) == len(course.lessons)
+    panels = sum(len(s.recording.panels) for s in statuses if s.recording)
+    assert len(store.keys(charts, "charts")) == 2 * panels  # both workers stored their charts
     blocks = [key for key in highlight.made() if not key.startswith("stylesheet")]
     assert blocks, "the code blocks the workers highlighted did not reach the parent"
     again = LessonCache(tmp_path / ".cache", jobs=2)
