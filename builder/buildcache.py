@@ -19,11 +19,9 @@ import hashlib
 import os
 import pickle
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import cache
-from importlib import metadata
-from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
@@ -73,7 +71,6 @@ class LessonCache:
     ) -> list[LessonFiles]:
         keys, self.parts = page_keys(course, statuses, self.known)
         results: list[LessonFiles | None] = []
-        kept = 0
         for lesson, key in zip(course.lessons, keys, strict=True):
             self.page_keys[f"{lesson.url}index.html"] = key
             last = self.last.get(lesson.id)
@@ -81,7 +78,6 @@ class LessonCache:
                 self.kept.update(last.names)
                 self.outputs[lesson.id] = last
                 results.append(({}, list(last.terms), []))
-                kept += 1
             else:
                 results.append(self._load(key))
         misses = [i for i, result in enumerate(results) if result is None]
@@ -93,8 +89,10 @@ class LessonCache:
         for lesson, key, result in zip(course.lessons, keys, results, strict=True):
             if result is not None and result[0]:
                 self.outputs[lesson.id] = Output(key, tuple(sorted(result[0])), tuple(result[1]))
-        if kept < len(keys):
-            store.keep_only(self.file, "pages", keys)  # the cache stays one build's size
+        if self.last:  # drop the entries of the pages this build replaced
+            store.delete(self.file, "pages", {page.key for page in self.last.values()} - set(keys))
+        else:  # no state to go on: keep only what this build used
+            store.keep_only(self.file, "pages", keys)
         return [result for result in results if result is not None]
 
     def reuse_page(self, name: str, key: str) -> bool:
@@ -122,6 +120,9 @@ class LessonCache:
             results = render_lessons(course, statuses, chart_cache, misses)
             self._store_all([keys[i] for i in misses], results)
             return results
+        from concurrent.futures import ProcessPoolExecutor  # not imported by a small edit
+        from multiprocessing import get_context
+
         chunks = [misses[i::workers] for i in range(workers)]
         _warm_up(statuses)
         store.close()  # SQLite connections must not cross fork(): each worker opens its own
@@ -363,6 +364,8 @@ def package_version(name: str) -> str:
 def _version(name: str) -> str:
     if f"version {name}" in _known_facts:
         return _known_facts[f"version {name}"]
+    from importlib import metadata  # 25-50 ms to import: only when the state has no answer
+
     try:
         return f"{name}=={metadata.version(name)}"
     except metadata.PackageNotFoundError:

@@ -11,16 +11,18 @@ from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple, TextIO
+from typing import TYPE_CHECKING, NamedTuple, TextIO
 
 from . import stamp, state
 from .course import Course, load_course
 from .errors import BuildError, ExecutionError
-from .execute import Runner, run_example
 from .fsutil import Staging, cannot_write, check_writable
 from .stamp import BuildStamp, Snapshot, snapshot
 from .state import BuildState
 from .status import LessonStatus, course_status, read_inputs
+
+if TYPE_CHECKING:
+    from .execute import Runner
 
 SITE_MARKER = ".coursebuilder-site"
 
@@ -57,10 +59,11 @@ def record_stale(
     force: bool = False,
     only: tuple[str, ...] = (),
     statuses: list[LessonStatus] | None = None,
-    runner: Runner = run_example,
+    runner: Runner | None = None,
     log: TextIO = sys.stderr,
 ) -> list[str]:
     """Re-execute what is not fresh (or everything with force); raise if any run failed."""
+    from .execute import run_example  # only a build that may execute needs it
     from .record import failure_summary, lessons_to_run, record
 
     if statuses is None:
@@ -76,7 +79,7 @@ def record_stale(
         return []
     check_writable(paths.recordings)
     print(f"Recording {len(lessons)} lesson(s) with -j {jobs}:", file=log)
-    report = record(lessons, paths.recordings, jobs=jobs, runner=runner, log=log)
+    report = record(lessons, paths.recordings, jobs=jobs, runner=runner or run_example, log=log)
     if report.failures:
         raise ExecutionError(failure_summary(report.failures, course))
     return [execution.lesson_id for execution in report.executions]
@@ -88,7 +91,7 @@ def build(
     execute: bool,
     jobs: int,
     force: bool = False,
-    runner: Runner = run_example,
+    runner: Runner | None = None,
     log: TextIO = sys.stderr,
     seen: BuildStamp | None = None,
 ) -> BuildResult:

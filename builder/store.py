@@ -69,6 +69,20 @@ def keep_only(path: Path, table: str, keys: Iterable[str]) -> None:
         discard(path)
 
 
+def delete(path: Path, table: str, keys: Iterable[str]) -> None:
+    """Delete the entries of `table` under `keys` (nothing to do: no file opened)."""
+    import sqlite3
+
+    rows = [(key,) for key in keys]
+    if not rows:
+        return
+    try:
+        with _connection(path) as db:
+            db.executemany(f"DELETE FROM {table} WHERE key = ?", rows)
+    except sqlite3.Error:
+        discard(path)
+
+
 def keys(path: Path, table: str) -> list[str]:
     """Every key of `table` (for tests and tools)."""
     import sqlite3
