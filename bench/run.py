@@ -126,7 +126,7 @@ def bench_scale(count: int, runs: int, work: Path) -> Scale:
         here would make this run's file creations slower (see `after_clean`)."""
         for name in ("site", ".cache", "baseline"):
             if (root / name).exists():
-                (root / name).rename(trash / f"{name}-{next(moved)}")
+                (root / name).rename(trash / f"{count}-{name}-{next(moved)}")
 
     moved = iter(range(10**6))
     scale.measure(
