@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import pickle
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -124,22 +123,18 @@ def render_site(
     raise_all(errors)
     if lessons_done is not None:
         lessons_done(dict(files))
-    shared = hashlib.sha256(pickle.dumps(nav, protocol=5)).hexdigest() if reuse else ""
+    shared = _key(nav) if reuse else ""
 
     def page(name: str, template: str, **context: Any) -> None:
-        if reuse is not None:
-            made_of = pickle.dumps((template, sorted(context.items())), protocol=5)
-            if reuse(name, hashlib.sha256(shared.encode() + made_of).hexdigest()):
-                return
+        if reuse is not None and reuse(name, _key(shared, template, sorted(context.items()))):
+            return
         files[name] = _page(template, nav, **context)
 
     def big_page(name: str, template: str, made_of: Any, context: Callable[[], Any]) -> None:
         """A page whose context is costly to build: keyed by `made_of`, everything its
         `context()` is made from besides the navigation, and built only when rendered."""
-        if reuse is not None:
-            digest = pickle.dumps((template, made_of), protocol=5)
-            if reuse(name, hashlib.sha256(shared.encode() + digest).hexdigest()):
-                return
+        if reuse is not None and reuse(name, _key(shared, template, made_of)):
+            return
         files[name] = _page(template, nav, **context())
 
     page(
@@ -192,6 +187,13 @@ def render_site(
     files |= _static()
     page("static/nav.js", "nav.js", data=_nav_data(nav), root="", current="")
     return files
+
+
+def _key(*parts: Any) -> str:
+    """A digest of `parts` by value. Not pickle: its bytes depend on which equal strings
+    happen to be one object (its memo), and that differs between a build from nothing and
+    one that took most lessons from the state, so keys differed for the same page."""
+    return hashlib.sha256(repr(parts).encode()).hexdigest()
 
 
 def render_lessons(

@@ -191,7 +191,7 @@ def render_to(
                 paths.cache / store.FILE,
                 seconds,
                 lesson_map=pages,
-                reuse=pages.reuse_page if last else None,
+                reuse=pages.reuse_page,  # keys recorded by a cold build too, for the next one
                 lessons_done=lambda done: indexing.append(index(done, bundles - {""})),
             )
             highlight.save_store(paths.cache)
