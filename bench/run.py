@@ -215,15 +215,15 @@ def bench_harness(lessons: tuple[str, ...], runs: int) -> None:
     for key in lessons:
         lesson = course.lesson(key)
         assert lesson is not None, key
+        bare, timed = [], []
         with tempfile.TemporaryDirectory() as scratch:
             (Path(scratch) / "example.py").write_bytes(lesson.source)
             env = {**os.environ, "PYTHONPATH": str(ROOT), "MPLBACKEND": "Agg"}
-            bare = [run([PY, "example.py"], Path(scratch), env).seconds for _ in range(runs)]
-        timed = []
-        for _ in range(runs):
-            started = time.perf_counter()
-            assert run_example(lesson, Limits(timeout=600)).ok
-            timed.append(time.perf_counter() - started)
+            for _ in range(runs):  # alternately, so that a drift of the machine hits both
+                bare.append(run([PY, "example.py"], Path(scratch), env).seconds)
+                started = time.perf_counter()
+                assert run_example(lesson, Limits(timeout=600)).ok
+                timed.append(time.perf_counter() - started)
         b, h = statistics.median(bare), statistics.median(timed)
         print(f"| {key} | {b:.2f} | {h:.2f} | {100 * (h / b - 1):+.1f}% |")
 

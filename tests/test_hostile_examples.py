@@ -117,7 +117,12 @@ def test_sys_exit_0_halfway_records_what_ran(tmp_path: Path) -> None:
     assert len(execution.panels) == 1
 
 
-def test_a_hang_is_killed_with_the_child_it_spawned(tmp_path: Path) -> None:
+@pytest.mark.parametrize("pidfd", [True, False], ids=["pidfd", "no pidfd"])
+def test_a_hang_is_killed_with_the_child_it_spawned(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pidfd: bool
+) -> None:
+    if not pidfd:  # a kernel or system without pidfd_open: Popen.wait's own timeout
+        monkeypatch.delattr(os, "pidfd_open", raising=False)
     pidfile = tmp_path / "child.pid"
     execution = run(
         tmp_path,
