@@ -141,6 +141,16 @@ def test_a_cache_file_that_is_not_a_database_is_replaced(
     assert (again.hits, again.rendered) == (3, 0)  # and stored in a new file
 
 
+def test_the_folders_of_the_old_one_file_per_entry_cache_are_removed(recorded: Paths) -> None:
+    store.discard(recorded.cache / store.FILE)
+    for old in ("pages/ab/abcd.pickle", "charts/abcd.svg"):
+        (recorded.cache / old).parent.mkdir(parents=True, exist_ok=True)
+        (recorded.cache / old).write_bytes(b"from an earlier version")
+    render_both(recorded, LessonCache(recorded.cache, jobs=1))
+    assert not (recorded.cache / "pages").exists() and not (recorded.cache / "charts").exists()
+    assert len(buildcache.cached_entries(recorded.cache)) == 3
+
+
 def test_a_page_with_errors_is_never_cached(recorded: Paths, pages: LessonCache) -> None:
     edit(lesson_md(recorded, "speed-01"), "The scaled", "{{ panel 9 }}\n\nThe scaled")
     for _ in range(2):
