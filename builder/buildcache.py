@@ -89,8 +89,10 @@ class LessonCache:
         for lesson, key, result in zip(course.lessons, keys, results, strict=True):
             if result is not None and result[0]:
                 self.outputs[lesson.id] = Output(key, tuple(sorted(result[0])), tuple(result[1]))
-        if self.last:  # drop the entries of the pages this build replaced
-            store.delete(self.file, "pages", {page.key for page in self.last.values()} - set(keys))
+        if self.last:  # drop the entries of lessons this build replaced (a page other than a
+            # lesson's is remembered under its own file name, and never stored here)
+            lessons = {out.key for name, out in self.last.items() if name not in out.names}
+            store.delete(self.file, "pages", lessons - set(keys))
         else:  # no state to go on: keep only what this build used
             store.keep_only(self.file, "pages", keys)
         return [result for result in results if result is not None]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +46,7 @@ def put(path: Path, table: str, items: dict[str, bytes]) -> None:
     rows = [(key, data) for key, data in items.items()]
     for attempt in range(2):
         try:
-            with _connection(path) as db:
+            with _transaction(path) as db:
                 db.executemany(f"INSERT OR REPLACE INTO {table} VALUES (?, ?)", rows)
             return
         except sqlite3.Error:
@@ -60,7 +60,7 @@ def keep_only(path: Path, table: str, keys: Iterable[str]) -> None:
     import sqlite3
 
     try:
-        with _connection(path) as db:
+        with _transaction(path) as db:
             db.execute("CREATE TEMP TABLE IF NOT EXISTS keep (key TEXT PRIMARY KEY)")
             db.execute("DELETE FROM keep")
             db.executemany("INSERT OR IGNORE INTO keep VALUES (?)", ((k,) for k in keys))
@@ -77,7 +77,7 @@ def delete(path: Path, table: str, keys: Iterable[str]) -> None:
     if not rows:
         return
     try:
-        with _connection(path) as db:
+        with _transaction(path) as db:
             db.executemany(f"DELETE FROM {table} WHERE key = ?", rows)
     except sqlite3.Error:
         discard(path)
@@ -110,29 +110,51 @@ def close(path: Path | None = None) -> None:
                 connection.close()
 
 
+@contextlib.contextmanager
+def _transaction(path: Path) -> Iterator[Any]:
+    """One transaction (the connection is in autocommit mode: without BEGIN, each row of an
+    executemany would be a transaction of its own), holding the write lock from the start."""
+    db = _connection(path)
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield db
+    except BaseException:
+        if db.in_transaction:  # SQLite may have rolled back already (a full disk, say)
+            db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+
+
 def _connection(path: Path) -> Any:
     import sqlite3
 
     if path in _open and _open[path][0] == os.getpid():
         return _open[path][1]
-    if not path.exists():
-        import shutil
+    for attempt in range(2):
+        if not path.exists():
+            import shutil
 
-        for folder in LEGACY:
-            shutil.rmtree(path.parent / folder, ignore_errors=True)
-        path.parent.mkdir(parents=True, exist_ok=True)
-    connection = sqlite3.connect(path, timeout=60, isolation_level=None, check_same_thread=False)
-    try:
-        # WAL: a worker reads while another commits. NORMAL: a crash may lose the last
-        # transactions, never corrupt the file.
-        connection.execute("PRAGMA journal_mode=WAL")
-        connection.execute("PRAGMA synchronous=NORMAL")
-        for table in TABLES:
-            connection.execute(
-                f"CREATE TABLE IF NOT EXISTS {table} (key TEXT PRIMARY KEY, data BLOB NOT NULL)"
-            )
-    except sqlite3.Error:
-        connection.close()
-        raise
-    _open[path] = (os.getpid(), connection)
-    return connection
+            for folder in LEGACY:
+                shutil.rmtree(path.parent / folder, ignore_errors=True)
+            path.parent.mkdir(parents=True, exist_ok=True)
+        connection = sqlite3.connect(
+            path, timeout=60, isolation_level=None, check_same_thread=False
+        )
+        try:
+            # WAL: a worker reads while another commits. NORMAL: a crash may lose the last
+            # transactions, never corrupt the file.
+            connection.execute("PRAGMA journal_mode=WAL")
+            connection.execute("PRAGMA synchronous=NORMAL")
+            for table in TABLES:
+                connection.execute(
+                    f"CREATE TABLE IF NOT EXISTS {table} (key TEXT PRIMARY KEY, data BLOB NOT NULL)"
+                )
+        except sqlite3.DatabaseError:
+            connection.close()
+            if attempt:
+                raise
+            discard(path)  # not a database, or a damaged one: start afresh
+            continue
+        _open[path] = (os.getpid(), connection)
+        return connection
+    raise AssertionError("unreachable")
