@@ -305,8 +305,8 @@ def page_keys(
         part = known.get(lesson.id)
         if part is None:
             status = by_id[lesson.id]
-            meta = lesson.meta.model_dump_json()
-            recording = status.recording.model_dump_json() if status.recording else ""
+            meta = repr(lesson.meta)  # by value, without building pydantic's serializers
+            recording = repr(status.recording) if status.recording else ""
             own = _digest(
                 meta,
                 lesson.body,
@@ -384,8 +384,8 @@ def _bytes_digest(data: bytes) -> str:
 
 def _course_digest(course: Course) -> str:
     index = [f"{x.id}\0{x.slug}\0{x.meta.arc}" for x in course.lessons]
-    glossary = [term.model_dump_json() for term in course.glossary]
-    return _digest(course.meta.model_dump_json(), *index, *glossary)
+    glossary = [repr(term) for term in course.glossary]
+    return _digest(repr(course.meta), *index, *glossary)
 
 
 def _arc_titles(course: Course) -> dict[str, str]:

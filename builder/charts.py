@@ -62,7 +62,9 @@ TEXT_STYLE = {  # every text property a chart sets (multialignment defaults to h
 def chart_key(panel: BarPanel, theme: str) -> str:
     """What the SVG depends on: the panel's data, the theme, this file, matplotlib."""
     digest = hashlib.sha256()
-    for part in (panel.model_dump_json(), theme, _own_source(), _matplotlib_version()):
+    from .buildcache import package_version  # from the build's state when it has one
+
+    for part in (repr(panel), theme, _own_source(), package_version("matplotlib")):
         digest.update(part.encode())
         digest.update(b"\0")
     return digest.hexdigest()
@@ -608,10 +610,3 @@ def _matplotlib() -> Any:
 @cache
 def _own_source() -> str:
     return hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
-
-
-@cache
-def _matplotlib_version() -> str:
-    from importlib import metadata
-
-    return metadata.version("matplotlib")

@@ -5,7 +5,7 @@ Every problem found is collected and reported together, each naming its file and
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Any
@@ -67,6 +67,7 @@ class Lesson(Frozen):
     body: str
     body_line: int
     source: bytes
+    front: str = ""  # the front matter block as written (see Loaded.earlier)
 
     @property
     def id(self) -> str:
@@ -175,6 +176,10 @@ class Loaded:
     meta: CourseMeta
     glossary: tuple[GlossaryTerm, ...]
     lessons: dict[str, Lesson]  # by folder name
+    # Lessons of the last build whose files changed, by folder name: one whose front matter
+    # reads as before keeps its validated front matter (pydantic would build its validators
+    # for that one lesson: 60 ms of a prose edit).
+    earlier: dict[str, Lesson] = field(default_factory=dict)
 
 
 def load_course(root: Path, loaded: Loaded | None = None) -> Course:
@@ -187,10 +192,13 @@ def load_course(root: Path, loaded: Loaded | None = None) -> Course:
     meta = loaded.meta if loaded else _collect(errors, _load_meta, root / "course.yml")
     folders = _lesson_folders(root / "lessons", errors)
     known = loaded.lessons if loaded else {}
+    earlier = loaded.earlier if loaded else {}
+
+    def load(folder: Path) -> Lesson:
+        return _load_lesson(folder, earlier.get(folder.name))
+
     lessons = [
-        x
-        for folder in folders
-        if (x := known.get(folder.name) or _collect(errors, _load_lesson, folder))
+        x for folder in folders if (x := known.get(folder.name) or _collect(errors, load, folder))
     ]
     if loaded:
         glossary = loaded.glossary
@@ -204,7 +212,10 @@ def load_course(root: Path, loaded: Loaded | None = None) -> Course:
     assert meta is not None
     order = {arc.id: index for index, arc in enumerate(meta.arcs)}
     lessons.sort(key=lambda x: (order[x.meta.arc], x.meta.order, x.id))
-    return Course(root=root, meta=meta, lessons=tuple(lessons), glossary=tuple(glossary))
+    # Every part is validated: constructed as it is, not checked again.
+    return Course.model_construct(
+        root=root, meta=meta, lessons=tuple(lessons), glossary=tuple(glossary)
+    )
 
 
 def _collect(errors: list[BuildError], load: Any, path: Path) -> Any:
@@ -249,10 +260,17 @@ def _load_glossary(path: Path) -> tuple[GlossaryTerm, ...]:
     return tuple(terms)
 
 
-def _load_lesson(folder: Path) -> Lesson:
+def _load_lesson(folder: Path, earlier: Lesson | None = None) -> Lesson:
+    """The lesson in `folder`; `earlier` is how it was last loaded, if it was."""
     path = folder / LESSON_FILE
-    raw, body, body_line = split_front_matter(read_text(path), path)
-    meta: FrontMatter = _validate(FrontMatter, raw, path, "front matter")
+    text = read_text(path)
+    raw, body, body_line = split_front_matter(text, path)
+    front = text[: len(text) - len(body)]
+    meta: FrontMatter
+    if earlier is not None and earlier.front == front and earlier.folder == folder:
+        meta = earlier.meta  # the same text validates to the same front matter
+    else:
+        meta = _validate(FrontMatter, raw, path, "front matter")
     if meta.id != folder.name:
         raise ContentError(
             f"front matter id {meta.id!r} does not match its folder name {folder.name!r}",
@@ -270,8 +288,13 @@ def _load_lesson(folder: Path) -> Lesson:
     for name in meta.data:
         if not (folder / name).is_file():
             raise ContentError(f"declares data file {name!r}, which is missing", path=path)
-    return Lesson(
-        meta=meta, folder=folder, body=body, body_line=body_line, source=source.encode("utf-8")
+    return Lesson.model_construct(  # its parts are validated above
+        meta=meta,
+        folder=folder,
+        body=body,
+        body_line=body_line,
+        source=source.encode("utf-8"),
+        front=front,
     )
 
 

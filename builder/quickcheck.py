@@ -18,15 +18,12 @@ copy) it always defers.
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
 import os
 import re
-import sys
 from collections.abc import Callable
 from functools import cache
-from importlib.machinery import PathFinder
 from pathlib import Path
 from typing import Any
 
@@ -173,87 +170,10 @@ def _fresh(lesson: dict[str, Any], recordings: Path, check: Check, renderer: str
 @cache
 def _installed() -> dict[str, str]:
     """rules.installed_versions(), without importing importlib.metadata."""
-    versions = dist_info_versions(rules.PINNED_PACKAGES)
+    versions = rules.dist_info_versions(rules.PINNED_PACKAGES)
     if versions is None:
         raise Doubt("installed versions")
     return versions
-
-
-def dist_info_versions(names: tuple[str, ...]) -> dict[str, str] | None:
-    """importlib.metadata.version of each name, read the way it finds them, or None.
-
-    Importing importlib.metadata (and the email package it parses METADATA with) is a
-    seventh of a fast check. Like it, take the first sys.path folder holding a matching
-    NAME-*.dist-info and that folder's METADATA 'Version' header; return None (ask it)
-    for anything else: another metadata finder, a zip or .egg on sys.path, two matches in
-    one folder, an .egg-info, an unusual header block. tests/test_quickcheck.py compares
-    the two for every installed distribution.
-    """
-    finders = [f for f in sys.meta_path if getattr(f, "find_distributions", None)]
-    if finders != [PathFinder] or not all(type(entry) is str for entry in sys.path):
-        return None
-    wanted = {_normalize(name): name for name in names}
-    found: dict[str, str] = {}
-    for entry in sys.path:
-        hits = _dist_infos(entry, wanted.keys() - found.keys())
-        if hits is None:
-            return None
-        for key, children in hits.items():
-            if len(children) != 1:
-                return None
-            version = _version_header(os.path.join(entry or ".", children[0], "METADATA"))
-            if version is None:
-                return None
-            found[key] = version
-        if len(found) == len(wanted):
-            return {wanted[key]: version for key, version in found.items()}
-    return None  # one is not installed: importlib.metadata says how
-
-
-def _normalize(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower().replace("-", "_")
-
-
-def _dist_infos(entry: str, keys: set[str]) -> dict[str, list[str]] | None:
-    """The NAME-*.dist-info children of a sys.path folder by wanted name; None: in doubt."""
-    if os.path.basename(entry).lower().endswith(".egg"):
-        return None
-    try:
-        children = os.listdir(entry or ".")
-    except OSError:
-        return None if os.path.exists(entry or ".") else {}  # a zip or unreadable: ask
-    hits: dict[str, list[str]] = {}
-    for child in children:
-        low = child.lower()
-        if low.endswith((".dist-info", ".egg-info")):
-            key = _normalize(low.rpartition(".")[0].partition("-")[0])
-            if key in keys:
-                if not low.endswith(".dist-info"):
-                    return None
-                hits.setdefault(key, []).append(child)
-    return hits
-
-
-_HEADER = re.compile(r"([A-Za-z0-9][A-Za-z0-9-]*): ")
-_VERSION = re.compile(r"[A-Za-z0-9][A-Za-z0-9.+!_-]*")
-
-
-def _version_header(path: str) -> str | None:
-    """The first Version header of a METADATA file, as email.message_from_string gives it."""
-    try:
-        with open(path, encoding="utf-8") as file:  # as importlib.metadata reads it
-            lines = file.read().split("\n")
-    except (OSError, ValueError):  # no METADATA (it would try PKG-INFO), or not UTF-8
-        return None
-    for line, after in itertools.pairwise(lines):
-        header = _HEADER.match(line)
-        if not header:
-            return None  # the end of the headers, a continued or an odd line: ask
-        if header[1].lower() == "version":
-            value = line[header.end() :]
-            ok = _VERSION.fullmatch(value) and not after.startswith((" ", "\t"))
-            return value if ok else None
-    return None
 
 
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

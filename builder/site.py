@@ -111,7 +111,8 @@ def build(
         loaded = last.loaded(paths.content, paths.recordings, inputs) if last else None
         course = load_course(paths.content, loaded)
         known = last.statuses(loaded) if last and loaded else None
-        statuses = course_status(course, paths.recordings, known)
+        recorded = last.recordings(loaded, inputs) if last and loaded else None
+        statuses = course_status(course, paths.recordings, known, recorded)
         parts = last.parts(loaded) if last and loaded else {}
         executed = []
         if execute:

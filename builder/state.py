@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .course import CourseMeta, GlossaryTerm, Lesson, Loaded
+from .recording import Recording
 from .rules import EXAMPLE_FILE, LESSON_FILE
 from .stamp import RACY_NS, Snapshot, snapshot
 from .status import INPUTS_FILE, LessonStatus
@@ -37,7 +38,7 @@ from .status import INPUTS_FILE, LessonStatus
 STATE_FILE = "build-state.pickle"
 CHUNK_PREFIX = "build-state-lessons-"
 CHUNK = 100  # lessons a file: a prose edit rewrites one file of lessons, not all of them
-FORMAT = 3
+FORMAT = 4
 
 
 @dataclass(frozen=True)
@@ -81,7 +82,22 @@ class BuildState:
             and str(memo.lesson.folder) == folders + name
             and str(memo.status.path) == f"{records}{memo.lesson.id}.json"
         }
-        return Loaded(self.meta, self.glossary, lessons)
+        earlier = {name: memo.lesson for name, memo in self.lessons.items() if name not in lessons}
+        return Loaded(self.meta, self.glossary, lessons, earlier)
+
+    def recordings(self, loaded: Loaded, seen: Snapshot) -> dict[str, Recording]:
+        """The recordings of lessons `loaded` did not take from this state (their lesson
+        changed) whose file is as it was, by lesson id."""
+        settled = self.taken_ns - RACY_NS
+        found = {}
+        for name in loaded.earlier:
+            memo = self.lessons[name]
+            recording = memo.status.recording
+            path, meta = memo.inputs[2]  # see remember()
+            now = seen.get(path)
+            if recording is not None and meta and tuple(now or ()) == meta and meta[0] < settled:
+                found[memo.lesson.id] = recording
+        return found
 
     def statuses(self, loaded: Loaded) -> dict[str, LessonStatus]:
         """The statuses of the lessons `loaded` took from this state."""
@@ -151,7 +167,7 @@ def remember(
     for lesson in lessons:
         status = by_id[lesson.id]
         folder = f"{lesson.folder}{os.sep}"
-        files = [folder + LESSON_FILE, folder + EXAMPLE_FILE, str(status.path)]
+        files = [folder + LESSON_FILE, folder + EXAMPLE_FILE, str(status.path)]  # in this order
         files += [folder + name for name in lesson.meta.data]
         if not status.fresh:  # its message may quote the sidecar
             files.append(sidecar)

@@ -52,17 +52,22 @@ def recording_path(recordings: Path, lesson_id: str) -> Path:
 
 
 def course_status(
-    course: Course, recordings: Path, known: dict[str, LessonStatus] | None = None
+    course: Course,
+    recordings: Path,
+    known: dict[str, LessonStatus] | None = None,
+    recorded: dict[str, Recording] | None = None,
 ) -> list[LessonStatus]:
     """The state of every lesson in course order, then every orphaned recording.
 
-    `known` (from builder.state) holds statuses whose inputs are unchanged on disk.
+    `known` (from builder.state) holds statuses whose inputs are unchanged on disk, and
+    `recorded` recordings whose file is unchanged (of lessons that changed): not read again.
     """
-    known = known or {}
+    known, recorded = known or {}, recorded or {}
     sidecar = read_inputs(recordings) if len(known) < len(course.lessons) else {}
     renderer = fingerprint.renderer_hash()
     statuses = [
-        known.get(x.id) or _lesson_status(x, recordings, renderer, sidecar.get(x.id))
+        known.get(x.id)
+        or _lesson_status(x, recordings, renderer, sidecar.get(x.id), recorded.get(x.id))
         for x in course.lessons
     ]
     ids = {lesson.id for lesson in course.lessons}
@@ -73,15 +78,20 @@ def course_status(
 
 
 def _lesson_status(
-    lesson: Lesson, recordings: Path, renderer: str, remembered: Any
+    lesson: Lesson,
+    recordings: Path,
+    renderer: str,
+    remembered: Any,
+    recording: Recording | None = None,
 ) -> LessonStatus:
     path = recording_path(recordings, lesson.id)
-    if not path.exists():
-        return LessonStatus(lesson.id, State.MISSING, "never recorded", path)
-    try:
-        recording = load(path)
-    except RecordingError as error:
-        return LessonStatus(lesson.id, State.INVALID, error.problem, path)
+    if recording is None:
+        if not path.exists():
+            return LessonStatus(lesson.id, State.MISSING, "never recorded", path)
+        try:
+            recording = load(path)
+        except RecordingError as error:
+            return LessonStatus(lesson.id, State.INVALID, error.problem, path)
     if recording.lessonId != lesson.id:
         detail = f"its lessonId is {recording.lessonId!r}, not {lesson.id!r}"
         return LessonStatus(lesson.id, State.INVALID, detail, path)
@@ -113,7 +123,7 @@ def _content_detail(recording: Recording, inputs: dict[str, Any], remembered: An
 
 def environment_drift(recording: Recording) -> str:
     installed = installed_versions()
-    env = recording.environment.model_dump()
+    env = {name: getattr(recording.environment, name) for name in PINNED_PACKAGES}
     drift = [
         f"{name} {env[name]} recorded, {installed[name]} installed"
         for name in PINNED_PACKAGES

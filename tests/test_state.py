@@ -4,6 +4,7 @@ edit changes."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -91,6 +92,31 @@ def test_after_a_build_from_nothing_an_edit_renders_only_its_page(
     edit(lesson_md(recorded, "speed-01"), "The scaled", "Freshly edited, the scaled")
     build(recorded, execute=False, jobs=1)
     assert made == ["lesson.html"]
+
+
+def test_a_changed_lesson_reuses_only_what_is_unchanged_on_disk(
+    incremental: Paths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A lesson whose lesson.md changed keeps its validated front matter when the front
+    matter reads as before, and its recording when that file is as it was (builder.state;
+    nothing is validated again on a prose edit). Settled files, so that reuse happens."""
+    monkeypatch.setattr(state, "RACY_NS", 0)
+    lesson, page = lesson_md(incremental, "basics-01"), incremental.out / "l" / "first"
+    edit(lesson, "The function", "Reused: the function")  # body only: both reused
+    rebuild_and_compare(incremental, tmp_path)
+    recording = incremental.recordings / "basics-01.json"  # the recording changes too
+    data = json.loads(recording.read_text())
+    data["stdout"] += "re-recorded line\n"
+    recording.write_text(json.dumps(data, indent=2))
+    edit(lesson, "Reused: the function", "Again: the function")
+    rebuild_and_compare(incremental, tmp_path)
+    assert b"re-recorded line" in (page / "index.html").read_bytes()
+    edit(lesson, "title: ", "title: Retitled ")  # the front matter changes: read again
+    rebuild_and_compare(incremental, tmp_path)
+    assert b"Retitled" in (page / "index.html").read_bytes()
+    edit(lesson, "order: ", "order: -")  # and is still checked
+    with pytest.raises(BuildError, match="order"):
+        build(incremental, execute=False, jobs=1)
 
 
 def test_a_title_edit_reaches_neighbours_navigation_and_index(
