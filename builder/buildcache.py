@@ -422,6 +422,7 @@ def _warm_up(statuses: list[LessonStatus]) -> None:
     )
     if panel is not None:
         charts.draw(panel, "light")
+        charts.chart_key(panel, "light")  # what a key is made of, worked out once too
 
 
 def _render_chunk(indices: list[int]) -> tuple[list[Portable], dict[str, str]]:

@@ -62,9 +62,7 @@ TEXT_STYLE = {  # every text property a chart sets (multialignment defaults to h
 def chart_key(panel: BarPanel, theme: str) -> str:
     """What the SVG depends on: the panel's data, the theme, this file, matplotlib."""
     digest = hashlib.sha256()
-    from .buildcache import package_version  # from the build's state when it has one
-
-    for part in (repr(panel), theme, _own_source(), package_version("matplotlib")):
+    for part in (repr(panel), theme, _own_source(), _matplotlib_version()):
         digest.update(part.encode())
         digest.update(b"\0")
     return digest.hexdigest()
@@ -610,3 +608,12 @@ def _matplotlib() -> Any:
 @cache
 def _own_source() -> str:
     return hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
+
+
+@cache
+def _matplotlib_version() -> str:
+    """matplotlib's name and version, from the build's state when it has one (importing
+    importlib.metadata costs 25-50 ms; and asking it scans sys.path every time)."""
+    from .buildcache import package_version
+
+    return package_version("matplotlib")
