@@ -14,11 +14,11 @@ The next build takes a lesson as loaded when none of its files' metadata changed
 and git do (a file changed within stamp.RACY_NS of the last build is read again, since an
 edit in the same clock tick can keep size and mtime); one whose lesson.md changed keeps
 its validated front matter if that block reads as before, and its recording if that file
-is unchanged. It skips a page or a search bundle
-whose key is unchanged and whose files in the site still have the metadata the last build
-left them with. Anything else - the builder, the templates, installed packages, course.yml,
-glossary.yml, any other file under content/ outside lessons/ - drops the whole state, and
-the build is the ordinary one (with the page cache). A build that fails saves nothing.
+is unchanged. It skips a page or a search bundle whose key is unchanged and whose files
+in the site still have the metadata the last build left them with. Anything else - the
+builder, the templates, installed packages, course.yml, glossary.yml, any other file under
+content/ outside lessons/ - drops the whole state, and the build is the ordinary one (with
+the page cache). A build that fails saves nothing.
 """
 
 from __future__ import annotations
