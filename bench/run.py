@@ -17,6 +17,7 @@ measured in the same run, so ratios stay meaningful on a busy machine.
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import re
 import shutil
@@ -128,7 +129,7 @@ def bench_scale(count: int, runs: int, work: Path) -> Scale:
             if (root / name).exists():
                 (root / name).rename(trash / f"{count}-{name}-{next(moved)}")
 
-    moved = iter(range(10**6))
+    moved = itertools.count()
     scale.measure(
         "baseline", [PY, str(ROOT / "bench/baseline.py"), "content", "baseline"], empty, runs=runs
     )

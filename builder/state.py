@@ -95,7 +95,8 @@ class BuildState:
         for name in loaded.earlier:
             memo = self.lessons[name]
             recording = memo.status.recording
-            path, meta = memo.inputs[2]  # see remember()
+            path = str(memo.status.path)
+            meta = dict(memo.inputs).get(path)
             now = seen.get(path)
             if recording is not None and meta and tuple(now or ()) == meta and meta[0] < settled:
                 found[memo.lesson.id] = recording
@@ -169,7 +170,7 @@ def remember(
     for lesson in lessons:
         status = by_id[lesson.id]
         folder = f"{lesson.folder}{os.sep}"
-        files = [folder + LESSON_FILE, folder + EXAMPLE_FILE, str(status.path)]  # in this order
+        files = [folder + LESSON_FILE, folder + EXAMPLE_FILE, str(status.path)]
         files += [folder + name for name in lesson.meta.data]
         if not status.fresh:  # its message may quote the sidecar
             files.append(sidecar)

@@ -4,7 +4,8 @@ One file instead of one file per entry: creating a file costs 0.25-1 ms here (ex
 a journal checks every new inode against the ones deleted in the last 30 s), and a cold
 build of 1,000 lessons stored 3,000 entries. SQLite writes them in one transaction per
 worker. The cache is disposable: a file that is not a database, or any other SQLite error,
-reads as a miss and is replaced on the next write; an entry is only ever served for its
+reads as a miss and is replaced on the next write (an OSError naming the file if it cannot
+be); an entry is only ever served for its
 exact key (see builder.buildcache for what a key covers).
 
 A connection is never shared across fork(): each process opens its own.
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -38,49 +39,31 @@ def get(path: Path, table: str, key: str) -> bytes | None:
 
 
 def put(path: Path, table: str, items: dict[str, bytes]) -> None:
-    """Store `items` in one transaction; a cache that cannot be written is started afresh."""
-    import sqlite3
-
-    if not items:
-        return
-    rows = [(key, data) for key, data in items.items()]
-    for attempt in range(2):
-        try:
-            with _transaction(path) as db:
-                db.executemany(f"INSERT OR REPLACE INTO {table} VALUES (?, ?)", rows)
-            return
-        except sqlite3.Error:
-            if attempt:
-                raise
-            discard(path)
+    """Store `items` in one transaction."""
+    if items:
+        rows = list(items.items())
+        _write(
+            path, lambda db: db.executemany(f"INSERT OR REPLACE INTO {table} VALUES (?, ?)", rows)
+        )
 
 
 def keep_only(path: Path, table: str, keys: Iterable[str]) -> None:
     """Delete every entry of `table` whose key is not among `keys`."""
-    import sqlite3
 
-    try:
-        with _transaction(path) as db:
-            db.execute("CREATE TEMP TABLE IF NOT EXISTS keep (key TEXT PRIMARY KEY)")
-            db.execute("DELETE FROM keep")
-            db.executemany("INSERT OR IGNORE INTO keep VALUES (?)", ((k,) for k in keys))
-            db.execute(f"DELETE FROM {table} WHERE key NOT IN (SELECT key FROM keep)")
-    except sqlite3.Error:
-        discard(path)
+    def work(db: Any) -> None:
+        db.execute("CREATE TEMP TABLE IF NOT EXISTS keep (key TEXT PRIMARY KEY)")
+        db.execute("DELETE FROM keep")
+        db.executemany("INSERT OR IGNORE INTO keep VALUES (?)", ((k,) for k in keys))
+        db.execute(f"DELETE FROM {table} WHERE key NOT IN (SELECT key FROM keep)")
+
+    _write(path, work)
 
 
 def delete(path: Path, table: str, keys: Iterable[str]) -> None:
     """Delete the entries of `table` under `keys` (nothing to do: no file opened)."""
-    import sqlite3
-
     rows = [(key,) for key in keys]
-    if not rows:
-        return
-    try:
-        with _transaction(path) as db:
-            db.executemany(f"DELETE FROM {table} WHERE key = ?", rows)
-    except sqlite3.Error:
-        discard(path)
+    if rows:
+        _write(path, lambda db: db.executemany(f"DELETE FROM {table} WHERE key = ?", rows))
 
 
 def keys(path: Path, table: str) -> list[str]:
@@ -108,6 +91,22 @@ def close(path: Path | None = None) -> None:
             pid, connection = _open.pop(known)
             if pid == os.getpid():
                 connection.close()
+
+
+def _write(path: Path, work: Callable[[Any], object]) -> None:
+    """Run `work` in one transaction. A cache that cannot be written is started afresh;
+    if even that fails (a full disk, a read-only folder), an OSError names the file."""
+    import sqlite3
+
+    for attempt in range(2):
+        try:
+            with _transaction(path) as db:
+                work(db)
+            return
+        except sqlite3.Error as error:
+            if attempt:
+                raise OSError(0, f"cannot write the build cache ({error})", str(path)) from None
+            discard(path)
 
 
 @contextlib.contextmanager

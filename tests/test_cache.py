@@ -141,6 +141,24 @@ def test_a_cache_file_that_is_not_a_database_is_replaced(
     assert (again.hits, again.rendered) == (3, 0)  # and stored in a new file
 
 
+def test_a_cache_that_cannot_be_written_is_an_error_naming_its_file(
+    recorded: Paths, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A full disk cannot be made here (tests run as root): SQLite's error is injected."""
+    import sqlite3
+
+    def full(path: Path) -> object:
+        raise sqlite3.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(store, "_transaction", full)
+    shutil.rmtree(recorded.out)
+    store.discard(recorded.cache / store.FILE)
+    assert site(recorded) == 1
+    message = capsys.readouterr().err
+    assert "cache.sqlite: cannot write the build cache (database or disk is full)" in message
+    assert "disk is not full" in message and "Traceback" not in message
+
+
 def test_the_folders_of_the_old_one_file_per_entry_cache_are_removed(recorded: Paths) -> None:
     store.discard(recorded.cache / store.FILE)
     for old in ("pages/ab/abcd.pickle", "charts/abcd.svg"):
