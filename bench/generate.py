@@ -23,6 +23,7 @@ from builder import fingerprint  # noqa: E402
 from builder.course import load_course  # noqa: E402
 from builder.recording import Recording, dumps  # noqa: E402
 from builder.status import installed_versions, recording_path  # noqa: E402
+from builder.validation import validate_strict  # noqa: E402
 
 LESSONS_PER_ARC = 100
 TERMS_PER_LESSON = 3
@@ -68,7 +69,8 @@ def write_recordings(content: Path, recordings: Path) -> None:
     renderer = fingerprint.renderer_hash()
     environment = {"backend": "cpu", "deviceCount": 1, **installed_versions()}
     for index, lesson in enumerate(course.lessons):
-        recording = Recording.model_validate(
+        recording = validate_strict(
+            Recording,
             {
                 "schemaVersion": 1,
                 "lessonId": lesson.id,
@@ -80,7 +82,7 @@ def write_recordings(content: Path, recordings: Path) -> None:
                 "environment": environment,
                 "stdout": _stdout(index),
                 "data": {"kind": "panels", "panels": [_panel(index)]},
-            }
+            },
         )
         recording_path(recordings, lesson.id).write_bytes(dumps(recording))
 

@@ -306,7 +306,7 @@ def page_keys(
         part = known.get(lesson.id)
         if part is None:
             status = by_id[lesson.id]
-            meta = repr(lesson.meta)  # by value, without building pydantic's serializers
+            meta = repr(lesson.meta)  # by value: dataclasses show every field
             recording = repr(status.recording) if status.recording else ""
             own = _digest(
                 meta,

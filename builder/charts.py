@@ -93,7 +93,15 @@ def save_drawn() -> None:
 
 def draw(panel: BarPanel, theme: str) -> bytes:
     """The panel's SVG in `theme`: drawn once in the light theme, then recoloured."""
-    return recolour(_light_svg(panel.model_dump_json()), theme)
+    key = repr(panel)  # by value: a page asks for the light chart, then the dark one
+    if key not in _light:
+        if len(_light) >= 8:
+            _light.clear()
+        _light[key] = _light_svg(panel)
+    return recolour(_light[key], theme)
+
+
+_light: dict[str, bytes] = {}  # the last panels' light SVGs, by repr()
 
 
 def recolour(svg: bytes, theme: str) -> bytes:
@@ -293,9 +301,7 @@ def _text_metrics(line: str, points: float, bold: bool) -> tuple[float, float, f
     return float(width), float(height), float(descent)
 
 
-@lru_cache(maxsize=8)  # a page asks for the light chart, then the dark one of the same panel
-def _light_svg(panel_json: str) -> bytes:
-    panel = BarPanel.model_validate_json(panel_json)
+def _light_svg(panel: BarPanel) -> bytes:
     layout = _layout(panel)
     with _rc_set(_rc(THEMES["light"])):
         try:

@@ -10,8 +10,6 @@ from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
-
 from .errors import BuildError, ContentError, raise_all
 from .rules import (
     DEFAULT_TIMEOUT,
@@ -25,41 +23,33 @@ from .rules import (
     read_text,
     split_front_matter,
 )
+from .validation import FORBID, Check, Limits, problems, validate
 
-Slug = Annotated[str, Field(pattern=SLUG_PATTERN, max_length=64)]
-LessonId = Annotated[str, Field(pattern=LESSON_ID_PATTERN, max_length=64)]
-Line = Annotated[str, Field(min_length=1, max_length=300)]
-
-
-class Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+# Validated by pydantic (builder.validation), but not pydantic models: see there why.
+Slug = Annotated[str, Limits(pattern=SLUG_PATTERN, max_length=64)]
+LessonId = Annotated[str, Limits(pattern=LESSON_ID_PATTERN, max_length=64)]
+Line = Annotated[str, Limits(min_length=1, max_length=300)]
 
 
-class FrontMatter(Frozen):
+@dataclass(frozen=True)
+class FrontMatter:
     """What a lesson's YAML front matter may hold."""
+
+    __pydantic_config__ = FORBID
 
     id: LessonId
     slug: Slug
     title: Line
     arc: Slug
-    order: int = Field(ge=0, le=999)
+    order: Annotated[int, Limits(ge=0, le=999)]
     summary: Line
-    timeout: float = Field(default=DEFAULT_TIMEOUT, gt=0, le=3600)
-    data: tuple[str, ...] = ()
-    env: dict[str, str] = Field(default_factory=dict)
-
-    @field_validator("data")
-    @classmethod
-    def _plain_names(cls, names: tuple[str, ...]) -> tuple[str, ...]:
-        return plain_data_names(names)
-
-    @field_validator("env")
-    @classmethod
-    def _env_names(cls, env: dict[str, str]) -> dict[str, str]:
-        return env_names(env)
+    timeout: Annotated[float, Limits(gt=0, le=3600)] = DEFAULT_TIMEOUT
+    data: Annotated[tuple[str, ...], Check(plain_data_names)] = ()
+    env: Annotated[dict[str, str], Check(env_names)] = field(default_factory=dict)
 
 
-class Lesson(Frozen):
+@dataclass(frozen=True)
+class Lesson:
     """A validated lesson: its front matter, its prose and its example's source."""
 
     meta: FrontMatter
@@ -95,31 +85,42 @@ class Lesson(Frozen):
         return f"l/{self.slug}/"
 
 
-class Arc(Frozen):
+@dataclass(frozen=True)
+class Arc:
+    __pydantic_config__ = FORBID
+
     id: Slug
     title: Line
     summary: Line
 
 
-class GlossaryTerm(Frozen):
+@dataclass(frozen=True)
+class GlossaryTerm:
+    __pydantic_config__ = FORBID
+
     id: Slug
     term: Line
-    definition: Annotated[str, Field(min_length=1, max_length=400)]
+    definition: Annotated[str, Limits(min_length=1, max_length=400)]
     taught_in: LessonId
 
 
-class CourseMeta(Frozen):
+@dataclass(frozen=True)
+class CourseMeta:
+    __pydantic_config__ = FORBID
+
     title: Line
-    summary: Annotated[str, Field(min_length=1, max_length=1000)]
-    arcs: tuple[Arc, ...] = Field(min_length=1)
+    summary: Annotated[str, Limits(min_length=1, max_length=1000)]
+    arcs: Annotated[tuple[Arc, ...], Limits(min_length=1)]
 
 
 def json_schemas() -> dict[str, dict[str, Any]]:
     """The JSON Schemas of what authors write, by file name in schema/ (read by quickcheck.py)."""
+    from .validation import json_schema
+
     schemas = {
-        "front-matter.schema.json": FrontMatter.model_json_schema(),
-        "course.schema.json": CourseMeta.model_json_schema(),
-        "glossary.schema.json": TypeAdapter(list[GlossaryTerm]).json_schema(),
+        "front-matter.schema.json": json_schema(FrontMatter),
+        "course.schema.json": json_schema(CourseMeta),
+        "glossary.schema.json": json_schema(list[GlossaryTerm]),
     }
     for name, schema in schemas.items():
         schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
@@ -127,7 +128,8 @@ def json_schemas() -> dict[str, dict[str, Any]]:
     return schemas
 
 
-class Course(Frozen):
+@dataclass(frozen=True)
+class Course:
     """The whole course, lessons in reading order (arc order, then `order`)."""
 
     root: Path
@@ -212,10 +214,7 @@ def load_course(root: Path, loaded: Loaded | None = None) -> Course:
     assert meta is not None
     order = {arc.id: index for index, arc in enumerate(meta.arcs)}
     lessons.sort(key=lambda x: (order[x.meta.arc], x.meta.order, x.id))
-    # Every part is validated: constructed as it is, not checked again.
-    return Course.model_construct(
-        root=root, meta=meta, lessons=tuple(lessons), glossary=tuple(glossary)
-    )
+    return Course(root=root, meta=meta, lessons=tuple(lessons), glossary=tuple(glossary))
 
 
 def _collect(errors: list[BuildError], load: Any, path: Path) -> Any:
@@ -234,15 +233,14 @@ def _lesson_folders(lessons_dir: Path, errors: list[BuildError]) -> list[Path]:
     return sorted(folders, key=lambda p: p.name)
 
 
-def _validate(model: type[Frozen], raw: Any, path: Path, what: str) -> Any:
+def _validate(kind: type[Any], raw: Any, path: Path, what: str) -> Any:
+    from pydantic import ValidationError
+
     try:
-        return model.model_validate(raw)
+        return validate(kind, raw)
     except ValidationError as error:
-        problems = []
-        for item in error.errors(include_url=False):
-            where = ".".join(str(part) for part in item["loc"]) or what
-            problems.append(f"{what} field '{where}': {item['msg']}")
-        raise ContentError("; ".join(problems), path=path) from None
+        found = [f"{what} field '{where or what}': {msg}" for where, msg in problems(error)]
+        raise ContentError("; ".join(found), path=path) from None
 
 
 def _load_meta(path: Path) -> CourseMeta:
@@ -288,7 +286,7 @@ def _load_lesson(folder: Path, earlier: Lesson | None = None) -> Lesson:
     for name in meta.data:
         if not (folder / name).is_file():
             raise ContentError(f"declares data file {name!r}, which is missing", path=path)
-    return Lesson.model_construct(  # its parts are validated above
+    return Lesson(
         meta=meta,
         folder=folder,
         body=body,

@@ -6,12 +6,13 @@ find every lesson fresh and no orphan. On anything it does not expect it returns
 `check` runs the full path, which gives the table and the exact messages. Being wrong the
 other way (None for a fresh course) costs only time.
 
-The pydantic models stay the source of truth: front matter, course.yml, glossary.yml and
-recordings are checked against the JSON Schemas they export (committed in schema/, kept
-equal by tests/test_quickcheck.py), read strictly: a value must already have the type the
+The types in course.py and recording.py, as pydantic validates them, stay the source of
+truth: front matter, course.yml, glossary.yml and recordings are checked against the JSON
+Schemas they export (committed in schema/, kept equal by tests/test_quickcheck.py), read
+strictly: a value must already have the type the
 schema names (no "5" for 5, no 1.0 for 1, no bool for an int), every number finite. The
-rules the models add beyond their schema come from builder.rules, the module the models
-call. Standard library only; YAML is imported only for a file that is not plain lines
+rules the types add beyond their schema come from builder.rules, the module they call.
+Standard library only; YAML is imported only for a file that is not plain lines
 (rules.load_yaml, the call course.py makes). Without schema/ beside builder/ (an installed
 copy) it always defers.
 """

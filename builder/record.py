@@ -139,6 +139,8 @@ def to_recording(
 ) -> Recording:
     from pydantic import ValidationError
 
+    from .validation import validate_strict
+
     raw = {
         "schemaVersion": 1,
         "lessonId": lesson.id,
@@ -152,7 +154,7 @@ def to_recording(
         "data": {"kind": "panels", "panels": execution.panels},
     }
     try:
-        return Recording.model_validate(raw)
+        return validate_strict(Recording, raw)
     except ValidationError as error:
         raise RecordingError(f"the run did not make a valid recording: {error}") from None
 

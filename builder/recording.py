@@ -1,4 +1,4 @@
-"""The recording: schema version 1, its pydantic models, and loading and saving it.
+"""The recording: schema version 1, its types (validated by pydantic), loading and saving it.
 
 Saving gives 2-space indented JSON with keys in schema order and no trailing newline, so
 loading and saving a recording gives back the same bytes.
@@ -7,19 +7,9 @@ loading and saving a recording gives back the same bytes.
 from __future__ import annotations
 
 import json
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
-
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    PlainValidator,
-    ValidationError,
-    WithJsonSchema,
-    field_validator,
-    model_validator,
-)
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from .errors import RecordingError
 from .rules import (
@@ -32,72 +22,87 @@ from .rules import (
     iso_with_timezone,
     series_lengths_match,
 )
+from .validation import STRICT, AnyNumber, Check, Limits, problems, validate_json
 
-Number = Annotated[int | float, PlainValidator(finite_number), WithJsonSchema({"type": "number"})]
-Text = Annotated[str, Field(min_length=1, max_length=200)]
+if TYPE_CHECKING:
+    from pydantic import GetCoreSchemaHandler
+
+# Validated by pydantic (builder.validation), but not pydantic models: see there why.
+Number = Annotated[int | float, AnyNumber(finite_number)]
+Text = Annotated[str, Limits(min_length=1, max_length=200)]
 
 
-class Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", strict=True, defer_build=True)
+def _an_integer(value: object) -> object:
+    """Literal[1] takes `true` and `1.0` (they equal 1), and they would be saved as 1."""
+    if type(value) is not int:
+        raise ValueError(f"must be the integer {SCHEMA_VERSION}")
+    return value
 
 
-class Series(Frozen):
+@dataclass(frozen=True)
+class Series:
+    __pydantic_config__ = STRICT
+
     label: Text
     y: list[Number]
 
 
-class BarPanel(Frozen):
+@dataclass(frozen=True)
+class BarPanel:
+    __pydantic_config__ = STRICT
+
     kind: Literal["bar"]
     title: Text
-    labels: list[Text] = Field(min_length=1)
+    labels: Annotated[list[Text], Limits(min_length=1)]
     ylabel: Text
-    series: list[Series] = Field(min_length=1)
+    series: Annotated[list[Series], Limits(min_length=1)]
 
-    @model_validator(mode="after")
-    def _lengths_match(self) -> BarPanel:
-        series_lengths_match(self.labels, [(s.label, s.y) for s in self.series])
-        return self
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> Any:
+        """The panel's own fields, then: every series has one value per label."""
+        return Check(_lengths_match).__get_pydantic_core_schema__(source, handler)
 
 
-class PanelData(Frozen):
+def _lengths_match(panel: BarPanel) -> BarPanel:
+    series_lengths_match(panel.labels, [(s.label, s.y) for s in panel.series])
+    return panel
+
+
+@dataclass(frozen=True)
+class PanelData:
+    __pydantic_config__ = STRICT
+
     kind: Literal["panels"]
     panels: list[BarPanel]
 
 
-class Environment(Frozen):
+@dataclass(frozen=True)
+class Environment:
+    __pydantic_config__ = STRICT
+
     backend: Text
-    deviceCount: int = Field(ge=1)
+    deviceCount: Annotated[int, Limits(ge=1)]
     jax: Text
     numpy: Text
     matplotlib: Text
 
 
-class Recording(Frozen):
+@dataclass(frozen=True)
+class Recording:
     """One executed lesson: what its example printed and the panels it emitted."""
 
-    schemaVersion: Literal[1]
-    lessonId: str = Field(pattern=LESSON_ID_PATTERN, max_length=64)
-    contentHash: str = Field(pattern=SHA256_PATTERN)
-    rendererHash: str = Field(pattern=SHA256_PATTERN)
+    __pydantic_config__ = STRICT
+
+    schemaVersion: Annotated[Literal[1], Check(_an_integer, before=True)]
+    lessonId: Annotated[str, Limits(pattern=LESSON_ID_PATTERN, max_length=64)]
+    contentHash: Annotated[str, Limits(pattern=SHA256_PATTERN)]
+    rendererHash: Annotated[str, Limits(pattern=SHA256_PATTERN)]
     kind: Literal["executed"]
-    generatedAt: str
-    provenance: str = Field(pattern=r"^recorded_[a-z0-9]+_computation$")
+    generatedAt: Annotated[str, Check(iso_with_timezone)]
+    provenance: Annotated[str, Limits(pattern=r"^recorded_[a-z0-9]+_computation$")]
     environment: Environment
     stdout: str
     data: PanelData
-
-    @field_validator("generatedAt")
-    @classmethod
-    def _iso_with_timezone(cls, value: str) -> str:
-        return iso_with_timezone(value)
-
-    @field_validator("schemaVersion", mode="before")
-    @classmethod
-    def _an_integer(cls, value: object) -> object:
-        """Literal[1] takes `true` and `1.0` (they equal 1), and they would be saved as 1."""
-        if type(value) is not int:
-            raise ValueError(f"must be the integer {SCHEMA_VERSION}")
-        return value
 
     @property
     def panels(self) -> list[BarPanel]:
@@ -111,7 +116,7 @@ class Recording(Frozen):
 
 def dumps(recording: Recording) -> bytes:
     """The recording's bytes on disk: 2-space indent, schema key order, no final newline."""
-    text = json.dumps(recording.model_dump(mode="json"), indent=2, ensure_ascii=False)
+    text = json.dumps(asdict(recording), indent=2, ensure_ascii=False)
     return text.encode("utf-8")
 
 
@@ -123,8 +128,10 @@ def loads(data: bytes, source: Path | str) -> Recording:
             path=source,
             hint="an example printing this much is a mistake; trim its output and re-record",
         )
+    from pydantic import ValidationError
+
     try:  # the common case, parsed and validated in one pass by pydantic-core
-        return Recording.model_validate_json(data)
+        return validate_json(Recording, data)
     except ValidationError:
         pass  # read it again step by step, to say exactly what is wrong
     raw = _parse_json(data, source)
@@ -137,7 +144,7 @@ def loads(data: bytes, source: Path | str) -> Recording:
             hint="re-record it with this builder: make record FORCE=1",
         )
     try:
-        return Recording.model_validate(raw)
+        return validate_json(Recording, data)
     except ValidationError as error:
         raise RecordingError(_describe(error), path=source, hint=_REPAIR) from None
 
@@ -151,7 +158,9 @@ def load(path: Path) -> Recording:
 
 
 def json_schema() -> dict[str, Any]:
-    schema = Recording.model_json_schema()
+    from .validation import json_schema
+
+    schema = json_schema(Recording)
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["$id"] = "recording.schema.json"
     return schema
@@ -188,9 +197,5 @@ def _parse_json(data: bytes, source: Path | str) -> Any:
         raise RecordingError(str(error), path=source, hint=_REPAIR) from None
 
 
-def _describe(error: ValidationError) -> str:
-    problems = []
-    for item in error.errors(include_url=False):
-        where = ".".join(str(part) for part in item["loc"]) or "(top level)"
-        problems.append(f"field {where}: {item['msg']}")
-    return "; ".join(problems)
+def _describe(error: Exception) -> str:
+    return "; ".join(f"field {where or '(top level)'}: {msg}" for where, msg in problems(error))

@@ -1,7 +1,7 @@
 """The rules lessons and recordings follow that the JSON Schemas cannot say, standard library only.
 
-The pydantic models in course.py and recording.py call these, and so does quickcheck.py,
-which proves a course fresh without importing pydantic: one definition of each rule.
+The types in course.py and recording.py (validated by pydantic) call these, and so does
+quickcheck.py, which proves a course fresh without importing pydantic: one definition of each rule.
 Reading a lesson's front matter lives here too, so both read exactly the same fields.
 """
 

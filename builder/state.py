@@ -40,7 +40,7 @@ from .status import INPUTS_FILE, LessonStatus
 STATE_FILE = "build-state.pickle"
 CHUNK_PREFIX = "build-state-lessons-"
 CHUNK = 100  # lessons a file: a prose edit rewrites one file of lessons, not all of them
-FORMAT = 4
+FORMAT = 5
 
 
 @dataclass(frozen=True)

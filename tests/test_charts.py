@@ -5,6 +5,7 @@ the legend is where matplotlib's own legend would put it."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -15,7 +16,7 @@ from builder.recording import BarPanel
 
 
 def fresh(panel: BarPanel, theme: str) -> bytes:
-    charts._light_svg.cache_clear()
+    charts._light.clear()
     return charts.draw(panel, theme)
 
 
@@ -26,7 +27,7 @@ def test_same_panel_same_bytes_whatever_was_drawn_before() -> None:
 
 
 def test_dark_is_the_light_chart_with_dark_text_and_grid() -> None:
-    panel = CASES["three-series"].model_copy(update={"title": "fill: #1a202c stays as typed"})
+    panel = replace(CASES["three-series"], title="fill: #1a202c stays as typed")
     light, dark = fresh(panel, "light"), fresh(panel, "dark")
     assert b"#1a202c" in light and b"#e2e8f0" not in light
     assert b'style="fill: #1a202c' not in dark and b"fill: #e2e8f0" in dark

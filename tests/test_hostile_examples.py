@@ -319,15 +319,17 @@ def test_a_failed_run_leaves_the_previous_recording_byte_for_byte(tmp_path: Path
     assert recording_path(recordings, LESSON_ID).read_bytes() == previous
     assert sorted(p.name for p in recordings.iterdir()) == [f"{LESSON_ID}.json"]
     from builder.course import Course, CourseMeta
+    from builder.validation import validate
 
     course = Course(
         root=tmp_path,
-        meta=CourseMeta.model_validate(
+        meta=validate(
+            CourseMeta,
             {
                 "title": "t",
                 "summary": "s",
                 "arcs": [{"id": "hostile", "title": "H", "summary": "s"}],
-            }
+            },
         ),
         lessons=(lesson,),
         glossary=(),

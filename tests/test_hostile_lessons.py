@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ from builder.course import Course, CourseMeta, FrontMatter, GlossaryTerm, Lesson
 from builder.errors import BuildError
 from builder.render import render_site
 from builder.status import LessonStatus, State
+from builder.validation import validate, validate_strict
 from tests.conftest import REFERENCE
 from tests.test_hostile_builds import cli, write_course
 
@@ -187,7 +189,7 @@ def test_a_reference_to_a_recorded_value_that_does_not_exist(tmp_path: Path) -> 
         '{{ value panel=1 label="ordinary" fmt="q" }}': "cannot format",
     }
     for reference, message in cases.items():
-        changed = lesson.model_copy(update={"body": f"It was {reference}.\n"})
+        changed = replace(lesson, body=f"It was {reference}.\n")
         _, errors = prose.render_prose(changed, course, rec, root="../../")
         assert len(errors) == 1, (reference, errors)
         assert str(errors[0]).startswith(f"{lesson.lesson_path}: line {lesson.body_line}: ")
@@ -199,7 +201,7 @@ def test_script_and_data_links_are_left_as_text(tmp_path: Path) -> None:
     write_course(tmp_path, {"calm-01": "print(1)\n"})
     course = load_course(tmp_path / "content")
     hostile = "[a](javascript:alert(1)) [b](JaVaScRiPt:x) [c](data:text/html,hi) [d](vbscript:x)"
-    changed = course.lessons[0].model_copy(update={"body": hostile})
+    changed = replace(course.lessons[0], body=hostile)
     rendered, _ = prose.render_prose(changed, course, None, root="../../")
     check_html(rendered.html)
     assert "<a " not in rendered.html and "[a](javascript:alert(1))" in rendered.html
@@ -214,7 +216,7 @@ def test_raw_html_and_event_handlers_in_markdown_are_shown_as_text(tmp_path: Pat
         "Inline <b onmouseover=alert(1)>bold</b> and <a href='javascript:x'>a</a>.\n\n"
         "<javascript:alert(1)>\n"
     )
-    changed = course.lessons[0].model_copy(update={"body": hostile})
+    changed = replace(course.lessons[0], body=hostile)
     rendered, _ = prose.render_prose(changed, course, None, root="../../")
     check_html(rendered.html)
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in rendered.html
@@ -439,12 +441,13 @@ def hostile_course(tmp_path: Path, title: str, summary: str, body: str, term: st
         id="calm-01", slug="s1", title=title, arc="hostile", order=1, summary=summary
     )
     lesson = Lesson(meta=meta, folder=folder, body=body, body_line=8, source=b"print(1)\n")
-    course_meta = CourseMeta.model_validate(
+    course_meta = validate(
+        CourseMeta,
         {
             "title": title,
             "summary": summary,
             "arcs": [{"id": "hostile", "title": title, "summary": summary}],
-        }
+        },
     )
     glossary = GlossaryTerm(id="word", term=term, definition=summary, taught_in="calm-01")
     return Course(root=tmp_path, meta=course_meta, lessons=(lesson,), glossary=(glossary,))
@@ -463,7 +466,7 @@ def hostile_recording(stdout: str, title: str, labels: list[str], ylabel: str) -
             "series": [{"label": labels[0], "y": [1.5] * len(labels)}],
         }
     ]
-    return recording.Recording.model_validate(raw)
+    return validate_strict(recording.Recording, raw)
 
 
 @settings(

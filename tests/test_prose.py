@@ -11,6 +11,7 @@ Regenerate them on purpose only: UPDATE_GOLDEN=1 pytest tests/test_prose.py
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -37,7 +38,7 @@ def reference() -> Recording:
 def _lesson(course: Course, body: str) -> Lesson:
     lesson = course.lesson("basics-01")
     assert lesson is not None
-    return lesson.model_copy(update={"body": body})
+    return replace(lesson, body=body)
 
 
 def _render(course: Course, recording: Recording | None, body: str) -> tuple[str, list[str]]:
@@ -112,7 +113,7 @@ def test_raw_html_and_script_urls_are_not_passed_through(course: Course) -> None
 def test_recorded_stdout_is_escaped_and_control_codes_made_visible(
     course: Course, reference: Recording
 ) -> None:
-    hostile = reference.model_copy(update={"stdout": "</pre><script>x</script>\x1b[31mred\x00\n"})
+    hostile = replace(reference, stdout="</pre><script>x</script>\x1b[31mred\x00\n")
     html, _ = _render(course, hostile, "{{ output }}\n")
     assert "&lt;/pre&gt;&lt;script&gt;x&lt;/script&gt;red\u2400" in html
     assert "<script>" not in html
