@@ -3,7 +3,8 @@
 The course's and the recording's types are frozen standard-library dataclasses, which
 pydantic validates (through a TypeAdapter) and exports as JSON Schema like its own models.
 Unlike pydantic models, they need no pydantic to exist: a build that takes every lesson
-from builder.state (a prose edit) never imports it, which is 0.15 s of a 1 s build.
+from builder.state (a prose edit) never imports it: 0.15 s of imports, and unpickling
+dataclasses is quicker than unpickling models.
 
 A field's rules beyond its Python type are `Annotated` metadata from this module (Limits,
 Check, AnyNumber), which pydantic applies when it first builds a validator; a type's
