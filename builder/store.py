@@ -5,8 +5,8 @@ a journal checks every new inode against the ones deleted in the last 30 s), and
 build of 1,000 lessons stored 3,000 entries. SQLite writes them in one transaction per
 worker. The cache is disposable: a file that is not a database, or any other SQLite error,
 reads as a miss and is replaced on the next write (an OSError naming the file if it cannot
-be); an entry is only ever served for its
-exact key (see builder.buildcache for what a key covers).
+be); an entry is only ever served for its exact key (see builder.buildcache for what a key
+covers).
 
 A connection is never shared across fork(): each process opens its own.
 """
