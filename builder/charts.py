@@ -13,7 +13,6 @@ times it.
 
 from __future__ import annotations
 
-import hashlib
 import io
 import math
 import re
@@ -21,10 +20,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache, lru_cache
-from pathlib import Path
 from typing import Any
 
-from . import store
 from .recording import BarPanel, Number
 
 PALETTE = ("#2b6cb0", "#dd6b20", "#2f855a", "#9b2c2c", "#6b46c1", "#975a16")
@@ -59,49 +56,10 @@ TEXT_STYLE = {  # every text property a chart sets (multialignment defaults to h
 }
 
 
-def chart_key(panel: BarPanel, theme: str) -> str:
-    """What the SVG depends on: the panel's data, the theme, this file, matplotlib."""
-    digest = hashlib.sha256()
-    for part in (repr(panel), theme, _own_source(), _matplotlib_version()):
-        digest.update(part.encode())
-        digest.update(b"\0")
-    return digest.hexdigest()
-
-
-def bar_svg(panel: BarPanel, theme: str, cache: Path | None) -> bytes:
-    """The panel as SVG bytes, from the cache (builder.store's file at `cache`) when this
-    exact chart was drawn before. New charts are kept in memory until `save_drawn`."""
-    if cache is None:
-        return draw(panel, theme)
-    key = chart_key(panel, theme)
-    pending = _drawn.setdefault(cache, {})
-    svg = pending.get(key) or store.get(cache, "charts", key)
-    if svg is None:
-        svg = pending[key] = draw(panel, theme)
-    return svg
-
-
-_drawn: dict[Path, dict[str, bytes]] = {}  # cache file -> charts drawn and not yet stored
-
-
-def save_drawn() -> None:
-    """Store the charts drawn since the last call, one transaction per cache file."""
-    while _drawn:
-        cache, charts = _drawn.popitem()
-        store.put(cache, "charts", charts)
-
-
-def draw(panel: BarPanel, theme: str) -> bytes:
-    """The panel's SVG in `theme`: drawn once in the light theme, then recoloured."""
-    key = repr(panel)  # by value: a page asks for the light chart, then the dark one
-    if key not in _light:
-        if len(_light) >= 8:
-            _light.clear()
-        _light[key] = _light_svg(panel)
-    return recolour(_light[key], theme)
-
-
-_light: dict[str, bytes] = {}  # the last panels' light SVGs, by repr()
+def bar_svgs(panel: BarPanel) -> dict[str, bytes]:
+    """The panel as SVG bytes per theme: drawn once in the light theme, then recoloured."""
+    light = _light_svg(panel)
+    return {theme: recolour(light, theme) for theme in THEMES}
 
 
 def recolour(svg: bytes, theme: str) -> bytes:
@@ -609,17 +567,3 @@ def _matplotlib() -> Any:
 
     matplotlib.use("Agg")
     return matplotlib
-
-
-@cache
-def _own_source() -> str:
-    return hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
-
-
-@cache
-def _matplotlib_version() -> str:
-    """matplotlib's name and version, from the build's state when it has one (importing
-    importlib.metadata costs 25-50 ms; and asking it scans sys.path every time)."""
-    from .buildcache import package_version
-
-    return package_version("matplotlib")

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from .errors import BuildError
 
 if TYPE_CHECKING:
-    from .site import Paths
+    from .build import Paths
 
 EXIT_INTERRUPTED = 130
 
@@ -118,7 +118,7 @@ def _jobs(command: argparse.ArgumentParser) -> None:
 
 
 def _paths(args: argparse.Namespace) -> Paths:
-    from .site import Paths
+    from .build import Paths
 
     return Paths(args.content, args.recordings, args.out, args.cache)
 
@@ -126,34 +126,15 @@ def _paths(args: argparse.Namespace) -> Paths:
 def _site(args: argparse.Namespace, execute: bool = True) -> int:
     import time
 
-    from .stamp import BuildStamp
+    from .build import build
 
     started = time.perf_counter()
-    execute = execute and not getattr(args, "no_execute", False)
-    force = getattr(args, "force", False)
-    stamp = BuildStamp.take(
-        args.cache, args.out, [args.content, args.recordings], execute=execute or force
-    )
-    total = None if force else stamp.unchanged_total()
-    if total is not None:  # decided before importing anything heavy
-        seconds = time.perf_counter() - started
-        print(
-            f"Built {args.out}/: {total} files (0 written, 0 removed); nothing changed since "
-            f"the last build ({seconds:.2f} s).",
-            file=sys.stderr,
-        )
-        return 0
-    from .site import build
-
-    stamp.forget()
     result = build(
         _paths(args),
-        execute=execute,
+        execute=execute and not getattr(args, "no_execute", False),
         jobs=getattr(args, "jobs", 1),
-        force=force,
-        seen=stamp,
+        force=getattr(args, "force", False),
     )
-    stamp.save(result.total, result.site)
     seconds = time.perf_counter() - started
     print(
         f"Built {args.out}/: {result.total} files ({result.written} written, "
@@ -180,18 +161,15 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _record(args: argparse.Namespace) -> int:
+    from .build import build_lock, check, record_stale
     from .course import load_course
-    from .site import build_lock, record_stale
 
     paths = _paths(args)
     with build_lock(args.cache):
+        statuses = check(paths)
         course = load_course(args.content)
         done = record_stale(
-            course,
-            paths,
-            jobs=args.jobs,
-            force=args.force,
-            only=tuple(args.lessons),
+            course, statuses, paths, args.jobs, force=args.force, only=tuple(args.lessons)
         )
     print(
         f"Recorded {len(done)} lesson(s)." if done else "Nothing to record: all fresh.",
@@ -201,17 +179,9 @@ def _record(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    if not args.json:  # a passing check is proved without pydantic; anything else: below
-        from .quickcheck import all_fresh
+    from .build import check
 
-        count = all_fresh(args.content, args.recordings)
-        if count is not None:
-            print(f"All {count} recordings are fresh.")
-            return 0
-    from .course import load_course
-    from .status import course_status
-
-    statuses = course_status(load_course(args.content), args.recordings)
+    statuses = check(_paths(args))
     bad = [status for status in statuses if not status.fresh]
     if args.json:
         print(
@@ -244,7 +214,7 @@ def _check(args: argparse.Namespace) -> int:
 
 def _validate(args: argparse.Namespace) -> int:
     from .recording import load
-    from .status import INPUTS_FILE
+    from .rules import INPUTS_FILE
 
     failed = 0
     for path in args.files:

@@ -10,6 +10,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Any
 
+from annotated_types import Interval, Len, MaxLen, MinLen
+
 from .errors import BuildError, ContentError, raise_all
 from .rules import (
     DEFAULT_TIMEOUT,
@@ -18,17 +20,19 @@ from .rules import (
     LESSON_ID_PATTERN,
     SLUG_PATTERN,
     env_names,
+    front_matter_fields,
     load_yaml,
     plain_data_names,
     read_text,
     split_front_matter,
 )
-from .validation import FORBID, Check, Limits, problems, validate
+from .store import Memo
+from .validation import FORBID, Check, Pattern, problems, validate
 
 # Validated by pydantic (builder.validation), but not pydantic models: see there why.
-Slug = Annotated[str, Limits(pattern=SLUG_PATTERN, max_length=64)]
-LessonId = Annotated[str, Limits(pattern=LESSON_ID_PATTERN, max_length=64)]
-Line = Annotated[str, Limits(min_length=1, max_length=300)]
+Slug = Annotated[str, Pattern(SLUG_PATTERN), MaxLen(64)]
+LessonId = Annotated[str, Pattern(LESSON_ID_PATTERN), MaxLen(64)]
+Line = Annotated[str, Len(1, 300)]
 
 
 @dataclass(frozen=True)
@@ -41,9 +45,9 @@ class FrontMatter:
     slug: Slug
     title: Line
     arc: Slug
-    order: Annotated[int, Limits(ge=0, le=999)]
+    order: Annotated[int, Interval(ge=0, le=999)]
     summary: Line
-    timeout: Annotated[float, Limits(gt=0, le=3600)] = DEFAULT_TIMEOUT
+    timeout: Annotated[float, Interval(gt=0, le=3600)] = DEFAULT_TIMEOUT
     data: Annotated[tuple[str, ...], Check(plain_data_names)] = ()
     env: Annotated[dict[str, str], Check(env_names)] = field(default_factory=dict)
 
@@ -57,7 +61,7 @@ class Lesson:
     body: str
     body_line: int
     source: bytes
-    front: str = ""  # the front matter block as written (see Loaded.earlier)
+    front: str = ""  # the front matter block as written
 
     @property
     def id(self) -> str:
@@ -100,7 +104,7 @@ class GlossaryTerm:
 
     id: Slug
     term: Line
-    definition: Annotated[str, Limits(min_length=1, max_length=400)]
+    definition: Annotated[str, Len(1, 400)]
     taught_in: LessonId
 
 
@@ -109,12 +113,12 @@ class CourseMeta:
     __pydantic_config__ = FORBID
 
     title: Line
-    summary: Annotated[str, Limits(min_length=1, max_length=1000)]
-    arcs: Annotated[tuple[Arc, ...], Limits(min_length=1)]
+    summary: Annotated[str, Len(1, 1000)]
+    arcs: Annotated[tuple[Arc, ...], MinLen(1)]
 
 
 def json_schemas() -> dict[str, dict[str, Any]]:
-    """The JSON Schemas of what authors write, by file name in schema/ (read by quickcheck.py)."""
+    """The JSON Schemas of what authors write, by file name in schema/."""
     from .validation import json_schema
 
     schemas = {
@@ -171,41 +175,18 @@ class Course:
         return arcs
 
 
-@dataclass(frozen=True)
-class Loaded:
-    """Parts of a course already read and validated, from builder.state (same bytes on disk)."""
-
-    meta: CourseMeta
-    glossary: tuple[GlossaryTerm, ...]
-    lessons: dict[str, Lesson]  # by folder name
-    # Lessons of the last build whose files changed, by folder name: one whose front matter
-    # reads as before keeps its validated front matter (pydantic would build its validators
-    # for that one lesson: 60 ms of a prose edit).
-    earlier: dict[str, Lesson] = field(default_factory=dict)
-
-
-def load_course(root: Path, loaded: Loaded | None = None) -> Course:
+def load_course(root: Path, memo: Memo | None = None) -> Course:
     """Read and validate everything under `root`; raise every problem at once.
 
-    With `loaded`, the parts it holds are taken as they are instead of read again; every
-    course-wide check (arcs, slugs, glossary) still runs on the whole.
+    `memo` keeps what validation makes of each text (course.yml, glossary.yml, each
+    lesson's front matter block), so text validated before is not validated again.
     """
+    memo = memo or Memo()
     errors: list[BuildError] = []
-    meta = loaded.meta if loaded else _collect(errors, _load_meta, root / "course.yml")
+    meta = _collect(errors, _load_meta, root / "course.yml", memo)
     folders = _lesson_folders(root / "lessons", errors)
-    known = loaded.lessons if loaded else {}
-    earlier = loaded.earlier if loaded else {}
-
-    def load(folder: Path) -> Lesson:
-        return _load_lesson(folder, earlier.get(folder.name))
-
-    lessons = [
-        x for folder in folders if (x := known.get(folder.name) or _collect(errors, load, folder))
-    ]
-    if loaded:
-        glossary = loaded.glossary
-    else:
-        glossary = _collect(errors, _load_glossary, root / "glossary.yml") or ()
+    lessons = [x for folder in folders if (x := _collect(errors, _load_lesson, folder, memo))]
+    glossary = _collect(errors, _load_glossary, root / "glossary.yml", memo) or ()
     if meta is not None:
         errors += _cross_check(meta, lessons, root)
     # A lesson that failed to load is already reported; do not report its terms again.
@@ -217,9 +198,9 @@ def load_course(root: Path, loaded: Loaded | None = None) -> Course:
     return Course(root=root, meta=meta, lessons=tuple(lessons), glossary=tuple(glossary))
 
 
-def _collect(errors: list[BuildError], load: Any, path: Path) -> Any:
+def _collect(errors: list[BuildError], load: Any, path: Path, memo: Memo) -> Any:
     try:
-        return load(path)
+        return load(path, memo)
     except BuildError as error:
         errors.append(error)
         return None
@@ -243,32 +224,42 @@ def _validate(kind: type[Any], raw: Any, path: Path, what: str) -> Any:
         raise ContentError("; ".join(found), path=path) from None
 
 
-def _load_meta(path: Path) -> CourseMeta:
-    meta: CourseMeta = _validate(CourseMeta, load_yaml(read_text(path), path), path, "course")
-    return meta
+def _load_meta(path: Path, memo: Memo) -> CourseMeta:
+    text = read_text(path)
+
+    def validated() -> CourseMeta:
+        meta: CourseMeta = _validate(CourseMeta, load_yaml(text, path), path, "course")
+        return meta
+
+    return memo("course.yml", (text,), validated)
 
 
-def _load_glossary(path: Path) -> tuple[GlossaryTerm, ...]:
+def _load_glossary(path: Path, memo: Memo) -> tuple[GlossaryTerm, ...]:
     if not path.exists():
         return ()
-    raw = load_yaml(read_text(path), path) or []
-    if not isinstance(raw, list):
-        raise ContentError("must be a YAML list of terms", path=path)
-    terms = [_validate(GlossaryTerm, item, path, f"term {i + 1}") for i, item in enumerate(raw)]
-    return tuple(terms)
-
-
-def _load_lesson(folder: Path, earlier: Lesson | None = None) -> Lesson:
-    """The lesson in `folder`; `earlier` is how it was last loaded, if it was."""
-    path = folder / LESSON_FILE
     text = read_text(path)
-    raw, body, body_line = split_front_matter(text, path)
-    front = text[: len(text) - len(body)]
-    meta: FrontMatter
-    if earlier is not None and earlier.front == front and earlier.folder == folder:
-        meta = earlier.meta  # the same text validates to the same front matter
-    else:
-        meta = _validate(FrontMatter, raw, path, "front matter")
+
+    def validated() -> tuple[GlossaryTerm, ...]:
+        raw = load_yaml(text, path) or []
+        if not isinstance(raw, list):
+            raise ContentError("must be a YAML list of terms", path=path)
+        return tuple(
+            _validate(GlossaryTerm, item, path, f"term {i + 1}") for i, item in enumerate(raw)
+        )
+
+    return memo("glossary.yml", (text,), validated)
+
+
+def _load_lesson(folder: Path, memo: Memo) -> Lesson:
+    path = folder / LESSON_FILE
+    front, body, body_line = split_front_matter(read_text(path), path)
+
+    def validated() -> FrontMatter:
+        fields = front_matter_fields(front, path)
+        meta: FrontMatter = _validate(FrontMatter, fields, path, "front matter")
+        return meta
+
+    meta = memo("front matter", (front,), validated)
     if meta.id != folder.name:
         raise ContentError(
             f"front matter id {meta.id!r} does not match its folder name {folder.name!r}",

@@ -19,6 +19,9 @@ class BuildError(Exception):
         where = f"{self.path}: " if self.path else ""
         super().__init__(f"{where}{message}" + (f"\n  -> {hint}" if hint else ""))
 
+    def __reduce__(self) -> tuple[object, ...]:  # for errors sent back by worker processes
+        return (_revive, (type(self), self.problem, self.path, self.hint))
+
 
 class ContentError(BuildError):
     """A lesson, the course file or the glossary is not valid."""
@@ -43,6 +46,13 @@ class BuildErrors(BuildError):
         self.errors = list(errors)
         lines = [str(error) for error in self.errors]
         super().__init__(f"{len(self.errors)} problem(s):\n" + "\n".join(lines))
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (BuildErrors, (self.errors,))
+
+
+def _revive(kind: type[BuildError], problem: str, path: str | None, hint: str) -> BuildError:
+    return kind(problem, path=path, hint=hint)
 
 
 def raise_all(errors: list[BuildError]) -> None:

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:  # standard library only at run time: quickcheck.py hashes without pydantic
+if TYPE_CHECKING:  # standard library only at run time
     from .course import Lesson
 
 HARNESS_FILES = ("harness.py", "panels.py")
@@ -29,6 +29,17 @@ HARNESS_FILES = ("harness.py", "panels.py")
 
 def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+def digest(*parts: str | bytes) -> str:
+    """The one key of the build's store (builder.store): sha256 over the parts, each
+    length-prefixed, so that no choice of parts can read as another."""
+    hasher = hashlib.sha256()
+    for part in parts:
+        data = part.encode("utf-8", "surrogatepass") if isinstance(part, str) else part
+        hasher.update(len(data).to_bytes(8, "little"))
+        hasher.update(data)
+    return hasher.hexdigest()
 
 
 def normalize_source(data: bytes) -> bytes:

@@ -22,6 +22,7 @@ from functools import cache
 from typing import Any
 
 from markdown_it import MarkdownIt
+from markdown_it.common.utils import unescapeAll
 from markdown_it.rules_block import StateBlock
 from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
@@ -29,9 +30,9 @@ from mdit_py_plugins.admon import admon_plugin
 from mdit_py_plugins.anchors import anchors_plugin
 from mdit_py_plugins.footnote import footnote_plugin
 
-from . import highlight
 from .course import Course, Lesson
 from .errors import RenderError
+from .highlight import Highlighter, code_block
 from .recording import BarPanel, Recording
 
 BLOCK_DIRECTIVES = ("example", "output", "panel", "panels")
@@ -47,6 +48,7 @@ class PageEnv:
     course: Course
     recording: Recording | None
     root: str
+    highlight: Highlighter
     errors: list[RenderError] = field(default_factory=list)
     placed_panels: list[int] = field(default_factory=list)
     terms: list[str] = field(default_factory=list)
@@ -68,9 +70,15 @@ class RenderedProse:
 
 
 def render_prose(
-    lesson: Lesson, course: Course, recording: Recording | None, root: str
+    lesson: Lesson,
+    course: Course,
+    recording: Recording | None,
+    root: str,
+    highlight: Highlighter = code_block,
 ) -> tuple[RenderedProse, list[RenderError]]:
-    env = PageEnv(lesson=lesson, course=course, recording=recording, root=root)
+    """The lesson's prose as HTML; `highlight` turns code into HTML (a memoized
+    highlight.code_block, when the build has a store)."""
+    env = PageEnv(lesson, course, recording, root, highlight)
     md = parser()
     tokens = md.parse(lesson.body, {"page": env})
     _collect_toc(tokens, env)
@@ -80,7 +88,7 @@ def render_prose(
 
 @cache
 def parser() -> MarkdownIt:
-    md = MarkdownIt("commonmark", {"html": False, "highlight": highlight.fenced})
+    md = MarkdownIt("commonmark", {"html": False})
     md.enable(["table", "strikethrough"])
     md.use(footnote_plugin).use(admon_plugin)
     md.use(anchors_plugin, min_level=2, max_level=3)
@@ -92,6 +100,7 @@ def parser() -> MarkdownIt:
     md.add_render_rule("recorded_value", _render_value)
     md.add_render_rule("glossary_term", _render_term)
     md.add_render_rule("link_open", _render_link_open)
+    md.add_render_rule("fence", _render_fence)
     return md
 
 
@@ -169,6 +178,12 @@ def _render_block(self: Any, tokens: list[Token], idx: int, options: Any, env: A
     if args is None:
         return ""
     return _BLOCKS[token.info](page, args)
+
+
+def _render_fence(self: Any, tokens: list[Token], idx: int, options: Any, env: Any) -> str:
+    token = tokens[idx]
+    info = unescapeAll(token.info).strip() if token.info else ""
+    return _page(env).highlight(token.content, info.split()[0] if info else "") + "\n"
 
 
 def _render_value(self: Any, tokens: list[Token], idx: int, options: Any, env: Any) -> str:
@@ -267,7 +282,7 @@ def _example(page: PageEnv, args: Args) -> str:
         if part is None:
             return ""
         lines = lines[part]
-    code = highlight.python("".join(lines))
+    code = page.highlight("".join(lines), "python")
     return (
         '<figure class="example"><figcaption>'
         f'<span>example.py</span> <span class="hint">the lesson\'s example, '

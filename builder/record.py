@@ -22,7 +22,8 @@ from .errors import RecordingError
 from .execute import Execution, Limits, Outcome, Runner, allow_runs, kill_all, run_example
 from .fsutil import write_atomic
 from .recording import Recording, dumps
-from .status import INPUTS_FILE, LessonStatus, read_inputs, recording_path
+from .rules import INPUTS_FILE, read_inputs
+from .status import LessonStatus, recording_path
 
 
 @dataclass(frozen=True)
@@ -139,7 +140,7 @@ def to_recording(
 ) -> Recording:
     from pydantic import ValidationError
 
-    from .validation import validate_strict
+    from .validation import validate_json
 
     raw = {
         "schemaVersion": 1,
@@ -153,8 +154,8 @@ def to_recording(
         "stdout": execution.stdout,
         "data": {"kind": "panels", "panels": execution.panels},
     }
-    try:
-        return validate_strict(Recording, raw)
+    try:  # validated as the text recording.dumps will write (strict types read JSON objects)
+        return validate_json(Recording, json.dumps(raw, indent=2, ensure_ascii=False))
     except ValidationError as error:
         raise RecordingError(f"the run did not make a valid recording: {error}") from None
 

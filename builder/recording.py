@@ -11,6 +11,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
+from annotated_types import Interval, Len, MaxLen, MinLen
+
 from .errors import RecordingError
 from .rules import (
     CONFLICT_MARKER,
@@ -22,14 +24,14 @@ from .rules import (
     iso_with_timezone,
     series_lengths_match,
 )
-from .validation import STRICT, AnyNumber, Check, Limits, problems, validate_json
+from .validation import STRICT, Check, Pattern, problems, validate_json
 
 if TYPE_CHECKING:
     from pydantic import GetCoreSchemaHandler
 
 # Validated by pydantic (builder.validation), but not pydantic models: see there why.
-Number = Annotated[int | float, AnyNumber(finite_number)]
-Text = Annotated[str, Limits(min_length=1, max_length=200)]
+Number = Annotated[int | float, Check(finite_number)]  # strict: no bool, no "1"
+Text = Annotated[str, Len(1, 200)]
 
 
 def _an_integer(value: object) -> object:
@@ -53,9 +55,9 @@ class BarPanel:
 
     kind: Literal["bar"]
     title: Text
-    labels: Annotated[list[Text], Limits(min_length=1)]
+    labels: Annotated[list[Text], MinLen(1)]
     ylabel: Text
-    series: Annotated[list[Series], Limits(min_length=1)]
+    series: Annotated[list[Series], MinLen(1)]
 
     @classmethod
     def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> Any:
@@ -81,7 +83,7 @@ class Environment:
     __pydantic_config__ = STRICT
 
     backend: Text
-    deviceCount: Annotated[int, Limits(ge=1)]
+    deviceCount: Annotated[int, Interval(ge=1)]
     jax: Text
     numpy: Text
     matplotlib: Text
@@ -94,12 +96,12 @@ class Recording:
     __pydantic_config__ = STRICT
 
     schemaVersion: Annotated[Literal[1], Check(_an_integer, before=True)]
-    lessonId: Annotated[str, Limits(pattern=LESSON_ID_PATTERN, max_length=64)]
-    contentHash: Annotated[str, Limits(pattern=SHA256_PATTERN)]
-    rendererHash: Annotated[str, Limits(pattern=SHA256_PATTERN)]
+    lessonId: Annotated[str, Pattern(LESSON_ID_PATTERN), MaxLen(64)]
+    contentHash: Annotated[str, Pattern(SHA256_PATTERN)]
+    rendererHash: Annotated[str, Pattern(SHA256_PATTERN)]
     kind: Literal["executed"]
     generatedAt: Annotated[str, Check(iso_with_timezone)]
-    provenance: Annotated[str, Limits(pattern=r"^recorded_[a-z0-9]+_computation$")]
+    provenance: Annotated[str, Pattern(r"^recorded_[a-z0-9]+_computation$")]
     environment: Environment
     stdout: str
     data: PanelData

@@ -1,31 +1,33 @@
-"""Full-text search: Pagefind indexes of the rendered pages, built from copies in .cache/.
+"""Full-text search: Pagefind indexes of the rendered pages, as artifacts (builder.make).
 
 The site's search is split into bundles, merged in the reader's browser (Pagefind's
 `mergeIndex`): the main one in pagefind/ (the glossary, and the search UI), and one per run
 of up to BUNDLE_LESSONS lessons of an arc in search-index/<arc>-<n>/. Pagefind has no
 incremental mode, so an edit re-indexes only the bundle of the page it changed (a tenth of
 a second) instead of the whole course (two seconds at 1,000 lessons), and a cold build
-indexes the bundles in parallel. Each is built before anything is written, and joins the
-site's files, written (and cleaned up) with them, all or nothing.
+indexes the bundles in parallel. A bundle's key is made of its pages' keys, so it is
+never older than its pages; it is built before anything is written, and joins the site's
+files, written with them.
 Pagefind indexes only what the templates mark with `data-pagefind-body`.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
 import subprocess
 import sys
-from collections.abc import Callable
-from functools import cache
+import tempfile
+from collections.abc import Callable, Mapping
+from functools import cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from .errors import BuildError
+from .make import Artifact, Made
 
 if TYPE_CHECKING:
     from .course import Course
+    from .render import Renderer
 
 BUNDLE = "pagefind"
 MERGED = "search-index"
@@ -49,17 +51,30 @@ def bundle_folder(bundle: str) -> str:
     return f"{BUNDLE}/" if not bundle else f"{MERGED}/{bundle}/"
 
 
-def search_index(
-    pages: dict[str, str], read: Callable[[str], bytes], scratch: Path, log: TextIO = sys.stderr
-) -> dict[str, bytes]:
-    """The Pagefind bundle of `pages` (name -> a key of its bytes), by path inside the bundle;
-    {} when it cannot be made.
+def bundle_artifacts(
+    course: Course, keys: Mapping[str, str], read: Callable[[str], bytes], renderer: Renderer
+) -> list[Artifact]:
+    """Each search bundle, keyed by the keys of its pages (`keys`: the key of the artifact
+    each site file came from) and made from their bytes (`read(name)`)."""
+    return [
+        Artifact(
+            renderer.key("search", bundle, *(f"{name}\0{keys[name]}" for name in names)),
+            partial(_made, bundle, names, read),
+        )
+        for bundle, names in bundles(course).items()
+    ]
 
-    Pagefind reads the pages from `scratch`/pages, which keeps them between builds with a
-    list of their keys: only a page whose key changed is written again (`read(name)` gives
-    its bytes). A missing binary is an error in CI and a one-line warning elsewhere: the
-    site still works, and its search page says that the index was not built.
-    """
+
+def _made(bundle: str, names: list[str], read: Callable[[str], bytes]) -> Made:
+    return Made(index(bundle, names, read))
+
+
+def index(
+    bundle: str, names: list[str], read: Callable[[str], bytes], log: TextIO = sys.stderr
+) -> dict[str, bytes]:
+    """The Pagefind bundle of the pages `names`, by path inside the site; {} when it
+    cannot be made. A missing binary is an error in CI and a one-line warning elsewhere:
+    the site still works, and its search page says that the index was not built."""
     binary = _binary()
     if binary is None:
         message = "the Pagefind binary is missing (pip install -r requirements.lock)"
@@ -67,28 +82,19 @@ def search_index(
             raise BuildError(message)
         print(f"warning: search index skipped: {message}", file=log)
         return {}
-    folder, bundle, listing = scratch / "pages", scratch / BUNDLE, scratch / "pages.json"
-    try:
-        copied = json.loads(listing.read_bytes())
-    except (OSError, ValueError):
-        copied = None
-    if not isinstance(copied, dict) or not folder.is_dir():
-        shutil.rmtree(scratch, ignore_errors=True)
-        copied = {}
-    for name in copied.keys() - pages.keys():
-        (folder / name).unlink(missing_ok=True)
-    for name, key in pages.items():
-        if copied.get(name) != key:
-            (folder / name).parent.mkdir(parents=True, exist_ok=True)
-            (folder / name).write_bytes(read(name))
-    listing.write_text(json.dumps(pages))  # after the pages: it vouches for them
-    shutil.rmtree(bundle, ignore_errors=True)
-    _run([str(binary), "--site", str(folder), "--output-path", str(bundle), "--keep-index-url"])
-    return {
-        path.relative_to(bundle).as_posix(): path.read_bytes()
-        for path in sorted(bundle.rglob("*"))
-        if path.is_file() and not path.name.startswith(UNUSED)
-    }
+    with tempfile.TemporaryDirectory(prefix="coursebuilder-search-") as scratch:
+        pages, output = Path(scratch, "pages"), Path(scratch, BUNDLE)
+        for name in names:
+            (pages / name).parent.mkdir(parents=True, exist_ok=True)
+            (pages / name).write_bytes(read(name))
+        _run([str(binary), "--site", str(pages), "--output-path", str(output), "--keep-index-url"])
+        return {
+            f"{bundle_folder(bundle)}{path.relative_to(output).as_posix()}": path.read_bytes()
+            for path in sorted(output.rglob("*"))
+            if path.is_file()
+            and not path.name.startswith(UNUSED)
+            and not (bundle and path.name.startswith(UI))
+        }
 
 
 @cache

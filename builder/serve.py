@@ -15,9 +15,9 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, TextIO
 
+from .build import Paths, build
 from .errors import BuildError
-from .render import TEMPLATES
-from .site import Paths, build
+from .manifest import TEMPLATES
 
 RELOAD_PATH = "/__reload"
 RELOAD_SCRIPT = (

@@ -13,11 +13,10 @@ from typing import Any
 from . import fingerprint
 from .course import Course, Lesson
 from .errors import RecordingError
-from .recording import Recording, load
-from .rules import INPUTS_FILE as INPUTS_FILE  # re-exported: their home before rules.py
-from .rules import PINNED_PACKAGES
-from .rules import installed_versions as installed_versions
-from .rules import read_inputs as read_inputs
+from .manifest import read_versions
+from .recording import Recording, loads
+from .rules import PINNED_PACKAGES, read_inputs
+from .store import Memo
 
 
 class State(enum.StrEnum):
@@ -37,6 +36,7 @@ class LessonStatus:
     detail: str
     path: Path
     recording: Recording | None = None
+    digest: str = ""  # of the recording file's bytes, when it was read
 
     @property
     def fresh(self) -> bool:
@@ -54,20 +54,20 @@ def recording_path(recordings: Path, lesson_id: str) -> Path:
 def course_status(
     course: Course,
     recordings: Path,
-    known: dict[str, LessonStatus] | None = None,
-    recorded: dict[str, Recording] | None = None,
+    versions: dict[str, str] | None = None,
+    memo: Memo | None = None,
 ) -> list[LessonStatus]:
     """The state of every lesson in course order, then every orphaned recording.
 
-    `known` (from builder.state) holds statuses whose inputs are unchanged on disk, and
-    `recorded` recordings whose file is unchanged (of lessons that changed): not read again.
+    `versions` are the installed packages' (read here when not given: a build takes them
+    from its manifest); `memo` keeps each recording as validated, by its bytes.
     """
-    known, recorded = known or {}, recorded or {}
-    sidecar = read_inputs(recordings) if len(known) < len(course.lessons) else {}
+    memo = memo or Memo()
+    versions = versions or read_versions()
+    sidecar = read_inputs(recordings)
     renderer = fingerprint.renderer_hash()
     statuses = [
-        known.get(x.id)
-        or _lesson_status(x, recordings, renderer, sidecar.get(x.id), recorded.get(x.id))
+        _lesson_status(x, recordings, renderer, versions, sidecar.get(x.id), memo)
         for x in course.lessons
     ]
     ids = {lesson.id for lesson in course.lessons}
@@ -81,33 +81,42 @@ def _lesson_status(
     lesson: Lesson,
     recordings: Path,
     renderer: str,
+    versions: dict[str, str],
     remembered: Any,
-    recording: Recording | None = None,
+    memo: Memo,
 ) -> LessonStatus:
     path = recording_path(recordings, lesson.id)
-    if recording is None:
-        if not path.exists():
-            return LessonStatus(lesson.id, State.MISSING, "never recorded", path)
-        try:
-            recording = load(path)
-        except RecordingError as error:
-            return LessonStatus(lesson.id, State.INVALID, error.problem, path)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return LessonStatus(lesson.id, State.MISSING, "never recorded", path)
+    except OSError as error:
+        return LessonStatus(lesson.id, State.INVALID, f"cannot be read: {error.strerror}", path)
+    try:
+        recording = memo("recording", (data,), lambda: loads(data, path))
+    except RecordingError as error:
+        return LessonStatus(lesson.id, State.INVALID, error.problem, path)
+    digest = fingerprint.sha256(data)
     if recording.lessonId != lesson.id:
         detail = f"its lessonId is {recording.lessonId!r}, not {lesson.id!r}"
-        return LessonStatus(lesson.id, State.INVALID, detail, path)
-    state, detail = _staleness(lesson, recording, renderer, remembered)
-    return LessonStatus(lesson.id, state, detail, path, recording)
+        return LessonStatus(lesson.id, State.INVALID, detail, path, digest=digest)
+    state, detail = _staleness(lesson, recording, renderer, versions, remembered)
+    return LessonStatus(lesson.id, state, detail, path, recording, digest)
 
 
 def _staleness(
-    lesson: Lesson, recording: Recording, renderer: str, remembered: Any
+    lesson: Lesson,
+    recording: Recording,
+    renderer: str,
+    versions: dict[str, str],
+    remembered: Any,
 ) -> tuple[State, str]:
     inputs = fingerprint.lesson_inputs(lesson)
     if recording.contentHash != fingerprint.content_hash(inputs):
         return State.STALE_CONTENT, _content_detail(recording, inputs, remembered)
     if recording.rendererHash != renderer:
         return State.STALE_HARNESS, "the recording harness (builder/harness.py, panels.py) changed"
-    drift = environment_drift(recording)
+    drift = environment_drift(recording, versions)
     if drift:
         return State.STALE_ENVIRONMENT, drift
     return State.FRESH, ""
@@ -121,8 +130,7 @@ def _content_detail(recording: Recording, inputs: dict[str, Any], remembered: An
     return (", ".join(changes) or "the inputs") + " changed"
 
 
-def environment_drift(recording: Recording) -> str:
-    installed = installed_versions()
+def environment_drift(recording: Recording, installed: dict[str, str]) -> str:
     env = {name: getattr(recording.environment, name) for name in PINNED_PACKAGES}
     drift = [
         f"{name} {env[name]} recorded, {installed[name]} installed"

@@ -1,159 +1,186 @@
-"""The build cache's pages and charts: key -> bytes tables in one SQLite file.
+"""The build's one cache: derived artifacts by the digest of what they are made of.
 
-One file instead of one file per entry: creating a file costs 0.25-1 ms here (ext4 without
-a journal checks every new inode against the ones deleted in the last 30 s), and a cold
-build of 1,000 lessons stored 3,000 entries. SQLite writes them in one transaction per
-worker. The cache is disposable: a file that is not a database, or any other SQLite error,
-reads as a miss and is replaced on the next write (an OSError naming the file if it cannot
-be); an entry is only ever served for its exact key (see builder.buildcache for what a key
-covers).
+Everything a build can skip is here, in one SQLite file (`.cache/store.sqlite`): validated
+front matter and recordings, highlighted code, pages, charts, search bundles, and the
+manifest of the last good build. A key is `fingerprint.digest(...)` of an artifact's
+inputs, so an entry is either right or never asked for; nothing is ever updated in place.
+After a good build the store keeps only what its manifest references (`keep_only`).
 
-A connection is never shared across fork(): each process opens its own.
+The store is disposable: a file that is not a database reads as empty and is replaced, and
+a write that fails twice is an OSError naming the file. Writes are gathered in memory and
+committed once (`commit`), so a killed build leaves the store as the last commit left it.
+A connection is never shared across fork(): a worker opens its own `Store`.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import pickle
+import sqlite3
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-FILE = "cache.sqlite"
-TABLES = ("pages", "charts")
-LEGACY = ("pages", "charts")  # the folders of one file per entry that this file replaced
+from .fingerprint import digest
 
-_open: dict[Path, tuple[int, Any]] = {}  # path -> (pid, connection)
+T = TypeVar("T")
 
-
-def get(path: Path, table: str, key: str) -> bytes | None:
-    """The bytes stored under `key`, or None (a miss, or an unreadable cache)."""
-    import sqlite3
-
-    try:
-        row = _connection(path).execute(f"SELECT data FROM {table} WHERE key = ?", (key,))
-        found = row.fetchone()
-    except sqlite3.Error:
-        return None
-    return bytes(found[0]) if found else None
+FILE = "store.sqlite"
+MANIFEST = "manifest"  # the one row of the manifest table
 
 
-def put(path: Path, table: str, items: dict[str, bytes]) -> None:
-    """Store `items` in one transaction."""
-    if items:
-        rows = list(items.items())
-        _write(
-            path, lambda db: db.executemany(f"INSERT OR REPLACE INTO {table} VALUES (?, ?)", rows)
-        )
+class Memo:
+    """A function's results in a store, by the digest of its arguments and of the code
+    (`salt`, manifest.code_digest): wraps pure functions from outside. Without a store
+    (tools, tests), it just calls them."""
+
+    def __init__(self, store: Store | None = None, salt: str = "") -> None:
+        self.store = store
+        self.salt = salt
+
+    def key(self, kind: str, *parts: str | bytes) -> str:
+        return digest(self.salt, kind, *parts)
+
+    def __call__(self, kind: str, parts: tuple[str | bytes, ...], make: Callable[[], T]) -> T:
+        if self.store is None:
+            return make()
+        return self.store.value(self.key(kind, *parts), make)
 
 
-def keep_only(path: Path, table: str, keys: Iterable[str]) -> None:
-    """Delete every entry of `table` whose key is not among `keys`."""
+class Store:
+    """Bytes by key; values by key (pickled); the manifest of the last good build."""
 
-    def work(db: Any) -> None:
-        db.execute("CREATE TEMP TABLE IF NOT EXISTS keep (key TEXT PRIMARY KEY)")
-        db.execute("DELETE FROM keep")
-        db.executemany("INSERT OR IGNORE INTO keep VALUES (?)", ((k,) for k in keys))
-        db.execute(f"DELETE FROM {table} WHERE key NOT IN (SELECT key FROM keep)")
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.path = folder / FILE
+        self.pending: dict[str, bytes] = {}
+        self.used: set[str] = set()  # every key this build asked for or added
+        self._scopes: list[set[str]] = []
+        self._db: sqlite3.Connection | None = None
 
-    _write(path, work)
-
-
-def delete(path: Path, table: str, keys: Iterable[str]) -> None:
-    """Delete the entries of `table` under `keys` (nothing to do: no file opened)."""
-    rows = [(key,) for key in keys]
-    if rows:
-        _write(path, lambda db: db.executemany(f"DELETE FROM {table} WHERE key = ?", rows))
-
-
-def keys(path: Path, table: str) -> list[str]:
-    """Every key of `table` (for tests and tools)."""
-    import sqlite3
-
-    try:
-        return [row[0] for row in _connection(path).execute(f"SELECT key FROM {table}")]
-    except sqlite3.Error:
-        return []
-
-
-def discard(path: Path) -> None:
-    """Forget the cache file (and SQLite's companions) entirely."""
-    close(path)
-    for suffix in ("", "-wal", "-shm", "-journal"):
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(f"{path}{suffix}")
-
-
-def close(path: Path | None = None) -> None:
-    """Close this process's connection to `path` (every connection without one)."""
-    for known in [path] if path is not None else list(_open):
-        if known in _open:
-            pid, connection = _open.pop(known)
-            if pid == os.getpid():
-                connection.close()
-
-
-def _write(path: Path, work: Callable[[Any], object]) -> None:
-    """Run `work` in one transaction. A cache that cannot be written is started afresh;
-    if even that fails (a full disk, a read-only folder), an OSError names the file."""
-    import sqlite3
-
-    for attempt in range(2):
+    @contextlib.contextmanager
+    def recording(self) -> Iterator[set[str]]:
+        """The keys asked for or added inside the block (what an artifact was made with)."""
+        used: set[str] = set()
+        self._scopes.append(used)
         try:
-            with _transaction(path) as db:
-                work(db)
-            return
-        except sqlite3.Error as error:
-            if attempt:
-                raise OSError(0, f"cannot write the build cache ({error})", str(path)) from None
-            discard(path)
+            yield used
+        finally:
+            self._scopes.remove(used)
 
+    def _use(self, key: str) -> None:
+        self.used.add(key)
+        for scope in self._scopes:
+            scope.add(key)
 
-@contextlib.contextmanager
-def _transaction(path: Path) -> Iterator[Any]:
-    """One transaction (the connection is in autocommit mode: without BEGIN, each row of an
-    executemany would be a transaction of its own), holding the write lock from the start."""
-    db = _connection(path)
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        yield db
-    except BaseException:
-        if db.in_transaction:  # SQLite may have rolled back already (a full disk, say)
-            db.execute("ROLLBACK")
-        raise
-    db.execute("COMMIT")
-
-
-def _connection(path: Path) -> Any:
-    import sqlite3
-
-    if path in _open and _open[path][0] == os.getpid():
-        return _open[path][1]
-    for attempt in range(2):
-        if not path.exists():
-            import shutil
-
-            for folder in LEGACY:
-                shutil.rmtree(path.parent / folder, ignore_errors=True)
-            path.parent.mkdir(parents=True, exist_ok=True)
-        connection = sqlite3.connect(
-            path, timeout=60, isolation_level=None, check_same_thread=False
-        )
+    def get(self, key: str) -> bytes | None:
+        self._use(key)
+        if key in self.pending:
+            return self.pending[key]
         try:
-            # WAL: a worker reads while another commits. NORMAL: a crash may lose the last
-            # transactions, never corrupt the file.
-            connection.execute("PRAGMA journal_mode=WAL")
-            connection.execute("PRAGMA synchronous=NORMAL")
-            for table in TABLES:
-                connection.execute(
-                    f"CREATE TABLE IF NOT EXISTS {table} (key TEXT PRIMARY KEY, data BLOB NOT NULL)"
-                )
-        except sqlite3.DatabaseError:
-            connection.close()
-            if attempt:
-                raise
-            discard(path)  # not a database, or a damaged one: start afresh
-            continue
-        _open[path] = (os.getpid(), connection)
-        return connection
-    raise AssertionError("unreachable")
+            row = self._connection().execute("SELECT data FROM artifacts WHERE key = ?", (key,))
+            found = row.fetchone()
+        except sqlite3.Error:
+            return None
+        return bytes(found[0]) if found else None
+
+    def put(self, key: str, data: bytes) -> None:
+        self._use(key)
+        self.pending[key] = data
+
+    def value(self, key: str, make: Callable[[], T]) -> T:
+        """The value stored under `key`, or `make()`'s, stored for next time."""
+        data = self.get(key)
+        if data is not None:
+            with contextlib.suppress(Exception):  # damaged or from another version: remake
+                found: T = pickle.loads(data)
+                return found
+        made = make()
+        self.put(key, pickle.dumps(made, protocol=5))
+        return made
+
+    def manifest(self) -> Any:
+        """The last good build's manifest (unpickled), or None."""
+        try:
+            row = self._connection().execute("SELECT data FROM manifest WHERE id = ?", (MANIFEST,))
+            found = row.fetchone()
+            return pickle.loads(found[0]) if found else None
+        except Exception:  # missing, damaged, or from another version of the builder
+            return None
+
+    def commit(self, manifest: Any = None, keep: Iterable[str] | None = None) -> None:
+        """Write what this build added; with `manifest`, make it the last good build's and,
+        with `keep`, delete every entry it does not reference."""
+
+        def work(db: sqlite3.Connection) -> None:
+            db.executemany("INSERT OR REPLACE INTO artifacts VALUES (?, ?)", self.pending.items())
+            if manifest is not None:
+                data = pickle.dumps(manifest, protocol=5)
+                db.execute("INSERT OR REPLACE INTO manifest VALUES (?, ?)", (MANIFEST, data))
+            if keep is not None:
+                db.execute("CREATE TEMP TABLE IF NOT EXISTS keep (key TEXT PRIMARY KEY)")
+                db.execute("DELETE FROM keep")
+                db.executemany("INSERT OR IGNORE INTO keep VALUES (?)", ((k,) for k in keep))
+                db.execute("DELETE FROM artifacts WHERE key NOT IN (SELECT key FROM keep)")
+
+        if self.pending or manifest is not None or keep is not None:
+            self._write(work)
+        self.pending.clear()
+
+    def keys(self) -> list[str]:
+        """Every stored key (for tests and tools)."""
+        try:
+            return [row[0] for row in self._connection().execute("SELECT key FROM artifacts")]
+        except sqlite3.Error:
+            return []
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+    def _write(self, work: Callable[[sqlite3.Connection], None]) -> None:
+        """Run `work` in one transaction; a file that cannot be written is started afresh
+        once, and then an OSError names it."""
+        for attempt in range(2):
+            try:
+                db = self._connection()
+                with db:  # one transaction: committed, or rolled back on any error
+                    work(db)
+                return
+            except sqlite3.Error as error:
+                if attempt:
+                    raise OSError(
+                        0, f"cannot write the build cache ({error})", str(self.path)
+                    ) from None
+                self._discard()
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._db is not None:
+            return self._db
+        for attempt in range(2):
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            db = sqlite3.connect(self.path, timeout=60)
+            try:
+                # WAL: a forked worker reads while another commits. NORMAL: a crash may lose
+                # the last transactions, never corrupt the file.
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute("PRAGMA synchronous=NORMAL")
+                db.execute("CREATE TABLE IF NOT EXISTS artifacts (key TEXT PRIMARY KEY, data BLOB)")
+                db.execute("CREATE TABLE IF NOT EXISTS manifest (id TEXT PRIMARY KEY, data BLOB)")
+            except sqlite3.DatabaseError:
+                db.close()
+                if attempt:
+                    raise
+                self._discard()  # not a database, or a damaged one: start afresh
+                continue
+            self._db = db
+            return db
+        raise AssertionError("unreachable")
+
+    def _discard(self) -> None:
+        self.close()
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(f"{self.path}{suffix}")

@@ -2,26 +2,27 @@
 
 The course's and the recording's types are frozen standard-library dataclasses, which
 pydantic validates (through a TypeAdapter) and exports as JSON Schema like its own models.
-Unlike pydantic models, they need no pydantic to exist: a build that takes every lesson
-from builder.state (a prose edit) never imports it: 0.15 s of imports, and unpickling
-dataclasses is quicker than unpickling models.
+Unlike pydantic models, they need no pydantic to exist: a build that takes its validated
+front matter and recordings from the store (a prose edit) never imports it.
 
-A field's rules beyond its Python type are `Annotated` metadata from this module (Limits,
-Check, AnyNumber), which pydantic applies when it first builds a validator; a type's
-pydantic configuration is its `__pydantic_config__` (FORBID or STRICT).
+A field's rules beyond its Python type are `Annotated` metadata: annotated_types'
+constraints (Interval, Len, MinLen, MaxLen), which pydantic applies natively; `Pattern`
+for a string's pattern; `Check` for a rule the JSON Schema cannot say (builder/rules.py).
+A type's pydantic configuration is its `__pydantic_config__` (FORBID, or STRICT where
+no coercion may happen: a recording's "1" is not 1).
 """
 
 from __future__ import annotations
 
 import inspect
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, is_dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from functools import cache
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 if TYPE_CHECKING:
-    from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler, TypeAdapter
-    from pydantic_core import CoreSchema, ErrorDetails
+    from pydantic import GetCoreSchemaHandler, TypeAdapter
+    from pydantic_core import ErrorDetails
 
 T = TypeVar("T")
 
@@ -30,20 +31,16 @@ STRICT = {"extra": "forbid", "strict": True}  # recordings: no coercion ("1" is 
 
 
 @dataclass(frozen=True)
-class Limits:
-    """Bounds on a value, named as pydantic.Field names them: pattern, min_length,
-    max_length, ge, le, gt. They become the same JSON Schema keywords."""
+class Pattern:
+    """A string that matches `regex` ("pattern" in the JSON Schema). Length bounds go
+    beside it as annotated_types markers (MaxLen, Len), which pydantic applies to it."""
 
-    pattern: str | None = None
-    min_length: int | None = None
-    max_length: int | None = None
-    ge: float | None = None
-    le: float | None = None
-    gt: float | None = None
+    regex: str
 
     def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> Any:
-        limits = {k: v for k, v in vars(self).items() if v is not None}
-        return {**handler(source), **limits}
+        from pydantic_core import core_schema
+
+        return core_schema.str_schema(pattern=self.regex)
 
 
 @dataclass(frozen=True)
@@ -62,52 +59,26 @@ class Check:
         return core_schema.no_info_after_validator_function(self.function, handler(source))
 
 
-@dataclass(frozen=True)
-class AnyNumber:
-    """A number `function` alone decides on (pydantic would take "1" or True for a float in
-    lax mode); "number" in the JSON Schema."""
-
-    function: Callable[[Any], Any]
-
-    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> Any:
-        from pydantic_core import core_schema
-
-        return core_schema.no_info_plain_validator_function(self.function)
-
-    def __get_pydantic_json_schema__(
-        self, schema: CoreSchema, handler: GetJsonSchemaHandler
-    ) -> dict[str, Any]:
-        return {"type": "number"}
-
-
+@cache
 def adapter(kind: Any) -> TypeAdapter[Any]:
-    """pydantic's validator for `kind`, built once per process."""
+    """pydantic's validator for `kind`, built once per process, on first use."""
     from pydantic import TypeAdapter
 
-    if kind not in _adapters:
-        _adapters[kind] = TypeAdapter(kind)
-    return _adapters[kind]
-
-
-_adapters: dict[Any, TypeAdapter[Any]] = {}
+    return TypeAdapter(kind)
 
 
 def validate(kind: type[T], raw: Any) -> T:
     """`raw` (parsed YAML or JSON) as a `kind`; raises pydantic's ValidationError."""
-    value: T = adapter(kind).validate_python(raw)
+    value: T = adapter(cast(Any, kind)).validate_python(raw)
     return value
 
 
 def validate_json(kind: type[T], data: bytes | str) -> T:
     """JSON text as a `kind`, parsed and validated in one pass (a strict type reads JSON
-    objects as its dataclasses, which from Python it would only take as instances)."""
-    value: T = adapter(kind).validate_json(data)
+    objects as its dataclasses; recordings are only ever validated as the bytes that are
+    or will be on disk)."""
+    value: T = adapter(cast(Any, kind)).validate_json(data)
     return value
-
-
-def validate_strict(kind: type[T], raw: Any) -> T:
-    """Parsed JSON as a strict `kind` (see validate_json)."""
-    return validate_json(kind, json.dumps(raw, ensure_ascii=False))
 
 
 def problems(error: Exception) -> list[tuple[str, str]]:

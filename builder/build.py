@@ -1,0 +1,168 @@
+"""The build, as a table of contents: observe, load, status, record, render, write.
+
+    observe   the inputs' and the site's file metadata: unchanged since the last good
+              build -> done (the no-op)
+    load      content/ -> Course (validated, frozen)
+    status    Course + recordings/ -> one LessonStatus per lesson
+    record    each lesson not fresh runs in its own process -> recordings/ (then status again)
+    render    lesson pages and charts, the other pages, the search bundles -> artifacts,
+              each made, or taken from the site or the store (builder.make)
+    write     the changed files into site/, all renamed into place; what is gone, removed
+    remember  the manifest of this build, and the store pruned to what it references
+
+Everything a build keeps is in the store (builder.store); it is committed only when a
+build succeeds, so a failed build leaves the last good manifest, and the site it describes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
+
+from .course import Course, load_course
+from .errors import BuildError, ExecutionError
+from .make import Kept
+from .manifest import (
+    Manifest,
+    Observed,
+    code_digest,
+    environment_snapshot,
+    installed_versions,
+    snapshot,
+)
+from .status import LessonStatus, course_status
+from .store import Memo, Store
+from .write import write
+
+if TYPE_CHECKING:
+    from .execute import Runner
+    from .site import Site
+
+
+@dataclass(frozen=True)
+class Paths:
+    content: Path
+    recordings: Path
+    out: Path
+    cache: Path
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    executed: tuple[str, ...]
+    written: int
+    removed: int
+    total: int
+
+
+def build(
+    paths: Paths,
+    *,
+    execute: bool,
+    jobs: int,
+    force: bool = False,
+    runner: Runner | None = None,
+    log: TextIO = sys.stderr,
+) -> BuildResult:
+    """Record what changed (unless `execute` is off), then render and write the site."""
+    with build_lock(paths.cache):
+        store = Store(paths.cache)
+        now = Observed.take([paths.content, paths.recordings], paths.out, f"execute={execute}")
+        last = Manifest.load(store)
+        if last is not None and last.unchanged(now) and not force:
+            return BuildResult((), 0, 0, len(last.files))
+        versions = installed_versions(now.environment, last)
+        memo = Memo(store, code_digest(versions))
+        course = load_course(paths.content, memo)
+        statuses = course_status(course, paths.recordings, versions, memo)
+        executed = (
+            record_stale(course, statuses, paths, jobs, force, runner, log) if execute else ()
+        )
+        if executed:
+            statuses = course_status(course, paths.recordings, versions, memo)
+        site = _make_site(course, statuses, paths, memo, Kept.since(last, paths.out, now), jobs)
+        written = write(site.files(), site.names(), paths.out)
+        after = Manifest(now, versions, snapshot([paths.out]), site.names(), site.traces())
+        store.commit(after, keep=site.references(store.used))
+    return BuildResult(executed or (), written.written, written.removed, written.total)
+
+
+def _make_site(
+    course: Course, statuses: list[LessonStatus], paths: Paths, memo: Memo, kept: Kept, jobs: int
+) -> Site:
+    from .site import make_site  # Jinja2 and markdown-it: not imported by a no-op
+
+    return make_site(course, statuses, paths.recordings, memo, kept, jobs)
+
+
+def check(paths: Paths) -> list[LessonStatus]:
+    """Every lesson's status, as the next build would see it, executing nothing; what it
+    validates is kept in the store for the next build or check."""
+    store = Store(paths.cache)
+    versions = installed_versions(environment_snapshot(), Manifest.load(store))
+    memo = Memo(store, code_digest(versions))
+    statuses = course_status(load_course(paths.content, memo), paths.recordings, versions, memo)
+    with contextlib.suppress(OSError):  # a store that cannot be written only costs time
+        store.commit()
+    return statuses
+
+
+def record_stale(
+    course: Course,
+    statuses: list[LessonStatus],
+    paths: Paths,
+    jobs: int,
+    force: bool = False,
+    runner: Runner | None = None,
+    log: TextIO = sys.stderr,
+    only: tuple[str, ...] = (),
+) -> tuple[str, ...]:
+    """Re-execute what is not fresh (or everything with force); raise if any run failed."""
+    from .execute import run_example  # only a build that may execute needs it
+    from .fsutil import check_writable
+    from .record import failure_summary, lessons_to_run, record
+
+    lessons = lessons_to_run(course, statuses, force=force, only=only)
+    unknown = sorted(set(only) - {x.id for x in lessons} - {x.slug for x in lessons})
+    if unknown:
+        raise BuildError(
+            f"no lesson in {paths.content} has the id or slug {', '.join(unknown)}",
+            hint="`python -m builder check --json` lists every lesson id",
+        )
+    if not lessons:
+        return ()
+    check_writable(paths.recordings)
+    print(f"Recording {len(lessons)} lesson(s) with -j {jobs}:", file=log)
+    report = record(lessons, paths.recordings, jobs=jobs, runner=runner or run_example, log=log)
+    if report.failures:
+        raise ExecutionError(failure_summary(report.failures, course))
+    return tuple(execution.lesson_id for execution in report.executions)
+
+
+@contextlib.contextmanager
+def build_lock(cache: Path) -> Iterator[None]:
+    """One build at a time per cache folder: a second one waits, and says so."""
+    cache.mkdir(parents=True, exist_ok=True)
+    with open(cache / "build.lock", "a+") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().strip() or "another process"
+            print(
+                f"Another build is running ({holder}); waiting for it to finish...",
+                file=sys.stderr,
+                flush=True,
+            )
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"pid {os.getpid()}")
+        handle.flush()
+        yield

@@ -1,0 +1,163 @@
+"""Make the site's artifacts, taking from the store and the site whatever is already made.
+
+An Artifact is some files of the site, the pure function that makes them (builder.render,
+builder.pages, builder.search) and the digest of everything that function reads. This is
+the only place that calls those functions, and the only caching around them:
+
+- an artifact whose files the site folder still holds exactly as the last build wrote them
+  under the same key is kept as it is (its bytes are not even read: the manifest says
+  which files it made and what else making it left, `Trace`);
+- else one the store holds under its key is taken from there;
+- else it is made: in forked worker processes when there are many (a cold build), each
+  storing what it made, and kept in the store unless making it reported errors.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import BuildError, raise_all
+from .manifest import Manifest, Observed, Trace
+from .store import Store
+
+MIN_PER_WORKER = 24  # fewer misses than this a worker are made in this process
+
+
+@dataclass(frozen=True)
+class Made:
+    """An artifact's files by name in the site (None: the site holds them already) and
+    what making it left besides."""
+
+    files: dict[str, bytes] | None
+    trace: Trace = field(default_factory=Trace)
+    errors: tuple[BuildError, ...] = ()
+
+
+@dataclass(frozen=True)
+class Artifact:
+    key: str  # the digest of everything `make` reads (and of the code)
+    make: Callable[[], Made]
+
+
+@dataclass(frozen=True)
+class Kept:
+    """What the last build left in the site folder that this one may keep."""
+
+    last: Manifest | None
+    out: Path
+    intact: frozenset[str]  # site files untouched since the last build wrote them
+
+    @classmethod
+    def since(cls, last: Manifest | None, out: Path, now: Observed) -> Kept:
+        return cls(last, out, frozenset(last.intact(out, now)) if last else frozenset())
+
+    def made(self, artifact: Artifact) -> Made | None:
+        trace = self.last.traces.get(artifact.key) if self.last else None
+        if self.last is None or trace is None:
+            return None
+        for name in trace.names:
+            if self.last.files.get(name) != artifact.key or name not in self.intact:
+                return None
+        return Made(None, trace)
+
+
+def make(
+    artifacts: Sequence[Artifact], store: Store, kept: Kept, jobs: int, threads: bool = False
+) -> dict[str, Made]:
+    """Every artifact made (or kept, or taken from the store), in order; raises every error
+    that making them reported, together. `threads`: make them in threads (their work runs
+    outside the GIL, as Pagefind's does), else in forked processes when there are many."""
+    made: list[Made | None] = [kept.made(a) or _stored(store, a.key) for a in artifacts]
+    missing = [i for i, found in enumerate(made) if found is None]
+    if threads:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max(jobs, 1)) as pool:
+            fresh = dict(
+                zip(
+                    missing,
+                    pool.map(lambda i: _make_one(artifacts[i], store), missing),
+                    strict=False,
+                )
+            )
+    else:
+        workers = min(jobs, len(missing) // MIN_PER_WORKER)
+        fresh = _in_workers(artifacts, missing, store, workers) if workers > 1 else {}
+    for i in missing:
+        made[i] = fresh[i] if i in fresh else _make_one(artifacts[i], store)
+    raise_all([error for result in made if result for error in result.errors])
+    return {a.key: result for a, result in zip(artifacts, made, strict=True) if result}
+
+
+def _stored(store: Store, key: str) -> Made | None:
+    import pickle
+
+    data = store.get(key)
+    try:
+        found = pickle.loads(data) if data is not None else None
+    except Exception:  # damaged, or from another version: make it again
+        return None
+    return found if isinstance(found, Made) else None
+
+
+def _make_one(artifact: Artifact, store: Store) -> Made:
+    """Make it, with the store keys it used, and keep it unless it reported errors."""
+    import pickle
+
+    with store.recording() as used:
+        made = artifact.make()
+    files = made.files or {}
+    trace = Trace(tuple(files), made.trace.terms, tuple(sorted(used)))
+    made = Made(files, trace, made.errors)
+    if files and not made.errors:  # an empty search bundle (no Pagefind) is not kept
+        store.put(artifact.key, pickle.dumps(made, protocol=5))
+    return made
+
+
+def _in_workers(
+    artifacts: Sequence[Artifact], missing: list[int], store: Store, workers: int
+) -> dict[int, Made]:
+    """Make the `missing` artifacts in `workers` forked processes, which read the course
+    from their copy of this one's memory; each stores what it made and sends it back."""
+    store.commit()  # what this process found so far, and no connection across fork()
+    store.close()
+    context = multiprocessing.get_context("fork")
+    chunks = [missing[n::workers] for n in range(workers)]
+    pipes, processes = [], []
+    for chunk in chunks:
+        receive, send = context.Pipe(duplex=False)
+        process = context.Process(target=_worker, args=(artifacts, chunk, store.folder, send))
+        process.start()
+        send.close()
+        pipes.append(receive)
+        processes.append(process)
+    results: dict[int, Made] = {}
+    try:
+        for chunk, receive in zip(chunks, pipes, strict=True):
+            made = receive.recv()
+            if isinstance(made, BaseException):
+                raise made
+            results.update(zip(chunk, made, strict=True))
+    except EOFError:
+        raise BuildError("a rendering worker died; run the build again") from None
+    finally:
+        for process in processes:
+            process.join()
+    return results
+
+
+def _worker(artifacts: Sequence[Artifact], chunk: list[int], folder: Path, send: Any) -> None:
+    store = Store(folder)
+    try:
+        made = [_make_one(artifacts[i], store) for i in chunk]
+        store.commit()
+        send.send(made)
+    except Exception as error:  # the parent raises it
+        send.send(error)
+    send.close()
+    os._exit(0)  # nothing of the parent's to flush or tear down
