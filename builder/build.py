@@ -34,6 +34,7 @@ from .manifest import (
     code_digest,
     environment_snapshot,
     installed_versions,
+    site_files,
     snapshot,
 )
 from .status import LessonStatus, course_status
@@ -87,7 +88,7 @@ def build(
         if executed:
             statuses = course_status(course, paths.recordings, versions, memo)
         site = _make_site(course, statuses, paths, memo, Kept.since(last, paths.out, now), jobs)
-        written = write(site.files(), site.names(), paths.out)
+        written = write(site.files(), site.names(), paths.out, site_files(paths.out, now.site))
         after = Manifest(now, versions, snapshot([paths.out]), site.names(), site.traces())
         store.commit(after, keep=site.references(store.used))
     return BuildResult(executed or (), written.written, written.removed, written.total)

@@ -117,7 +117,8 @@ def terms_used(course: Course, made: Iterable[Made]) -> dict[str, list[str]]:
     by_page = {f"{lesson.url}index.html": lesson.id for lesson in course.lessons}
     used: dict[str, list[str]] = {}
     for result in made:
-        for lesson in (by_page[n] for n in result.trace.names if n in by_page):
+        names = result.trace.names or tuple(result.files or ())
+        for lesson in (by_page[n] for n in names if n in by_page):
             for term in result.trace.terms:
                 used.setdefault(term, []).append(lesson)
     return used

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from . import pages, render, search
 from .course import Course
+from .errors import raise_all
 from .make import Kept, Made, make
 from .manifest import Trace
 from .rules import read_inputs
@@ -64,6 +65,17 @@ def make_site(
 
     bundles = search.bundle_artifacts(course, names, read, renderer)
     return Site(made | make(bundles, store, kept, jobs, threads=True))
+
+
+def render_files(course: Course, statuses: list[LessonStatus]) -> dict[str, bytes]:
+    """Every page and chart, made in this process without a store and without search
+    bundles: the same bytes a build writes (for tests and tools)."""
+    renderer = render.Renderer(Memo())
+    lessons = [a.make() for a in render.lesson_artifacts(course, statuses, renderer)]
+    raise_all([error for made in lessons for error in made.errors])
+    used = pages.terms_used(course, lessons)
+    others = [a.make() for a in pages.page_artifacts(course, statuses, used, {}, renderer)]
+    return {name: data for made in [*lessons, *others] for name, data in (made.files or {}).items()}
 
 
 def _run_seconds(recordings: Path) -> dict[str, float]:

@@ -56,22 +56,22 @@ class Store:
         self.path = folder / FILE
         self.pending: dict[str, bytes] = {}
         self.used: set[str] = set()  # every key this build asked for or added
-        self._scopes: list[set[str]] = []
+        self._scopes: dict[int, set[str]] = {}
         self._db: sqlite3.Connection | None = None
 
     @contextlib.contextmanager
     def recording(self) -> Iterator[set[str]]:
         """The keys asked for or added inside the block (what an artifact was made with)."""
         used: set[str] = set()
-        self._scopes.append(used)
+        self._scopes[id(used)] = used
         try:
             yield used
         finally:
-            self._scopes.remove(used)
+            del self._scopes[id(used)]
 
     def _use(self, key: str) -> None:
         self.used.add(key)
-        for scope in self._scopes:
+        for scope in list(self._scopes.values()):
             scope.add(key)
 
     def get(self, key: str) -> bytes | None:

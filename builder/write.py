@@ -11,6 +11,7 @@ files and no marker is refused.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +20,7 @@ from .errors import BuildError
 from .fsutil import Staging, cannot_write, write_atomic
 
 MARKER = ".coursebuilder-site"
+TEMPORARY = re.compile(r"(?:.*/)?\.[^/]+\.[0-9]+-[0-9]+\.tmp")  # fsutil's, beside its file
 HEADER = "# made by python -m builder; every file listed here is regenerated\n"
 
 
@@ -29,13 +31,17 @@ class Written:
     total: int
 
 
-def write(files: dict[str, bytes], names: Iterable[str], out: Path) -> Written:
+def write(
+    files: dict[str, bytes], names: Iterable[str], out: Path, present: Iterable[str] = ()
+) -> Written:
     """Write `files` (the changed ones; the others of `names` are in place already), then
-    delete the files an earlier build wrote that are not among `names`."""
+    delete the files an earlier build wrote that are not among `names`, and the temporary
+    files a stopped build left among `present` (the site folder's files)."""
     names = sorted(set(names))
-    before = _listed(out)
+    before = _listed(out) + [name for name in present if TEMPORARY.fullmatch(name)]
     try:
-        _list(out, sorted(set(before) | set(names)))
+        if not set(names) <= set(before):
+            _list(out, sorted(set(before) | set(names)))
         with Staging(out) as staging:
             staging.add(files)
             written = staging.commit()
@@ -44,7 +50,8 @@ def write(files: dict[str, bytes], names: Iterable[str], out: Path) -> Written:
     try:
         gone = sorted(set(before) - set(names))
         _remove(out, gone)
-        _list(out, names)
+        if names != before:
+            _list(out, names)
     except OSError as error:
         raise cannot_write(error, "the new site is written; some old files remain") from None
     return Written(written, len(gone), len(names))
@@ -66,8 +73,9 @@ def _listed(out: Path) -> list[str]:
 
 
 def _list(out: Path, names: list[str]) -> None:
+    listed = (HEADER + "".join(f"{n}\n" for n in names if not TEMPORARY.fullmatch(n))).encode()
     out.mkdir(parents=True, exist_ok=True)
-    write_atomic(out / MARKER, (HEADER + "".join(f"{n}\n" for n in names)).encode(), durable=False)
+    write_atomic(out / MARKER, listed, durable=False)
 
 
 def _remove(out: Path, names: list[str]) -> None:

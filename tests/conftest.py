@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from builder.build import Paths
 from builder.course import Lesson
 from builder.execute import Execution, Limits, run_example
-from builder.site import Paths
 
 HERE = Path(__file__).parent
 FIXTURE_COURSE = HERE / "fixture_course"
@@ -50,7 +50,7 @@ def course_copy(tmp_path: Path) -> Paths:
 @pytest.fixture(scope="session")
 def recorded_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The fixture course without its broken lesson, recorded once per session (real JAX)."""
-    from builder.site import build
+    from builder.build import build
 
     root = tmp_path_factory.mktemp("recorded")
     build(copy_course(root, broken=False), execute=True, jobs=2)

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from builder.build import Paths, build
 from builder.cli import main
 from builder.errors import ExecutionError
-from builder.site import Paths, build
 from tests.conftest import CountingRunner, copy_course, edit
 
 pytestmark = pytest.mark.slow
@@ -193,8 +193,8 @@ def test_record_only_named_lessons_and_force(recorded: Paths) -> None:
 
 
 def test_record_starts_the_examples_that_took_longest_first(recorded: Paths) -> None:
+    from builder.build import check, record_stale
     from builder.course import load_course
-    from builder.site import record_stale
 
     sidecar = recorded.recordings / "_inputs.json"
     remembered = json.loads(sidecar.read_text())
@@ -204,7 +204,7 @@ def test_record_starts_the_examples_that_took_longest_first(recorded: Paths) -> 
     sidecar.write_text(json.dumps(remembered))
     runner = CountingRunner()
     course = load_course(recorded.content)
-    record_stale(course, recorded, jobs=1, force=True, runner=runner)
+    record_stale(course, check(recorded), recorded, 1, force=True, runner=runner)
     assert runner.calls == ["speed-01", "basics-02", "basics-01"]
 
 

@@ -6,9 +6,9 @@ import shutil
 
 import pytest
 
+from builder.build import Paths
 from builder.course import load_course
 from builder.errors import BuildError
-from builder.site import Paths
 from tests.conftest import edit
 
 
@@ -98,71 +98,3 @@ def test_missing_course_file(course_copy: Paths) -> None:
     (course_copy.content / "course.yml").unlink()
     shutil.rmtree(course_copy.content / "lessons" / "speed-02")
     assert "course.yml: is missing" in _errors(course_copy)
-
-
-@pytest.mark.parametrize(
-    "line",
-    [
-        "title: a: b",
-        "t: yes",
-        "t: Null",
-        "t: ~",
-        "t: 0x1F",
-        "t: 12:30",
-        "t: 1.",
-        "t: +5",
-        "t: 2026-10-20",
-        "t: 007",
-        "t: 1e3",
-        "t: 1_000",
-        "t: .inf",
-        "t: hello # c",
-        "t: 'q'",
-        "t: [a]",
-        "t:",
-        "t: 3.5",
-        "t: 120",
-        "t: a:b",
-        "t: Été",
-        "t: yes please",
-        "t: NaN",
-        "t: 1\u0661",  # int() reads Arabic-Indic digits; YAML reads text
-        "t: 1.\u0665",
-        "t: a:",  # YAML: an error
-        "t: a\t#c",  # YAML: 'a' and a comment
-        "t: a:\tb",
-        "t: a\x7fb",  # YAML: not printable
-        "t: a\x0bslug: b",  # splitlines() breaks at \v, YAML does not
-        "t: a\xa0",  # NBSP is not YAML whitespace
-        "t: a\u3000b",
-        "t: a \x85b",
-    ],
-)
-def test_the_fast_front_matter_reader_agrees_with_yaml_or_defers(line: str) -> None:
-    import yaml
-
-    from builder.rules import flat_front_matter
-
-    fast = flat_front_matter([line + "\n"])
-    assert fast is None or fast == yaml.safe_load(line + "\n")
-
-
-def test_every_real_front_matter_reads_the_same_fast_or_with_yaml() -> None:
-    import yaml
-
-    from builder.rules import flat_front_matter
-    from tests.conftest import FIXTURE_COURSE, HERE
-
-    paths = [
-        *(HERE.parent / "content").glob("lessons/*/lesson.md"),
-        *FIXTURE_COURSE.glob("lessons/*/lesson.md"),
-    ]
-    fast = 0
-    for path in paths:
-        lines = path.read_text().splitlines(keepends=True)
-        end = lines.index("---\n", 1)
-        flat = flat_front_matter(lines[1:end])
-        if flat is not None:
-            fast += 1
-            assert flat == yaml.safe_load("".join(lines[1:end])), path
-    assert fast >= len(paths) // 2  # the fast path is the common path

@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 from builder import fingerprint
+from builder.build import Paths
 from builder.course import load_course
-from builder.site import Paths
 from builder.status import State, course_status
 from tests.conftest import edit
 

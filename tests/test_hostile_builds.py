@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
+from builder.build import build_lock
 from builder.cli import main
 from builder.execute import BUILDER_ROOT
-from builder.site import build_lock
 from tests.test_hostile_examples import alive, wait_gone
 
 COURSE_YML = """\
@@ -192,7 +192,10 @@ def test_a_write_failure_halfway_through_rendering_leaves_the_previous_site(
     assert "the previous site is unchanged" in err
     assert "-> make the folder writable" in err
     assert "Traceback" not in err
-    assert snapshot(site) == before
+    marker = ".coursebuilder-site"  # it lists the files this build may leave behind
+    assert {k: v for k, v in snapshot(site).items() if k != marker} == {
+        k: v for k, v in before.items() if k != marker
+    }
     assert main(cli(tmp_path, "render")[3:]) == 0, "the next build succeeds"
     assert b"Lesson 2 renamed" in (site / "l" / "s2" / "index.html").read_bytes()
 

@@ -22,9 +22,9 @@ from builder import charts, prose, recording
 from builder.cli import main
 from builder.course import Course, CourseMeta, FrontMatter, GlossaryTerm, Lesson, load_course
 from builder.errors import BuildError
-from builder.render import render_site
+from builder.site import render_files
 from builder.status import LessonStatus, State
-from builder.validation import validate, validate_strict
+from builder.validation import validate, validate_json
 from tests.conftest import REFERENCE
 from tests.test_hostile_builds import cli, write_course
 
@@ -466,7 +466,7 @@ def hostile_recording(stdout: str, title: str, labels: list[str], ylabel: str) -
             "series": [{"label": labels[0], "y": [1.5] * len(labels)}],
         }
     ]
-    return validate_strict(recording.Recording, raw)
+    return validate_json(recording.Recording, json.dumps(raw))
 
 
 @settings(
@@ -494,7 +494,7 @@ def test_nothing_recorded_or_authored_reaches_a_page_outside_the_allow_list(
     panel_title: str,
     term: str,
 ) -> None:
-    monkeypatch.setattr(charts, "bar_svg", lambda panel, theme, cache: b"<svg/>")
+    monkeypatch.setattr(charts, "bar_svgs", lambda panel: dict.fromkeys(charts.THEMES, b"<svg/>"))
     course = hostile_course(tmp_path, title, summary, markdown + "\n\n{{ output }}\n", term)
     rec = hostile_recording(stdout, panel_title, labels, panel_title)
     status = LessonStatus("calm-01", State.FRESH, "", tmp_path / "calm-01.json", rec)
@@ -502,7 +502,7 @@ def test_nothing_recorded_or_authored_reaches_a_page_outside_the_allow_list(
     rendered, _ = prose.render_prose(lesson, course, rec, root="../../")
     check_html(rendered.html)
     try:
-        files = render_site(course, [status], None)
+        files = render_files(course, [status])
     except BuildError:
         return  # a broken page stops the build: nothing is written
     for name, data in files.items():

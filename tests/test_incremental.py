@@ -1,0 +1,200 @@
+"""The incremental build: after any edit, and after a build killed at any write, the site
+equals a build from nothing; a prose edit rewrites only what shows it; the store keeps only
+what the manifest references. Synthetic courses (bench/generate.py): nothing executes."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from bench.generate import generate, write_recordings
+from builder.build import Paths, build
+from builder.store import Store
+
+LESSON = "a01-002"
+
+
+@pytest.fixture(scope="module")
+def course_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("course")
+    generate(6, root)
+    return root
+
+
+@pytest.fixture
+def paths(course_template: Path, tmp_path: Path) -> Paths:
+    shutil.copytree(course_template / "content", tmp_path / "content")
+    shutil.copytree(course_template / "recordings", tmp_path / "recordings")
+    return Paths(tmp_path / "content", tmp_path / "recordings", tmp_path / "site", tmp_path / "c")
+
+
+def files(folder: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+def render(paths: Paths) -> None:
+    build(paths, execute=False, jobs=2)
+
+
+def assert_like_a_clean_build(paths: Paths, tmp_path: Path) -> None:
+    clean = Paths(paths.content, paths.recordings, tmp_path / "clean", tmp_path / "clean-cache")
+    render(clean)
+    assert files(paths.out) == files(clean.out)
+
+
+def lesson_md(paths: Paths, lesson: str = LESSON) -> Path:
+    return paths.content / "lessons" / lesson / "lesson.md"
+
+
+def example_py(paths: Paths, lesson: str = LESSON) -> Path:
+    return paths.content / "lessons" / lesson / "example.py"
+
+
+def append(path: Path, text: str) -> None:
+    path.write_text(path.read_text() + text)
+
+
+EDITS: dict[str, Callable[[Paths], None]] = {
+    "prose": lambda p: append(lesson_md(p), "\nA new sentence about fusion.\n"),
+    "title": lambda p: lesson_md(p).write_text(
+        lesson_md(p).read_text().replace("title: ", "title: Renamed ", 1)
+    ),
+    "example": lambda p: append(example_py(p), "\nprint('more')\n"),
+    "re-recorded": lambda p: (
+        append(example_py(p), "\nprint('more')\n"),
+        write_recordings(p.content, p.recordings),
+    ),
+    "recording deleted": lambda p: (p.recordings / f"{LESSON}.json").unlink(),
+    "lesson removed": lambda p: shutil.rmtree(lesson_md(p).parent),
+    "glossary": lambda p: (p.content / "glossary.yml").write_text(
+        (p.content / "glossary.yml").read_text().replace("definition: ", "definition: Now, ", 1)
+    ),
+    "course.yml": lambda p: (p.content / "course.yml").write_text(
+        (p.content / "course.yml").read_text().replace("title: ", "title: New ", 1)
+    ),
+    "page edited in site": lambda p: (p.out / "l" / "sa01-002" / "index.html").write_text("x"),
+    "page deleted in site": lambda p: (p.out / "index.html").unlink(),
+}
+
+
+@pytest.mark.parametrize("edit", EDITS)
+def test_after_each_edit_the_site_equals_a_build_from_nothing(
+    paths: Paths, tmp_path: Path, edit: str
+) -> None:
+    render(paths)
+    time.sleep(0.01)
+    EDITS[edit](paths)
+    render(paths)
+    assert_like_a_clean_build(paths, tmp_path)
+
+
+def test_an_edit_that_keeps_size_and_mtime_is_seen(paths: Paths, tmp_path: Path) -> None:
+    render(paths)
+    path = lesson_md(paths)
+    before = path.stat()
+    path.write_text(path.read_text().replace("the", "teh", 1))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    render(paths)
+    assert_like_a_clean_build(paths, tmp_path)
+
+
+def test_a_prose_edit_rewrites_its_page_and_its_search_bundle_only(paths: Paths) -> None:
+    render(paths)
+    before = {name: data for name, data in files(paths.out).items()}
+    append(lesson_md(paths), "\nA sentence with a new word: zanzibar.\n")
+    render(paths)
+    changed = {n for n, data in files(paths.out).items() if before.get(n) != data}
+    changed.discard(".coursebuilder-site")
+    assert "l/sa01-002/index.html" in changed
+    outside = {n for n in changed if not n.startswith(("search-index/", "l/sa01-002/"))}
+    assert not outside, f"a prose edit rewrote {sorted(outside)}"
+
+
+def test_a_second_build_writes_nothing(paths: Paths) -> None:
+    render(paths)
+    before = {p: p.stat().st_mtime_ns for p in paths.out.rglob("*")}
+    result = build(paths, execute=False, jobs=2)
+    assert (result.written, result.removed) == (0, 0)
+    assert {p: p.stat().st_mtime_ns for p in paths.out.rglob("*")} == before
+
+
+def test_the_store_keeps_only_what_the_manifest_references(paths: Paths) -> None:
+    render(paths)
+    first = set(Store(paths.cache).keys())
+    append(lesson_md(paths), "\nAnother sentence.\n")
+    render(paths)
+    second = set(Store(paths.cache).keys())
+    assert first - second, "the replaced page stays in the store"
+    assert len(second) == len(first), "one page replaced by one page"
+
+
+def _killed_at(paths: Paths, write: int) -> bool:
+    """Build in a forked child that is killed (SIGKILL) at its `write`-th rename; False
+    when the build finished before that."""
+    pid = os.fork()
+    if pid == 0:  # the child: count renames, die at the chosen one
+        real, count = os.replace, [0]
+
+        def replace(*args: object, **kwargs: object) -> None:
+            count[0] += 1
+            if count[0] == write:
+                os.kill(os.getpid(), signal.SIGKILL)
+            real(*args, **kwargs)  # type: ignore[arg-type]
+
+        os.replace = replace  # type: ignore[assignment]
+        try:
+            render(paths)
+        finally:
+            os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    return os.WIFSIGNALED(status)
+
+
+def test_a_build_killed_at_any_write_then_reverted_equals_a_clean_build(
+    paths: Paths, tmp_path: Path
+) -> None:
+    """The issue's case: killed while the search pages are written, then the edit
+    reverted: no edited-away word may stay in the index."""
+    render(paths)
+    original = lesson_md(paths).read_text()
+    write = 1
+    while True:
+        lesson_md(paths).write_text(original + "\nA word edited away: zanzibar.\n")
+        killed = _killed_at(paths, write)
+        lesson_md(paths).write_text(original)
+        render(paths)
+        assert_like_a_clean_build(paths, tmp_path)
+        shutil.rmtree(tmp_path / "clean")
+        shutil.rmtree(tmp_path / "clean-cache")
+        if not killed:
+            break
+        write += 1
+    assert write > 5, "the build was killed at too few points to mean anything"
+
+
+def test_a_killed_first_build_does_not_lock_the_user_out(paths: Paths, tmp_path: Path) -> None:
+    assert _killed_at(paths, 3)
+    render(paths)
+    assert_like_a_clean_build(paths, tmp_path)
+
+
+def test_deleting_a_stale_file_never_follows_a_link(paths: Paths, tmp_path: Path) -> None:
+    render(paths)
+    precious = tmp_path / "precious"
+    precious.mkdir()
+    (precious / "index.html").write_text("mine")
+    shutil.rmtree(paths.out / "l" / "sa01-002")
+    (paths.out / "l" / "sa01-002").symlink_to(precious)
+    shutil.rmtree(lesson_md(paths).parent)  # its page is no longer made: to be removed
+    render(paths)
+    assert (precious / "index.html").read_text() == "mine"
