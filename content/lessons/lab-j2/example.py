@@ -86,6 +86,13 @@ after = compiled.as_text()
 for op in ["multiply", "subtract", "exponential", "divide", "reduce"]:
     print(f"  {op:>11}: {count(op, before)} before optimization, {count(op, after)} after")
 assert count("multiply", before) == 1 and count("multiply", after) == 2
+# Which fusions hold the two multiplies, and what each one reads.
+bodies = dict(re.findall(r"^%(\S+) \(.*?\n(.*?)\n}", after, re.M | re.S))
+holders = re.findall(r"%(\S+) = \S+ fusion\(([^)]*)\).*calls=%(\S+?)[,\s]", after)
+with_mul = [(name, args) for name, args, comp in holders if "multiply(" in bodies[comp]]
+for name, args in with_mul:
+    print(f"  multiply inside {name}, reading {args.replace('%', '')}")
+assert len(with_mul) == 2
 print("check passed: the extra T*T flops are the scale multiply, duplicated into two fusions")
 
 panels.bar(

@@ -65,7 +65,7 @@ print()
 print(f"chain on {N:,d} elements: flops {cost['flops']:,.0f} ({cost['flops'] / N:.2f} per element), "
       f"transcendentals {cost['transcendentals']:,.0f} ({cost['transcendentals'] / N:.2f} per element)")
 
-# 5. Shapes you could not allocate on this machine: 16384x16384 f32 is 1 GiB per operand.
+# 5. Shapes that are never allocated: 16384x16384 f32 is 1 GiB per operand.
 n = 16384
 cost, mem = estimates(matmul, (n, n), (n, n))
 print()

@@ -1,6 +1,6 @@
 import os
 
-os.environ["XLA_FLAGS"] = "--xla_dump_to=dump"   # must be set before jax is imported
+os.environ["XLA_FLAGS"] = "--xla_dump_to=dump"   # read once, at the first array or compile
 
 import re  # noqa: E402
 
