@@ -31,17 +31,6 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def digest(*parts: str | bytes) -> str:
-    """The one key of the build's store (builder.store): sha256 over the parts, each
-    length-prefixed, so that no choice of parts can read as another."""
-    hasher = hashlib.sha256()
-    for part in parts:
-        data = part.encode("utf-8", "surrogatepass") if isinstance(part, str) else part
-        hasher.update(len(data).to_bytes(8, "little"))
-        hasher.update(data)
-    return hasher.hexdigest()
-
-
 def normalize_source(data: bytes) -> bytes:
     """The bytes that are hashed for a source file: no BOM, LF line endings."""
     return data.removeprefix(b"\xef\xbb\xbf").replace(b"\r\n", b"\n").replace(b"\r", b"\n")

@@ -191,7 +191,7 @@ def read_versions() -> dict[str, str]:
 def code_digest(versions: dict[str, str]) -> str:
     """The builder's own code, its templates and the installed packages' versions: every
     key of the store is made with it, so that new code never serves an old artifact."""
-    from .fingerprint import digest
+    from .store import digest
 
     parts: list[str | bytes] = [repr(sorted(versions.items()))]
     for folder, pattern in ((BUILDER, "*.py"), (TEMPLATES, "**/*")):

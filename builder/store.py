@@ -2,7 +2,7 @@
 
 Everything a build can skip is here, in one SQLite file (`.cache/store.sqlite`): validated
 front matter and recordings, highlighted code, pages, charts, search bundles, and the
-manifest of the last good build. A key is `fingerprint.digest(...)` of an artifact's
+manifest of the last good build. A key is `digest(...)` of an artifact's
 inputs, so an entry is either right or never asked for; nothing is ever updated in place.
 After a good build the store keeps only what its manifest references (`keep_only`).
 
@@ -15,6 +15,7 @@ A connection is never shared across fork(): a worker opens its own `Store`.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import pickle
 import sqlite3
@@ -22,12 +23,21 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-from .fingerprint import digest
-
 T = TypeVar("T")
 
 FILE = "store.sqlite"
 MANIFEST = "manifest"  # the one row of the manifest table
+
+
+def digest(*parts: str | bytes) -> str:
+    """The one key of the store: sha256 over the parts, each length-prefixed, so that no
+    choice of parts can read as another."""
+    hasher = hashlib.sha256()
+    for part in parts:
+        data = part.encode("utf-8", "surrogatepass") if isinstance(part, str) else part
+        hasher.update(len(data).to_bytes(8, "little"))
+        hasher.update(data)
+    return hasher.hexdigest()
 
 
 class Memo:
