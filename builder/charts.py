@@ -77,7 +77,9 @@ RC = MappingProxyType(  # matplotlib's settings for a chart: determinism, fonts,
         "axes.grid": True,
         "axes.grid.axis": "y",
         "axes.axisbelow": True,  # the grid under the bars
-        "xtick.major.size": 0,  # no tick marks: the grid lines show the values
+        "xtick.bottom": False,  # no tick marks: the grid lines show the values
+        "ytick.left": False,
+        "xtick.major.size": 0,  # and the tick labels' pad is from the axes
         "ytick.major.size": 0,
         "xtick.major.pad": TICK,
         "ytick.major.pad": TICK,
