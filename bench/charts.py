@@ -5,15 +5,17 @@
     python bench/charts.py --against /tmp/charts.py   # ... or another copy of the file
     python bench/charts.py --svg /tmp/charts  # also write every case's SVGs there
 
-A "panel" is what the site build asks for per bar panel: `bar_svgs(panel)` (both themes) for
-both themes, no cache. Each case is drawn once to warm up (imports, fonts), then timed
-`--runs` times in CPU time (the machine is shared); versions alternate within a run so
-whatever else runs slows both alike. The
+A "panel" is what the site build asks for per bar panel: `bar_svgs(panel)`, both themes, no
+cache (a revision from before `bar_svgs`: `bar_svg(panel, theme, None)` per theme). Each case
+is drawn once to warm up (imports, fonts), then timed `--runs` times in CPU time (the machine
+is shared); versions alternate within a run so whatever else runs slows both alike. The
 cases are the shapes a chart must survive: the typical synthetic panel, 1 and 12 labels,
 long labels, 3 series, huge and tiny values, negative values, a long title and y-label.
-Text measurements and layouts are cached per process, and the timed runs redraw the same
-panel: `--new-text` gives every run's panel strings never drawn before (a build where no
-two panels share a title or label; tick and value labels still repeat).
+The timed runs redraw the same panel, which flatters a version that caches text measurements
+or layouts per process (builder/charts.py before `bar_svgs` did; `bar_svgs` keeps nothing
+between calls but matplotlib's own font caches): `--new-text` gives every run's panel
+strings never drawn before (a build where no two panels share a title or label; tick and
+value labels still repeat).
 
 A revision older than the recording types' move from pydantic models to dataclasses
 (builder/validation.py) cannot be loaded: it asked a panel for pydantic's JSON.
@@ -125,14 +127,17 @@ def load_revision(revision: str) -> ModuleType:
     return module
 
 
+def svgs(module: ModuleType, panel: BarPanel) -> dict[str, bytes]:
+    """The panel's charts per theme, through whichever API the module has."""
+    if hasattr(module, "bar_svgs"):
+        return module.bar_svgs(panel)  # type: ignore[no-any-return]
+    getattr(module, "_light", {}).clear()  # it kept the last panels' charts: start cold
+    return {theme: module.bar_svg(panel, theme, None) for theme in ("light", "dark")}
+
+
 def one_panel(module: ModuleType, panel: BarPanel) -> float:
-    getattr(module, "_light", {}).clear()  # a memo of the last few panels: start cold
     start = time.process_time()
-    if hasattr(module, "bar_svgs"):  # both themes in one call
-        module.bar_svgs(panel)
-    else:  # charts.py before the one-build redesign
-        for theme in ("light", "dark"):
-            module.bar_svg(panel, theme, None)
+    svgs(module, panel)
     return time.process_time() - start
 
 
@@ -174,8 +179,8 @@ def main() -> None:
         print(f"{case:<15}" + "".join(f"{m:16.1f}" for m in medians) + ratio)
         if args.svg:
             args.svg.mkdir(parents=True, exist_ok=True)
-            for theme in ("light", "dark"):
-                (args.svg / f"{case}-{theme}.svg").write_bytes(charts.bar_svgs(panel)[theme])
+            for theme, svg in svgs(charts, panel).items():
+                (args.svg / f"{case}-{theme}.svg").write_bytes(svg)
 
 
 if __name__ == "__main__":
