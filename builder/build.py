@@ -87,7 +87,8 @@ def build(
         )
         if executed:
             statuses = course_status(course, paths.recordings, versions, memo)
-        site = _make_site(course, statuses, paths, memo, Kept.since(last, paths.out, now), jobs)
+        kept = Kept.since(last, paths.out, now)
+        site = _make_site(course, statuses, paths, memo, kept, os.cpu_count() or 1)
         written = write(site.files(), site.names(), paths.out, site_files(paths.out, now.site))
         after = Manifest(now, versions, snapshot([paths.out]), site.names(), site.traces())
         store.commit(after, keep=site.references(store.used))

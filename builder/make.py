@@ -14,6 +14,7 @@ the only place that calls those functions, and the only caching around them:
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 from collections.abc import Callable, Sequence
@@ -152,6 +153,11 @@ def _in_workers(
 
 
 def _worker(artifacts: Sequence[Artifact], chunk: list[int], folder: Path, send: Any) -> None:
+    # The CLI runs with the cyclic collector off (builder/__main__.py); a worker makes a
+    # matplotlib figure per chart, each a web of cycles: collect them, but never walk the
+    # course and everything else inherited from the parent (frozen).
+    gc.freeze()
+    gc.enable()
     store = Store(folder)
     try:
         made = [_make_one(artifacts[i], store) for i in chunk]
