@@ -80,7 +80,7 @@ def render_prose(
 
 @cache
 def parser() -> MarkdownIt:
-    md = MarkdownIt("commonmark", {"html": False, "highlight": highlight.fenced})
+    md = MarkdownIt("commonmark", {"html": False, "highlight": _fenced})
     md.enable(["table", "strikethrough"])
     md.use(footnote_plugin).use(admon_plugin)
     md.use(anchors_plugin, min_level=2, max_level=3)
@@ -92,7 +92,29 @@ def parser() -> MarkdownIt:
     md.add_render_rule("recorded_value", _render_value)
     md.add_render_rule("glossary_term", _render_term)
     md.add_render_rule("link_open", _render_link_open)
+    md.add_render_rule("table_open", _render_table_open)
+    md.add_render_rule("table_close", _render_table_close)
     return md
+
+
+def scrollable(pre: str, label: str) -> str:
+    """A `<pre>` that scrolls sideways, reachable by keyboard and named for screen readers
+    (axe: scrollable-region-focusable): long lines scroll inside it, never the page."""
+    assert pre.startswith("<pre ")
+    return f'<pre tabindex="0" role="region" aria-label="{html.escape(label)}" ' + pre[5:]
+
+
+def _fenced(code: str, language: str, attrs: str) -> str:
+    name = language.split()[0] if language else ""
+    return scrollable(highlight.fenced(code, language, attrs), f"Code, {name}" if name else "Code")
+
+
+def table_scroll(table: str, label: str) -> str:
+    """A table in its own sideways scroll container, so a wide table never widens the page."""
+    return (
+        f'<div class="table-scroll" tabindex="0" role="region" aria-label="{html.escape(label)}">'
+        f"{table}</div>"
+    )
 
 
 # -- parsing rules -----------------------------------------------------------------------
@@ -155,6 +177,25 @@ def _collect_toc(tokens: list[Token], env: PageEnv) -> None:
 
 
 # -- rendering rules ---------------------------------------------------------------------
+
+_MARKUP = re.compile(r"[`*_]")
+
+
+def _render_table_open(self: Any, tokens: list[Token], idx: int, options: Any, env: Any) -> str:
+    heads = []
+    for token in tokens[idx + 1 :]:
+        if token.type == "thead_close":
+            break
+        if token.type == "inline" and token.content.strip():
+            heads.append(_MARKUP.sub("", token.content.strip()))
+    label = "Table: " + ", ".join(heads) if heads else "Table"
+    opened = table_scroll(self.renderToken(tokens, idx, options, env), label)
+    return opened.removesuffix("</div>")
+
+
+def _render_table_close(self: Any, tokens: list[Token], idx: int, options: Any, env: Any) -> str:
+    closed: str = self.renderToken(tokens, idx, options, env)
+    return closed.rstrip("\n") + "</div>\n"
 
 
 def _page(env: Any) -> PageEnv:
@@ -292,7 +333,11 @@ def _output(page: PageEnv, args: Args) -> str:
     text = clean_output("".join(lines))
     return (
         f'<figure class="output"><figcaption>Recorded output · {html.escape(provenance(recording))}'
-        f'</figcaption><pre class="output"><code>{html.escape(text)}</code></pre></figure>\n'
+        f"</figcaption>"
+        + scrollable(
+            f'<pre class="output"><code>{html.escape(text)}</code></pre>', "Recorded output"
+        )
+        + "</figure>\n"
     )
 
 
@@ -362,7 +407,7 @@ def panel_table(panel: BarPanel) -> str:
         + "</tr>"
         for i, label in enumerate(panel.labels)
     )
-    return (
+    table = (
         f'<table class="panel-data"><caption>{html.escape(panel.ylabel)}</caption>'
         f"<thead><tr><th></th>{head}</tr></thead><tbody>{rows}</tbody></table>"
     )
@@ -388,6 +433,7 @@ def _value(page: PageEnv, args: Args, text: str) -> str:
         f'<data class="rv" value="{html.escape(str(value))}" title="{html.escape(note)}">'
         f"{html.escape(shown)}</data>"
     )
+    return table_scroll(table, f"{panel.title}: the recorded numbers")
 
 
 def _lookup(
