@@ -52,6 +52,7 @@ class PageEnv:
     terms: list[str] = field(default_factory=list)
     toc: list[tuple[int, str, str]] = field(default_factory=list)
     line: int = 0
+    whole_example_shown: bool = False
 
     def fail(self, message: str) -> str:
         at = self.lesson.body_line + self.line
@@ -300,21 +301,57 @@ def _line_range(spec: str, total: int, page: PageEnv, what: str) -> slice | None
     return slice(first - 1, last)
 
 
+EXAMPLE_FILE = "example.py"  # the example, written beside each lesson page for download
+
+
 def _example(page: PageEnv, args: Args) -> str:
+    """The example's code, numbered as the file is (so `<id>-example:16:36` in the output is
+    line 16 here), with a download link. A `lines=` slice is numbered from its first line,
+    and the first slice on a page is followed by the whole file, collapsed."""
     source = page.lesson.source.decode("utf-8-sig")
     lines = source.splitlines(keepends=True)
-    if "lines" in args:
-        part = _line_range(args["lines"][0], len(lines), page, "example")
-        if part is None:
-            return ""
-        lines = lines[part]
-    code = highlight.python("".join(lines))
+    if "lines" not in args:
+        page.whole_example_shown = True
+        return _example_figure(lines, 1, len(lines), "example")
+    part = _line_range(args["lines"][0], len(lines), page, "example")
+    if part is None:
+        return ""
+    figure = _example_figure(lines[part], part.start + 1, len(lines), "example")
+    if page.whole_example_shown:
+        return figure
+    page.whole_example_shown = True
     return (
-        '<figure class="example"><figcaption>'
-        f'<span>example.py</span> <span class="hint">the lesson\'s example, '
-        "recorded as it ran</span></figcaption>"
-        f'<div class="code-wrap">{code}</div></figure>\n'
+        f'{figure}<details class="example-whole" data-pagefind-ignore><summary>'
+        f"The whole {EXAMPLE_FILE} ({len(lines)} lines), as it was recorded</summary>"
+        f"{_example_figure(lines, 1, len(lines), 'example-file')}</details>\n"
     )
+
+
+def _example_figure(lines: list[str], first: int, total: int, kind: str) -> str:
+    last = first + len(lines) - 1
+    where = "" if (first, last) == (1, total) else f", lines {first}–{last} of {total}"
+    numbers = "\n".join(str(n) for n in range(first, last + 1))
+    code = scrollable(_python("".join(lines)), f"{EXAMPLE_FILE}{where}")
+    return (
+        f'<figure class="{kind}"><figcaption><span>{EXAMPLE_FILE}{where}</span> '
+        f'<a class="example-download" href="{EXAMPLE_FILE}" download="{EXAMPLE_FILE}">'
+        f"download {EXAMPLE_FILE}</a></figcaption>"
+        f'<div class="code-wrap numbered"><pre class="lineno" aria-hidden="true">{numbers}</pre>'
+        f"{code}</div></figure>\n"
+    )
+
+
+def _python(code: str) -> str:
+    """Highlighted code with every line kept: Pygments drops leading and trailing blank
+    lines (its `stripnl`), which would shift the line numbers beside them."""
+    core = code.strip("\n")
+    if not core:
+        return highlight.code_block(code, "")
+    block = highlight.python(core + "\n")
+    lead = "\n" * (len(code) - len(code.lstrip("\n")))
+    trail = "\n" * (len(code) - len(code.rstrip("\n")) - 1)
+    head, end = block.split("<code>", 1)
+    return f"{head}<code>{lead}{end.removesuffix('</code></pre>')}{trail}</code></pre>"
 
 
 def _output(page: PageEnv, args: Args) -> str:
@@ -411,6 +448,7 @@ def panel_table(panel: BarPanel) -> str:
         f'<table class="panel-data"><caption>{html.escape(panel.ylabel)}</caption>'
         f"<thead><tr><th></th>{head}</tr></thead><tbody>{rows}</tbody></table>"
     )
+    return table_scroll(table, f"{panel.title}: the recorded numbers")
 
 
 _BLOCKS = {"example": _example, "output": _output, "panel": _panel, "panels": _panels}
@@ -433,7 +471,6 @@ def _value(page: PageEnv, args: Args, text: str) -> str:
         f'<data class="rv" value="{html.escape(str(value))}" title="{html.escape(note)}">'
         f"{html.escape(shown)}</data>"
     )
-    return table_scroll(table, f"{panel.title}: the recorded numbers")
 
 
 def _lookup(

@@ -285,6 +285,7 @@ def _lesson_files(
             description=lesson.meta.summary,
         )
     }
+    files[f"{base}{prose.EXAMPLE_FILE}"] = lesson.source  # the code figures' download link
     for number, panel in enumerate(recording.panels if recording else [], start=1):
         for theme in THEMES:
             name = prose.panel_file(number, theme)
