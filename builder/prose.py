@@ -54,6 +54,7 @@ class PageEnv:
     terms: list[str] = field(default_factory=list)
     toc: list[tuple[int, str, str]] = field(default_factory=list)
     line: int = 0
+    whole_example_shown: bool = False
 
     def fail(self, message: str) -> str:
         at = self.lesson.body_line + self.line
@@ -101,7 +102,24 @@ def parser() -> MarkdownIt:
     md.add_render_rule("glossary_term", _render_term)
     md.add_render_rule("link_open", _render_link_open)
     md.add_render_rule("fence", _render_fence)
+    md.add_render_rule("table_open", _render_table_open)
+    md.add_render_rule("table_close", _render_table_close)
     return md
+
+
+def scrollable(pre: str, label: str) -> str:
+    """A `<pre>` that scrolls sideways, reachable by keyboard and named for screen readers
+    (axe: scrollable-region-focusable): long lines scroll inside it, never the page."""
+    assert pre.startswith("<pre ")
+    return f'<pre tabindex="0" role="region" aria-label="{html.escape(label)}" ' + pre[5:]
+
+
+def table_scroll(table: str, label: str) -> str:
+    """A table in its own sideways scroll container, so a wide table never widens the page."""
+    return (
+        f'<div class="table-scroll" tabindex="0" role="region" aria-label="{html.escape(label)}">'
+        f"{table}</div>"
+    )
 
 
 # -- parsing rules -----------------------------------------------------------------------
@@ -165,6 +183,25 @@ def _collect_toc(tokens: list[Token], env: PageEnv) -> None:
 
 # -- rendering rules ---------------------------------------------------------------------
 
+_MARKUP = re.compile(r"[`*_]")
+
+
+def _render_table_open(self: Any, tokens: list[Token], idx: int, options: Any, env: Any) -> str:
+    heads = []
+    for token in tokens[idx + 1 :]:
+        if token.type == "thead_close":
+            break
+        if token.type == "inline" and token.content.strip():
+            heads.append(_MARKUP.sub("", token.content.strip()))
+    label = "Table: " + ", ".join(heads) if heads else "Table"
+    opened = table_scroll(self.renderToken(tokens, idx, options, env), label)
+    return opened.removesuffix("</div>")
+
+
+def _render_table_close(self: Any, tokens: list[Token], idx: int, options: Any, env: Any) -> str:
+    closed: str = self.renderToken(tokens, idx, options, env)
+    return closed.rstrip("\n") + "</div>\n"
+
 
 def _page(env: Any) -> PageEnv:
     page: PageEnv = env["page"]
@@ -183,7 +220,9 @@ def _render_block(self: Any, tokens: list[Token], idx: int, options: Any, env: A
 def _render_fence(self: Any, tokens: list[Token], idx: int, options: Any, env: Any) -> str:
     token = tokens[idx]
     info = unescapeAll(token.info).strip() if token.info else ""
-    return _page(env).highlight(token.content, info.split()[0] if info else "") + "\n"
+    name = info.split()[0] if info else ""
+    block = _page(env).highlight(token.content, name)
+    return scrollable(block, f"Code, {name}" if name else "Code") + "\n"
 
 
 def _render_value(self: Any, tokens: list[Token], idx: int, options: Any, env: Any) -> str:
@@ -274,21 +313,57 @@ def _line_range(spec: str, total: int, page: PageEnv, what: str) -> slice | None
     return slice(first - 1, last)
 
 
+EXAMPLE_FILE = "example.py"  # the example, written beside each lesson page for download
+
+
 def _example(page: PageEnv, args: Args) -> str:
+    """The example's code, numbered as the file is (so `<id>-example:16:36` in the output is
+    line 16 here), with a download link. A `lines=` slice is numbered from its first line,
+    and the first slice on a page is followed by the whole file, collapsed."""
     source = page.lesson.source.decode("utf-8-sig")
     lines = source.splitlines(keepends=True)
-    if "lines" in args:
-        part = _line_range(args["lines"][0], len(lines), page, "example")
-        if part is None:
-            return ""
-        lines = lines[part]
-    code = page.highlight("".join(lines), "python")
+    if "lines" not in args:
+        page.whole_example_shown = True
+        return _example_figure(page, lines, 1, len(lines), "example")
+    part = _line_range(args["lines"][0], len(lines), page, "example")
+    if part is None:
+        return ""
+    figure = _example_figure(page, lines[part], part.start + 1, len(lines), "example")
+    if page.whole_example_shown:
+        return figure
+    page.whole_example_shown = True
     return (
-        '<figure class="example"><figcaption>'
-        f'<span>example.py</span> <span class="hint">the lesson\'s example, '
-        "recorded as it ran</span></figcaption>"
-        f'<div class="code-wrap">{code}</div></figure>\n'
+        f'{figure}<details class="example-whole" data-pagefind-ignore><summary>'
+        f"The whole {EXAMPLE_FILE} ({len(lines)} lines), as it was recorded</summary>"
+        f"{_example_figure(page, lines, 1, len(lines), 'example-file')}</details>\n"
     )
+
+
+def _example_figure(page: PageEnv, lines: list[str], first: int, total: int, kind: str) -> str:
+    last = first + len(lines) - 1
+    where = "" if (first, last) == (1, total) else f", lines {first}–{last} of {total}"
+    numbers = "\n".join(str(n) for n in range(first, last + 1))
+    code = scrollable(_python(page, "".join(lines)), f"{EXAMPLE_FILE}{where}")
+    return (
+        f'<figure class="{kind}"><figcaption><span>{EXAMPLE_FILE}{where}</span> '
+        f'<a class="example-download" href="{EXAMPLE_FILE}" download="{EXAMPLE_FILE}">'
+        f"download {EXAMPLE_FILE}</a></figcaption>"
+        f'<div class="code-wrap numbered"><pre class="lineno" aria-hidden="true">{numbers}</pre>'
+        f"{code}</div></figure>\n"
+    )
+
+
+def _python(page: PageEnv, code: str) -> str:
+    """Highlighted code with every line kept: Pygments drops leading and trailing blank
+    lines (its `stripnl`), which would shift the line numbers beside them."""
+    core = code.strip("\n")
+    if not core:
+        return page.highlight(code, "")
+    block = page.highlight(core + "\n", "python")
+    lead = "\n" * (len(code) - len(code.lstrip("\n")))
+    trail = "\n" * (len(code) - len(code.rstrip("\n")) - 1)
+    head, end = block.split("<code>", 1)
+    return f"{head}<code>{lead}{end.removesuffix('</code></pre>')}{trail}</code></pre>"
 
 
 def _output(page: PageEnv, args: Args) -> str:
@@ -307,7 +382,11 @@ def _output(page: PageEnv, args: Args) -> str:
     text = clean_output("".join(lines))
     return (
         f'<figure class="output"><figcaption>Recorded output · {html.escape(provenance(recording))}'
-        f'</figcaption><pre class="output"><code>{html.escape(text)}</code></pre></figure>\n'
+        f"</figcaption>"
+        + scrollable(
+            f'<pre class="output"><code>{html.escape(text)}</code></pre>', "Recorded output"
+        )
+        + "</figure>\n"
     )
 
 
@@ -377,10 +456,11 @@ def panel_table(panel: BarPanel) -> str:
         + "</tr>"
         for i, label in enumerate(panel.labels)
     )
-    return (
+    table = (
         f'<table class="panel-data"><caption>{html.escape(panel.ylabel)}</caption>'
         f"<thead><tr><th></th>{head}</tr></thead><tbody>{rows}</tbody></table>"
     )
+    return table_scroll(table, f"{panel.title}: the recorded numbers")
 
 
 _BLOCKS = {"example": _example, "output": _output, "panel": _panel, "panels": _panels}

@@ -221,7 +221,10 @@ def _lesson_page(
         page=content,
         description=lesson.meta.summary,
     )
-    files = {f"{lesson.url}index.html": html}
+    files = {
+        f"{lesson.url}index.html": html,
+        f"{lesson.url}{prose.EXAMPLE_FILE}": lesson.source,  # the code figures' download link
+    }
     return Made(files, Trace(terms=tuple(rendered.terms)), tuple(errors))
 
 

@@ -133,3 +133,40 @@ def test_value_formats(course: Course, reference: Recording) -> None:
         assert expected in html, (markdown, html)
     assert prose.format_bytes(786452) == "768.0 KiB"
     assert prose.format_number(12345) == "12,345"
+
+
+def _numbered(figure: str) -> tuple[list[str], list[str]]:
+    """The numbers and the code lines a rendered example figure shows."""
+    import html as html_module
+    import re
+
+    numbers = re.search(r'<pre class="lineno" aria-hidden="true">(.*?)</pre>', figure, re.S)
+    code = re.search(r"<code>(.*?)</code>", figure, re.S)
+    assert numbers and code
+    text = html_module.unescape(re.sub(r"<[^>]+>", "", code[1]))
+    return numbers[1].split("\n"), text.removesuffix("\n").split("\n")
+
+
+def test_example_slices_are_numbered_as_the_file_and_keep_blank_lines(course: Course) -> None:
+    """Output cites `<id>-example:LINE:COL`: the numbers beside the code must be the file's,
+    blank lines at a slice's ends included (Pygments would drop them)."""
+    source = course.lesson("basics-01").source.decode().splitlines()  # type: ignore[union-attr]
+    html, errors = _render(course, None, "{{ example lines=3-8 }}\n\n{{ example lines=9-12 }}")
+    assert errors == []
+    first, whole, second = html.split("<figure")[1:]
+    numbers, code = _numbered(first)
+    assert numbers == [str(n) for n in range(3, 9)] and code == source[2:8]
+    assert code[0] == "" and code[-1].startswith("    return")
+    numbers, code = _numbered(second)
+    assert numbers == ["9", "10", "11", "12"] and code == source[8:12]
+    # After the first slice only: the whole file, collapsed, numbered from 1.
+    assert html.count('<details class="example-whole"') == 1 and " open" not in html
+    numbers, code = _numbered(whole)
+    assert numbers == [str(n) for n in range(1, len(source) + 1)] and code == source
+    assert 'href="example.py" download="example.py"' in first
+
+
+def test_a_whole_example_needs_no_collapsed_copy(course: Course) -> None:
+    html, errors = _render(course, None, "{{ example }}")
+    assert errors == [] and "<details" not in html
+    assert 'tabindex="0" role="region" aria-label="example.py"' in html

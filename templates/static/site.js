@@ -119,6 +119,21 @@
   });
 
   // -- Search: Pagefind, loaded only when the site is served. -----------------------------
+  // Pagefind's UI does not tell screen readers what a search found: its message ("12 results
+  // for jit") is copied into a polite live region once the reader pauses.
+  function announce(box, region) {
+    if (!region || !window.MutationObserver) return;
+    var timer = null;
+    var said = "";
+    new MutationObserver(function () {
+      clearTimeout(timer);
+      timer = setTimeout(function () {
+        var message = box.querySelector(".pagefind-ui__message");
+        var text = message ? message.textContent.trim() : "";
+        if (text && text !== said) region.textContent = said = text;
+      }, 600);
+    }).observe(box, { childList: true, subtree: true, characterData: true });
+  }
   var box = document.getElementById("search");
   if (box) {
     var status = box.querySelector(".search-status");
@@ -154,6 +169,7 @@
         if (input) input.setAttribute("aria-labelledby", "search-title");
         var query = new URLSearchParams(location.search).get("q");
         if (query) ui.triggerSearch(query);
+        announce(box, document.getElementById("search-announce"));
       };
       script.onerror = function () {
         status.textContent = "The search index was not built (the Pagefind binary was missing " +

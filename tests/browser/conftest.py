@@ -8,6 +8,8 @@ from __future__ import annotations
 import functools
 import os
 import shutil
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -43,18 +45,63 @@ def site(recorded_template: Path) -> Path:
 
 
 class _Quiet(SimpleHTTPRequestHandler):
+    """A static host: a missing page gets the site's 404.html with status 404, whatever its
+    depth (as GitHub Pages, Netlify and most hosts do)."""
+
     def log_message(self, format: str, *args: Any) -> None:
         pass
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        page = Path(self.directory) / "site" / "404.html"
+        if code != 404 or not page.is_file() or self.command != "GET":
+            super().send_error(code, message, explain)
+            return
+        body = page.read_bytes()
+        self.send_response(404)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+def _serve(folder: Path) -> tuple[ThreadingHTTPServer, str]:
+    """`folder`/site/ served over HTTP under a sub-path (/site/), as on any static host."""
+    handler = functools.partial(_Quiet, directory=str(folder))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}/site/"
 
 
 @pytest.fixture(scope="session")
 def base_url(site: Path) -> Iterator[str]:
-    """The site served over HTTP under a sub-path (/site/), as on any static host."""
-    handler = functools.partial(_Quiet, directory=str(site.parent))
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/site/"
+    """The fixture course's site served over HTTP under a sub-path (/site/)."""
+    server, url = _serve(site.parent)
+    yield url
+    server.shutdown()
+    server.server_close()
+
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="session")
+def course_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The real course (content/ and its committed recordings), rendered once per session
+    into a temporary folder with its search index; nothing is executed."""
+    root = tmp_path_factory.mktemp("course")
+    out = root / "site"
+    command = [sys.executable, "-m", "builder", "render", "--content", "content"]
+    command += ["--recordings", "recordings", "--out", str(out), "--cache", str(root / "cache")]
+    subprocess.run(command, cwd=REPO, check=True, capture_output=True)
+    assert (out / "pagefind" / "pagefind.js").exists(), "the search index was not built"
+    return out
+
+
+@pytest.fixture(scope="session")
+def course_url(course_site: Path) -> Iterator[str]:
+    """The real course's site served over HTTP under /site/, 404.html for missing pages."""
+    server, url = _serve(course_site.parent)
+    yield url
     server.shutdown()
     server.server_close()
 

@@ -1,0 +1,371 @@
+"""The real course (content/ and recordings/), not the fixture, in a real headless Chromium.
+
+What a reader sees on every page: one chart per figure in each theme, readable search in
+both themes, a working 404 at any depth, nothing wider than a phone, no serious axe
+finding, and example code numbered as the recorded output cites it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+import pytest
+
+from builder.course import Course, load_course
+from builder.recording import load
+
+pytestmark = pytest.mark.browser
+
+REPO = Path(__file__).resolve().parents[2]
+PHONE = {"width": 375, "height": 740}
+SERIOUS = ("serious", "critical")
+
+
+@pytest.fixture(scope="module")
+def course() -> Course:
+    return load_course(REPO / "content")
+
+
+def pages(site: Path) -> list[str]:
+    return sorted(
+        p.relative_to(site).as_posix()
+        for p in site.rglob("*.html")
+        if not p.relative_to(site).as_posix().startswith(("pagefind/", "search-index/"))
+    )
+
+
+def lesson_pages(site: Path) -> list[str]:
+    return [name for name in pages(site) if name.startswith("l/")]
+
+
+@pytest.fixture
+def new_page(browser: Any) -> Iterator[Any]:
+    """Pages in contexts of the caller's choice (scheme, viewport), all closed afterwards."""
+    contexts: list[Any] = []
+
+    def make(**options: Any) -> Any:
+        options.setdefault("viewport", {"width": 1280, "height": 800})
+        context = browser.new_context(**options)
+        context.set_default_timeout(10_000)
+        contexts.append(context)
+        return context.new_page()
+
+    yield make
+    for context in contexts:
+        context.close()
+
+
+# -- 1. one chart per figure, in each theme ---------------------------------------------
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_each_chart_is_shown_once_in_each_theme(
+    new_page: Any, course_url: str, course_site: Path, scheme: str
+) -> None:
+    page = new_page(color_scheme=scheme)
+    figures = 0
+    for name in lesson_pages(course_site):
+        page.goto(course_url + name)
+        for index in range(page.locator("figure.panel").count()):
+            figure = page.locator("figure.panel").nth(index)
+            where = f"{name} figure {index + 1} ({scheme})"
+            shown = [
+                img.get_attribute("class")
+                for img in figure.locator("img").all()
+                if img.is_visible()
+            ]
+            assert shown == [f"chart-{scheme}"], f"{where}: visible images {shown}"
+            # Screen readers hear one image: the other is out of the accessibility tree.
+            assert figure.get_by_role("img").count() == 1, f"{where}: alt text read twice"
+            figures += 1
+    assert figures >= 18
+
+
+def test_the_theme_toggle_swaps_the_chart(new_page: Any, course_url: str, course: Course) -> None:
+    page = new_page(color_scheme="light")
+    lesson = next(x for x in course.lessons if x.id == "performance-05")
+    page.goto(f"{course_url}{lesson.url}index.html")
+    figure = page.locator("figure.panel").first
+    assert figure.locator("img.chart-light").is_visible()
+    assert not figure.locator("img.chart-dark").is_visible()
+    page.locator(".theme-toggle").click()
+    assert figure.locator("img.chart-dark").is_visible()
+    assert not figure.locator("img.chart-light").is_visible()
+    assert figure.get_by_role("img").count() == 1
+
+
+# -- 2. search readable in both themes ---------------------------------------------------
+
+
+def _luminance(css: str) -> float:
+    """The relative luminance (WCAG) of a computed `rgb(...)`/`rgba(...)` colour."""
+
+    def channel(value: float) -> float:
+        value /= 255
+        return value / 12.92 if value <= 0.03928 else ((value + 0.055) / 1.055) ** 2.4
+
+    r, g, b = (float(x) for x in re.findall(r"[\d.]+", css)[:3])
+    return 0.2126 * channel(r) + 0.7152 * channel(g) + 0.0722 * channel(b)
+
+
+def contrast(foreground: str, background: str) -> float:
+    dark, light = sorted((_luminance(foreground), _luminance(background)))
+    return (light + 0.05) / (dark + 0.05)
+
+
+BACKGROUND = """el => {
+  for (let e = el; e; e = e.parentElement) {
+    const bg = getComputedStyle(e).backgroundColor;
+    if (!/rgba\\(.*, 0\\)$/.test(bg) && bg !== 'transparent') return bg;
+  }
+  return getComputedStyle(document.documentElement).backgroundColor;
+}"""
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_search_is_readable_with_results_in_each_theme(
+    new_page: Any, course_url: str, scheme: str
+) -> None:
+    from axe_playwright_python.sync_playwright import Axe
+
+    page = new_page(color_scheme=scheme)
+    page.goto(course_url + "search/index.html?q=jit")
+    page.locator(".pagefind-ui__result-link").first.wait_for()
+    page.locator(".pagefind-ui__result-excerpt").first.wait_for()
+    # The typed query, the results' titles and excerpts: readable on their background.
+    for selector in (
+        ".pagefind-ui__search-input",
+        ".pagefind-ui__result-link",
+        ".pagefind-ui__result-excerpt",
+        ".pagefind-ui__message",
+    ):
+        element = page.locator(selector).first
+        color = element.evaluate("el => getComputedStyle(el).color")
+        ratio = contrast(color, element.evaluate(BACKGROUND))
+        assert ratio >= 4.5, f"{selector} in {scheme}: contrast {ratio:.2f}:1"
+    violations = Axe().run(page).response["violations"]
+    found = [
+        f"{v['id']} ({v['impact']}): {[n['target'] for n in v['nodes']]}"
+        for v in violations
+        if v["impact"] in SERIOUS
+    ]
+    assert not found, "\n".join(found)
+
+
+def test_search_announces_its_results(new_page: Any, course_url: str) -> None:
+    page = new_page()
+    page.goto(course_url + "search/index.html")
+    page.locator(".pagefind-ui__search-input").fill("jit")
+    page.locator(".pagefind-ui__result-link").first.wait_for()
+    live = page.locator("main [aria-live]")
+    assert live.count() >= 1
+    page.wait_for_function(
+        "() => /result/.test(document.querySelector('main [aria-live]').textContent)"
+    )
+
+
+# -- 3. the 404 page at any depth ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "missing", ["l/old-slug/", "l/old-slug/index.html", "a/gone/x/y/", "nowhere.html"]
+)
+def test_not_found_page_is_styled_and_its_links_work(
+    new_page: Any, course_url: str, course_site: Path, missing: str
+) -> None:
+    page = new_page()
+    failed: list[str] = []
+    page.on("requestfailed", lambda r: failed.append(r.url))
+
+    def loaded(r: Any) -> None:  # the page itself is a 404; nothing it loads may be
+        if r.status >= 400 and r.request.resource_type != "document":
+            failed.append(f"{r.status} {r.url}")
+
+    page.on("response", loaded)
+    response = page.goto(course_url + missing)
+    assert response is not None and response.status == 404
+    assert page.locator("h1").inner_text() == "Page not found"
+    page.wait_for_load_state("networkidle")
+    assert not failed, failed
+    # Styled: the site's stylesheet applied (the header is a flex row, the sidebar filled).
+    assert page.locator("header.top").evaluate("el => getComputedStyle(el).display") == "flex"
+    assert page.locator("#sidebar a").count() > 18
+    site_path = urlsplit(course_url).path
+    links = page.eval_on_selector_all("a[href]", "els => els.map(e => e.href)")
+    assert len(links) > 20
+    here = page.url.split("#")[0]
+    for url in links:
+        parts = urlsplit(url)
+        if url.split("#")[0] == here:  # the skip link stays on this page
+            assert page.locator(f"#{parts.fragment}").count() == 1, url
+            continue
+        assert parts.path.startswith(site_path), f"{missing}: {url} leaves the site"
+        target = course_site / unquote(parts.path)[len(site_path) :]
+        if target.is_dir() or not target.name:
+            target = target / "index.html"
+        assert target.is_file(), f"{missing}: {url} resolves to no file"
+    page.get_by_role("link", name="Go to the course home").click()
+    page.wait_for_url(course_url + "index.html")
+    assert page.locator("header.top").evaluate("el => getComputedStyle(el).display") == "flex"
+
+
+# -- 4. nothing wider than a phone --------------------------------------------------------
+
+
+def test_no_page_is_wider_than_a_phone(new_page: Any, course_url: str, course_site: Path) -> None:
+    page = new_page(viewport=PHONE, has_touch=True)
+    wide = []
+    for name in pages(course_site):
+        page.goto(course_url + name)
+        width = page.evaluate("document.documentElement.scrollWidth")
+        if width > PHONE["width"]:
+            culprits = page.evaluate(
+                """w => [...document.querySelectorAll('main *')]
+                .filter(e => e.getBoundingClientRect().right > w + 1)
+                .filter(e => !e.parentElement.closest('pre, .table-scroll, .code-scroll'))
+                .slice(0, 3).map(e => e.tagName + '.' + e.className)""",
+                PHONE["width"],
+            )
+            wide.append(f"{name}: {width} px ({culprits})")
+    assert not wide, "\n".join(wide)
+
+
+# -- 5. axe on every page of the real course ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("scheme", "width"), [("light", 1280), ("dark", 1280), ("light", 375), ("dark", 375)]
+)
+def test_no_serious_accessibility_violations_on_the_course(
+    new_page: Any, course_url: str, course_site: Path, scheme: str, width: int
+) -> None:
+    from axe_playwright_python.sync_playwright import Axe
+
+    axe = Axe()
+    page = new_page(color_scheme=scheme, viewport={"width": width, "height": 800})
+    found = []
+    for name in [*pages(course_site), "search/index.html?q=residuals"]:
+        page.goto(course_url + name)
+        if name.startswith("search/"):
+            page.locator(".pagefind-ui__search-input").wait_for()
+            if "?q=" in name:
+                page.locator(".pagefind-ui__result-excerpt").first.wait_for()
+        violations = axe.run(page).response["violations"]
+        found += [
+            f"{name}: {v['id']} ({v['impact']}): {[n['target'] for n in v['nodes']][:3]}"
+            for v in violations
+            if v["impact"] in SERIOUS
+        ]
+    assert not found, "\n".join(found)
+
+
+def test_scroll_containers_can_be_scrolled_by_keyboard(
+    new_page: Any, course_url: str, course_site: Path
+) -> None:
+    page = new_page(viewport=PHONE)
+    checked = 0
+    for name in lesson_pages(course_site):
+        page.goto(course_url + name)
+        for box in page.locator("main pre, main .table-scroll").all():
+            if not box.evaluate("el => el.scrollWidth > el.clientWidth"):
+                continue
+            assert box.get_attribute("tabindex") == "0", (
+                f"{name}: {box.evaluate('e => e.outerHTML.slice(0, 80)')}"
+            )
+            assert box.get_attribute("aria-label") or box.get_attribute("aria-labelledby")
+            checked += 1
+    assert checked > 10
+
+
+# -- 6. the example: numbered as the output cites it, whole, downloadable -----------------
+
+
+def numbered_lines(figure: Any) -> list[tuple[int, str]]:
+    """(number, text) of each line a code figure shows, numbers as the reader sees them."""
+    numbers = figure.locator(".lineno").inner_text().split()
+    code = figure.locator("pre.highlight").evaluate("e => e.textContent")
+    code = code.removesuffix("\n").split("\n")
+    assert len(numbers) == len(code), "one number per line"
+    return [(int(n), text) for n, text in zip(numbers, code, strict=True)]
+
+
+def test_example_code_is_numbered_as_the_output_cites_it(
+    new_page: Any, course_url: str, course: Course
+) -> None:
+    page = new_page()
+    cited_total = 0
+    for lesson in course.lessons:
+        source = lesson.source.decode("utf-8-sig").splitlines()
+        page.goto(f"{course_url}{lesson.url}index.html")
+        figures = page.locator("figure.example")
+        assert figures.count() >= 1, lesson.id
+        for index in range(figures.count()):
+            shown = numbered_lines(figures.nth(index))
+            for number, text in shown:
+                assert text == source[number - 1], f"{lesson.id}: line {number} is not {text!r}"
+        # The whole example, on every page, numbered from 1: every position the recording
+        # cites (`<id>-example:LINE:COL`) is a numbered line of it.
+        whole = page.locator("details.example-whole")
+        assert whole.count() == 1, lesson.id
+        if any("lines" in f for f in re.findall(r"\{\{ *example([^}]*)\}\}", lesson.body)):
+            assert whole.get_attribute("open") is None, f"{lesson.id}: collapsed by default"
+        whole.locator("summary").click()
+        listing = dict(numbered_lines(whole))
+        assert list(listing) == list(range(1, len(source) + 1))
+        assert list(listing.values()) == source
+        recording = load(REPO / "recordings" / f"{lesson.id}.json")
+        for cited in re.findall(rf"{re.escape(lesson.id)}-example:(\d+):\d+", recording.stdout):
+            assert int(cited) in listing, f"{lesson.id}: output cites line {cited}"
+            cited_total += 1
+    assert cited_total >= 10
+
+
+def test_example_is_downloadable(new_page: Any, course_url: str, course: Course) -> None:
+    page = new_page()
+    for lesson in course.lessons:
+        page.goto(f"{course_url}{lesson.url}index.html")
+        link = page.locator("a.example-download").first
+        assert link.get_attribute("download") == "example.py"
+        response = page.request.get(link.evaluate("a => a.href"))
+        assert response.ok, lesson.id
+        assert response.body() == lesson.source, f"{lesson.id}: the download is the example"
+
+
+def test_whole_example_copies_the_whole_file(browser: Any, course_url: str, course: Course) -> None:
+    context = browser.new_context(permissions=["clipboard-read", "clipboard-write"])
+    page = context.new_page()
+    lesson = next(x for x in course.lessons if x.id == "performance-05")
+    page.goto(f"{course_url}{lesson.url}index.html")
+    whole = page.locator("details.example-whole")
+    whole.locator("summary").click()
+    whole.locator(".copy").click()
+    copied = page.evaluate("navigator.clipboard.readText()")
+    assert copied == lesson.source.decode("utf-8-sig")
+    context.close()
+
+
+def test_screenshots_of_a_lesson_with_a_chart(
+    new_page: Any, course_url: str, course: Course, tmp_path: Path
+) -> None:
+    """A real lesson with a chart, light and dark, desktop and phone: SAVE_SCREENSHOTS=1
+    keeps them in docs/screenshots/ (course-lesson-*)."""
+    import os
+
+    out = REPO / "docs" / "screenshots" if os.environ.get("SAVE_SCREENSHOTS") == "1" else tmp_path
+    lesson = next(x for x in course.lessons if x.id == "performance-05")
+    for device, viewport in (("desktop", {"width": 1280, "height": 900}), ("mobile", PHONE)):
+        for scheme in ("light", "dark"):
+            page = new_page(viewport=viewport, color_scheme=scheme)
+            page.goto(f"{course_url}{lesson.url}index.html#panel-1")
+            page.wait_for_load_state("networkidle")
+            shot = out / f"course-lesson-{scheme}-{device}.png"
+            page.screenshot(path=str(shot))
+            assert shot.stat().st_size > 5000
+            page.goto(course_url + "search/index.html?q=residuals")
+            page.locator(".pagefind-ui__result-excerpt").first.wait_for()
+            shot = out / f"course-search-{scheme}-{device}.png"
+            page.screenshot(path=str(shot))
