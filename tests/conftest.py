@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -10,7 +11,7 @@ import pytest
 
 from builder.build import Paths
 from builder.course import Lesson
-from builder.execute import Execution, Limits, run_example
+from builder.execute import Execution, Limits, Outcome, Runner, run_example
 
 HERE = Path(__file__).parent
 FIXTURE_COURSE = HERE / "fixture_course"
@@ -18,15 +19,34 @@ REFERENCE = HERE / "fixtures" / "performance-05.recording.json"
 BROKEN = "speed-02"
 
 
-class CountingRunner:
-    """The real runner, counting which lessons it was asked to execute."""
+CANNED = HERE / "fixtures" / "fixture-course-recordings"
 
-    def __init__(self) -> None:
+
+def canned_run(lesson: Lesson, limits: Limits) -> Execution:
+    """What the fixture course's example printed and emitted when it really ran (kept in
+    tests/fixtures/fixture-course-recordings/, checked against real runs by a slow test),
+    handed back without executing anything: the fast tests need no JAX."""
+    recorded = json.loads((CANNED / f"{lesson.id}.json").read_text("utf-8"))
+    return Execution(
+        lesson.id,
+        Outcome.OK,
+        0.0,
+        stdout=recorded["stdout"],
+        panels=recorded["data"]["panels"],
+        environment=recorded["environment"],
+    )
+
+
+class CountingRunner:
+    """A runner (by default the real one), counting which lessons it was asked to execute."""
+
+    def __init__(self, runner: Runner = run_example) -> None:
         self.calls: list[str] = []
+        self.runner = runner
 
     def __call__(self, lesson: Lesson, limits: Limits) -> Execution:
         self.calls.append(lesson.id)
-        return run_example(lesson, limits)
+        return self.runner(lesson, limits)
 
 
 def make_paths(root: Path) -> Paths:
@@ -49,11 +69,12 @@ def course_copy(tmp_path: Path) -> Paths:
 
 @pytest.fixture(scope="session")
 def recorded_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The fixture course without its broken lesson, recorded once per session (real JAX)."""
+    """The fixture course without its broken lesson, recorded once per session from the
+    canned runs (tests that need real JAX run examples themselves, marked slow)."""
     from builder.build import build
 
     root = tmp_path_factory.mktemp("recorded")
-    build(copy_course(root, broken=False), execute=True, jobs=2)
+    build(copy_course(root, broken=False), execute=True, jobs=2, runner=canned_run)
     return root
 
 

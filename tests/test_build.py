@@ -229,3 +229,18 @@ def test_the_project_course_recordings_are_fresh() -> None:
         )
         == 0
     )
+
+
+def test_the_canned_runs_are_what_the_examples_print(tmp_path: Path) -> None:
+    """The fast tests record the fixture course from tests/fixtures/fixture-course-recordings
+    (conftest.canned_run): each must be what its example prints when it really runs."""
+    from builder.course import load_course
+    from builder.execute import Limits, run_example
+    from tests.conftest import canned_run
+
+    paths = copy_course(tmp_path, broken=False)
+    for lesson in load_course(paths.content).lessons:
+        real, canned = run_example(lesson, Limits(60)), canned_run(lesson, Limits(60))
+        assert real.ok, real.detail
+        assert (real.stdout, real.panels) == (canned.stdout, canned.panels), lesson.id
+        assert real.environment == canned.environment, "re-record the canned runs"
