@@ -25,9 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from .course import Course, load_course
 from .errors import BuildError, ExecutionError
-from .make import Kept
 from .manifest import (
     Manifest,
     Observed,
@@ -37,13 +35,12 @@ from .manifest import (
     site_files,
     snapshot,
 )
-from .status import LessonStatus, course_status
 from .store import Memo, Store
-from .write import write
 
 if TYPE_CHECKING:
+    from .course import Course
     from .execute import Runner
-    from .site import Site
+    from .status import LessonStatus
 
 
 @dataclass(frozen=True)
@@ -78,6 +75,8 @@ def build(
         last = Manifest.load(store)
         if last is not None and last.unchanged(now) and not force:
             return BuildResult((), 0, 0, len(last.files))
+        from .stages import Kept, course_status, load_course, make_site, write  # not for a no-op
+
         versions = installed_versions(now.environment, last)
         memo = Memo(store, code_digest(versions))
         course = load_course(paths.content, memo)
@@ -88,24 +87,18 @@ def build(
         if executed:
             statuses = course_status(course, paths.recordings, versions, memo)
         kept = Kept.since(last, paths.out, now)
-        site = _make_site(course, statuses, paths, memo, kept, os.cpu_count() or 1)
+        site = make_site(course, statuses, paths.recordings, memo, kept, os.cpu_count() or 1)
         written = write(site.files(), site.names(), paths.out, site_files(paths.out, now.site))
         after = Manifest(now, versions, snapshot([paths.out]), site.names(), site.traces())
         store.commit(after, keep=site.references(store.used))
     return BuildResult(executed or (), written.written, written.removed, written.total)
 
 
-def _make_site(
-    course: Course, statuses: list[LessonStatus], paths: Paths, memo: Memo, kept: Kept, jobs: int
-) -> Site:
-    from .site import make_site  # Jinja2 and markdown-it: not imported by a no-op
-
-    return make_site(course, statuses, paths.recordings, memo, kept, jobs)
-
-
 def check(paths: Paths) -> list[LessonStatus]:
     """Every lesson's status, as the next build would see it, executing nothing; what it
     validates is kept in the store for the next build or check."""
+    from .stages import course_status, load_course
+
     store = Store(paths.cache)
     versions = installed_versions(environment_snapshot(), Manifest.load(store))
     memo = Memo(store, code_digest(versions))

@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
-import tempfile
 from pathlib import Path
 
 from .errors import BuildError
@@ -132,7 +131,9 @@ def check_writable(folder: Path) -> None:
     """Make `folder` if needed and prove a file can be written there, before any work."""
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        fd, probe = tempfile.mkstemp(prefix=".write-check.", suffix=".tmp", dir=folder)
+        from tempfile import mkstemp
+
+        fd, probe = mkstemp(prefix=".write-check.", suffix=".tmp", dir=folder)
         os.close(fd)
         os.unlink(probe)
     except OSError as error:

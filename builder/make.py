@@ -15,7 +15,6 @@ the only place that calls those functions, and the only caching around them:
 from __future__ import annotations
 
 import gc
-import multiprocessing
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -127,7 +126,9 @@ def _in_workers(
     from their copy of this one's memory; each stores what it made and sends it back."""
     store.commit()  # what this process found so far, and no connection across fork()
     store.close()
-    context = multiprocessing.get_context("fork")
+    from multiprocessing import get_context  # a cold build only
+
+    context = get_context("fork")
     chunks = [missing[n::workers] for n in range(workers)]
     pipes, processes = [], []
     for chunk in chunks:

@@ -129,10 +129,9 @@ class Store:
                 data = pickle.dumps(manifest, protocol=5)
                 db.execute("INSERT OR REPLACE INTO manifest VALUES (?, ?)", (MANIFEST, data))
             if keep is not None:
-                db.execute("CREATE TEMP TABLE IF NOT EXISTS keep (key TEXT PRIMARY KEY)")
-                db.execute("DELETE FROM keep")
-                db.executemany("INSERT OR IGNORE INTO keep VALUES (?)", ((k,) for k in keep))
-                db.execute("DELETE FROM artifacts WHERE key NOT IN (SELECT key FROM keep)")
+                stored = {row[0] for row in db.execute("SELECT key FROM artifacts")}
+                stale = stored - set(keep)
+                db.executemany("DELETE FROM artifacts WHERE key = ?", ((k,) for k in stale))
 
         if self.pending or manifest is not None or keep is not None:
             self._write(work)

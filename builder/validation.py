@@ -14,7 +14,6 @@ no coercion may happen: a recording's "1" is not 1).
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, is_dataclass
 from functools import cache
@@ -100,5 +99,7 @@ def json_schema(kind: Any) -> dict[str, Any]:
     schema: dict[str, Any] = adapter(kind).json_schema()
     doc = kind.__doc__ if is_dataclass(kind) else None
     if doc and not doc.startswith(f"{kind.__name__}("):  # not the one dataclass writes
-        schema["description"] = inspect.cleandoc(doc)
+        from inspect import cleandoc
+
+        schema["description"] = cleandoc(doc)
     return dict(sorted(schema.items()))  # pydantic sorts its keys too
