@@ -8,16 +8,16 @@ plus four marks of our own:
 - `[[term]]` / `[[text|term]]`: a glossary hover card;
 - `[text](lesson:slug)`: a relative link to another lesson.
 
-Everything recorded is escaped. A reference to something that does not exist is
-collected as a RenderError naming the lesson file and the line.
+The recorded marks are resolved by builder/recorded.py. Everything recorded is escaped; a
+reference to something that does not exist is collected as a RenderError naming the
+lesson file and the line.
 """
 
 from __future__ import annotations
 
 import html
 import re
-import shlex
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
@@ -33,33 +33,12 @@ from mdit_py_plugins.footnote import footnote_plugin
 from .course import Course, Lesson
 from .errors import RenderError
 from .highlight import Highlighter, code_block
-from .recording import BarPanel, Recording
+from .recorded import BLOCKS, PageEnv, parse_args, scrollable, table_scroll, value
+from .recording import Recording
 
 BLOCK_DIRECTIVES = ("example", "output", "panel", "panels")
 SAFE_SCHEMES = ("http:", "https:", "mailto:")
 _BLOCK_LINE = re.compile(r"^\{\{\s*(example|output|panel|panels)\b(.*?)\}\}\s*$")
-
-
-@dataclass
-class PageEnv:
-    """What the Markdown rules need to resolve a lesson's marks; filled as it renders."""
-
-    lesson: Lesson
-    course: Course
-    recording: Recording | None
-    root: str
-    highlight: Highlighter
-    errors: list[RenderError] = field(default_factory=list)
-    placed_panels: list[int] = field(default_factory=list)
-    terms: list[str] = field(default_factory=list)
-    toc: list[tuple[int, str, str]] = field(default_factory=list)
-    line: int = 0
-    whole_example_shown: bool = False
-
-    def fail(self, message: str) -> str:
-        at = self.lesson.body_line + self.line
-        self.errors.append(RenderError(f"line {at}: {message}", path=self.lesson.lesson_path))
-        return f'<mark class="broken">{html.escape(message)}</mark>'
 
 
 @dataclass(frozen=True)
@@ -105,21 +84,6 @@ def parser() -> MarkdownIt:
     md.add_render_rule("table_open", _render_table_open)
     md.add_render_rule("table_close", _render_table_close)
     return md
-
-
-def scrollable(pre: str, label: str) -> str:
-    """A `<pre>` that scrolls sideways, reachable by keyboard and named for screen readers
-    (axe: scrollable-region-focusable): long lines scroll inside it, never the page."""
-    assert pre.startswith("<pre ")
-    return f'<pre tabindex="0" role="region" aria-label="{html.escape(label)}" ' + pre[5:]
-
-
-def table_scroll(table: str, label: str) -> str:
-    """A table in its own sideways scroll container, so a wide table never widens the page."""
-    return (
-        f'<div class="table-scroll" tabindex="0" role="region" aria-label="{html.escape(label)}">'
-        f"{table}</div>"
-    )
 
 
 # -- parsing rules -----------------------------------------------------------------------
@@ -211,10 +175,10 @@ def _page(env: Any) -> PageEnv:
 def _render_block(self: Any, tokens: list[Token], idx: int, options: Any, env: Any) -> str:
     page, token = _page(env), tokens[idx]
     page.line = token.map[0] if token.map else 0
-    args = _parse_args(token.content, page)
+    args = parse_args(token.content, page)
     if args is None:
         return ""
-    return _BLOCKS[token.info](page, args)
+    return BLOCKS[token.info](page, args)
 
 
 def _render_fence(self: Any, tokens: list[Token], idx: int, options: Any, env: Any) -> str:
@@ -228,14 +192,14 @@ def _render_fence(self: Any, tokens: list[Token], idx: int, options: Any, env: A
 def _render_value(self: Any, tokens: list[Token], idx: int, options: Any, env: Any) -> str:
     page, text = _page(env), tokens[idx].content
     page.line = tokens[idx].meta.get("line", 0)
-    parts = _parse_args(text, page)
+    parts = parse_args(text, page)
     if parts is None:
         return ""
     name = parts.pop("", ["value"])[0]
     if name != "value":
         hint = " must stand alone in its paragraph" if name in BLOCK_DIRECTIVES else " is unknown"
         return page.fail(f"{{{{ {text} }}}}: {name!r}{hint}")
-    return _value(page, parts, text)
+    return value(page, parts, text)
 
 
 def _render_term(self: Any, tokens: list[Token], idx: int, options: Any, env: Any) -> str:
@@ -278,323 +242,3 @@ def _render_link_open(self: Any, tokens: list[Token], idx: int, options: Any, en
     token.attrs["href"] = href
     rendered: str = self.renderToken(tokens, idx, options, env)
     return rendered
-
-
-# -- block directives --------------------------------------------------------------------
-
-Args = dict[str, list[str]]
-
-
-def _parse_args(text: str, page: PageEnv) -> Args | None:
-    try:
-        words = shlex.split(text)
-    except ValueError as error:
-        page.fail(f"{{{{ {text} }}}}: {error}")
-        return None
-    args: Args = {}
-    for word in words:
-        key, eq, value = word.partition("=")
-        if eq:
-            args[key] = [value]
-        else:
-            args.setdefault("", []).append(word)
-    return args
-
-
-def _line_range(spec: str, total: int, page: PageEnv, what: str) -> slice | None:
-    match = re.fullmatch(r"(\d+)(?:-(\d+))?", spec)
-    if not match:
-        page.fail(f"{what} lines={spec!r}: expected N or N-M")
-        return None
-    first, last = int(match[1]), int(match[2] or match[1])
-    if not 1 <= first <= last <= total:
-        page.fail(f"{what} lines={spec}: it has {total} lines")
-        return None
-    return slice(first - 1, last)
-
-
-EXAMPLE_FILE = "example.py"  # the example, written beside each lesson page for download
-
-
-def _example(page: PageEnv, args: Args) -> str:
-    """The example's code, numbered as the file is (so `<id>-example:16:36` in the output is
-    line 16 here), with a download link. A `lines=` slice is numbered from its first line,
-    and the first slice on a page is followed by the whole file, collapsed."""
-    source = page.lesson.source.decode("utf-8-sig")
-    lines = source.splitlines(keepends=True)
-    if "lines" not in args:
-        page.whole_example_shown = True
-        return _example_figure(page, lines, 1, len(lines), "example")
-    part = _line_range(args["lines"][0], len(lines), page, "example")
-    if part is None:
-        return ""
-    figure = _example_figure(page, lines[part], part.start + 1, len(lines), "example")
-    if page.whole_example_shown:
-        return figure
-    page.whole_example_shown = True
-    return (
-        f'{figure}<details class="example-whole" data-pagefind-ignore><summary>'
-        f"The whole {EXAMPLE_FILE} ({len(lines)} lines), as it was recorded</summary>"
-        f"{_example_figure(page, lines, 1, len(lines), 'example-file')}</details>\n"
-    )
-
-
-def _example_figure(page: PageEnv, lines: list[str], first: int, total: int, kind: str) -> str:
-    last = first + len(lines) - 1
-    where = "" if (first, last) == (1, total) else f", lines {first}–{last} of {total}"
-    numbers = "\n".join(str(n) for n in range(first, last + 1))
-    code = scrollable(_python(page, "".join(lines)), f"{EXAMPLE_FILE}{where}")
-    return (
-        f'<figure class="{kind}"><figcaption><span>{EXAMPLE_FILE}{where}</span> '
-        f'<a class="example-download" href="{EXAMPLE_FILE}" download="{EXAMPLE_FILE}">'
-        f"download {EXAMPLE_FILE}</a></figcaption>"
-        f'<div class="code-wrap numbered"><pre class="lineno" aria-hidden="true">{numbers}</pre>'
-        f"{code}</div></figure>\n"
-    )
-
-
-def _python(page: PageEnv, code: str) -> str:
-    """Highlighted code with every line kept: Pygments drops leading and trailing blank
-    lines (its `stripnl`), which would shift the line numbers beside them."""
-    core = code.strip("\n")
-    if not core:
-        return page.highlight(code, "")
-    block = page.highlight(core + "\n", "python")
-    lead = "\n" * (len(code) - len(code.lstrip("\n")))
-    trail = "\n" * (len(code) - len(code.rstrip("\n")) - 1)
-    head, end = block.split("<code>", 1)
-    return f"{head}<code>{lead}{end.removesuffix('</code></pre>')}{trail}</code></pre>"
-
-
-def _output(page: PageEnv, args: Args) -> str:
-    recording = page.recording
-    if recording is None:
-        return '<p class="not-recorded">Output: not recorded yet.</p>\n'
-    lines = recording.stdout.splitlines(keepends=True)
-    if "lines" in args:
-        part = _line_range(args["lines"][0], len(lines), page, "output")
-        lines = lines[part] if part else []
-    if "match" in args:
-        pattern = _regex(args["match"][0], page)
-        lines = [line for line in lines if pattern and pattern.search(line)]
-        if pattern and not lines:
-            page.fail(f"output match={args['match'][0]!r} matches no line of the recorded output")
-    text = clean_output("".join(lines))
-    return (
-        f'<figure class="output"><figcaption>Recorded output · {html.escape(provenance(recording))}'
-        f"</figcaption>"
-        + scrollable(
-            f'<pre class="output"><code>{html.escape(text)}</code></pre>', "Recorded output"
-        )
-        + "</figure>\n"
-    )
-
-
-def _panel(page: PageEnv, args: Args) -> str:
-    numbers = args.get("", [])
-    if len(numbers) != 1 or not numbers[0].isdigit():
-        return page.fail("{{ panel N }} needs one panel number, 1-based")
-    return panel_figures(page, [int(numbers[0])])
-
-
-def _panels(page: PageEnv, args: Args) -> str:
-    count = len(page.recording.panels) if page.recording else 0
-    return panel_figures(page, list(range(1, count + 1)))
-
-
-def panel_figures(page: PageEnv, numbers: list[int]) -> str:
-    recording = page.recording
-    if recording is None:
-        return '<p class="not-recorded">Chart: not recorded yet.</p>\n'
-    out = []
-    for number in numbers:
-        if not 1 <= number <= len(recording.panels):
-            page.fail(f"panel {number}: the recording has {len(recording.panels)} panel(s)")
-            continue
-        page.placed_panels.append(number)
-        out.append(figure_html(recording, number))
-    return "".join(out)
-
-
-def panel_file(number: int, theme: str) -> str:
-    """The chart's file beside the page: panel-1.svg, and panel-1-dark.svg for dark mode."""
-    return f"panel-{number}.svg" if theme == "light" else f"panel-{number}-{theme}.svg"
-
-
-def figure_html(recording: Recording, number: int) -> str:
-    panel = recording.panels[number - 1]
-    title = html.escape(panel.title)
-    alt = html.escape(chart_alt(panel))
-    images = "".join(
-        f'<img class="chart-{theme}" src="{panel_file(number, theme)}" alt="{alt}" '
-        f'width="640" height="320" loading="lazy">'
-        for theme in ("light", "dark")
-    )
-    return (
-        f'<figure class="panel" id="panel-{number}">'
-        f"<figcaption><strong>{title}</strong> · {html.escape(provenance(recording))}"
-        f"</figcaption>{images}{panel_table(panel)}</figure>\n"
-    )
-
-
-def chart_alt(panel: BarPanel) -> str:
-    parts = [
-        f"{series.label}: "
-        + ", ".join(
-            f"{label} {format_number(y)}" for label, y in zip(panel.labels, series.y, strict=False)
-        )
-        for series in panel.series
-    ]
-    return f"Bar chart, {panel.title}, in {panel.ylabel}. " + "; ".join(parts)
-
-
-def panel_table(panel: BarPanel) -> str:
-    head = "".join(f'<th scope="col">{html.escape(s.label)}</th>' for s in panel.series)
-    rows = "".join(
-        f'<tr><th scope="row">{html.escape(label)}</th>'
-        + "".join(f"<td>{format_number(s.y[i])}</td>" for s in panel.series)
-        + "</tr>"
-        for i, label in enumerate(panel.labels)
-    )
-    table = (
-        f'<table class="panel-data"><caption>{html.escape(panel.ylabel)}</caption>'
-        f"<thead><tr><th></th>{head}</tr></thead><tbody>{rows}</tbody></table>"
-    )
-    return table_scroll(table, f"{panel.title}: the recorded numbers")
-
-
-_BLOCKS = {"example": _example, "output": _output, "panel": _panel, "panels": _panels}
-
-
-# -- inline values -----------------------------------------------------------------------
-
-
-def _value(page: PageEnv, args: Args, text: str) -> str:
-    recording = page.recording
-    if recording is None:
-        return '<span class="not-recorded">[not recorded]</span>'
-    found = _lookup(page, recording, args, text)
-    if found is None:
-        return ""
-    value, source = found
-    shown = _format(value, args.get("fmt", [""])[0], page, text)
-    note = f"{provenance(recording)}; {source}"
-    return (
-        f'<data class="rv" value="{html.escape(str(value))}" title="{html.escape(note)}">'
-        f"{html.escape(shown)}</data>"
-    )
-
-
-def _lookup(
-    page: PageEnv, recording: Recording, args: Args, text: str
-) -> tuple[float | str, str] | None:
-    if "panel" in args:
-        return _panel_value(page, recording, args, text)
-    if "output" in args:
-        return _output_value(page, recording, args["output"][0], text)
-    if "line" in args:
-        lines = recording.stdout.splitlines()
-        number = args["line"][0]
-        if number.isdigit() and 1 <= int(number) <= len(lines):
-            return lines[int(number) - 1].strip(), f"recorded output, line {number}"
-        page.fail(f"{{{{ {text} }}}}: the recorded output has {len(lines)} lines")
-        return None
-    page.fail(f'{{{{ {text} }}}}: say panel=N label=..., output="regex" or line=N')
-    return None
-
-
-def _panel_value(
-    page: PageEnv, recording: Recording, args: Args, text: str
-) -> tuple[float, str] | None:
-    number = args["panel"][0]
-    if not number.isdigit() or not 1 <= int(number) <= len(recording.panels):
-        page.fail(f"{{{{ {text} }}}}: the recording has {len(recording.panels)} panel(s)")
-        return None
-    panel = recording.panels[int(number) - 1]
-    label = args.get("label", [""])[0]
-    if label not in panel.labels:
-        page.fail(f"{{{{ {text} }}}}: panel {number} has labels {panel.labels}")
-        return None
-    names = [series.label for series in panel.series]
-    wanted = args.get("series", [names[0] if len(names) == 1 else ""])[0]
-    if wanted not in names:
-        page.fail(f"{{{{ {text} }}}}: give series= one of {names}")
-        return None
-    series = panel.series[names.index(wanted)]
-    value = series.y[panel.labels.index(label)]
-    return value, f"panel {number} “{panel.title}”, {wanted}, {label} ({panel.ylabel})"
-
-
-def _output_value(
-    page: PageEnv, recording: Recording, pattern_text: str, text: str
-) -> tuple[str, str] | None:
-    pattern = _regex(pattern_text, page)
-    match = pattern.search(recording.stdout) if pattern else None
-    if match is None:
-        if pattern:
-            page.fail(f"{{{{ {text} }}}}: the pattern matches nothing in the recorded output")
-        return None
-    value = match.group(1) if pattern and pattern.groups else match.group(0)
-    line = recording.stdout.count("\n", 0, match.start()) + 1
-    return value, f"recorded output, line {line}"
-
-
-def _regex(text: str, page: PageEnv) -> re.Pattern[str] | None:
-    try:
-        return re.compile(text, re.MULTILINE)
-    except re.error as error:
-        page.fail(f"regex {text!r}: {error}")
-        return None
-
-
-def _format(value: float | str, spec: str, page: PageEnv, text: str) -> str:
-    if not spec:
-        return value if isinstance(value, str) else format_number(value)
-    try:
-        number = float(value) if isinstance(value, str) else value
-        if spec == "bytes":
-            return format_bytes(number)
-        if spec.endswith("d"):
-            number = int(number)
-        return format(number, spec)
-    except ValueError as error:
-        page.fail(f"{{{{ {text} }}}}: cannot format {value!r} with {spec!r}: {error}")
-        return str(value)
-
-
-def format_number(value: float) -> str:
-    if isinstance(value, int) or float(value).is_integer():
-        return f"{int(value):,}" if abs(value) >= 10000 else str(int(value))
-    return f"{value:.4g}"
-
-
-def format_bytes(number: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if abs(number) < 1024 or unit == "GiB":
-            return f"{number:.0f} B" if unit == "B" else f"{number:.1f} {unit}"
-        number /= 1024
-    raise AssertionError("unreachable")
-
-
-# -- shared text helpers -----------------------------------------------------------------
-
-_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-_]")
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-
-
-def clean_output(text: str) -> str:
-    """Recorded stdout as a page shows it: no ANSI codes, control bytes made visible."""
-    text = _ANSI.sub("", text.replace("\r\n", "\n"))
-    return _CONTROL.sub(
-        lambda m: chr(0x2400 + ord(m[0]) % 0x80 if m[0] != "\x7f" else 0x2421), text
-    )
-
-
-def provenance(recording: Recording) -> str:
-    """'Recorded CPU computation · jax 0.9.2 · 1 device · 2026-10-20'."""
-    env = recording.environment
-    devices = f"{env.deviceCount} device" + ("s" if env.deviceCount != 1 else "")
-    return (
-        f"Recorded {recording.device} computation · jax {env.jax} · {devices} · "
-        f"{recording.generatedAt[:10]}"
-    )

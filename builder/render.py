@@ -15,7 +15,7 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
-from . import charts, prose
+from . import charts, prose, recorded
 from .course import Arc, Course, Lesson
 from .highlight import code_block
 from .make import Artifact, Made
@@ -173,7 +173,7 @@ def _chart_artifacts(lesson: Lesson, status: LessonStatus, renderer: Renderer) -
 
 def _chart(folder: str, number: int, panel: BarPanel) -> Made:
     svgs = charts.bar_svgs(panel)
-    return Made({f"{folder}{prose.panel_file(number, t)}": svgs[t] for t in charts.THEMES})
+    return Made({f"{folder}{recorded.panel_file(number, t)}": svgs[t] for t in charts.THEMES})
 
 
 def _lesson_page(
@@ -196,7 +196,7 @@ def _lesson_page(
     if recording and unplaced:
         body += (
             '<section class="more-panels"><h2>Recorded panels</h2>'
-            + "".join(prose.figure_html(recording, n) for n in unplaced)
+            + "".join(recorded.figure_html(recording, n) for n in unplaced)
             + "</section>"
         )
     lessons = course.lessons
@@ -207,7 +207,7 @@ def _lesson_page(
         arc_url=f"a/{lesson.meta.arc}/",
         body=Markup(body),
         toc=rendered.toc,
-        provenance=prose.provenance(recording) if recording else "Not recorded yet",
+        provenance=recorded.provenance(recording) if recording else "Not recorded yet",
         notice="" if status.fresh else _notice(status),
         prev=item(lessons[index - 1]) if index > 0 else None,
         next=item(lessons[index + 1]) if index + 1 < len(lessons) else None,
@@ -223,7 +223,7 @@ def _lesson_page(
     )
     files = {
         f"{lesson.url}index.html": html,
-        f"{lesson.url}{prose.EXAMPLE_FILE}": lesson.source,  # the code figures' download link
+        f"{lesson.url}{recorded.EXAMPLE_FILE}": lesson.source,  # the code figures' download link
     }
     return Made(files, Trace(terms=tuple(rendered.terms)), tuple(errors))
 

@@ -11,7 +11,7 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
-from builder.prose import format_number
+from builder.recorded import format_number
 
 pytestmark = pytest.mark.browser
 
