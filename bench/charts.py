@@ -3,6 +3,7 @@
     python bench/charts.py                    # this checkout, 20 runs per case
     python bench/charts.py --against HEAD~3   # also builder/charts.py as of a git revision
     python bench/charts.py --against /tmp/charts.py   # ... or another copy of the file
+    python bench/charts.py --against f908249 --against main   # ... or several
     python bench/charts.py --svg /tmp/charts  # also write every case's SVGs there
 
 A "panel" is what the site build asks for per bar panel: `bar_svgs(panel)`, both themes, no
@@ -156,13 +157,13 @@ def with_new_text(panel: BarPanel, run: int) -> BarPanel:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=20)
-    parser.add_argument("--against", metavar="REV", help="also time this git revision")
+    parser.add_argument(
+        "--against", metavar="REV", action="append", default=[], help="also time this revision"
+    )
     parser.add_argument("--svg", type=Path, help="write each case's light and dark SVG here")
     parser.add_argument("--new-text", action="store_true", help="no string drawn twice")
     args = parser.parse_args()
-    versions = {"this checkout": charts}
-    if args.against:
-        versions = {args.against: load_revision(args.against), **versions}
+    versions = {**{rev: load_revision(rev) for rev in args.against}, "this checkout": charts}
     new = ", every string new" if args.new_text else ""
     print(f"median CPU ms per panel (light + dark), {args.runs} runs{new}")
     print(f"{'case':<15}" + "".join(f"{name:>16}" for name in versions) + "    ratio")

@@ -1,17 +1,19 @@
 """Bar panels as SVG: a pure function of the panel, drawn with matplotlib's public API.
 
 `bar_svgs(panel)` gives the panel's SVG bytes per theme; the same panel gives the same bytes
-in any process (a fixed `svg.hashsalt`, no date), and nothing is kept between calls, so a
-cache can wrap it from outside. matplotlib is imported only when a chart is drawn.
+in any process (a fixed `svg.hashsalt`, no date), and nothing is kept between calls but
+string widths (a pure function of the string), so a cache can wrap it from outside.
+matplotlib is imported only when a chart is drawn.
 
 Drawing is kept cheap by: margins computed from the measured text before the figure is made
-(no `tight_layout` or `constrained_layout`, which lay out and draw every chart twice); text
-written as SVG text (`svg.fonttype: none`); no automatic title placement; and one drawing
-per panel, in the light theme: the dark SVG is the light one with the text and grid colours
-swapped. The y-label goes where the layout made room for it, so matplotlib need not measure
-the tick labels to place it. Each panel gets a new Figure: reusing one is no faster (clearing
-an Axes costs what making one does) and would be state kept between calls.
-`python bench/charts.py` times it.
+(no `tight_layout` or `constrained_layout`, which lay out and draw every chart twice); no
+Axes: a few figure-level artists placed in points from that layout (one path per series of
+bars, one for the grid, one for the spines, a plain `Text` per label, swatches for the
+legend), so there are no ticks, autoscaling or legend boxes to make and lay out; text
+written as SVG text (`svg.fonttype: none`); the figure printed straight by the SVG canvas;
+and one drawing per panel, in the light theme: the dark SVG is the light one with the text
+and grid colours swapped. Each `Text` still costs ~0.4 ms to draw (matplotlib measures it
+again with each new renderer): most of a panel's time. `python bench/charts.py` times it.
 """
 
 from __future__ import annotations
@@ -20,14 +22,16 @@ import io
 import math
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from types import MappingProxyType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .recording import BarPanel, Number
 
 if TYPE_CHECKING:
-    from matplotlib.axes import Axes
     from matplotlib.figure import Figure
+
+Segment = tuple[tuple[float, float], tuple[float, float]]
 
 THEMES: tuple[str, ...] = ("light", "dark")
 PALETTE = ("#2b6cb0", "#dd6b20", "#2f855a", "#9b2c2c", "#6b46c1", "#975a16")
@@ -45,8 +49,9 @@ EDGE = 4.0  # points of air inside the figure's edge
 TICK = 7.0  # from the axes to its tick labels (no tick marks: the grid shows the values)
 LABELPAD = 4.0  # between the y tick labels and the y-label
 TITLEPAD = 6.0
-# matplotlib's legend at 8 pt (its rc defaults): borderaxespad + borderpad, handle, gap
-LEGEND_CHROME = (4 + 3.2) + 3.2 + 16 + 6.4  # beside the longest label
+# a legend as matplotlib's at 8 pt: inset from the plot, swatch, gaps
+LEGEND_INSET, HANDLE, HANDLE_HEIGHT, HANDLE_GAP, ENTRY_GAP = 4 + 3.2, 16, 5.6, 6.4, 4
+LEGEND_CHROME = LEGEND_INSET + 3.2 + HANDLE + HANDLE_GAP  # beside the longest label
 LEGEND_WRAP = 110.0  # points: a longer series label is wrapped
 ROTATION = 30
 TOP = EDGE + TITLE * LINE + TITLEPAD  # a one-line title
@@ -55,7 +60,7 @@ AXES_HEIGHT = 230.4 - TOP - BOTTOM  # never less than this
 SCALES = ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1e-6, "µ"), (1e-9, "n"), (1e-12, "p"))
 _STYLE = re.compile(rb'style="[^"]*"')
 _TEXT, _GRID = COLOURS["light"]["text"], COLOURS["light"]["grid"]
-RC = MappingProxyType(  # matplotlib's settings for a chart: determinism, fonts, light colours
+RC = MappingProxyType(  # matplotlib's settings for a chart: determinism, fonts, colours
     {
         "svg.hashsalt": "course-builder",
         "svg.fonttype": "none",
@@ -63,40 +68,7 @@ RC = MappingProxyType(  # matplotlib's settings for a chart: determinism, fonts,
         "font.family": "sans-serif",
         "font.sans-serif": FONTS,
         "font.size": FONT,
-        "figure.facecolor": "none",
-        "axes.facecolor": "none",
-        "savefig.facecolor": "none",
-        "savefig.transparent": True,
-        "axes.titley": 1.0,  # where the title's pad puts it: no search for a free spot
-        "axes.titlelocation": "left",
-        "axes.titlesize": TITLE,
-        "axes.titleweight": "bold",
-        "axes.titlepad": TITLEPAD,
-        "axes.spines.top": False,
-        "axes.spines.right": False,
-        "axes.grid": True,
-        "axes.grid.axis": "y",
-        "axes.axisbelow": True,  # the grid under the bars
-        "xtick.bottom": False,  # no tick marks: the grid lines show the values
-        "ytick.left": False,
-        "xtick.major.size": 0,  # and the tick labels' pad is from the axes
-        "ytick.major.size": 0,
-        "xtick.major.pad": TICK,
-        "ytick.major.pad": TICK,
-        "legend.fontsize": SMALL,
-        "legend.frameon": False,
         "text.color": _TEXT,
-        "axes.titlecolor": _TEXT,
-        "axes.labelcolor": _TEXT,
-        "axes.edgecolor": _GRID,
-        "axes.linewidth": 0.8,
-        "xtick.color": _TEXT,
-        "ytick.color": _TEXT,
-        "xtick.labelcolor": _TEXT,
-        "ytick.labelcolor": _TEXT,
-        "grid.color": _GRID,
-        "grid.linewidth": 0.8,
-        "legend.labelcolor": _TEXT,
         "path.simplify": False,
     }
 )
@@ -111,12 +83,13 @@ def bar_svgs(panel: BarPanel) -> dict[str, bytes]:
 def light_svg(panel: BarPanel) -> bytes:
     """The panel drawn once, in the light theme."""
     from matplotlib import rc_context
+    from matplotlib.backends.backend_svg import FigureCanvasSVG
 
     layout = _layout(panel)
     out = io.BytesIO()
     with rc_context(dict(RC)):
-        figure = _figure(panel, layout)
-        figure.savefig(out, format="svg", metadata={"Date": None, "Creator": None})
+        canvas: Any = FigureCanvasSVG(_figure(panel, layout))  # print_svg has no stub types
+        canvas.print_svg(out, metadata={"Date": None, "Creator": None})  # savefig's detours cost
     return out.getvalue()
 
 
@@ -168,30 +141,29 @@ class Layout:
 
 
 def _layout(panel: BarPanel) -> Layout:
-    text = _Measure()
     values = [y for series in panel.series for y in series.y]
     ylim = _ylim(values)
     yticks = _yticks(ylim, all(isinstance(y, int) for y in values))
     ytick_labels = _tick_labels(yticks)
-    ylabel = text.wrap(panel.ylabel, FONT, AXES_HEIGHT)
-    ylabel_offset = max(text.width(t, FONT) for t in ytick_labels) + TICK + LABELPAD
+    ylabel = _wrap(panel.ylabel, FONT, AXES_HEIGHT)
+    ylabel_offset = max(_width(t, FONT) for t in ytick_labels) + TICK + LABELPAD
     left = EDGE + _lines(ylabel) * FONT * LINE + ylabel_offset
     many = len(panel.series) > 1
-    legend = [text.wrap(s.label, SMALL, LEGEND_WRAP) if many else s.label for s in panel.series]
-    right = EDGE + (LEGEND_CHROME + max(text.width(t, SMALL) for t in legend) if many else EDGE)
+    legend = [_wrap(s.label, SMALL, LEGEND_WRAP) if many else s.label for s in panel.series]
+    right = EDGE + (LEGEND_CHROME + max(_width(t, SMALL) for t in legend) if many else EDGE)
     count = len(panel.labels)
     pad = 0.6 + max(0, 3 - count) / 2  # few groups: narrower, centred bars
     slot = (WIDTH - left - right) / (count - 1 + 2 * pad)
-    xlabels = [text.wrap(label, FONT, slot * 0.9) for label in panel.labels]
-    rotated = any(_lines(t) > 2 or text.width(t, FONT) > slot * 0.9 for t in xlabels)
+    xlabels = [_wrap(label, FONT, slot * 0.9) for label in panel.labels]
+    rotated = any(_lines(t) > 2 or _width(t, FONT) > slot * 0.9 for t in xlabels)
     if rotated:
-        xlabels = [text.wrap(label, FONT, 140) for label in panel.labels]
-        left = max(left, _rotated_overhang(text, xlabels, left, right, pad))
-    bottom = TICK + EDGE + max(_extent(text, t, rotated) for t in xlabels)
-    title = text.wrap(panel.title, TITLE, WIDTH - left - EDGE, bold=True)
+        xlabels = [_wrap(label, FONT, 140) for label in panel.labels]
+        left = max(left, _rotated_overhang(xlabels, left, right, pad))
+    bottom = TICK + EDGE + max(_extent(t, rotated) for t in xlabels)
+    title = _wrap(panel.title, TITLE, WIDTH - left - EDGE, bold=True)
     top = EDGE + _lines(title) * TITLE * LINE + TITLEPAD
     bar = slot * 0.8 / len(panel.series)
-    widest = max(text.width(_short(y), SMALL) for y in values)
+    widest = max(_width(_short(y), SMALL) for y in values)
     show = len(values) <= 24 and widest <= (slot * 0.95 if not many else bar * 1.1)
     return Layout(
         title, ylabel, xlabels, legend, rotated, show, pad, yticks, ytick_labels, ylim,
@@ -249,132 +221,190 @@ def _scale(magnitude: float) -> tuple[float, str]:
     return next(((s, x) for s, x in SCALES if magnitude >= s), SCALES[-1])
 
 
-def _rotated_overhang(
-    text: _Measure, labels: list[str], left: float, right: float, pad: float
-) -> float:
+def _rotated_overhang(labels: list[str], left: float, right: float, pad: float) -> float:
     """The left margin that keeps rotated labels (hanging down-left of their tick) inside."""
     for _ in range(2):  # a wider margin narrows the slots a little: settle once more
         slot = (WIDTH - left - right) / (len(labels) - 1 + 2 * pad)
-        reach = max(_reach(text, t) - (pad + i) * slot for i, t in enumerate(labels))
+        reach = max(_reach(t) - (pad + i) * slot for i, t in enumerate(labels))
         left = max(left, EDGE + reach)
     return left
 
 
-def _reach(text: _Measure, label: str) -> float:
+def _reach(label: str) -> float:
     angle = math.radians(ROTATION)
     height = _lines(label) * FONT * LINE
-    return text.width(label, FONT) * math.cos(angle) + height * math.sin(angle)
+    return _width(label, FONT) * math.cos(angle) + height * math.sin(angle)
 
 
-def _extent(text: _Measure, label: str, rotated: bool) -> float:
+def _extent(label: str, rotated: bool) -> float:
     """How far an x tick label reaches below its tick's pad."""
     height = _lines(label) * FONT * LINE
     if not rotated:
         return height
     angle = math.radians(ROTATION)
-    return text.width(label, FONT) * math.sin(angle) + height * math.cos(angle)
+    return _width(label, FONT) * math.sin(angle) + height * math.cos(angle)
 
 
 def _lines(text: str) -> int:
     return text.count("\n") + 1
 
 
-class _Measure:
-    """Text widths in points as matplotlib's SVG backend measures them for layout, each
-    string measured once per chart (FreeType lays out every glyph: most of a string's cost).
-    """
+@lru_cache(maxsize=4096)
+def _line_width(line: str, points: float, bold: bool = False) -> float:
+    """A line's width in points as matplotlib's SVG backend measures it (FreeType lays out
+    every glyph: most of a string's cost, so each string is measured once per process)."""
+    from matplotlib.font_manager import FontProperties
+    from matplotlib.textpath import text_to_path
 
-    def __init__(self) -> None:
-        from matplotlib.font_manager import FontProperties
-        from matplotlib.textpath import TextToPath
+    font = FontProperties(family=FONTS[0], size=points, weight="bold" if bold else "normal")
+    width, _, _ = text_to_path.get_text_width_height_descent(line, font, ismath=False)
+    return float(width)
 
-        self.measure = TextToPath().get_text_width_height_descent
-        self.fonts = {
-            (size, bold): FontProperties(family=FONTS[0], size=size, weight=weight)
-            for size in (FONT, TITLE, SMALL)
-            for bold, weight in ((False, "normal"), (True, "bold"))
-        }
-        self.widths: dict[tuple[str, float, bool], float] = {}
 
-    def line(self, line: str, points: float, bold: bool = False) -> float:
-        key = (line, points, bold)
-        if key not in self.widths:
-            width, _, _ = self.measure(line, self.fonts[points, bold], ismath=False)
-            self.widths[key] = float(width)
-        return self.widths[key]
+def _width(text: str, points: float) -> float:
+    """The widest line's."""
+    return max(_line_width(line, points) for line in text.split("\n"))
 
-    def width(self, text: str, points: float) -> float:
-        """The widest line's."""
-        return max(self.line(line, points) for line in text.split("\n"))
 
-    def wrap(self, text: str, points: float, width: float, bold: bool = False) -> str:
-        """Break `text` at spaces into lines no wider than `width` (a long word stays whole)."""
-        if self.line(text, points, bold) <= width:
-            return text
-        lines: list[str] = []
-        for word in text.split(" "):
-            joined = f"{lines[-1]} {word}" if lines else word
-            if lines and self.line(joined, points, bold) <= width:
-                lines[-1] = joined
-            else:
-                lines.append(word)
-        return "\n".join(lines)
+def _wrap(text: str, points: float, width: float, bold: bool = False) -> str:
+    """Break `text` at spaces into lines no wider than `width` (a long word stays whole)."""
+    if _line_width(text, points, bold) <= width:
+        return text
+    lines: list[str] = []
+    for word in text.split(" "):
+        joined = f"{lines[-1]} {word}" if lines else word
+        if lines and _line_width(joined, points, bold) <= width:
+            lines[-1] = joined
+        else:
+            lines.append(word)
+    return "\n".join(lines)
+
+
+class _Frame:
+    """Data to figure points: the plot area's box, as the layout placed it."""
+
+    def __init__(self, layout: Layout, count: int) -> None:
+        self.left, self.bottom = layout.left, layout.bottom
+        self.right, self.top = layout.left + layout.axes_width, layout.bottom + AXES_HEIGHT
+        self.x0, self.xscale = -layout.pad, layout.axes_width / (count - 1 + 2 * layout.pad)
+        low, high = layout.ylim
+        self.y0, self.yscale = low, AXES_HEIGHT / (high - low)
+
+    def x(self, x: float) -> float:
+        return self.left + (x - self.x0) * self.xscale
+
+    def y(self, y: float) -> float:
+        return self.bottom + (y - self.y0) * self.yscale
 
 
 def _figure(panel: BarPanel, layout: Layout) -> Figure:
-    """A new figure with one Axes placed where the layout put it (nothing left to lay out)."""
+    """A new figure of a few figure-level artists placed in points (at 72 dpi a point is a
+    pixel): no Axes, so no ticks, autoscaling or legend boxes to make and lay out."""
     from matplotlib.figure import Figure
 
-    height = layout.height
-    figure = Figure(figsize=(WIDTH / 72, height / 72), dpi=72)
+    figure = Figure(figsize=(WIDTH / 72, layout.height / 72), dpi=72)
     figure.patch.set_visible(False)
-    axes = figure.add_axes(
-        (
-            layout.left / WIDTH,
-            layout.bottom / height,
-            layout.axes_width / WIDTH,
-            AXES_HEIGHT / height,
-        )
-    )
-    axes.patch.set_visible(False)
-    _axis_labels(axes, panel, layout)
-    _bars(axes, panel, layout)
-    if len(panel.series) > 1:
-        axes.legend(loc="upper left", bbox_to_anchor=(1, 1))
+    frame = _Frame(layout, len(panel.labels))
+    _grid(figure, layout, frame)
+    _bars(figure, panel, layout, frame)
+    _ticks(figure, layout, frame)
+    _titles(figure, layout, frame)
+    if len(layout.legend) > 1:
+        _legend(figure, layout.legend, frame.right, frame.top)
     return figure
 
 
-def _axis_labels(axes: Axes, panel: BarPanel, layout: Layout) -> None:
-    """Limits, tick labels and title; the y-label where the layout measured room for it (so
-    matplotlib need not measure the tick labels to place it)."""
-    axes.set_xlim(-layout.pad, len(panel.labels) - 1 + layout.pad)
-    axes.set_ylim(*layout.ylim)
-    axes.set_yticks(layout.yticks, layout.ytick_labels)
-    if layout.rotated:  # hanging down-left from the tick, its end under it
-        axes.set_xticks(
-            range(len(panel.labels)), layout.xlabels,
-            rotation=ROTATION, ha="right", rotation_mode="anchor",
-        )  # fmt: skip
-    else:
-        axes.set_xticks(range(len(panel.labels)), layout.xlabels)
-    axes.set_title(layout.title)
-    axes.set_ylabel(layout.ylabel)
-    axes.yaxis.set_label_coords(-layout.ylabel_offset / layout.axes_width, 0.5)
-    axes.xaxis.set_label_coords(0.5, 0)  # no x-label: nothing to place
+def _segments(figure: Figure, lines: list[Segment], zorder: float, capstyle: str) -> None:
+    """Straight grid-coloured 0.8 pt lines as one path (one SVG element), in points."""
+    from matplotlib.patches import PathPatch
+    from matplotlib.path import Path
+    from matplotlib.transforms import IdentityTransform
+
+    path = Path([p for line in lines for p in line], [Path.MOVETO, Path.LINETO] * len(lines))
+    style = {"fill": False, "edgecolor": _GRID, "linewidth": 0.8, "capstyle": capstyle}
+    figure.add_artist(PathPatch(path, transform=IdentityTransform(), zorder=zorder, **style))
 
 
-def _bars(axes: Axes, panel: BarPanel, layout: Layout) -> None:
-    """The bars, series side by side in each slot, and their values above (or below) them."""
+def _grid(figure: Figure, layout: Layout, frame: _Frame) -> None:
+    """Grid lines at the y ticks under the bars, the left and bottom spines over them."""
+    lines = [((frame.left, frame.y(t)), (frame.right, frame.y(t))) for t in layout.yticks]
+    _segments(figure, lines, zorder=0.5, capstyle="butt")
+    left = ((frame.left, frame.bottom), (frame.left, frame.top))
+    bottom = ((frame.left, frame.bottom), (frame.right, frame.bottom))
+    _segments(figure, [left, bottom], zorder=2.5, capstyle="projecting")
+
+
+def _bars(figure: Figure, panel: BarPanel, layout: Layout, frame: _Frame) -> None:
+    """The bars, one path per series, and their values above (or below) them."""
+    from matplotlib.patches import PathPatch
+    from matplotlib.path import Path
+    from matplotlib.transforms import IdentityTransform
+
     width = 0.8 / len(panel.series)
-    low, high = layout.ylim
-    gap = 2 * (high - low) / AXES_HEIGHT  # 2 points, in data units
-    for index, (series, label) in enumerate(zip(panel.series, layout.legend, strict=True)):
+    base = frame.y(0)
+    codes = [Path.MOVETO, Path.LINETO, Path.LINETO, Path.LINETO, Path.CLOSEPOLY]
+    for index, series in enumerate(panel.series):
         xs = [x - 0.4 + width * (index + 0.5) for x in range(len(panel.labels))]
+        corners: list[tuple[float, float]] = []
+        for x, y in zip(xs, series.y, strict=True):
+            x0, x1, top = frame.x(x - width / 2), frame.x(x + width / 2), frame.y(y)
+            corners += [(x0, base), (x1, base), (x1, top), (x0, top), (x0, base)]
         color = PALETTE[index % len(PALETTE)]
-        axes.bar(xs, series.y, width, color=color, linewidth=0, label=label)
+        bars = Path(corners, codes * len(xs))
+        figure.add_artist(PathPatch(bars, fc=color, ec="none", transform=IdentityTransform()))
         if layout.values:
             for x, y in zip(xs, series.y, strict=True):
                 up = y >= 0
-                at = y + gap if up else y - gap
-                va = "bottom" if up else "top"
-                axes.text(x, at, _short(y), fontsize=SMALL, ha="center", va=va)
+                at = (frame.x(x), frame.y(y) + (2 if up else -2))
+                _text(figure, at, _short(y), fontsize=SMALL, ha="center", va=_VA[up])
+
+
+_VA = {True: "bottom", False: "top"}
+
+
+def _ticks(figure: Figure, layout: Layout, frame: _Frame) -> None:
+    """Tick labels where matplotlib's ticks would put them (no Tick: five artists each)."""
+    x = frame.left - TICK
+    for y, label in zip(layout.yticks, layout.ytick_labels, strict=True):
+        _text(figure, (x, frame.y(y)), label, ha="right", va="center_baseline")
+    y = frame.bottom - TICK
+    style: dict[str, Any] = (
+        {"ha": "right", "va": "top", "rotation": ROTATION, "rotation_mode": "anchor"}
+        if layout.rotated
+        else {"ha": "center", "va": "top", "multialignment": "center"}
+    )
+    for x, label in enumerate(layout.xlabels):
+        _text(figure, (frame.x(x), y), label, **style)
+
+
+def _titles(figure: Figure, layout: Layout, frame: _Frame) -> None:
+    """The title above the plot and the y-label beside its tick labels."""
+    at = (frame.left, frame.top + TITLEPAD)
+    _text(figure, at, layout.title, fontsize=TITLE, fontweight="bold", va="baseline")
+    at = (frame.left - layout.ylabel_offset, (frame.bottom + frame.top) / 2)
+    style = {"rotation": 90, "rotation_mode": "anchor", "ha": "center", "va": "bottom"}
+    _text(figure, at, layout.ylabel, multialignment="center", **style)
+
+
+def _legend(figure: Figure, labels: list[str], left: float, top: float) -> None:
+    """A swatch and a label per series, top-aligned beside the plot (matplotlib's legend
+    lays out offset boxes: as costly as the rest of the chart)."""
+    from matplotlib.patches import Rectangle
+    from matplotlib.transforms import IdentityTransform
+
+    x, y = left + LEGEND_INSET, top - LEGEND_INSET  # y: the top of the next entry
+    for index, label in enumerate(labels):
+        middle = y - SMALL * LINE / 2  # of the label's first line
+        color = PALETTE[index % len(PALETTE)]
+        corner = (x, middle - HANDLE_HEIGHT / 2)
+        swatch = Rectangle(corner, HANDLE, HANDLE_HEIGHT, fc=color, ec="none")
+        swatch.set_gid(f"legend-{index}")
+        figure.add_artist(swatch).set_transform(IdentityTransform())
+        _text(figure, (x + HANDLE + HANDLE_GAP, y), label, fontsize=SMALL, va="top")
+        y -= _lines(label) * SMALL * LINE + ENTRY_GAP
+
+
+def _text(figure: Figure, at: tuple[float, float], text: str, **style: Any) -> None:
+    from matplotlib.transforms import IdentityTransform
+
+    figure.text(*at, text, transform=IdentityTransform(), **style)

@@ -91,9 +91,9 @@ def test_recorded_text_is_escaped_and_taken_literally() -> None:
 
 
 def test_one_series_has_no_legend_several_have_one() -> None:
-    assert b'id="legend_1"' not in charts.bar_svgs(CASES["typical"])["light"]
+    assert b'id="legend-0"' not in charts.bar_svgs(CASES["typical"])["light"]
     svg = charts.bar_svgs(CASES["three-series"])["light"]
-    assert b'id="legend_1"' in svg and b">fori_loop</text>" in svg
+    assert b'id="legend-2"' in svg and b">fori_loop</text>" in svg
 
 
 def test_long_x_labels_are_rotated_short_ones_are_not() -> None:
