@@ -50,7 +50,7 @@ test: $(STAMP) lint
 bench: $(STAMP)
 	$(PY) bench/run.py $(ARGS)
 
-# After changing a model in builder/course.py or recording.py (tests/test_quickcheck.py fails).
+# After changing a type in builder/course.py or recording.py (tests/test_recording.py fails).
 schemas: $(STAMP)
 	$(PY) -m builder schema --dir schema
 
