@@ -17,7 +17,7 @@ from typing import Any, TextIO
 
 from .build import Paths, build
 from .errors import BuildError
-from .manifest import TEMPLATES
+from .manifest import TEMPLATES, snapshot
 
 RELOAD_PATH = "/__reload"
 RELOAD_SCRIPT = (
@@ -63,7 +63,7 @@ def serve(
 
 
 def _watch(paths: Paths, preview: Preview, rebuild: Any) -> None:
-    watched = (paths.content, paths.recordings, TEMPLATES)
+    watched = [paths.content, paths.recordings, TEMPLATES]
     seen = snapshot(watched)
     while True:
         time.sleep(POLL_SECONDS)
@@ -72,20 +72,6 @@ def _watch(paths: Paths, preview: Preview, rebuild: Any) -> None:
             if rebuild():
                 preview.generation += 1
             seen = snapshot(watched)  # a build may have written recordings
-
-
-def snapshot(folders: tuple[Path, ...]) -> frozenset[tuple[str, int, int]]:
-    """Every file under the folders with its modification time and size."""
-    found = set()
-    for folder in folders:
-        for path in folder.rglob("*") if folder.exists() else ():
-            try:
-                stat = path.stat()
-            except OSError:
-                continue
-            if path.is_file():
-                found.add((str(path), stat.st_mtime_ns, stat.st_size))
-    return frozenset(found)
 
 
 def _rebuild(paths: Paths, *, execute: bool, jobs: int, log: TextIO) -> bool:
