@@ -164,7 +164,7 @@ def _chart_artifacts(lesson: Lesson, status: LessonStatus, renderer: Renderer) -
     panels = status.recording.panels if status.recording else []
     return [
         Artifact(
-            renderer.key("chart", lesson.url, str(n), repr(panel)),
+            renderer.key("chart", lesson.url, str(n), status.digest),  # the recording's
             partial(_chart, lesson.url, n, panel),
         )
         for n, panel in enumerate(panels, start=1)

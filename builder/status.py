@@ -92,11 +92,11 @@ def _lesson_status(
         return LessonStatus(lesson.id, State.MISSING, "never recorded", path)
     except OSError as error:
         return LessonStatus(lesson.id, State.INVALID, f"cannot be read: {error.strerror}", path)
+    digest = fingerprint.sha256(data)
     try:
-        recording = memo("recording", (data,), lambda: loads(data, path))
+        recording = memo("recording", (digest,), lambda: loads(data, path))
     except RecordingError as error:
         return LessonStatus(lesson.id, State.INVALID, error.problem, path)
-    digest = fingerprint.sha256(data)
     if recording.lessonId != lesson.id:
         detail = f"its lessonId is {recording.lessonId!r}, not {lesson.id!r}"
         return LessonStatus(lesson.id, State.INVALID, detail, path, digest=digest)
