@@ -96,8 +96,10 @@ def build(
 
 def check(paths: Paths) -> list[LessonStatus]:
     """Every lesson's status, as the next build would see it, executing nothing; what it
-    validates is kept in the store for the next build or check."""
-    from .stages import course_status, load_course
+    validates is kept in the store for the next build or check. It imports the two stages
+    it runs, not builder.stages: rendering's modules (jinja2, markdown-it) stay unloaded."""
+    from .course import load_course
+    from .status import course_status
 
     store = Store(paths.cache)
     versions = installed_versions(environment_snapshot(), Manifest.load(store))
