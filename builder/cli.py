@@ -1,4 +1,4 @@
-"""python -m builder site | record | check | render | serve | validate | schema
+"""python -m builder site | record | check | render | serve | diff | validate | schema
 
 Errors the user can fix are printed as one message, without a traceback, and exit 1.
 Heavy modules (jinja2, markdown-it, matplotlib, jax) are imported only by the commands
@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from .build import Paths
 
 EXIT_INTERRUPTED = 130
+DIFF_FORMATS = ("text", "markdown", "json")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -72,6 +73,7 @@ def _parser() -> argparse.ArgumentParser:
         "exit 1 with a table when any recording is not fresh; executes nothing",
     )
     check.add_argument("--json", action="store_true", help="print the states as JSON")
+    _diff_command(commands)
     _command(commands, "render", _render, "render site/ from recordings only")
     serve = _command(
         commands, "serve", _serve, "serve site/ locally; rebuild and reload the browser on change"
@@ -105,6 +107,20 @@ def _command(
     command.add_argument("--cache", type=Path, default=Path(".cache"), help="build cache folder")
     command.set_defaults(run=run)
     return command
+
+
+def _diff_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    text = "what a re-record changed between two revisions: output, panels, environment, pages"
+    diff = commands.add_parser("diff", help=text, description=text)
+    diff.add_argument("base", nargs="?", default="HEAD", help="a git revision (default HEAD)")
+    diff.add_argument("head", nargs="?", help="a git revision (default: the work tree)")
+    diff.add_argument("--format", choices=DIFF_FORMATS, default="text")
+    diff.add_argument("--content", type=Path, default=Path("content"), help="course folder")
+    diff.add_argument("--recordings", type=Path, default=Path("recordings"))
+    diff.add_argument(
+        "--no-pages", action="store_true", help="do not render pages to find changed numbers"
+    )
+    diff.set_defaults(run=_diff)
 
 
 def _jobs(command: argparse.ArgumentParser) -> None:
@@ -210,6 +226,15 @@ def _check(args: argparse.Namespace) -> int:
     else:
         print(f"All {len(statuses)} recordings are fresh.")
     return 1 if bad else 0
+
+
+def _diff(args: argparse.Namespace) -> int:
+    from .diffreport import render
+    from .review import diff
+
+    changes = diff(args.content, args.recordings, args.base, args.head, pages=not args.no_pages)
+    sys.stdout.write(render(changes, args.format))
+    return 0
 
 
 def _validate(args: argparse.Namespace) -> int:
