@@ -108,6 +108,7 @@ class CourseChanges:
     head: str
     lessons: tuple[LessonChange, ...]  # only lessons whose recording files differ
     unchanged: int
+    note: str = ""  # what could not be compared ("pages not compared: ...")
 
     def count(self, category: Category) -> int:
         return sum(1 for lesson in self.lessons if lesson.category == category)

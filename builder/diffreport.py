@@ -155,7 +155,8 @@ def _folded_lessons(changes: CourseChanges, code: str) -> str:
 
 
 def text(changes: CourseChanges) -> str:
-    blocks = [f"Recordings: {changes.base} -> {changes.head}\n{summary(changes)}"]
+    note = f"\n({changes.note})" if changes.note else ""
+    blocks = [f"Recordings: {changes.base} -> {changes.head}\n{summary(changes)}{note}"]
     blocks += ["\n".join(_text_lesson(lesson)) for lesson in _listed(changes)]
     blocks += [_folded_lessons(changes, "")] if _folded_lessons(changes, "") else []
     return "\n\n".join(blocks) + "\n"
@@ -214,6 +215,7 @@ def markdown(changes: CourseChanges) -> str:
         f"### Recordings: {_code(changes.base)} → {_code(changes.head)}",
         summary(changes),
     ]
+    blocks += [f"_({_cell(changes.note)})_"] if changes.note else []
     for lesson in _listed(changes):
         blocks += _md_lesson(lesson)
     fold = _folded_lessons(changes, "`")

@@ -21,6 +21,7 @@ from pathlib import Path
 from . import revision
 from .changes import CourseChanges, LessonChange, PageMark, compare, mask_timings, timing_panel
 from .course import Course, Lesson, load_course
+from .errors import BuildError
 from .recording import Recording, loads
 
 
@@ -33,14 +34,28 @@ def diff(
     changes = compare(old, new, base_name, revision.describe(recordings, head))
     if not pages or not any(x.category in ("changed", "timing") for x in changes.lessons):
         return changes
-    with tempfile.TemporaryDirectory(prefix="builder-diff-") as scratch:
-        root = content if head is None else revision.extract(content, head, Path(scratch))
-        course = load_course(root)
-        lessons = tuple(_with_pages(x, course, old, new) for x in changes.lessons)
+    try:
+        lessons = _with_pages(changes.lessons, content, head, old, new)
+    except (BuildError, ImportError) as error:  # a course that does not load; a light install
+        problem = str(error).splitlines()[0]
+        return replace(changes, note=f"pages not compared: {problem}")
     return replace(changes, lessons=lessons)
 
 
 def _with_pages(
+    lessons: tuple[LessonChange, ...],
+    content: Path,
+    head: str | None,
+    old: dict[str, bytes],
+    new: dict[str, bytes],
+) -> tuple[LessonChange, ...]:
+    with tempfile.TemporaryDirectory(prefix="builder-diff-") as scratch:
+        root = content if head is None else revision.extract(content, head, Path(scratch))
+        course = load_course(root)
+        return tuple(_lesson_pages(x, course, old, new) for x in lessons)
+
+
+def _lesson_pages(
     change: LessonChange, course: Course, old: dict[str, bytes], new: dict[str, bytes]
 ) -> LessonChange:
     lesson = course.lesson(change.lesson_id)

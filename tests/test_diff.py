@@ -14,6 +14,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -220,3 +221,27 @@ def test_output_folds_timing_lines_and_shows_the_rest() -> None:
         "+answer: 45 equations, 9.0 ms",
         " z",
     )
+
+
+def test_without_the_renderer_diff_reports_all_but_the_pages(history: Paths) -> None:
+    """On a light install (no markdown-it, Jinja2, jax or matplotlib) diff still compares
+    the recordings, and says that it did not compare pages."""
+    code = (
+        "import sys\n"
+        "for name in ('jax', 'matplotlib', 'jinja2', 'markdown_it', 'pygments'):\n"
+        "    sys.modules[name] = None\n"
+        "from builder.cli import main\n"
+        "sys.exit(main(sys.argv[1:]))\n"
+    )
+    where = ["--content", str(history.content), "--recordings", str(history.recordings)]
+    done = subprocess.run(
+        [sys.executable, "-c", code, "diff", "base", "head", *where],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).parent.parent,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[2].startswith("(pages not compared: import of markdown_it halted")
+    assert "  panel 1 “Equations per function” [equations]" in lines
+    assert "on its page:" not in done.stdout
