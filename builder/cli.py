@@ -76,6 +76,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     _jobs(site)
     site.add_argument("--force", action="store_true", help="re-record every lesson")
+    _since(site)
     record = _command(commands, "record", _record, "re-execute what is not fresh")
     _jobs(record)
     record.add_argument("--force", action="store_true", help="re-record every lesson")
@@ -97,7 +98,7 @@ def _parser() -> argparse.ArgumentParser:
         "--json", dest="format", action="store_const", const="json", help="same as --format json"
     )
     _diff_command(commands)
-    _command(commands, "render", _render, "render site/ from recordings only")
+    _since(_command(commands, "render", _render, "render site/ from recordings only"))
     serve = _command(
         commands, "serve", _serve, "serve site/ locally; rebuild and reload the browser on change"
     )
@@ -146,6 +147,14 @@ def _diff_command(commands: argparse._SubParsersAction[argparse.ArgumentParser])
     diff.set_defaults(run=_diff)
 
 
+def _since(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--since",
+        metavar="REV",
+        help="also make changes/index.html: what the recordings changed since this git revision",
+    )
+
+
 def _jobs(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "-j",
@@ -173,6 +182,7 @@ def _site(args: argparse.Namespace, execute: bool = True) -> int:
         execute=execute and not getattr(args, "no_execute", False),
         jobs=getattr(args, "jobs", 1),
         force=getattr(args, "force", False),
+        since=getattr(args, "since", None),
     )
     seconds = time.perf_counter() - started
     print(

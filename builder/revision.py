@@ -26,6 +26,12 @@ def describe(folder: Path, rev: str | None) -> str:
     return rev if short.startswith(rev) else f"{rev} ({short})"
 
 
+def commit(folder: Path, rev: str) -> str:
+    """The full hash of the commit `rev` names (a build keys its `--since` page on it)."""
+    root, _ = _locate(folder)
+    return _git(root, "rev-parse", "--verify", f"{rev}^{{commit}}").decode().strip()
+
+
 def json_files(folder: Path, rev: str | None) -> dict[str, bytes]:
     """The `*.json` files directly in `folder` (not `_inputs.json` and the like), by stem."""
     if rev is None:

@@ -245,3 +245,23 @@ def test_without_the_renderer_diff_reports_all_but_the_pages(history: Paths) -> 
     assert lines[2].startswith("(pages not compared: import of markdown_it halted")
     assert "  panel 1 “Equations per function” [equations]" in lines
     assert "on its page:" not in done.stdout
+
+
+def test_site_since_rev_has_a_what_changed_page_linking_to_each_change(history: Paths) -> None:
+    from builder.build import build
+
+    build(history, execute=False, jobs=1)
+    assert not (history.out / "changes").exists()
+    build(history, execute=False, jobs=1, since="base")
+    page = (history.out / "changes" / "index.html").read_text()
+    assert "4 recordings differ, 1 unchanged: 1 changed, 1 timing only, 1 added, 1 removed." in page
+    assert '<a href="../l/first/index.html#panel-1">Panel 1: Equations per function' in page
+    assert '<a href="../l/first/index.html#tracing">§ Tracing</a>: value: recorded output' in page
+    assert '<span class="diff-add">+equations: 4</span>' in page
+    assert 'Timings only:</strong> <a href="../l/settings/index.html">speed-01</a>' in page
+    lesson = (history.out / "l" / "first" / "index.html").read_text()
+    for anchor in re.findall(r'href="\.\./l/first/index\.html#([^"]+)"', page):
+        assert f'id="{anchor}"' in lesson, anchor
+    git(history.content.parent, "tag", "-f", "base", "head")
+    build(history, execute=False, jobs=1, since="base")  # the revision moved: a new page
+    assert "No recording differs" in (history.out / "changes" / "index.html").read_text()
