@@ -19,6 +19,7 @@ from .changes import (
     OutputChange,
     PageMark,
     PanelChange,
+    mask_timings,
 )
 
 MAX_DIFF_LINES = 200  # of one lesson's output diff; the rest is counted, not shown
@@ -108,9 +109,7 @@ def environment_words(fields: tuple[Field, ...], arrow: str = "->") -> str:
 def mark_change(mark: PageMark) -> str:
     """How a changed mark reads: a value old -> new; a figure by how much of it changed."""
     if mark.what == "recorded output":
-        old, new = mark.old.splitlines(), mark.new.splitlines()
-        changed = len(set(new) - set(old)) or len(set(old) - set(new))
-        return f"{changed} of its {len(new)} line(s) changed"
+        return _figure_lines(mark.old.splitlines(), mark.new.splitlines())
     if mark.what.startswith("panel "):
         return "its values changed (listed above)"
     return f"{_short(mark.old) or UNRESOLVED} -> {_short(mark.new) or UNRESOLVED}"
@@ -119,6 +118,16 @@ def mark_change(mark: PageMark) -> str:
 def added_words(lesson: LessonChange) -> str:
     lines = lesson.output.added + lesson.output.removed if lesson.output else 0
     return f"{lines} line(s) of output, {len(lesson.panels)} panel(s)"
+
+
+def _figure_lines(old: list[str], new: list[str]) -> str:
+    """'1 of its 4 line(s) changed, 2 more only in timings'."""
+    masked = {mask_timings(line) for line in old}
+    moved = [line for line in new if line not in old]
+    real = sum(mask_timings(line) not in masked for line in moved) or len(set(old) - set(new))
+    timing = len(moved) - sum(mask_timings(line) not in masked for line in moved)
+    more = f", {timing} more only in timings" if timing else ""
+    return f"{real} of its {len(new)} line(s) changed{more}"
 
 
 def _timing_panels(lesson: LessonChange) -> list[PanelChange]:
