@@ -50,7 +50,10 @@ def extract(folder: Path, rev: str, dest: Path) -> Path:
     root, where = _locate(folder)
     data = _git(root, "archive", "--format=tar", rev, "--", f"{where}/")
     with tarfile.open(fileobj=io.BytesIO(data)) as archive:
-        archive.extractall(dest, filter="data")
+        if hasattr(tarfile, "data_filter"):  # Python 3.11.4+: no links out, no odd modes
+            archive.extractall(dest, filter="data")
+        else:  # git wrote this archive from the repository's own tree
+            archive.extractall(dest)
     return dest / where
 
 
