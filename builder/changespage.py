@@ -43,7 +43,8 @@ class ChangedLesson:
     panels: tuple[ChangedPanel, ...]
     environment: str
     marks: tuple[tuple[str, str, str], ...]  # (href, where, what changed)
-    timings: str
+    timings: str  # what only moved timings, in words
+    timing_panels: tuple[ChangedPanel, ...]  # folded: shown only when opened
 
 
 @dataclass(frozen=True)
@@ -90,16 +91,18 @@ def _lesson(change: LessonChange, page: NavItem | None) -> ChangedLesson:
         detail = change.problem if change.category == "invalid" else added_words(change)
         headline = f"{change.category}: {detail}"
     output = change.output if change.output and change.output.diff else None
+    panels = change.panels if change.category == "changed" else ()
     return ChangedLesson(
         change.lesson_id,
         page,
         headline,
         output_words(output) if output else "",
         tuple((_kind(line), line) for line in output.diff) if output else (),
-        tuple(_panel(p, page) for p in change.panels if change.category == "changed"),
+        tuple(_panel(p, page) for p in panels if not p.timing or p.notes),
         environment_words(change.environment, "→"),
         tuple(_mark(m, page) for m in change.pages if not m.timing),
         folded(change) if change.category == "changed" else "",
+        tuple(_panel(p, page) for p in panels if p.timing and not p.notes),
     )
 
 
@@ -109,8 +112,7 @@ def _kind(line: str) -> str:
 
 def _panel(panel: PanelChange, page: NavItem | None) -> ChangedPanel:
     notes = f" ({'; '.join(panel.notes)})" if panel.notes else ""
-    timing = " · timings" if panel.timing else ""
-    heading = f"Panel {panel.number}: {panel.title} [{panel.ylabel}]{notes}{timing}"
+    heading = f"Panel {panel.number}: {panel.title} [{panel.ylabel}]{notes}"
     href = f"../{page.url}index.html#panel-{panel.number}" if page else ""
     rows = tuple(
         (v.series, v.label, number(v.old), number(v.new), relative(v.old, v.new, v.relative))
