@@ -2,22 +2,27 @@
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
-STAMP  := $(VENV)/.installed
+# LOCK=requirements-check.txt installs only what `check` imports (CI's light install); each
+# requirements file has its own stamp, so a later `make render` installs the rest.
+LOCK   ?= requirements.lock
+STAMP  := $(VENV)/.installed$(if $(filter-out requirements.lock,$(LOCK)),-$(basename $(notdir $(LOCK))))
 JOBS   ?=
 ARGS   ?=
+BASE   ?= HEAD
+HEAD   ?=
 LINT_DIRS := builder tests $(wildcard bench)
 
 # Let Python keep compiled modules in __pycache__/ (gitignored), as it does by default: some
 # shells set PYTHONDONTWRITEBYTECODE, and then every build recompiles builder/ (~0.1 s).
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: site test check record render serve lint bench schemas clean
+.PHONY: site test check record render serve diff lint bench schemas clean
 
-$(STAMP): requirements.lock pyproject.toml
+$(STAMP): $(LOCK) pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
 	  { echo "error: Python 3.11+ is required (found $$($(PYTHON) --version))"; exit 1; }
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.lock
+	$(PY) -m pip install --quiet --disable-pip-version-check -r $(LOCK)
 	@# builder/ is used in place: a .pth file puts this checkout on the venv's path, so
 	@# examples can `from builder import panels` when run by hand with .venv/bin/python.
 	$(PY) -c 'import os, site; open(os.path.join(site.getsitepackages()[0], "coursebuilder.pth"), "w").write(os.getcwd() + "\n")'
@@ -34,6 +39,10 @@ check: $(STAMP)
 
 render: $(STAMP)
 	$(PY) -m builder render $(ARGS)
+
+# What the recordings changed between two revisions (BASE=HEAD, HEAD= the work tree).
+diff: $(STAMP)
+	$(PY) -m builder diff $(BASE) $(HEAD) $(ARGS)
 
 serve: $(STAMP)
 	$(PY) -m builder serve $(ARGS)

@@ -38,6 +38,7 @@ from .manifest import (
 from .store import Memo, Store
 
 if TYPE_CHECKING:
+    from .changes import CourseChanges
     from .course import Course
     from .execute import Runner
     from .status import LessonStatus
@@ -67,11 +68,14 @@ def build(
     force: bool = False,
     runner: Runner | None = None,
     log: TextIO = sys.stderr,
+    since: str | None = None,
 ) -> BuildResult:
-    """Record what changed (unless `execute` is off), then render and write the site."""
+    """Record what changed (unless `execute` is off), then render and write the site;
+    with `since` (a git revision), a "What changed" page against it too."""
     with build_lock(paths.cache):
         store = Store(paths.cache)
-        now = Observed.take([paths.content, paths.recordings], paths.out, f"execute={execute}")
+        settings = (f"execute={execute}", f"since={_commit(paths, since)}")
+        now = Observed.take([paths.content, paths.recordings], paths.out, *settings)
         last = Manifest.load(store)
         if last is not None and last.unchanged(now) and not force:
             return BuildResult((), 0, 0, len(last.files))
@@ -87,17 +91,35 @@ def build(
         if executed:
             statuses = course_status(course, paths.recordings, versions, memo)
         kept = Kept.since(last, paths.out, now)
-        site = make_site(course, statuses, paths.recordings, memo, kept, os.cpu_count() or 1)
+        changes = _changes(paths, since)
+        cores = os.cpu_count() or 1
+        site = make_site(course, statuses, paths.recordings, memo, kept, cores, changes)
         written = write(site.files(), site.names(), paths.out, site_files(paths.out, now.site))
         after = Manifest(now, versions, snapshot([paths.out]), site.names(), site.traces())
         store.commit(after, keep=site.references(store.used))
     return BuildResult(executed or (), written.written, written.removed, written.total)
 
 
+def _commit(paths: Paths, since: str | None) -> str:
+    """The commit `since` names now: a build keyed on it notices when the branch moves."""
+    from .revision import commit
+
+    return commit(paths.recordings, since) if since else ""
+
+
+def _changes(paths: Paths, since: str | None) -> CourseChanges | None:
+    """What the recordings changed since `since` (builder.review), for the What changed page."""
+    from .review import diff
+
+    return diff(paths.content, paths.recordings, since, None) if since else None
+
+
 def check(paths: Paths) -> list[LessonStatus]:
     """Every lesson's status, as the next build would see it, executing nothing; what it
-    validates is kept in the store for the next build or check."""
-    from .stages import course_status, load_course
+    validates is kept in the store for the next build or check. It imports the two stages
+    it runs, not builder.stages: rendering's modules (jinja2, markdown-it) stay unloaded."""
+    from .course import load_course
+    from .status import course_status
 
     store = Store(paths.cache)
     versions = installed_versions(environment_snapshot(), Manifest.load(store))

@@ -1,4 +1,4 @@
-"""python -m builder site | record | check | render | serve | validate | schema
+"""python -m builder site | record | check | render | serve | diff | validate | schema
 
 Errors the user can fix are printed as one message, without a traceback, and exit 1.
 Heavy modules (jinja2, markdown-it, matplotlib, jax) are imported only by the commands
@@ -10,16 +10,31 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from .errors import BuildError
 
 if TYPE_CHECKING:
     from .build import Paths
+    from .status import LessonStatus
 
 EXIT_INTERRUPTED = 130
+CHECK_FORMATS = ("table", "json", "github")
+DIFF_FORMATS = ("text", "markdown", "json")
+FIXES = MappingProxyType(  # by state: the next step, as the README's table says it
+    {
+        "missing": "run `make record`",
+        "stale(content)": "run `make record`",
+        "stale(harness)": "run `make record FORCE=1`",
+        "stale(environment)": "install the pinned versions (requirements.lock), or re-record",
+        "invalid": "re-record it with `make record`",
+        "orphan": "delete the recording, or restore its lesson",
+    }
+)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -61,6 +76,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     _jobs(site)
     site.add_argument("--force", action="store_true", help="re-record every lesson")
+    _since(site)
     record = _command(commands, "record", _record, "re-execute what is not fresh")
     _jobs(record)
     record.add_argument("--force", action="store_true", help="re-record every lesson")
@@ -71,8 +87,18 @@ def _parser() -> argparse.ArgumentParser:
         _check,
         "exit 1 with a table when any recording is not fresh; executes nothing",
     )
-    check.add_argument("--json", action="store_true", help="print the states as JSON")
-    _command(commands, "render", _render, "render site/ from recordings only")
+    check.add_argument(
+        "--format",
+        choices=CHECK_FORMATS,
+        default="table",
+        help="table (default), json (every lesson's state), or github (one ::error annotation "
+        "per lesson that is not fresh, for GitHub Actions)",
+    )
+    check.add_argument(
+        "--json", dest="format", action="store_const", const="json", help="same as --format json"
+    )
+    _diff_command(commands)
+    _since(_command(commands, "render", _render, "render site/ from recordings only"))
     serve = _command(
         commands, "serve", _serve, "serve site/ locally; rebuild and reload the browser on change"
     )
@@ -107,6 +133,28 @@ def _command(
     return command
 
 
+def _diff_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    text = "what a re-record changed between two revisions: output, panels, environment, pages"
+    diff = commands.add_parser("diff", help=text, description=text)
+    diff.add_argument("base", nargs="?", default="HEAD", help="a git revision (default HEAD)")
+    diff.add_argument("head", nargs="?", help="a git revision (default: the work tree)")
+    diff.add_argument("--format", choices=DIFF_FORMATS, default="text")
+    diff.add_argument("--content", type=Path, default=Path("content"), help="course folder")
+    diff.add_argument("--recordings", type=Path, default=Path("recordings"))
+    diff.add_argument(
+        "--no-pages", action="store_true", help="do not render pages to find changed numbers"
+    )
+    diff.set_defaults(run=_diff)
+
+
+def _since(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--since",
+        metavar="REV",
+        help="also make changes/index.html: what the recordings changed since this git revision",
+    )
+
+
 def _jobs(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "-j",
@@ -134,6 +182,7 @@ def _site(args: argparse.Namespace, execute: bool = True) -> int:
         execute=execute and not getattr(args, "no_execute", False),
         jobs=getattr(args, "jobs", 1),
         force=getattr(args, "force", False),
+        since=getattr(args, "since", None),
     )
     seconds = time.perf_counter() - started
     print(
@@ -183,33 +232,64 @@ def _check(args: argparse.Namespace) -> int:
 
     statuses = check(_paths(args))
     bad = [status for status in statuses if not status.fresh]
-    if args.json:
-        print(
-            json.dumps(
-                [
-                    {
-                        "lessonId": s.lesson_id,
-                        "state": str(s.state),
-                        "detail": s.detail,
-                        "path": str(s.path),
-                    }
-                    for s in statuses
-                ],
-                indent=2,
-            )
-        )
-    elif bad:
-        width = max(len(s.lesson_id) for s in bad)
-        print(f"{'lesson':<{width}}  {'state':<18}  detail")
-        for s in bad:
-            print(f"{s.lesson_id:<{width}}  {s.state:<18}  {s.detail}")
-        print(
-            f"\n{len(bad)} of {len(statuses)} recording(s) not fresh. Run `make record` to "
-            "re-record them (orphans: delete the file or restore its lesson)."
-        )
+    if args.format == "json":
+        print(json.dumps([_state(s) for s in statuses], indent=2))
+    elif args.format == "github":
+        print("".join(_annotation(s, args.content) + "\n" for s in bad) + _verdict(bad, statuses))
     else:
-        print(f"All {len(statuses)} recordings are fresh.")
+        print(_table(bad) + _verdict(bad, statuses))
     return 1 if bad else 0
+
+
+def _state(s: LessonStatus) -> dict[str, str]:
+    return {"lessonId": s.lesson_id, "state": str(s.state), "detail": s.detail, "path": str(s.path)}
+
+
+def _table(bad: list[LessonStatus]) -> str:
+    if not bad:
+        return ""
+    width = max(len(s.lesson_id) for s in bad)
+    rows = [f"{s.lesson_id:<{width}}  {s.state:<18}  {s.detail}" for s in bad]
+    return "\n".join([f"{'lesson':<{width}}  {'state':<18}  detail", *rows, ""]) + "\n"
+
+
+def _verdict(bad: list[LessonStatus], statuses: list[LessonStatus]) -> str:
+    if not bad:
+        return f"All {len(statuses)} recordings are fresh."
+    return (
+        f"{len(bad)} of {len(statuses)} recording(s) not fresh. Run `make record` to "
+        "re-record them (orphans: delete the file or restore its lesson)."
+    )
+
+
+def _annotation(status: LessonStatus, content: Path) -> str:
+    """A GitHub Actions `::error` line: on the example when the lesson's inputs changed or
+    it was never recorded, else on the recording (at the line a JSON error names)."""
+    from .rules import EXAMPLE_FILE
+
+    state = str(status.state)
+    on_example = state in ("missing", "stale(content)")
+    path = content / "lessons" / status.lesson_id / EXAMPLE_FILE if on_example else status.path
+    line = re.search(r"\bline (\d+)", status.detail) if state == "invalid" else None
+    where = f"file={_escape(str(path), True)},line={line[1] if line else 1}"
+    title = _escape(f"{status.lesson_id}: recording {state}", True)
+    message = _escape(f"{status.detail}; {FIXES[state]}" if status.detail else FIXES[state])
+    return f"::error {where},title={title}::{message}"
+
+
+def _escape(text: str, property: bool = False) -> str:
+    """GitHub's workflow-command encoding (a property also escapes ':' and ',')."""
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return text.replace(":", "%3A").replace(",", "%2C") if property else text
+
+
+def _diff(args: argparse.Namespace) -> int:
+    from .diffreport import render
+    from .review import diff
+
+    changes = diff(args.content, args.recordings, args.base, args.head, pages=not args.no_pages)
+    sys.stdout.write(render(changes, args.format))
+    return 0
 
 
 def _validate(args: argparse.Namespace) -> int:

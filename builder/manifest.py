@@ -179,12 +179,14 @@ def installed_versions(environment: Snapshot, last: Manifest | None) -> dict[str
 def read_versions() -> dict[str, str]:
     from importlib import metadata
 
+    from .rules import NOT_INSTALLED
+
     versions = {}
     for name in PACKAGES:
         try:
             versions[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
-            versions[name] = "not installed"
+            versions[name] = NOT_INSTALLED
     return versions
 
 

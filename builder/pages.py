@@ -18,6 +18,7 @@ from typing import Any
 from markupsafe import Markup
 
 from . import search
+from .changes import CourseChanges
 from .course import Course, GlossaryTerm, Lesson
 from .highlight import stylesheet
 from .make import Artifact, Made
@@ -40,10 +41,12 @@ def page_artifacts(
     terms_used: dict[str, list[str]],
     run_seconds: dict[str, float],
     renderer: Renderer,
+    changes: CourseChanges | None = None,
 ) -> list[Artifact]:
     """Every page but the lessons', then the static files. `terms_used` lists, for each
     glossary term, the lessons whose pages use it (in course order, once per use);
-    `run_seconds` is each example's last run time (the recordings page shows it)."""
+    `run_seconds` is each example's last run time (the recordings page shows it);
+    `changes` makes the "What changed" page (`--since REV`)."""
     nav = site_nav(course)
     shared = renderer.key("page", repr(nav))
 
@@ -109,7 +112,22 @@ def page_artifacts(
         ),
         simple("static/nav.js", "nav.js", data=_nav_data(nav), root="", current=""),
         *_static(renderer),
+        *(
+            [
+                made_page(
+                    "changes/index.html", "changes.html", changes, lambda: _changes(changes, course)
+                )
+            ]
+            if changes
+            else []
+        ),
     ]
+
+
+def _changes(changes: CourseChanges, course: Course) -> dict[str, Any]:
+    from .changespage import context
+
+    return context(changes, course)
 
 
 def terms_used(course: Course, made: Iterable[Made]) -> dict[str, list[str]]:

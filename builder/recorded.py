@@ -184,11 +184,26 @@ def panel_figures(page: PageEnv, numbers: list[int]) -> str:
     out = []
     for number in numbers:
         if not 1 <= number <= len(recording.panels):
-            page.fail(f"panel {number}: the recording has {len(recording.panels)} panel(s)")
+            out.append(
+                page.fail(f"panel {number}: the recording has {len(recording.panels)} panel(s)")
+            )
             continue
         page.placed_panels.append(number)
         out.append(figure_html(recording, number))
     return "".join(out)
+
+
+def unplaced_panels(recording: Recording | None, placed: list[int]) -> str:
+    """The panels the prose does not place, in a closing section: every panel is shown."""
+    count = len(recording.panels) if recording else 0
+    unplaced = [n for n in range(1, count + 1) if n not in placed]
+    if recording is None or not unplaced:
+        return ""
+    return (
+        '<section class="more-panels"><h2>Recorded panels</h2>'
+        + "".join(figure_html(recording, n) for n in unplaced)
+        + "</section>"
+    )
 
 
 def panel_file(number: int, theme: str) -> str:
@@ -251,8 +266,8 @@ def value(page: PageEnv, args: Args, text: str) -> str:
     if recording is None:
         return '<span class="not-recorded">[not recorded]</span>'
     found = _lookup(page, recording, args, text)
-    if found is None:
-        return ""
+    if found is None:  # failed, and said why: mark the place (`diff` compares marks in order)
+        return f'<mark class="broken">{html.escape(page.errors[-1].problem)}</mark>'
     value, source = found
     shown = _format(value, args.get("fmt", [""])[0], page, text)
     note = f"{provenance(recording)}; {source}"

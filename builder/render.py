@@ -187,18 +187,7 @@ def _lesson_page(
     recording = status.recording
     root = "../../"
     rendered, errors = prose.render_prose(lesson, course, recording, root, renderer.highlight)
-    body = rendered.html
-    unplaced = [
-        n
-        for n in range(1, len(recording.panels) + 1 if recording else 1)
-        if n not in rendered.placed_panels
-    ]
-    if recording and unplaced:
-        body += (
-            '<section class="more-panels"><h2>Recorded panels</h2>'
-            + "".join(recorded.figure_html(recording, n) for n in unplaced)
-            + "</section>"
-        )
+    body = rendered.html + recorded.unplaced_panels(recording, rendered.placed_panels)
     lessons = course.lessons
     content = LessonPage(
         title=lesson.title,

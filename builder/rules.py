@@ -27,6 +27,8 @@ LESSON_FILE = "lesson.md"
 EXAMPLE_FILE = "example.py"
 INPUTS_FILE = "_inputs.json"
 PINNED_PACKAGES = ("jax", "numpy", "matplotlib")
+NOT_INSTALLED = "not installed"
+LOCK_FILE = Path(__file__).resolve().parent.parent / "requirements.lock"
 
 
 # -- recordings ------------------------------------------------------------------------------
@@ -57,6 +59,32 @@ def series_lengths_match(labels: list[Any], series: list[tuple[str, list[Any]]])
     for label, ys in series:
         if len(ys) != len(labels):
             raise ValueError(f"series {label!r} has {len(ys)} values for {len(labels)} labels")
+
+
+def expected_versions(installed: dict[str, str]) -> dict[str, tuple[str, str]]:
+    """Per pinned package, the version recordings must have been made with, and whence it
+    comes: the installed version, or, where the package is not installed (CI's light
+    install of requirements-check.txt), the version requirements.lock pins."""
+    missing = {
+        name for name in PINNED_PACKAGES if installed.get(name, NOT_INSTALLED) == NOT_INSTALLED
+    }
+    pins = lock_pins(LOCK_FILE) if missing else {}
+    return {
+        name: (pins[name], "pinned in requirements.lock")
+        if name in missing and name in pins
+        else (installed.get(name, NOT_INSTALLED), "installed")
+        for name in PINNED_PACKAGES
+    }
+
+
+def lock_pins(path: Path) -> dict[str, str]:
+    """`name==version` lines of a requirements file, by lower-case name; {} if unreadable."""
+    try:
+        lines = path.read_text("utf-8").splitlines()
+    except OSError:
+        return {}
+    pairs = [line.split("#")[0].strip().partition("==") for line in lines]
+    return {name.strip().lower(): version.strip() for name, eq, version in pairs if eq}
 
 
 def read_inputs(recordings: Path) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import pages, render, search
+from .changes import CourseChanges
 from .course import Course
 from .errors import raise_all
 from .make import Kept, Made, make
@@ -49,13 +50,14 @@ def make_site(
     memo: Memo,
     kept: Kept,
     jobs: int,
+    changes: CourseChanges | None = None,
 ) -> Site:
     assert memo.store is not None
     store, renderer = memo.store, render.Renderer(memo)
     lessons = make(render.lesson_artifacts(course, statuses, renderer), store, kept, jobs)
     used = pages.terms_used(course, lessons.values())
     seconds = _run_seconds(recordings)
-    artifacts = pages.page_artifacts(course, statuses, used, seconds, renderer)
+    artifacts = pages.page_artifacts(course, statuses, used, seconds, renderer, changes)
     made = lessons | make(artifacts, store, kept, jobs)
     site = Site(made)
     files, names = site.files(), site.names()
@@ -67,14 +69,17 @@ def make_site(
     return Site(made | make(bundles, store, kept, jobs, threads=True))
 
 
-def render_files(course: Course, statuses: list[LessonStatus]) -> dict[str, bytes]:
+def render_files(
+    course: Course, statuses: list[LessonStatus], changes: CourseChanges | None = None
+) -> dict[str, bytes]:
     """Every page and chart, made in this process without a store and without search
     bundles: the same bytes a build writes (for tests and tools)."""
     renderer = render.Renderer(Memo())
     lessons = [a.make() for a in render.lesson_artifacts(course, statuses, renderer)]
     raise_all([error for made in lessons for error in made.errors])
     used = pages.terms_used(course, lessons)
-    others = [a.make() for a in pages.page_artifacts(course, statuses, used, {}, renderer)]
+    artifacts = pages.page_artifacts(course, statuses, used, {}, renderer, changes)
+    others = [a.make() for a in artifacts]
     return {name: data for made in [*lessons, *others] for name, data in (made.files or {}).items()}
 
 

@@ -15,7 +15,7 @@ from .course import Course, Lesson
 from .errors import RecordingError
 from .manifest import read_versions
 from .recording import Recording, loads
-from .rules import PINNED_PACKAGES, read_inputs
+from .rules import expected_versions, read_inputs
 from .store import Memo
 
 
@@ -66,8 +66,9 @@ def course_status(
     versions = versions or read_versions()
     sidecar = read_inputs(recordings)
     renderer = fingerprint.renderer_hash()
+    expected = expected_versions(versions)
     statuses = [
-        _lesson_status(x, recordings, renderer, versions, sidecar.get(x.id), memo)
+        _lesson_status(x, recordings, renderer, expected, sidecar.get(x.id), memo)
         for x in course.lessons
     ]
     ids = {lesson.id for lesson in course.lessons}
@@ -81,7 +82,7 @@ def _lesson_status(
     lesson: Lesson,
     recordings: Path,
     renderer: str,
-    versions: dict[str, str],
+    expected: dict[str, tuple[str, str]],
     remembered: Any,
     memo: Memo,
 ) -> LessonStatus:
@@ -100,7 +101,7 @@ def _lesson_status(
     if recording.lessonId != lesson.id:
         detail = f"its lessonId is {recording.lessonId!r}, not {lesson.id!r}"
         return LessonStatus(lesson.id, State.INVALID, detail, path, digest=digest)
-    state, detail = _staleness(lesson, recording, renderer, versions, remembered)
+    state, detail = _staleness(lesson, recording, renderer, expected, remembered)
     return LessonStatus(lesson.id, state, detail, path, recording, digest)
 
 
@@ -108,7 +109,7 @@ def _staleness(
     lesson: Lesson,
     recording: Recording,
     renderer: str,
-    versions: dict[str, str],
+    expected: dict[str, tuple[str, str]],
     remembered: Any,
 ) -> tuple[State, str]:
     inputs = fingerprint.lesson_inputs(lesson)
@@ -116,7 +117,7 @@ def _staleness(
         return State.STALE_CONTENT, _content_detail(recording, inputs, remembered)
     if recording.rendererHash != renderer:
         return State.STALE_HARNESS, "the recording harness (builder/harness.py, panels.py) changed"
-    drift = environment_drift(recording, versions)
+    drift = environment_drift(recording, expected)
     if drift:
         return State.STALE_ENVIRONMENT, drift
     return State.FRESH, ""
@@ -130,11 +131,12 @@ def _content_detail(recording: Recording, inputs: dict[str, Any], remembered: An
     return (", ".join(changes) or "the inputs") + " changed"
 
 
-def environment_drift(recording: Recording, installed: dict[str, str]) -> str:
-    env = {name: getattr(recording.environment, name) for name in PINNED_PACKAGES}
+def environment_drift(recording: Recording, expected: dict[str, tuple[str, str]]) -> str:
+    """'jax 0.9.2 recorded, 0.9.3 installed' for each pinned package that differs from
+    `expected` (builder.rules.expected_versions)."""
     drift = [
-        f"{name} {env[name]} recorded, {installed[name]} installed"
-        for name in PINNED_PACKAGES
-        if env[name] != installed[name]
+        f"{name} {getattr(recording.environment, name)} recorded, {version} {whence}"
+        for name, (version, whence) in expected.items()
+        if getattr(recording.environment, name) != version
     ]
     return "; ".join(drift)

@@ -124,3 +124,16 @@ def test_a_damaged_inputs_sidecar_only_blunts_the_message(recorded: Paths) -> No
     assert states["basics-01"].state is State.STALE_CONTENT
     assert states["basics-01"].detail == "the example, its data files or its settings changed"
     assert Path(recorded.recordings / "basics-02.json").exists()
+
+
+def test_a_package_not_installed_is_compared_with_its_pin() -> None:
+    """CI's light install has no jax: recordings are compared with requirements.lock."""
+    from builder.rules import LOCK_FILE, NOT_INSTALLED, expected_versions, lock_pins
+
+    lock = lock_pins(LOCK_FILE)
+    installed = {"jax": NOT_INSTALLED, "numpy": "9.9", "matplotlib": NOT_INSTALLED}
+    assert expected_versions(installed) == {
+        "jax": (lock["jax"], "pinned in requirements.lock"),
+        "numpy": ("9.9", "installed"),
+        "matplotlib": (lock["matplotlib"], "pinned in requirements.lock"),
+    }
