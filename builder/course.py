@@ -109,12 +109,24 @@ class GlossaryTerm:
 
 
 @dataclass(frozen=True)
+class HomeNote:
+    """A short note the home page shows under the course summary: what the course does
+    not claim, say. Plain text, one entry per paragraph."""
+
+    __pydantic_config__ = FORBID
+
+    title: Line
+    paragraphs: Annotated[tuple[Annotated[str, Len(1, 1000)], ...], MinLen(1), MaxLen(6)]
+
+
+@dataclass(frozen=True)
 class CourseMeta:
     __pydantic_config__ = FORBID
 
     title: Line
     summary: Annotated[str, Len(1, 1000)]
     arcs: Annotated[tuple[Arc, ...], MinLen(1)]
+    note: HomeNote | None = None
 
 
 def json_schemas() -> dict[str, dict[str, Any]]:

@@ -68,6 +68,7 @@ def page_artifacts(
             title="Course",
             current="",
             description=course.meta.summary,
+            note=course.meta.note,
         ),
         *(
             simple(

@@ -145,11 +145,16 @@ def _output(page: PageEnv, args: Args) -> str:
     recording = page.recording
     if recording is None:
         return '<p class="not-recorded">Output: not recorded yet.</p>\n'
-    lines = recording.stdout.splitlines(keepends=True)
+    whole = recording.stdout.splitlines(keepends=True)
+    lines: list[str] | None = whole
     if "lines" in args:
-        part = _line_range(args["lines"][0], len(lines), page, "output")
-        lines = lines[part] if part else []
-    if "match" in args:
+        part = _line_range(args["lines"][0], len(whole), page, "output")
+        lines = whole[part] if part else None
+    if lines is not None and ("from" in args or "to" in args):
+        lines = _marked_block(lines, args, page)
+    if lines is None:  # one failed slice is one error, not a cascade of them
+        lines = []
+    elif "match" in args:
         pattern = _regex(args["match"][0], page)
         lines = [line for line in lines if pattern and pattern.search(line)]
         if pattern and not lines:
@@ -163,6 +168,35 @@ def _output(page: PageEnv, args: Args) -> str:
         )
         + "</figure>\n"
     )
+
+
+def _marked_block(lines: list[str], args: Args, page: PageEnv) -> list[str] | None:
+    """The lines from the first one matching `from=` through the first later one matching
+    `to=`, both included: a slice that follows the markers the example prints when a
+    re-record adds or removes lines around them. Without `from=` the block starts at the
+    first line; without `to=` it runs to the last."""
+    start = 0
+    if "from" in args:
+        pattern = _regex(args["from"][0], page)
+        if pattern is None:
+            return None
+        found = next((n for n, line in enumerate(lines) if pattern.search(line)), None)
+        if found is None:
+            page.fail(f"output from={args['from'][0]!r} matches no line of the recorded output")
+            return None
+        start = found
+    if "to" not in args:
+        return lines[start:]
+    pattern = _regex(args["to"][0], page)
+    if pattern is None:
+        return None
+    after = start + 1 if "from" in args else 0
+    end = next((n for n in range(after, len(lines)) if pattern.search(lines[n])), None)
+    if end is None:
+        where = f" after the line from= matched ({lines[start].strip()!r})" if after else ""
+        page.fail(f"output to={args['to'][0]!r} matches no line of the recorded output{where}")
+        return None
+    return lines[start : end + 1]
 
 
 def _panel(page: PageEnv, args: Args) -> str:

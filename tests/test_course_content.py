@@ -85,3 +85,21 @@ def test_every_glossary_term_is_taught_where_it_says_and_used(course: Course) ->
         teacher = course.lesson(term.taught_in)
         assert teacher is not None
         assert term.id in used, f"glossary term {term.id!r} is never marked in any lesson"
+
+
+def test_home_page_says_what_the_course_does_not_claim(course: Course) -> None:
+    from builder.render import page, site_nav
+
+    def home(of: Course) -> str:
+        context = {"root": "", "title": "Course", "current": "", "description": ""}
+        return page("home.html", site_nav(of), note=of.meta.note, **context).decode()
+
+    note = course.meta.note
+    assert note is not None and note.title == "What this course does not claim"
+    text = " ".join(note.paragraphs)
+    assert "CPU" in text and "GPU or TPU" in text and "milliseconds" in text
+    html = home(course)
+    assert '<aside class="course-note" aria-labelledby="course-note">' in html
+    assert "not as benchmarks" in html and "&#34;The first call pays" in html
+    # A course without a note (the fixture) shows none.
+    assert "course-note" not in home(load_course(ROOT / "tests" / "fixture_course"))

@@ -70,6 +70,13 @@ def test_golden_render_cases(case: Path, course: Course, reference: Recording) -
         ("{{ panel 7 }}", "panel 7: the recording has 2 panel(s)"),
         ("{{ output lines=30-40 }}", "output lines=30-40: it has 21 lines"),
         ('{{ output match="^zzz" }}', "matches no line of the recorded output"),
+        ('{{ output from="^zzz" }}', "output from='^zzz' matches no line of the recorded output"),
+        (
+            '{{ output from="^remat" to="^plain" }}',
+            "output to='^plain' matches no line of the recorded output after the line from= "
+            "matched ('remat')",
+        ),
+        ('{{ output to="^zzz" match="f32" }}', "output to='^zzz' matches no line"),
         ("[[no-such-term]]", "[[no-such-term]] is not a glossary term"),
         ("[x](lesson:nowhere)", "link to lesson 'nowhere': no lesson has that slug or id"),
         ("[x](ftp://example.com/a)", "only http, https, mailto and relative links"),
@@ -133,6 +140,38 @@ def test_value_formats(course: Course, reference: Recording) -> None:
         assert expected in html, (markdown, html)
     assert recorded.format_bytes(786452) == "768.0 KiB"
     assert recorded.format_number(12345) == "12,345"
+
+
+def _shown(html: str) -> list[str]:
+    """The lines an output figure shows."""
+    import html as html_module
+
+    code = html.split('class="output"><code>', 1)[1].split("</code></pre>", 1)[0]
+    return html_module.unescape(code).splitlines()
+
+
+def test_output_from_to_markers_slice_a_block_that_follows_its_markers(
+    course: Course, reference: Recording
+) -> None:
+    stdout = reference.stdout.splitlines()
+    cases = {
+        # both markers included; `to` is looked for after the `from` line, not on it
+        '{{ output from="^plain" to="^remat" }}': stdout[1:12],
+        '{{ output from="output of tanh" to="output of tanh" }}': stdout[3:6],
+        # without `to` the block runs to the end; without `from` it starts at the top
+        '{{ output from="^Compiler memory" }}': stdout[18:],
+        '{{ output to="^plain" }}': stdout[:2],
+        # `match` keeps the block's matching lines
+        '{{ output from="^remat" to="^Compiler" match="tanh" }}': stdout[14:18],
+    }
+    for markdown, expected in cases.items():
+        html, errors = _render(course, reference, markdown + "\n")
+        assert errors == [], markdown
+        assert _shown(html) == expected, markdown
+    # A re-record that adds lines above the block moves it; the markers still find it.
+    grown = replace(reference, stdout="warming up\nstill warming\n" + reference.stdout)
+    html, errors = _render(course, grown, '{{ output from="^plain" to="^remat" }}\n')
+    assert errors == [] and _shown(html) == stdout[1:12]
 
 
 def _numbered(figure: str) -> tuple[list[str], list[str]]:
