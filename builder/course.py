@@ -18,6 +18,7 @@ from .rules import (
     EXAMPLE_FILE,
     LESSON_FILE,
     LESSON_ID_PATTERN,
+    MAX_LESSON_BYTES,
     SLUG_PATTERN,
     env_names,
     front_matter_fields,
@@ -252,7 +253,8 @@ def _load_glossary(path: Path, memo: Memo) -> tuple[GlossaryTerm, ...]:
 
 def _load_lesson(folder: Path, memo: Memo) -> Lesson:
     path = folder / LESSON_FILE
-    front, body, body_line = split_front_matter(read_text(path), path)
+    text = read_text(path, MAX_LESSON_BYTES, hint="split it into several lessons")
+    front, body, body_line = split_front_matter(text, path)
 
     def validated() -> FrontMatter:
         fields = front_matter_fields(front, path)

@@ -539,3 +539,17 @@ def _without_404_script(name: str, text: str) -> str:
 def test_the_allow_list_itself_catches_what_it_must(html: str) -> None:
     with pytest.raises(AssertionError):
         check_html(html)
+
+
+# -- issue 17: size limits, linear time, values that cannot be formatted -------------------
+
+
+def test_a_lesson_over_the_size_limit_is_refused_before_it_is_read_whole(
+    two: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = lesson_md(two)
+    path.write_text(path.read_text() + "{{" * 200_000)
+    err = cli_error(two, capsys)
+    size = path.stat().st_size / 1024
+    assert f"error: {path}: is {size:.1f} KiB, over the 256 KiB limit" in err
+    assert "-> split it into several lessons" in err

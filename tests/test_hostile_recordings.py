@@ -7,6 +7,9 @@ people damage files, go through the CLI, and check the damaged file is never rew
 from __future__ import annotations
 
 import json
+import os
+import socket
+import subprocess
 from datetime import timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -201,3 +204,58 @@ def test_any_valid_recording_round_trips_byte_for_byte(raw: dict[str, Any]) -> N
     loaded = recording.loads(data, "generated.json")
     assert recording.dumps(loaded) == data
     assert recording.loads(recording.dumps(loaded), "again.json") == loaded
+
+
+# -- issue 17: files that are not files, or too big to read, where a recording should be -----
+
+
+def _fifo(path: Path) -> None:
+    os.mkfifo(path)
+
+
+def _socket(path: Path) -> None:
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(path))  # left open: the file stays a listening socket for the test
+    _sockets.append(server)
+
+
+def _huge(path: Path) -> None:
+    big = path.with_name("big.bin")
+    with open(big, "wb") as handle:
+        handle.truncate(2**30)  # sparse: 1 GiB that costs nothing on disk
+    path.symlink_to(big)
+
+
+_sockets: list[socket.socket] = []
+SPECIAL = {
+    "FIFO": (_fifo, "is a FIFO (named pipe), not a regular file"),
+    "link to /dev/zero": (lambda p: p.symlink_to("/dev/zero"), "is a character device, not"),
+    "folder": (lambda p: p.mkdir(), "is a folder, not a regular file"),
+    "socket": (_socket, "is a socket, not a regular file"),
+    "link to a 1 GiB file": (_huge, "is 1024.0 MiB, over the 20 MiB limit"),
+    "link to nowhere": (lambda p: p.symlink_to(p.with_name("gone")), ""),
+}
+
+
+@pytest.mark.parametrize("case", SPECIAL)
+def test_a_recording_path_that_is_not_a_file_is_named_without_hanging_or_reading_it(
+    tmp_path: Path, case: str
+) -> None:
+    """check and validate never open a FIFO for reading (it waited forever for a writer)
+    nor read a device or a huge file whole (a link to /dev/zero ran out of memory)."""
+    make, message = SPECIAL[case]
+    write_course(tmp_path, {LESSON: "print(1)\n"})
+    (tmp_path / "recordings").mkdir()
+    path = tmp_path / "recordings" / f"{LESSON}.json"
+    make(path)
+    checked = subprocess.run(cli(tmp_path, "check"), capture_output=True, text=True, timeout=60)
+    assert checked.returncode == 1 and "Traceback" not in checked.stderr
+    if not message:  # a dangling link is a recording that is not there
+        assert f"{LESSON}  missing" in checked.stdout
+        return
+    assert f"{LESSON}  invalid" in checked.stdout and message in checked.stdout
+    validated = subprocess.run(
+        [*cli(tmp_path, "validate")[:4], str(path)], capture_output=True, text=True, timeout=60
+    )
+    assert validated.returncode == 1
+    assert validated.stdout.startswith(f"{path}: {message}")
