@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from dataclasses import replace
 from html.parser import HTMLParser
 from pathlib import Path
@@ -553,3 +554,45 @@ def test_a_lesson_over_the_size_limit_is_refused_before_it_is_read_whole(
     size = path.stat().st_size / 1024
     assert f"error: {path}: is {size:.1f} KiB, over the 256 KiB limit" in err
     assert "-> split it into several lessons" in err
+
+
+def render_seconds(lesson: Lesson, course: Course, text: str) -> float:
+    """The fastest of two renders of `text` as the lesson's body (the host is shared)."""
+    best = float("inf")
+    for _ in range(2):
+        started = time.perf_counter()
+        prose.render_prose(replace(lesson, body=text), course, None, root="../../")
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
+@pytest.mark.parametrize("mark", ["{{", "[[", "[", "`", "!!! ", "{{ value", "[[a|", "]]"])
+def test_rendering_grows_linearly_with_a_run_of_unclosed_marks(tmp_path: Path, mark: str) -> None:
+    """A run four times as long takes about four times as long, not sixteen: each unclosed
+    `{{` or `[[` used to scan to the end of its line (a 400 KB line took minutes). Growth is
+    compared, never absolute time; the best of three tries absorbs a busy host."""
+    write_course(tmp_path, {"calm-01": "print(1)\n"})
+    course = load_course(tmp_path / "content")
+    lesson = course.lessons[0]
+    ratios = []
+    for _ in range(3):
+        short = render_seconds(lesson, course, mark * (6000 // len(mark)))
+        long = render_seconds(lesson, course, mark * (24000 // len(mark)))
+        ratios.append(long / short)
+        if ratios[-1] < 6:
+            break
+    assert min(ratios) < 6, f"4x the text took {min(ratios):.1f}x the time: not linear"
+
+
+def test_a_paragraph_over_the_limit_is_refused_quickly_naming_its_line(tmp_path: Path) -> None:
+    write_course(tmp_path, {"calm-01": "print(1)\n"})
+    course = load_course(tmp_path / "content")
+    lesson = course.lessons[0]
+    text = "Fine.\n\n" + "}}" * (prose.MAX_PARAGRAPH // 2 + 1) + "\n\nFine again.\n"
+    started = time.perf_counter()
+    _, errors = prose.render_prose(replace(lesson, body=text), course, None, root="../../")
+    assert time.perf_counter() - started < 5
+    assert [str(e) for e in errors] == [
+        f"{lesson.lesson_path}: line {lesson.body_line + 2}: a paragraph of 64 KiB is over the "
+        "64 KiB limit: break it up with blank lines"
+    ]
