@@ -42,6 +42,7 @@ class Outcome(enum.StrEnum):
     TIMEOUT = "timed out"
     TOO_MUCH_OUTPUT = "printed too much"
     BAD_OUTPUT = "printed something a recording cannot keep"
+    BAD_PANEL = "emitted a panel that cannot be drawn"
     HARNESS = "the harness failed"
     INTERRUPTED = "interrupted"
     NOT_SAVED = "could not be saved"

@@ -349,7 +349,7 @@ def _format(value: float | str, spec: str, page: PageEnv, text: str) -> str:
         if spec.endswith("d"):
             number = int(number)
         return format(number, spec)
-    except ValueError as error:
+    except (ValueError, OverflowError) as error:  # OverflowError: fmt="d" of a recorded inf
         page.fail(f"{{{{ {text} }}}}: cannot format {value!r} with {spec!r}: {error}")
         return str(value)
 

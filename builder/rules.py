@@ -20,6 +20,7 @@ SCHEMA_VERSION = 1
 MAX_RECORDING_BYTES = 20 * 1024 * 1024
 MAX_LESSON_BYTES = 256 * 1024  # the longest lesson of the course is 10 KiB
 MAX_SOURCE_BYTES = 1024 * 1024  # an example, course.yml, glossary.yml
+MAX_DRAWABLE = 1e300  # a panel value's size: floats end at 1.8e308; a margin for the axes
 LESSON_ID_PATTERN = r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$"
 SHA256_PATTERN = r"^[0-9a-f]{64}$"
 SLUG_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
@@ -39,12 +40,21 @@ LOCK_FILE = Path(__file__).resolve().parent.parent / "requirements.lock"
 
 
 def finite_number(value: object) -> int | float:
-    """A panel value: an int or float, not a bool, not NaN or infinite."""
+    """A panel value: an int or float, not a bool, not NaN or infinite, and small enough to
+    draw (an int of 400 digits passed as finite, then failed the render: OverflowError)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ValueError(f"must be a number, got {type(value).__name__}")
     if isinstance(value, float) and not math.isfinite(value):
         raise ValueError("must be a finite number")
+    if not drawable(value):
+        raise ValueError(f"must be at most {MAX_DRAWABLE:g} in size to be drawn")
     return value
+
+
+def drawable(value: int | float) -> bool:
+    """A number a chart can draw: its size at most MAX_DRAWABLE (never converted to float
+    first: a huge int overflows)."""
+    return -MAX_DRAWABLE <= value <= MAX_DRAWABLE
 
 
 def iso_with_timezone(value: str) -> str:

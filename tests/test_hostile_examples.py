@@ -364,3 +364,26 @@ def test_a_child_that_escapes_the_process_group_fails_the_run_without_hanging(
         assert "left its process group" in execution.detail
     finally:
         os.kill(pid, signal.SIGKILL)
+
+
+def test_a_panel_value_too_large_to_draw_fails_the_run_naming_the_panel(tmp_path: Path) -> None:
+    """panels.bar (part of the harness, left alone) accepts an int of 400 digits; record
+    refuses it, naming the panel, series and label, and keeps the previous recording."""
+    lesson = make_lesson(tmp_path, "print(1)\n")
+    panel = {"kind": "bar", "title": "Huge", "labels": ["a", "b"], "ylabel": "count"}
+    panel["series"] = [{"label": "runs", "y": [1, 10**400]}]
+    environment = {"backend": "cpu", "deviceCount": 1, "jax": "0", "numpy": "0", "matplotlib": "0"}
+
+    def runner(lesson: Lesson, limits: Limits) -> Execution:
+        return Execution(lesson.id, Outcome.OK, 0.1, "1\n", panels=[panel], environment=environment)
+
+    recordings = tmp_path / "recordings"
+    recordings.mkdir()
+    report = record([lesson], recordings, jobs=1, runner=runner, log=io.StringIO())
+    [failure] = report.failures
+    assert failure.outcome is Outcome.BAD_PANEL
+    assert failure.detail == (
+        "panel 1 ('Huge'), series 'runs', label 'b': a number of about 401 digits is too large "
+        "to draw (a chart draws numbers up to 1e+300)"
+    )
+    assert not recording_path(recordings, LESSON_ID).exists()

@@ -596,3 +596,15 @@ def test_a_paragraph_over_the_limit_is_refused_quickly_naming_its_line(tmp_path:
         f"{lesson.lesson_path}: line {lesson.body_line + 2}: a paragraph of 64 KiB is over the "
         "64 KiB limit: break it up with blank lines"
     ]
+
+
+def test_a_value_that_cannot_be_formatted_is_an_error_not_a_traceback(tmp_path: Path) -> None:
+    write_course(tmp_path, {"calm-01": "print(1)\n"})
+    course = load_course(tmp_path / "content")
+    raw = json.loads(REFERENCE.read_bytes())
+    raw["lessonId"], raw["stdout"] = "calm-01", "speed: inf\n"
+    rec = recording.loads(json.dumps(raw).encode(), "calm-01.json")
+    reference = '{{ value output="speed: (\\S+)" fmt="d" }}'
+    changed = replace(course.lessons[0], body=f"It ran at {reference}.\n")
+    _, errors = prose.render_prose(changed, course, rec, root="../../")
+    assert len(errors) == 1 and "cannot format 'inf' with 'd'" in str(errors[0])
