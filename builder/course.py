@@ -5,6 +5,7 @@ Every problem found is collected and reported together, each naming its file and
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -25,6 +26,7 @@ from .rules import (
     load_yaml,
     plain_data_names,
     read_text,
+    same_name,
     split_front_matter,
 )
 from .store import Memo
@@ -147,8 +149,9 @@ class Course:
         return self._lessons_by_key.get(key)
 
     def term(self, key: str) -> GlossaryTerm | None:
-        """The glossary term with this id, or whose term reads `key` (any case)."""
-        return self._terms_by_key.get(key.strip().casefold())
+        """The glossary term with this id, or whose term reads `key` (any case, any Unicode
+        spelling)."""
+        return self._terms_by_key.get(same_name(key.strip()))
 
     @cached_property
     def _lessons_by_key(self) -> dict[str, Lesson]:
@@ -162,7 +165,7 @@ class Course:
     def _terms_by_key(self) -> dict[str, GlossaryTerm]:
         by_key: dict[str, GlossaryTerm] = {}
         for term in reversed(self.glossary):
-            by_key[term.term.casefold()] = by_key[term.id] = term
+            by_key[same_name(term.term)] = by_key[term.id] = term
         return by_key
 
     def arc_lessons(self, arc: Arc) -> list[Lesson]:
@@ -290,8 +293,17 @@ def _load_lesson(folder: Path, memo: Memo) -> Lesson:
 
 
 def _cross_check(meta: CourseMeta, lessons: list[Lesson], root: Path) -> list[BuildError]:
-    arcs = sorted(arc.id for arc in meta.arcs)
+    arcs = sorted({arc.id for arc in meta.arcs})
     errors: list[BuildError] = [
+        ContentError(
+            f"arc id {arc!r} is defined {count} times",
+            path=root / "course.yml",
+            hint="give each arc its own id; lessons name their arc by it",
+        )
+        for arc, count in Counter(arc.id for arc in meta.arcs).items()
+        if count > 1
+    ]
+    errors += [
         ContentError(
             f"arc {lesson.meta.arc!r} is not one of the arcs in course.yml ({', '.join(arcs)})",
             path=lesson.lesson_path,
@@ -328,7 +340,7 @@ def _check_glossary(
                     "(the folder name under lessons/)",
                 )
             )
-        for key in {term.id, term.term.casefold()}:
+        for key in {term.id, same_name(term.term)}:
             if key in seen:
                 errors.append(
                     ContentError(

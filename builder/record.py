@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
+import unicodedata
 from collections.abc import Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
@@ -116,7 +117,7 @@ def _keep(
 ) -> Execution:
     if not execution.ok:
         return execution
-    problem = undrawable(execution.panels)
+    problem = undrawable(execution.panels) or same_names(execution.panels)
     if problem:
         return Execution(lesson.id, Outcome.BAD_PANEL, execution.seconds, detail=problem)
     inputs = fingerprint.lesson_inputs(lesson)
@@ -176,6 +177,28 @@ def undrawable(panels: list[dict[str, Any]]) -> str:
                             f"label {label!r}: {_magnitude(y)} is too large to draw (a chart "
                             f"draws numbers up to {MAX_DRAWABLE:g})"
                         )
+    except (KeyError, TypeError):
+        pass  # not panels at all: to_recording names what is wrong
+    return ""
+
+
+def same_names(panels: list[dict[str, Any]]) -> str:
+    """Two labels (or two series) of one panel that are the same name in Unicode (NFC and
+    NFD spellings of "é"): a reference to either would find the first; "" when none."""
+    try:
+        for number, panel in enumerate(panels, start=1):
+            series = [s["label"] for s in panel["series"]]
+            for what, names in (("labels", panel["labels"]), ("series", series)):
+                seen: dict[str, str] = {}
+                for name in names:
+                    key = unicodedata.normalize("NFC", name)
+                    if key in seen:
+                        other = seen[key]
+                        return (
+                            f"panel {number} ({panel['title']!r}): {what} {other!r} and "
+                            f"{name!r} are the same name (equal in Unicode); give each its own"
+                        )
+                    seen[key] = name
     except (KeyError, TypeError):
         pass  # not panels at all: to_recording names what is wrong
     return ""

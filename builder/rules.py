@@ -10,6 +10,7 @@ import math
 import os
 import re
 import stat
+import unicodedata
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -55,6 +56,12 @@ def drawable(value: int | float) -> bool:
     """A number a chart can draw: its size at most MAX_DRAWABLE (never converted to float
     first: a huge int overflows)."""
     return -MAX_DRAWABLE <= value <= MAX_DRAWABLE
+
+
+def same_name(text: str) -> str:
+    """What two names that are the same name have in common: Unicode-equal (NFC and NFD
+    spellings of "é"), any case; canonical caseless matching, as Unicode defines it."""
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFD", text).casefold())
 
 
 def iso_with_timezone(value: str) -> str:

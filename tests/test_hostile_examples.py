@@ -387,3 +387,34 @@ def test_a_panel_value_too_large_to_draw_fails_the_run_naming_the_panel(tmp_path
         "to draw (a chart draws numbers up to 1e+300)"
     )
     assert not recording_path(recordings, LESSON_ID).exists()
+
+
+@pytest.mark.parametrize(
+    ("labels", "series", "twins"),
+    [
+        (["caf\u00e9", "cafe\u0301"], ["s"], "labels"),
+        (["a", "a"], ["s"], "labels"),
+        (["a", "b"], ["\u212b", "\u00c5"], "series"),  # the angstrom sign and letter Å
+    ],
+)
+def test_two_labels_equal_in_unicode_fail_the_run(
+    tmp_path: Path, labels: list[str], series: list[str], twins: str
+) -> None:
+    """A reference `label="café"` would find whichever came first: refused when recorded."""
+    lesson = make_lesson(tmp_path, "print(1)\n")
+    panel = {"kind": "bar", "title": "Twins", "labels": labels, "ylabel": "count"}
+    panel["series"] = [{"label": name, "y": [1] * len(labels)} for name in series]
+    environment = {"backend": "cpu", "deviceCount": 1, "jax": "0", "numpy": "0", "matplotlib": "0"}
+
+    def runner(lesson: Lesson, limits: Limits) -> Execution:
+        return Execution(lesson.id, Outcome.OK, 0.1, "1\n", panels=[panel], environment=environment)
+
+    (tmp_path / "recordings").mkdir()
+    report = record([lesson], tmp_path / "recordings", jobs=1, runner=runner, log=io.StringIO())
+    [failure] = report.failures
+    assert failure.outcome is Outcome.BAD_PANEL
+    first, second = labels if twins == "labels" else series
+    assert failure.detail == (
+        f"panel 1 ('Twins'): {twins} {first!r} and {second!r} are the same name (equal in "
+        "Unicode); give each its own"
+    )

@@ -608,3 +608,57 @@ def test_a_value_that_cannot_be_formatted_is_an_error_not_a_traceback(tmp_path: 
     changed = replace(course.lessons[0], body=f"It ran at {reference}.\n")
     _, errors = prose.render_prose(changed, course, rec, root="../../")
     assert len(errors) == 1 and "cannot format 'inf' with 'd'" in str(errors[0])
+
+
+# -- issue 17: one name, however Unicode spells it; one id, once --------------------------
+
+CAFE_NFC, CAFE_NFD = "caf\u00e9", "cafe\u0301"
+
+
+def test_two_glossary_terms_equal_in_unicode_are_one_term_defined_twice(
+    two: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    glossary = two / "content" / "glossary.yml"
+    glossary.write_text(
+        f"- id: cafe-a\n  term: {CAFE_NFC}\n  definition: One.\n  taught_in: calm-01\n"
+        f"- id: cafe-b\n  term: {CAFE_NFD.upper()}\n  definition: Two.\n  taught_in: calm-02\n",
+        encoding="utf-8",
+    )
+    err = cli_error(two, capsys)
+    assert f"{glossary}: term '{CAFE_NFC}' is defined twice" in err
+
+
+def test_a_term_is_found_however_the_prose_spells_it_in_unicode(tmp_path: Path) -> None:
+    write_course(tmp_path, {"calm-01": "print(1)\n"})
+    glossary = tmp_path / "content" / "glossary.yml"
+    glossary.write_text(
+        f"- id: cafe\n  term: {CAFE_NFC}\n  definition: Coffee.\n  taught_in: calm-01\n",
+        encoding="utf-8",
+    )
+    course = load_course(tmp_path / "content")
+    changed = replace(course.lessons[0], body=f"A [[{CAFE_NFD}]] and a [[{CAFE_NFC.upper()}]].\n")
+    rendered, errors = prose.render_prose(changed, course, None, root="../../")
+    assert errors == [] and rendered.terms == ["cafe", "cafe"]
+
+
+def test_a_duplicate_arc_id_is_an_error(two: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    course_yml = two / "content" / "course.yml"
+    arc = "  - id: hostile\n    title: Again\n    summary: The same id twice.\n"
+    course_yml.write_text(course_yml.read_text() + arc)
+    err = cli_error(two, capsys)
+    assert f"{course_yml}: arc id 'hostile' is defined 2 times" in err
+    assert "-> give each arc its own id" in err
+
+
+def test_a_panel_label_is_found_however_the_prose_spells_it_in_unicode(tmp_path: Path) -> None:
+    write_course(tmp_path, {"calm-01": "print(1)\n"})
+    course = load_course(tmp_path / "content")
+    raw = json.loads(REFERENCE.read_bytes())
+    raw["lessonId"] = "calm-01"
+    raw["data"]["panels"][0]["labels"][0] = CAFE_NFC
+    rec = recording.loads(json.dumps(raw).encode(), "calm-01.json")
+    reference = f'{{{{ value panel=1 label="{CAFE_NFD}" }}}}'
+    changed = replace(course.lessons[0], body=f"It took {reference} bytes.\n")
+    rendered, errors = prose.render_prose(changed, course, rec, root="../../")
+    expected = raw["data"]["panels"][0]["series"][0]["y"][0]
+    assert errors == [] and f">{expected}</data>" in rendered.html
