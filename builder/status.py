@@ -13,7 +13,7 @@ from typing import Any
 from . import fingerprint
 from .course import Course, Lesson
 from .errors import RecordingError
-from .manifest import read_versions
+from .manifest import editor_file, read_versions
 from .recording import Recording, loads, read_bytes
 from .rules import expected_versions, read_inputs
 from .store import Memo
@@ -73,7 +73,7 @@ def course_status(
     ]
     ids = {lesson.id for lesson in course.lessons}
     for path in sorted(recordings.glob("*.json")):
-        if path.stem not in ids and not path.name.startswith("_"):
+        if path.stem not in ids and not path.name.startswith("_") and not editor_file(path.name):
             statuses.append(LessonStatus(path.stem, State.ORPHAN, "no lesson has this id", path))
     return statuses
 
