@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import os
 import signal
+import subprocess
 import textwrap
 import time
 from pathlib import Path
@@ -17,7 +18,15 @@ from pathlib import Path
 import pytest
 
 from builder.course import FrontMatter, Lesson
-from builder.execute import MAX_OUTPUT, Execution, Limits, Outcome, run_example
+from builder.execute import (
+    MAX_OUTPUT,
+    Execution,
+    Limits,
+    Outcome,
+    builder_secrets,
+    child_environment,
+    run_example,
+)
 from builder.record import failure_summary, record
 from builder.status import recording_path
 
@@ -418,3 +427,67 @@ def test_two_labels_equal_in_unicode_fail_the_run(
         f"panel 1 ('Twins'): {twins} {first!r} and {second!r} are the same name (equal in "
         "Unicode); give each its own"
     )
+
+
+# -- issue 17: no secret of the recording machine reaches a recording ----------------------
+
+TOKEN = "tok-3f9a2c71e0d4"  # the value of a variable in the builder's environment only
+READ_PARENT = """\
+import os
+with open(f"/proc/{os.getppid()}/environ", "rb") as handle:
+    found = dict(v.split(b"=", 1) for v in handle.read().split(b"\\0") if b"=" in v)
+print("deploying with", found[b"COURSE_DEPLOY_TOKEN"].decode())
+"""
+
+
+def test_a_secret_read_from_the_builders_environment_is_refused_never_shown(
+    tmp_path: Path,
+) -> None:
+    """The issue's attack, end to end: the example reads its parent's /proc environ (same
+    user) and prints a token the builder has; the run fails naming the variable, and
+    neither the recording nor the builder's output holds the value."""
+    from tests.test_hostile_builds import cli, write_course
+
+    write_course(tmp_path, {"calm-01": READ_PARENT})
+    env = os.environ | {"COURSE_DEPLOY_TOKEN": TOKEN}
+    done = subprocess.run(cli(tmp_path, "record"), env=env, capture_output=True, text=True)
+    assert done.returncode == 1, done.stderr
+    assert "calm-01 (" in done.stderr and "printed something a recording cannot keep" in done.stderr
+    assert "stdout contains the value of the builder's environment variable " in done.stderr
+    assert "COURSE_DEPLOY_TOKEN, which the example was not given" in done.stderr
+    assert TOKEN not in done.stderr + done.stdout
+    assert not (tmp_path / "recordings" / "calm-01.json").exists()
+
+
+def test_a_secret_in_a_panel_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COURSE_DEPLOY_TOKEN", TOKEN)
+    source = f"""\
+    from builder import panels
+    panels.bar("t", labels=["{TOKEN}"], ylabel="y", series={{"s": [1]}})
+    """
+    execution = run(tmp_path, source)
+    assert execution.outcome is Outcome.BAD_OUTPUT
+    assert execution.detail.startswith(
+        "a panel contains the value of the builder's environment variable COURSE_DEPLOY_TOKEN"
+    )
+
+
+def test_a_secret_on_stderr_is_redacted_in_the_failure_summary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COURSE_DEPLOY_TOKEN", TOKEN)
+    source = f"raise RuntimeError('could not deploy with {TOKEN}')\n"
+    execution = run(tmp_path, source)
+    assert execution.outcome is Outcome.RAISED
+    assert TOKEN not in execution.stderr + execution.detail
+    assert execution.detail == "RuntimeError: could not deploy with $COURSE_DEPLOY_TOKEN"
+
+
+def test_a_variable_the_example_is_given_is_not_a_secret(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COURSE_DEPLOY_TOKEN", TOKEN)
+    env = {"COURSE_DEPLOY_TOKEN": TOKEN}
+    lesson = make_lesson(tmp_path, "raise SystemExit(0)\n", env=env)
+    scratch = tmp_path / "scratch"
+    assert TOKEN not in builder_secrets(child_environment(lesson, scratch))
