@@ -274,3 +274,17 @@ def test_a_panel_value_too_large_to_draw_is_invalid_when_loaded(
     assert f"{LESSON}  invalid" in out and "must be at most 1e+300 in size to be drawn" in out
     assert "field data.panels.0.series.0.y.0" in out
     assert main(cli(tmp_path, "render")[3:]) == 0, "the page says so; nothing raises"
+
+
+def test_diff_reads_the_work_trees_recordings_through_the_same_door(tmp_path: Path) -> None:
+    """`diff` (and the What changed page) read recordings from the work tree: a FIFO there
+    is named, never opened; an editor's lock file is not a recording."""
+    from builder import revision
+
+    (tmp_path / f"{LESSON}.json").write_bytes(reference_as(LESSON))
+    (tmp_path / f".#{LESSON}.json").symlink_to("root@host.4242:1700000000")
+    (tmp_path / "empty.json").write_bytes(b"")
+    assert sorted(revision.json_files(tmp_path, None)) == [LESSON, "empty"]
+    os.mkfifo(tmp_path / "calm-02.json")
+    with pytest.raises(RecordingError, match="is a FIFO \\(named pipe\\), not a regular file"):
+        revision.json_files(tmp_path, None)
