@@ -27,6 +27,7 @@ from .rules import (
     plain_data_names,
     read_text,
     same_name,
+    special_file,
     split_front_matter,
 )
 from .store import Memo
@@ -281,7 +282,9 @@ def _load_lesson(folder: Path, memo: Memo) -> Lesson:
         )
     for name in meta.data:
         if not (folder / name).is_file():
-            raise ContentError(f"declares data file {name!r}, which is missing", path=path)
+            kind = special_file(folder / name)
+            what = f"which is {kind}, not a regular file" if kind else "which is missing"
+            raise ContentError(f"declares data file {name!r}, {what}", path=path)
     return Lesson(
         meta=meta,
         folder=folder,

@@ -200,14 +200,19 @@ def _read_at_most(fd: int, count: int) -> bytes:
     return b"".join(chunks)
 
 
-def _not_readable(path: Path | str, failure: OSError) -> str:
+def special_file(path: Path | str) -> str:
+    """What is at `path` (links followed) when it is there but not a regular file: "a FIFO
+    (named pipe)", "a folder", ...; "" otherwise."""
     try:
         mode = os.stat(path).st_mode
     except OSError:
-        mode = stat.S_IFREG
-    if not stat.S_ISREG(mode):
-        return f"is {_file_kind(mode)}, not a regular file"
-    return f"cannot be read: {failure.strerror}"
+        return ""
+    return "" if stat.S_ISREG(mode) else _file_kind(mode)
+
+
+def _not_readable(path: Path | str, failure: OSError) -> str:
+    kind = special_file(path)
+    return f"is {kind}, not a regular file" if kind else f"cannot be read: {failure.strerror}"
 
 
 def _file_kind(mode: int) -> str:

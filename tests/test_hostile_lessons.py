@@ -8,7 +8,9 @@ recording can put on a page.
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
 import time
 from dataclasses import replace
 from html.parser import HTMLParser
@@ -662,3 +664,29 @@ def test_a_panel_label_is_found_however_the_prose_spells_it_in_unicode(tmp_path:
     rendered, errors = prose.render_prose(changed, course, rec, root="../../")
     expected = raw["data"]["panels"][0]["series"][0]["y"][0]
     assert errors == [] and f">{expected}</data>" in rendered.html
+
+
+@pytest.mark.parametrize(
+    ("where", "message"),
+    [
+        ("content/lessons/calm-01/lesson.md", "is a FIFO (named pipe), not a regular file"),
+        ("content/lessons/calm-01/example.py", "is a FIFO (named pipe), not a regular file"),
+        ("content/course.yml", "is a FIFO (named pipe), not a regular file"),
+        ("content/glossary.yml", "is a FIFO (named pipe), not a regular file"),
+        (
+            "content/lessons/calm-01/numbers.txt",
+            "declares data file 'numbers.txt', which is a FIFO",
+        ),
+    ],
+)
+def test_a_fifo_where_a_content_file_should_be_is_named_without_hanging(
+    two: Path, where: str, message: str
+) -> None:
+    path = two / where
+    set_front(two, "summary", "Number 1.\ndata: [numbers.txt]")
+    (path.parent / "numbers.txt").write_text("1 2 3\n")
+    path.unlink(missing_ok=True)
+    os.mkfifo(path)
+    done = subprocess.run(cli(two, "check"), capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert message in done.stderr
