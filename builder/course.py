@@ -5,6 +5,7 @@ Every problem found is collected and reported together, each naming its file and
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -18,12 +19,15 @@ from .rules import (
     EXAMPLE_FILE,
     LESSON_FILE,
     LESSON_ID_PATTERN,
+    MAX_LESSON_BYTES,
     SLUG_PATTERN,
     env_names,
     front_matter_fields,
     load_yaml,
     plain_data_names,
     read_text,
+    same_name,
+    special_file,
     split_front_matter,
 )
 from .store import Memo
@@ -158,8 +162,9 @@ class Course:
         return self._lessons_by_key.get(key)
 
     def term(self, key: str) -> GlossaryTerm | None:
-        """The glossary term with this id, or whose term reads `key` (any case)."""
-        return self._terms_by_key.get(key.strip().casefold())
+        """The glossary term with this id, or whose term reads `key` (any case, any Unicode
+        spelling)."""
+        return self._terms_by_key.get(same_name(key.strip()))
 
     @cached_property
     def _lessons_by_key(self) -> dict[str, Lesson]:
@@ -173,7 +178,7 @@ class Course:
     def _terms_by_key(self) -> dict[str, GlossaryTerm]:
         by_key: dict[str, GlossaryTerm] = {}
         for term in reversed(self.glossary):
-            by_key[term.term.casefold()] = by_key[term.id] = term
+            by_key[same_name(term.term)] = by_key[term.id] = term
         return by_key
 
     def arc_lessons(self, arc: Arc) -> list[Lesson]:
@@ -264,7 +269,8 @@ def _load_glossary(path: Path, memo: Memo) -> tuple[GlossaryTerm, ...]:
 
 def _load_lesson(folder: Path, memo: Memo) -> Lesson:
     path = folder / LESSON_FILE
-    front, body, body_line = split_front_matter(read_text(path), path)
+    text = read_text(path, MAX_LESSON_BYTES, hint="split it into several lessons")
+    front, body, body_line = split_front_matter(text, path)
 
     def validated() -> FrontMatter:
         fields = front_matter_fields(front, path)
@@ -288,7 +294,9 @@ def _load_lesson(folder: Path, memo: Memo) -> Lesson:
         )
     for name in meta.data:
         if not (folder / name).is_file():
-            raise ContentError(f"declares data file {name!r}, which is missing", path=path)
+            kind = special_file(folder / name)
+            what = f"which is {kind}, not a regular file" if kind else "which is missing"
+            raise ContentError(f"declares data file {name!r}, {what}", path=path)
     return Lesson(
         meta=meta,
         folder=folder,
@@ -300,8 +308,17 @@ def _load_lesson(folder: Path, memo: Memo) -> Lesson:
 
 
 def _cross_check(meta: CourseMeta, lessons: list[Lesson], root: Path) -> list[BuildError]:
-    arcs = sorted(arc.id for arc in meta.arcs)
+    arcs = sorted({arc.id for arc in meta.arcs})
     errors: list[BuildError] = [
+        ContentError(
+            f"arc id {arc!r} is defined {count} times",
+            path=root / "course.yml",
+            hint="give each arc its own id; lessons name their arc by it",
+        )
+        for arc, count in Counter(arc.id for arc in meta.arcs).items()
+        if count > 1
+    ]
+    errors += [
         ContentError(
             f"arc {lesson.meta.arc!r} is not one of the arcs in course.yml ({', '.join(arcs)})",
             path=lesson.lesson_path,
@@ -338,7 +355,7 @@ def _check_glossary(
                     "(the folder name under lessons/)",
                 )
             )
-        for key in {term.id, term.term.casefold()}:
+        for key in {term.id, same_name(term.term)}:
             if key in seen:
                 errors.append(
                     ContentError(

@@ -33,6 +33,7 @@ DRAIN_SECONDS = 2.0
 PASS_THROUGH = ("PATH", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "SYSTEMROOT")
 BUILDER_ROOT = Path(__file__).resolve().parent.parent
 RESULT_FILE = ".harness-result.json"
+MIN_SECRET = 8  # shorter values ("1", "true", "x86_64") turn up in honest output
 
 
 class Outcome(enum.StrEnum):
@@ -42,6 +43,7 @@ class Outcome(enum.StrEnum):
     TIMEOUT = "timed out"
     TOO_MUCH_OUTPUT = "printed too much"
     BAD_OUTPUT = "printed something a recording cannot keep"
+    BAD_PANEL = "emitted a panel that cannot be drawn"
     HARNESS = "the harness failed"
     INTERRUPTED = "interrupted"
     NOT_SAVED = "could not be saved"
@@ -254,7 +256,8 @@ def _judge(
     seconds: float,
     returncode: int,
 ) -> Execution:
-    stderr = err.decode("utf-8", "replace")
+    secrets = builder_secrets(child_environment(lesson, scratch))
+    stderr = redact(err.decode("utf-8", "replace"), secrets)  # shown in the failure summary
 
     def failed(outcome: Outcome, detail: str) -> Execution:
         return Execution(lesson.id, outcome, seconds, stderr=stderr, detail=detail)
@@ -295,6 +298,13 @@ def _judge(
             Outcome.BAD_OUTPUT,
             f"stdout contains the absolute path {leak!r}; print paths relative to the cwd",
         )
+    secret = _leaked_secret({"stdout": stdout, "a panel": _texts(panels)}, secrets)
+    if secret:
+        return failed(
+            Outcome.BAD_OUTPUT,
+            f"{secret}; a recording is committed and published: print only what the example "
+            "computes",
+        )
     return Execution(
         lesson.id,
         Outcome.OK,
@@ -312,6 +322,46 @@ def _leaked_path(stdout: str, scratch: Path, lesson: Lesson) -> str | None:
     candidates = {str(scratch), str(scratch.resolve()), str(lesson.folder.resolve().parent.parent)}
     candidates |= {str(BUILDER_ROOT)} | ({home} if len(home) > 1 else set())
     return next((path for path in sorted(candidates) if path in stdout), None)
+
+
+def builder_secrets(child: dict[str, str]) -> dict[str, str]:
+    """The builder's environment variables the example was not given, by value: the
+    example can still read them (from /proc/<parent>/environ, as the same user), so what it
+    prints is checked for them. Values shorter than MIN_SECRET are left out."""
+    given = set(child.values())
+    return {
+        value: name
+        for name, value in sorted(os.environ.items())
+        if len(value) >= MIN_SECRET and value not in given
+    }
+
+
+def redact(text: str, secrets: dict[str, str]) -> str:
+    """`text` with each secret value replaced by the name of its variable, as `$NAME`."""
+    for value, name in secrets.items():
+        text = text.replace(value, f"${name}")
+    return text
+
+
+def _leaked_secret(places: dict[str, str], secrets: dict[str, str]) -> str:
+    """Which place holds which variable's value (never the value itself), or ""."""
+    for place, text in places.items():
+        for value, name in secrets.items():
+            if value in text:
+                return (
+                    f"{place} contains the value of the builder's environment variable {name}, "
+                    "which the example was not given"
+                )
+    return ""
+
+
+def _texts(value: Any) -> str:
+    """Every string in a panel's data, one a line."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        value = list(value.values())
+    return "\n".join(_texts(item) for item in value) if isinstance(value, list) else ""
 
 
 def _read_result(path: Path) -> dict[str, Any] | None:

@@ -52,9 +52,15 @@ def inputs(
     return {
         "lessonId": lesson_id,
         "example": sha256(normalize_source(source)),
-        "data": {name: sha256(Path(folder, name).read_bytes()) for name in data},
+        "data": {name: _file_sha256(Path(folder, name)) for name in data},
         "env": dict(env),
     }
+
+
+def _file_sha256(path: Path) -> str:
+    """Streamed: a data file may be large (weights), and is never held in memory whole."""
+    with open(path, "rb") as file:
+        return hashlib.file_digest(file, "sha256").hexdigest()
 
 
 def content_hash(inputs: dict[str, Any]) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
+import stat
 from pathlib import Path
 
 from .errors import BuildError
@@ -121,8 +122,11 @@ def _discard(paths: list[Path]) -> None:
 
 
 def _holds(path: Path, data: bytes) -> bool:
+    """The file at `path` itself (not a link, a FIFO or a device) holds exactly `data`."""
     try:
-        return path.stat().st_size == len(data) and path.read_bytes() == data
+        info = path.lstat()
+        regular = stat.S_ISREG(info.st_mode) and info.st_size == len(data)
+        return regular and path.read_bytes() == data
     except (FileNotFoundError, NotADirectoryError):
         return False
 

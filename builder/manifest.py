@@ -20,7 +20,9 @@ Standard library only: the no-op is decided before Jinja2 or markdown-it are imp
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 import sys
 import time
 from collections.abc import Iterable
@@ -47,6 +49,16 @@ PACKAGES = (  # whose versions a recording's environment or a page's bytes depen
 
 Snapshot = dict[str, tuple[int, ...]]
 
+# What editors leave beside the file being edited: Emacs' lock (.#name, a dangling link)
+# and auto-save (#name#), backups (name~), Vim's swap files (.name.swp, .swo, ...) and the
+# file it writes to test a folder (4913). No build reads them, and none is a change.
+EDITOR_FILE = re.compile(r"\.#.*|#.*#|.*~|\..*\.sw[a-p]|4913")
+
+
+def editor_file(name: str) -> bool:
+    """Whether a file name is an editor's lock, swap or backup file."""
+    return EDITOR_FILE.fullmatch(name) is not None
+
 
 def snapshot(roots: Iterable[Path], deep: bool = True) -> Snapshot:
     """Metadata of every file under each root (each root itself when it is a file, or when
@@ -66,15 +78,21 @@ def snapshot(roots: Iterable[Path], deep: bool = True) -> Snapshot:
 
 
 def _walk(folder: str, files: Snapshot) -> None:
+    """Editor files are left out; a file or folder deleted while it is walked is absent
+    (an editor's lock or swap file comes and goes while an author saves)."""
+    try:
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if entry.name == "__pycache__" or editor_file(entry.name):
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    _walk(entry.path, files)
+                    continue
+                with contextlib.suppress(FileNotFoundError):
+                    files[entry.path] = _meta(entry.stat(follow_symlinks=False))
+    except (FileNotFoundError, NotADirectoryError):
+        return
     files[folder] = (-1,)
-    with os.scandir(folder) as entries:
-        for entry in entries:
-            if entry.name == "__pycache__":
-                continue
-            if entry.is_dir(follow_symlinks=False):
-                _walk(entry.path, files)
-            else:
-                files[entry.path] = _meta(entry.stat(follow_symlinks=False))
 
 
 def _meta(info: os.stat_result) -> tuple[int, ...]:
@@ -198,6 +216,6 @@ def code_digest(versions: dict[str, str]) -> str:
     parts: list[str | bytes] = [repr(sorted(versions.items()))]
     for folder, pattern in ((BUILDER, "*.py"), (TEMPLATES, "**/*")):
         for path in sorted(folder.glob(pattern)):
-            if path.is_file() and "__pycache__" not in path.parts:
+            if path.is_file() and "__pycache__" not in path.parts and not editor_file(path.name):
                 parts += [str(path.relative_to(folder)), path.read_bytes()]
     return digest(*parts)

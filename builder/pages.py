@@ -22,7 +22,7 @@ from .changes import CourseChanges
 from .course import Course, GlossaryTerm, Lesson
 from .highlight import stylesheet
 from .make import Artifact, Made
-from .manifest import TEMPLATES
+from .manifest import TEMPLATES, editor_file
 from .render import (
     GlossaryEntry,
     RecordingRow,
@@ -146,7 +146,8 @@ def terms_used(course: Course, made: Iterable[Made]) -> dict[str, list[str]]:
 def _static(renderer: Renderer) -> list[Artifact]:
     """templates/static/ as it is (the code digest in every key covers it), and the
     highlighting's style sheet."""
-    files = [p for p in sorted((TEMPLATES / "static").iterdir()) if p.is_file()]
+    folder = sorted((TEMPLATES / "static").iterdir())
+    files = [p for p in folder if p.is_file() and not editor_file(p.name)]
     return [
         *(
             Artifact(

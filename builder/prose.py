@@ -24,6 +24,7 @@ from typing import Any
 from markdown_it import MarkdownIt
 from markdown_it.common.utils import unescapeAll
 from markdown_it.rules_block import StateBlock
+from markdown_it.rules_core import StateCore
 from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
 from mdit_py_plugins.admon import admon_plugin
@@ -38,6 +39,7 @@ from .recording import Recording
 
 BLOCK_DIRECTIVES = ("example", "output", "panel", "panels")
 SAFE_SCHEMES = ("http:", "https:", "mailto:")
+MAX_PARAGRAPH = 64 * 1024  # characters; see _bounded_paragraphs
 _BLOCK_LINE = re.compile(r"^\{\{\s*(example|output|panel|panels)\b(.*?)\}\}\s*$")
 
 
@@ -73,6 +75,7 @@ def parser() -> MarkdownIt:
     md.use(footnote_plugin).use(admon_plugin)
     md.use(anchors_plugin, min_level=2, max_level=3)
     md.block.ruler.before("paragraph", "recorded_block", _block_rule)
+    md.core.ruler.before("inline", "bounded_paragraphs", _bounded_paragraphs)
     md.core.ruler.push("source_lines", _source_lines)
     md.inline.ruler.before("link", "glossary_term", _term_rule)
     md.inline.ruler.before("emphasis", "recorded_value", _value_rule)
@@ -106,7 +109,7 @@ def _block_rule(state: StateBlock, start: int, end: int, silent: bool) -> bool:
 def _value_rule(state: StateInline, silent: bool) -> bool:
     if not state.src.startswith("{{", state.pos):
         return False
-    end = state.src.find("}}", state.pos + 2)
+    end = _find(state, "}}", state.pos + 2)
     if end < 0:
         return False
     if not silent:
@@ -119,9 +122,16 @@ def _value_rule(state: StateInline, silent: bool) -> bool:
 def _term_rule(state: StateInline, silent: bool) -> bool:
     if not state.src.startswith("[[", state.pos):
         return False
-    end = state.src.find("]]", state.pos + 2)
-    inner = state.src[state.pos + 2 : end] if end > 0 else ""
-    if not inner.strip() or "\n" in inner or "[" in inner:
+    start = state.pos + 2
+    end = _find(state, "]]", start)
+    if (
+        end < 0
+        or start <= _find(state, "[", start) < end
+        or start <= _find(state, "\n", start) < end
+    ):
+        return False
+    inner = state.src[start:end]
+    if not inner.strip():
         return False
     if not silent:
         text, _, key = inner.partition("|")
@@ -129,6 +139,38 @@ def _term_rule(state: StateInline, silent: bool) -> bool:
         token.content, token.info = text.strip(), (key or text).strip()
     state.pos = end + 2
     return True
+
+
+def _find(state: StateInline, needle: str, start: int) -> int:
+    """Where `needle` next occurs at or after `start` within what this rule may read (-1:
+    nowhere), remembered per inline block: a line of n unclosed `{{` or `[[` asked
+    `str.find` to scan to its end n times (a 400 KB line took minutes). The answer for any
+    later start up to the occurrence found is that same occurrence, so a run of marks asks
+    the string once, and parsing stays linear in the lesson's size."""
+    memo: dict[str, tuple[int, int]] = state.__dict__.setdefault("recorded_find", {})
+    since, found = memo.get(needle, (-1, -1))
+    if not (0 <= since <= start and (found < 0 or start <= found)):
+        found = state.src.find(needle, start)
+        memo[needle] = (start, found)
+    return found if found + len(needle) <= state.posMax else -1
+
+
+def _bounded_paragraphs(state: StateCore) -> None:
+    """Refuse a paragraph (a heading, a table cell) over MAX_PARAGRAPH characters.
+
+    markdown-it-py adds punctuation no rule takes to its pending text one character at a
+    time, copying the text each time: quadratic in the length of a run (one line of 400 KB
+    of `}}` took a minute). Bounded runs keep a lesson's rendering linear in its size.
+    """
+    page = _page(state.env)
+    for token in state.tokens:
+        if token.type == "inline" and len(token.content) > MAX_PARAGRAPH:
+            page.line = token.map[0] if token.map else 0
+            page.fail(
+                f"a paragraph of {len(token.content) // 1024} KiB is over the "
+                f"{MAX_PARAGRAPH // 1024} KiB limit: break it up with blank lines"
+            )
+            token.content = ""
 
 
 def _source_lines(state: Any) -> None:

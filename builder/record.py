@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
+import unicodedata
 from collections.abc import Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
@@ -22,7 +23,7 @@ from .errors import RecordingError
 from .execute import Execution, Limits, Outcome, Runner, allow_runs, kill_all, run_example
 from .fsutil import write_atomic
 from .recording import Recording, dumps
-from .rules import INPUTS_FILE, read_inputs
+from .rules import INPUTS_FILE, MAX_DRAWABLE, drawable, read_inputs
 from .status import LessonStatus, recording_path
 
 
@@ -116,6 +117,9 @@ def _keep(
 ) -> Execution:
     if not execution.ok:
         return execution
+    problem = undrawable(execution.panels) or same_names(execution.panels)
+    if problem:
+        return Execution(lesson.id, Outcome.BAD_PANEL, execution.seconds, detail=problem)
     inputs = fingerprint.lesson_inputs(lesson)
     try:
         recording = to_recording(lesson, execution, fingerprint.content_hash(inputs), renderer)
@@ -158,6 +162,55 @@ def to_recording(
         return validate_json(Recording, json.dumps(raw, indent=2, ensure_ascii=False))
     except ValidationError as error:
         raise RecordingError(f"the run did not make a valid recording: {error}") from None
+
+
+def undrawable(panels: list[dict[str, Any]]) -> str:
+    """The first panel value a chart cannot draw (an int of 400 digits passes panels.bar,
+    which is part of the harness), named by panel, series and label; "" when none."""
+    try:
+        for number, panel in enumerate(panels, start=1):
+            for series in panel["series"]:
+                for label, y in zip(panel["labels"], series["y"], strict=False):
+                    if isinstance(y, int | float) and not drawable(y):
+                        return (
+                            f"panel {number} ({panel['title']!r}), series {series['label']!r}, "
+                            f"label {label!r}: {_magnitude(y)} is too large to draw (a chart "
+                            f"draws numbers up to {MAX_DRAWABLE:g})"
+                        )
+    except (KeyError, TypeError):
+        pass  # not panels at all: to_recording names what is wrong
+    return ""
+
+
+def same_names(panels: list[dict[str, Any]]) -> str:
+    """Two labels (or two series) of one panel that are the same name in Unicode (NFC and
+    NFD spellings of "é"): a reference to either would find the first; "" when none."""
+    try:
+        for number, panel in enumerate(panels, start=1):
+            series = [s["label"] for s in panel["series"]]
+            for what, names in (("labels", panel["labels"]), ("series", series)):
+                seen: dict[str, str] = {}
+                for name in names:
+                    key = unicodedata.normalize("NFC", name)
+                    if key in seen:
+                        other = seen[key]
+                        return (
+                            f"panel {number} ({panel['title']!r}): {what} {other!r} and "
+                            f"{name!r} are the same name (equal in Unicode); give each its own"
+                        )
+                    seen[key] = name
+    except (KeyError, TypeError):
+        pass  # not panels at all: to_recording names what is wrong
+    return ""
+
+
+def _magnitude(y: int | float) -> str:
+    """A number too large to print whole (str() refuses ints of over 4,300 digits)."""
+    return (
+        f"a number of about {int(y.bit_length() * 0.30103) + 1} digits"
+        if isinstance(y, int)
+        else repr(y)
+    )
 
 
 def _sidecar_bytes(sidecar: dict[str, Any]) -> bytes:
@@ -205,6 +258,8 @@ def _advice(execution: Execution, lesson: Lesson | None) -> str:
         Outcome.RAISED: "run it by hand with .venv/bin/python example.py and fix the error",
         Outcome.EXITED: "an example must finish with exit status 0",
         Outcome.BAD_OUTPUT: "print text that reads the same on every machine",
+        Outcome.BAD_PANEL: "scale the values (say the unit in ylabel), or print the number "
+        "instead of charting it",
         Outcome.HARNESS: "let the example end normally: no os._exit, no killing its own "
         "process, no writing the harness's files; run it by hand to see what happens",
         Outcome.ESCAPED: "wait for every process the example starts before it ends; find "

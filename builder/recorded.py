@@ -9,6 +9,7 @@ from __future__ import annotations
 import html
 import re
 import shlex
+import unicodedata
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
@@ -337,18 +338,23 @@ def _panel_value(
         page.fail(f"{{{{ {text} }}}}: the recording has {len(recording.panels)} panel(s)")
         return None
     panel = recording.panels[int(number) - 1]
-    label = args.get("label", [""])[0]
-    if label not in panel.labels:
+    labels = [_nfc(label) for label in panel.labels]  # "é" typed one way finds it typed another
+    label = _nfc(args.get("label", [""])[0])
+    if label not in labels:
         page.fail(f"{{{{ {text} }}}}: panel {number} has labels {panel.labels}")
         return None
-    names = [series.label for series in panel.series]
-    wanted = args.get("series", [names[0] if len(names) == 1 else ""])[0]
+    names = [_nfc(series.label) for series in panel.series]
+    wanted = _nfc(args.get("series", [names[0] if len(names) == 1 else ""])[0])
     if wanted not in names:
-        page.fail(f"{{{{ {text} }}}}: give series= one of {names}")
+        page.fail(f"{{{{ {text} }}}}: give series= one of {[s.label for s in panel.series]}")
         return None
     series = panel.series[names.index(wanted)]
-    value = series.y[panel.labels.index(label)]
+    value = series.y[labels.index(label)]
     return value, f"panel {number} “{panel.title}”, {wanted}, {label} ({panel.ylabel})"
+
+
+def _nfc(name: str) -> str:
+    return unicodedata.normalize("NFC", name)
 
 
 def _output_value(
@@ -383,7 +389,7 @@ def _format(value: float | str, spec: str, page: PageEnv, text: str) -> str:
         if spec.endswith("d"):
             number = int(number)
         return format(number, spec)
-    except ValueError as error:
+    except (ValueError, OverflowError) as error:  # OverflowError: fmt="d" of a recorded inf
         page.fail(f"{{{{ {text} }}}}: cannot format {value!r} with {spec!r}: {error}")
         return str(value)
 

@@ -22,6 +22,7 @@ from .rules import (
     SHA256_PATTERN,
     finite_number,
     iso_with_timezone,
+    read_file,
     series_lengths_match,
 )
 from .validation import STRICT, Check, Pattern, problems, validate_json
@@ -128,7 +129,7 @@ def loads(data: bytes, source: Path | str) -> Recording:
         raise RecordingError(
             f"is {len(data) / 2**20:.1f} MiB, over the {MAX_RECORDING_BYTES // 2**20} MiB limit",
             path=source,
-            hint="an example printing this much is a mistake; trim its output and re-record",
+            hint=_TOO_BIG,
         )
     from pydantic import ValidationError
 
@@ -153,10 +154,16 @@ def loads(data: bytes, source: Path | str) -> Recording:
 
 def load(path: Path) -> Recording:
     try:
-        data = path.read_bytes()
-    except OSError as error:
-        raise RecordingError(f"cannot be read: {error.strerror}", path=path) from None
+        data = read_bytes(path)
+    except FileNotFoundError:
+        raise RecordingError("cannot be read: No such file or directory", path=path) from None
     return loads(data, path)
+
+
+def read_bytes(path: Path) -> bytes:
+    """A recording file's bytes, read only when it is a regular file within the size limit
+    (a FIFO made `check` wait forever; a link to /dev/zero, run out of memory)."""
+    return read_file(path, MAX_RECORDING_BYTES, RecordingError, _TOO_BIG)
 
 
 def json_schema() -> dict[str, Any]:
@@ -168,6 +175,7 @@ def json_schema() -> dict[str, Any]:
     return schema
 
 
+_TOO_BIG = "an example printing this much is a mistake; trim its output and re-record"
 _REPAIR = "recordings are data, not code: re-record with `make record` rather than editing it"
 
 

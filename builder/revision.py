@@ -12,7 +12,9 @@ import subprocess
 import tarfile
 from pathlib import Path
 
-from .errors import BuildError
+from .errors import BuildError, RecordingError
+from .manifest import editor_file
+from .rules import MAX_RECORDING_BYTES, read_file
 
 WORK_TREE = "work tree"
 
@@ -36,13 +38,23 @@ def json_files(folder: Path, rev: str | None) -> dict[str, bytes]:
     """The `*.json` files directly in `folder` (not `_inputs.json` and the like), by stem."""
     if rev is None:
         paths = sorted(folder.glob("*.json")) if folder.is_dir() else []
-        return {p.stem: p.read_bytes() for p in paths if not p.name.startswith("_")}
+        wanted = [p for p in paths if not p.name.startswith("_") and not editor_file(p.name)]
+        return {p.stem: data for p in wanted if (data := _read(p)) is not None}
     root, where = _locate(folder)
     listed = _git(root, "ls-tree", "-z", "--name-only", rev, "--", f"{where}/")
     names = [Path(n).name for n in listed.decode().split("\0") if n]
     names = sorted(n for n in names if n.endswith(".json") and not n.startswith("_"))
     blobs = _cat_files(root, [f"{rev}:{where}/{name}" for name in names])
     return {Path(name).stem: blob for name, blob in zip(names, blobs, strict=True)}
+
+
+def _read(path: Path) -> bytes | None:
+    """A recording in the work tree, read only when it is a regular file within the size
+    limit (a FIFO there would hang `diff`; a link to /dev/zero, fill the memory)."""
+    try:
+        return read_file(path, MAX_RECORDING_BYTES, RecordingError)
+    except FileNotFoundError:  # a dangling link: no recording
+        return None
 
 
 def extract(folder: Path, rev: str, dest: Path) -> Path:

@@ -7,15 +7,21 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
+import stat
+import unicodedata
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from .errors import ContentError
+from .errors import BuildError, ContentError
 
 SCHEMA_VERSION = 1
 MAX_RECORDING_BYTES = 20 * 1024 * 1024
+MAX_LESSON_BYTES = 256 * 1024  # the longest lesson of the course is 10 KiB
+MAX_SOURCE_BYTES = 1024 * 1024  # an example, course.yml, glossary.yml
+MAX_DRAWABLE = 1e300  # a panel value's size: floats end at 1.8e308; a margin for the axes
 LESSON_ID_PATTERN = r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$"
 SHA256_PATTERN = r"^[0-9a-f]{64}$"
 SLUG_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
@@ -35,12 +41,27 @@ LOCK_FILE = Path(__file__).resolve().parent.parent / "requirements.lock"
 
 
 def finite_number(value: object) -> int | float:
-    """A panel value: an int or float, not a bool, not NaN or infinite."""
+    """A panel value: an int or float, not a bool, not NaN or infinite, and small enough to
+    draw (an int of 400 digits passed as finite, then failed the render: OverflowError)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ValueError(f"must be a number, got {type(value).__name__}")
     if isinstance(value, float) and not math.isfinite(value):
         raise ValueError("must be a finite number")
+    if not drawable(value):
+        raise ValueError(f"must be at most {MAX_DRAWABLE:g} in size to be drawn")
     return value
+
+
+def drawable(value: int | float) -> bool:
+    """A number a chart can draw: its size at most MAX_DRAWABLE (never converted to float
+    first: a huge int overflows)."""
+    return -MAX_DRAWABLE <= value <= MAX_DRAWABLE
+
+
+def same_name(text: str) -> str:
+    """What two names that are the same name have in common: Unicode-equal (NFC and NFD
+    spellings of "é"), any case; canonical caseless matching, as Unicode defines it."""
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFD", text).casefold())
 
 
 def iso_with_timezone(value: str) -> str:
@@ -94,8 +115,8 @@ def read_inputs(recordings: Path) -> dict[str, Any]:
     loses nothing that matters, so a damaged one is ignored rather than fatal.
     """
     try:
-        data = json.loads((recordings / INPUTS_FILE).read_text("utf-8"))
-    except (OSError, ValueError):
+        data = json.loads(read_file(recordings / INPUTS_FILE, MAX_RECORDING_BYTES))
+    except (OSError, ValueError, ContentError):
         return {}
     return data if isinstance(data, dict) else {}
 
@@ -119,15 +140,12 @@ def env_names(env: dict[str, str]) -> dict[str, str]:
     return env
 
 
-def read_text(path: Path | str) -> str:
+def read_text(path: Path | str, limit: int = MAX_SOURCE_BYTES, hint: str = "") -> str:
     """A content file as text (UTF-8, an optional BOM dropped); errors name the file."""
     try:
-        with open(path, "rb", buffering=0) as file:  # unbuffered: a third fewer system calls
-            data = file.readall()
+        data = read_file(path, limit, hint=hint)
     except FileNotFoundError:
         raise ContentError("is missing", path=path) from None
-    except OSError as error:
-        raise ContentError(f"cannot be read: {error.strerror}", path=path) from None
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
@@ -136,6 +154,82 @@ def read_text(path: Path | str) -> str:
             path=path,
             hint="save the file as UTF-8",
         ) from None
+
+
+def read_file(
+    path: Path | str,
+    limit: int,
+    error: type[BuildError] = ContentError,
+    hint: str = "",
+) -> bytes:
+    """The bytes of the regular file at `path` (links followed), at most `limit` of them;
+    anything else is `error` naming the file. FileNotFoundError is left to the caller.
+
+    The file is opened without waiting and checked before it is read: a FIFO waited
+    forever for a writer, and a link to /dev/zero filled the memory.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise
+    except OSError as failure:  # a socket cannot be opened at all (ENXIO)
+        raise error(_not_readable(path, failure), path=path) from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise error(
+                f"is {_file_kind(info.st_mode)}, not a regular file",
+                path=path,
+                hint="replace it with an ordinary file",
+            )
+        data = _read_at_most(fd, limit + 1) if info.st_size <= limit else b""
+    finally:
+        os.close(fd)
+    if info.st_size > limit or len(data) > limit:
+        size = max(info.st_size, len(data))
+        problem = f"is {_size(size)}, over the {_size(limit, 0)} limit"
+        raise error(problem, path=path, hint=hint or "a file this large is a mistake")
+    return data
+
+
+def _read_at_most(fd: int, count: int) -> bytes:
+    chunks: list[bytes] = []
+    while count > 0 and (chunk := os.read(fd, count)):
+        chunks.append(chunk)
+        count -= len(chunk)
+    return b"".join(chunks)
+
+
+def special_file(path: Path | str) -> str:
+    """What is at `path` (links followed) when it is there but not a regular file: "a FIFO
+    (named pipe)", "a folder", ...; "" otherwise."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return ""
+    return "" if stat.S_ISREG(mode) else _file_kind(mode)
+
+
+def _not_readable(path: Path | str, failure: OSError) -> str:
+    kind = special_file(path)
+    return f"is {kind}, not a regular file" if kind else f"cannot be read: {failure.strerror}"
+
+
+def _file_kind(mode: int) -> str:
+    kinds = {
+        stat.S_ISDIR: "a folder",
+        stat.S_ISFIFO: "a FIFO (named pipe)",
+        stat.S_ISSOCK: "a socket",
+        stat.S_ISCHR: "a character device",
+        stat.S_ISBLK: "a block device",
+    }
+    return next((name for test, name in kinds.items() if test(mode)), "a special file")
+
+
+def _size(count: int, digits: int = 1) -> str:
+    if count >= 2**20:
+        return f"{count / 2**20:.{digits}f} MiB"
+    return f"{count / 2**10:.{digits}f} KiB"
 
 
 def load_yaml(text: str, path: Path | str) -> Any:

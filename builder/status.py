@@ -13,8 +13,8 @@ from typing import Any
 from . import fingerprint
 from .course import Course, Lesson
 from .errors import RecordingError
-from .manifest import read_versions
-from .recording import Recording, loads
+from .manifest import editor_file, read_versions
+from .recording import Recording, loads, read_bytes
 from .rules import expected_versions, read_inputs
 from .store import Memo
 
@@ -73,7 +73,7 @@ def course_status(
     ]
     ids = {lesson.id for lesson in course.lessons}
     for path in sorted(recordings.glob("*.json")):
-        if path.stem not in ids and not path.name.startswith("_"):
+        if path.stem not in ids and not path.name.startswith("_") and not editor_file(path.name):
             statuses.append(LessonStatus(path.stem, State.ORPHAN, "no lesson has this id", path))
     return statuses
 
@@ -88,11 +88,11 @@ def _lesson_status(
 ) -> LessonStatus:
     path = recording_path(recordings, lesson.id)
     try:
-        data = path.read_bytes()
+        data = read_bytes(path)
     except FileNotFoundError:
         return LessonStatus(lesson.id, State.MISSING, "never recorded", path)
-    except OSError as error:
-        return LessonStatus(lesson.id, State.INVALID, f"cannot be read: {error.strerror}", path)
+    except RecordingError as error:
+        return LessonStatus(lesson.id, State.INVALID, error.problem, path)
     digest = fingerprint.sha256(data)
     try:
         recording = memo("recording", (digest,), lambda: loads(data, path))

@@ -18,9 +18,11 @@ from pathlib import Path
 
 from .errors import BuildError
 from .fsutil import Staging, cannot_write, write_atomic
+from .rules import read_file
 
 MARKER = ".coursebuilder-site"
 TEMPORARY = re.compile(r"(?:.*/)?\.[^/]+\.[0-9]+-[0-9]+\.tmp")  # fsutil's, beside its file
+MAX_MARKER_BYTES = 256 * 2**20  # a name a line: millions of files
 HEADER = "# made by python -m builder; every file listed here is regenerated\n"
 
 
@@ -60,7 +62,7 @@ def write(
 def _listed(out: Path) -> list[str]:
     """The files the marker lists; refuses a folder this builder did not make."""
     try:
-        text = (out / MARKER).read_text("utf-8")
+        text = read_file(out / MARKER, MAX_MARKER_BYTES, BuildError).decode("utf-8")
     except FileNotFoundError:
         if out.is_dir() and any(out.iterdir()):
             raise BuildError(

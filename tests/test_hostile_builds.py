@@ -8,6 +8,8 @@ point; elsewhere in-process through `builder.cli.main`.
 from __future__ import annotations
 
 import contextlib
+import html
+import io
 import os
 import signal
 import subprocess
@@ -19,9 +21,13 @@ from pathlib import Path
 
 import pytest
 
-from builder.build import build_lock
+from builder import serve
+from builder.build import BuildResult, Paths, build, build_lock
 from builder.cli import main
+from builder.errors import BuildError
 from builder.execute import BUILDER_ROOT
+from builder.manifest import Manifest
+from builder.store import Store
 from tests.test_hostile_examples import alive, wait_gone
 
 COURSE_YML = """\
@@ -239,3 +245,70 @@ def test_a_recording_that_cannot_be_saved_is_reported_and_the_rest_kept(
     assert "No space left on device" in err
     assert "-> make recordings/ writable" in err
     assert list((tmp_path / "recordings").iterdir()) == []
+
+
+# -- issue 17: the preview server survives every rebuild; editor files are no change ---------
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [
+        FileNotFoundError(2, "No such file or directory", ".#lesson.md"),  # a lock file raced
+        OverflowError("cannot convert float infinity to integer"),  # a bug, not a BuildError
+        BuildError("line 3: [[x]] is not a glossary term", path="lesson.md"),
+    ],
+    ids=["OSError", "a bug", "BuildError"],
+)
+def test_the_preview_server_survives_any_rebuild_failure_and_shows_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failure: Exception
+) -> None:
+    outcomes: list[Exception | None] = [failure, None]
+
+    def build(paths: Paths, **settings: object) -> BuildResult:
+        outcome = outcomes.pop(0)
+        if outcome is not None:
+            raise outcome
+        return BuildResult((), 1, 0, 1)
+
+    monkeypatch.setattr(serve, "build", build)
+    preview, log = serve.Preview(), io.StringIO()
+    paths = Paths(tmp_path / "content", tmp_path / "recordings", tmp_path / "site", tmp_path / "c")
+    assert serve._rebuild(paths, preview, execute=False, jobs=1, log=log) is False
+    assert str(failure) in preview.error and "still serving the last good site" in log.getvalue()
+    page = serve.inject_reload(b"<html><body><p>lesson</p></body></html>", preview.error)
+    assert page.startswith(b'<html><body><pre role="alert"')
+    assert html.escape(str(failure)).encode() in page and b"<p>lesson</p>" in page
+    assert serve._rebuild(paths, preview, execute=False, jobs=1, log=log) is True
+    assert preview.error == ""
+
+
+EDITOR_FILES = [".#lesson.md", "#lesson.md#", "lesson.md~", ".lesson.md.swp", ".lesson.md.swo"]
+
+
+def test_editor_lock_swap_and_backup_files_are_no_change(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Emacs' lock (a dangling link), auto-save and backup files, Vim's swap files and its
+    4913 probe: no rebuild, no orphan, not watched by the preview server."""
+    write_course(tmp_path, {"calm-01": "print(1)\n"})
+    (tmp_path / "recordings").mkdir()
+    paths = Paths(tmp_path / "content", tmp_path / "recordings", tmp_path / "site", tmp_path / "c")
+    past = time.time() - 60  # older than the manifest's racy window
+    for path in tmp_path.rglob("*"):
+        os.utime(path, (past, past))
+    build(paths, execute=False, jobs=1)
+    last = Manifest.load(Store(paths.cache))
+    watched = serve.snapshot((paths.content, paths.recordings))
+    folder = paths.content / "lessons" / "calm-01"
+    (folder / EDITOR_FILES[0]).symlink_to("root@host.4242:1700000000")
+    for name in EDITOR_FILES[1:]:
+        (folder / name).write_text("x")
+    (folder / "4913").write_text("")
+    (paths.recordings / ".#calm-01.json").symlink_to("root@host.4242:1700000000")
+    (paths.recordings / "calm-01.json~").write_text("{}")
+    assert serve.snapshot((paths.content, paths.recordings)) == watched
+    build(paths, execute=False, jobs=1)
+    now = Manifest.load(Store(paths.cache))
+    assert last is not None and now is not None and now.seen == last.seen, "not a no-op"
+    assert main(cli(tmp_path, "check")[3:]) == 1
+    assert "  orphan  " not in capsys.readouterr().out

@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import os
 import signal
+import subprocess
 import textwrap
 import time
 from pathlib import Path
@@ -17,7 +18,15 @@ from pathlib import Path
 import pytest
 
 from builder.course import FrontMatter, Lesson
-from builder.execute import MAX_OUTPUT, Execution, Limits, Outcome, run_example
+from builder.execute import (
+    MAX_OUTPUT,
+    Execution,
+    Limits,
+    Outcome,
+    builder_secrets,
+    child_environment,
+    run_example,
+)
 from builder.record import failure_summary, record
 from builder.status import recording_path
 
@@ -364,3 +373,121 @@ def test_a_child_that_escapes_the_process_group_fails_the_run_without_hanging(
         assert "left its process group" in execution.detail
     finally:
         os.kill(pid, signal.SIGKILL)
+
+
+def test_a_panel_value_too_large_to_draw_fails_the_run_naming_the_panel(tmp_path: Path) -> None:
+    """panels.bar (part of the harness, left alone) accepts an int of 400 digits; record
+    refuses it, naming the panel, series and label, and keeps the previous recording."""
+    lesson = make_lesson(tmp_path, "print(1)\n")
+    panel = {"kind": "bar", "title": "Huge", "labels": ["a", "b"], "ylabel": "count"}
+    panel["series"] = [{"label": "runs", "y": [1, 10**400]}]
+    environment = {"backend": "cpu", "deviceCount": 1, "jax": "0", "numpy": "0", "matplotlib": "0"}
+
+    def runner(lesson: Lesson, limits: Limits) -> Execution:
+        return Execution(lesson.id, Outcome.OK, 0.1, "1\n", panels=[panel], environment=environment)
+
+    recordings = tmp_path / "recordings"
+    recordings.mkdir()
+    report = record([lesson], recordings, jobs=1, runner=runner, log=io.StringIO())
+    [failure] = report.failures
+    assert failure.outcome is Outcome.BAD_PANEL
+    assert failure.detail == (
+        "panel 1 ('Huge'), series 'runs', label 'b': a number of about 401 digits is too large "
+        "to draw (a chart draws numbers up to 1e+300)"
+    )
+    assert not recording_path(recordings, LESSON_ID).exists()
+
+
+@pytest.mark.parametrize(
+    ("labels", "series", "twins"),
+    [
+        (["caf\u00e9", "cafe\u0301"], ["s"], "labels"),
+        (["a", "a"], ["s"], "labels"),
+        (["a", "b"], ["\u212b", "\u00c5"], "series"),  # the angstrom sign and letter Å
+    ],
+)
+def test_two_labels_equal_in_unicode_fail_the_run(
+    tmp_path: Path, labels: list[str], series: list[str], twins: str
+) -> None:
+    """A reference `label="café"` would find whichever came first: refused when recorded."""
+    lesson = make_lesson(tmp_path, "print(1)\n")
+    panel = {"kind": "bar", "title": "Twins", "labels": labels, "ylabel": "count"}
+    panel["series"] = [{"label": name, "y": [1] * len(labels)} for name in series]
+    environment = {"backend": "cpu", "deviceCount": 1, "jax": "0", "numpy": "0", "matplotlib": "0"}
+
+    def runner(lesson: Lesson, limits: Limits) -> Execution:
+        return Execution(lesson.id, Outcome.OK, 0.1, "1\n", panels=[panel], environment=environment)
+
+    (tmp_path / "recordings").mkdir()
+    report = record([lesson], tmp_path / "recordings", jobs=1, runner=runner, log=io.StringIO())
+    [failure] = report.failures
+    assert failure.outcome is Outcome.BAD_PANEL
+    first, second = labels if twins == "labels" else series
+    assert failure.detail == (
+        f"panel 1 ('Twins'): {twins} {first!r} and {second!r} are the same name (equal in "
+        "Unicode); give each its own"
+    )
+
+
+# -- issue 17: no secret of the recording machine reaches a recording ----------------------
+
+TOKEN = "tok-3f9a2c71e0d4"  # the value of a variable in the builder's environment only
+READ_PARENT = """\
+import os
+with open(f"/proc/{os.getppid()}/environ", "rb") as handle:
+    found = dict(v.split(b"=", 1) for v in handle.read().split(b"\\0") if b"=" in v)
+print("deploying with", found[b"COURSE_DEPLOY_TOKEN"].decode())
+"""
+
+
+def test_a_secret_read_from_the_builders_environment_is_refused_never_shown(
+    tmp_path: Path,
+) -> None:
+    """The issue's attack, end to end: the example reads its parent's /proc environ (same
+    user) and prints a token the builder has; the run fails naming the variable, and
+    neither the recording nor the builder's output holds the value."""
+    from tests.test_hostile_builds import cli, write_course
+
+    write_course(tmp_path, {"calm-01": READ_PARENT})
+    env = os.environ | {"COURSE_DEPLOY_TOKEN": TOKEN}
+    done = subprocess.run(cli(tmp_path, "record"), env=env, capture_output=True, text=True)
+    assert done.returncode == 1, done.stderr
+    assert "calm-01 (" in done.stderr and "printed something a recording cannot keep" in done.stderr
+    assert "stdout contains the value of the builder's environment variable " in done.stderr
+    assert "COURSE_DEPLOY_TOKEN, which the example was not given" in done.stderr
+    assert TOKEN not in done.stderr + done.stdout
+    assert not (tmp_path / "recordings" / "calm-01.json").exists()
+
+
+def test_a_secret_in_a_panel_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COURSE_DEPLOY_TOKEN", TOKEN)
+    source = f"""\
+    from builder import panels
+    panels.bar("t", labels=["{TOKEN}"], ylabel="y", series={{"s": [1]}})
+    """
+    execution = run(tmp_path, source)
+    assert execution.outcome is Outcome.BAD_OUTPUT
+    assert execution.detail.startswith(
+        "a panel contains the value of the builder's environment variable COURSE_DEPLOY_TOKEN"
+    )
+
+
+def test_a_secret_on_stderr_is_redacted_in_the_failure_summary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COURSE_DEPLOY_TOKEN", TOKEN)
+    source = f"raise RuntimeError('could not deploy with {TOKEN}')\n"
+    execution = run(tmp_path, source)
+    assert execution.outcome is Outcome.RAISED
+    assert TOKEN not in execution.stderr + execution.detail
+    assert execution.detail == "RuntimeError: could not deploy with $COURSE_DEPLOY_TOKEN"
+
+
+def test_a_variable_the_example_is_given_is_not_a_secret(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COURSE_DEPLOY_TOKEN", TOKEN)
+    env = {"COURSE_DEPLOY_TOKEN": TOKEN}
+    lesson = make_lesson(tmp_path, "raise SystemExit(0)\n", env=env)
+    scratch = tmp_path / "scratch"
+    assert TOKEN not in builder_secrets(child_environment(lesson, scratch))

@@ -8,7 +8,10 @@ recording can put on a page.
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import time
 from dataclasses import replace
 from html.parser import HTMLParser
 from pathlib import Path
@@ -539,3 +542,151 @@ def _without_404_script(name: str, text: str) -> str:
 def test_the_allow_list_itself_catches_what_it_must(html: str) -> None:
     with pytest.raises(AssertionError):
         check_html(html)
+
+
+# -- issue 17: size limits, linear time, values that cannot be formatted -------------------
+
+
+def test_a_lesson_over_the_size_limit_is_refused_before_it_is_read_whole(
+    two: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = lesson_md(two)
+    path.write_text(path.read_text() + "{{" * 200_000)
+    err = cli_error(two, capsys)
+    size = path.stat().st_size / 1024
+    assert f"error: {path}: is {size:.1f} KiB, over the 256 KiB limit" in err
+    assert "-> split it into several lessons" in err
+
+
+def render_seconds(lesson: Lesson, course: Course, text: str) -> float:
+    """The fastest of two renders of `text` as the lesson's body (the host is shared)."""
+    best = float("inf")
+    for _ in range(2):
+        started = time.perf_counter()
+        prose.render_prose(replace(lesson, body=text), course, None, root="../../")
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
+@pytest.mark.parametrize("mark", ["{{", "[[", "[", "`", "!!! ", "{{ value", "[[a|", "]]"])
+def test_rendering_grows_linearly_with_a_run_of_unclosed_marks(tmp_path: Path, mark: str) -> None:
+    """A run four times as long takes about four times as long, not sixteen: each unclosed
+    `{{` or `[[` used to scan to the end of its line (a 400 KB line took minutes). Growth is
+    compared, never absolute time; the best of three tries absorbs a busy host."""
+    write_course(tmp_path, {"calm-01": "print(1)\n"})
+    course = load_course(tmp_path / "content")
+    lesson = course.lessons[0]
+    ratios = []
+    for _ in range(3):
+        short = render_seconds(lesson, course, mark * (6000 // len(mark)))
+        long = render_seconds(lesson, course, mark * (24000 // len(mark)))
+        ratios.append(long / short)
+        if ratios[-1] < 6:
+            break
+    assert min(ratios) < 6, f"4x the text took {min(ratios):.1f}x the time: not linear"
+
+
+def test_a_paragraph_over_the_limit_is_refused_quickly_naming_its_line(tmp_path: Path) -> None:
+    write_course(tmp_path, {"calm-01": "print(1)\n"})
+    course = load_course(tmp_path / "content")
+    lesson = course.lessons[0]
+    text = "Fine.\n\n" + "}}" * (prose.MAX_PARAGRAPH // 2 + 1) + "\n\nFine again.\n"
+    started = time.perf_counter()
+    _, errors = prose.render_prose(replace(lesson, body=text), course, None, root="../../")
+    assert time.perf_counter() - started < 5
+    assert [str(e) for e in errors] == [
+        f"{lesson.lesson_path}: line {lesson.body_line + 2}: a paragraph of 64 KiB is over the "
+        "64 KiB limit: break it up with blank lines"
+    ]
+
+
+def test_a_value_that_cannot_be_formatted_is_an_error_not_a_traceback(tmp_path: Path) -> None:
+    write_course(tmp_path, {"calm-01": "print(1)\n"})
+    course = load_course(tmp_path / "content")
+    raw = json.loads(REFERENCE.read_bytes())
+    raw["lessonId"], raw["stdout"] = "calm-01", "speed: inf\n"
+    rec = recording.loads(json.dumps(raw).encode(), "calm-01.json")
+    reference = '{{ value output="speed: (\\S+)" fmt="d" }}'
+    changed = replace(course.lessons[0], body=f"It ran at {reference}.\n")
+    _, errors = prose.render_prose(changed, course, rec, root="../../")
+    assert len(errors) == 1 and "cannot format 'inf' with 'd'" in str(errors[0])
+
+
+# -- issue 17: one name, however Unicode spells it; one id, once --------------------------
+
+CAFE_NFC, CAFE_NFD = "caf\u00e9", "cafe\u0301"
+
+
+def test_two_glossary_terms_equal_in_unicode_are_one_term_defined_twice(
+    two: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    glossary = two / "content" / "glossary.yml"
+    glossary.write_text(
+        f"- id: cafe-a\n  term: {CAFE_NFC}\n  definition: One.\n  taught_in: calm-01\n"
+        f"- id: cafe-b\n  term: {CAFE_NFD.upper()}\n  definition: Two.\n  taught_in: calm-02\n",
+        encoding="utf-8",
+    )
+    err = cli_error(two, capsys)
+    assert f"{glossary}: term '{CAFE_NFC}' is defined twice" in err
+
+
+def test_a_term_is_found_however_the_prose_spells_it_in_unicode(tmp_path: Path) -> None:
+    write_course(tmp_path, {"calm-01": "print(1)\n"})
+    glossary = tmp_path / "content" / "glossary.yml"
+    glossary.write_text(
+        f"- id: cafe\n  term: {CAFE_NFC}\n  definition: Coffee.\n  taught_in: calm-01\n",
+        encoding="utf-8",
+    )
+    course = load_course(tmp_path / "content")
+    changed = replace(course.lessons[0], body=f"A [[{CAFE_NFD}]] and a [[{CAFE_NFC.upper()}]].\n")
+    rendered, errors = prose.render_prose(changed, course, None, root="../../")
+    assert errors == [] and rendered.terms == ["cafe", "cafe"]
+
+
+def test_a_duplicate_arc_id_is_an_error(two: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    course_yml = two / "content" / "course.yml"
+    arc = "  - id: hostile\n    title: Again\n    summary: The same id twice.\n"
+    course_yml.write_text(course_yml.read_text() + arc)
+    err = cli_error(two, capsys)
+    assert f"{course_yml}: arc id 'hostile' is defined 2 times" in err
+    assert "-> give each arc its own id" in err
+
+
+def test_a_panel_label_is_found_however_the_prose_spells_it_in_unicode(tmp_path: Path) -> None:
+    write_course(tmp_path, {"calm-01": "print(1)\n"})
+    course = load_course(tmp_path / "content")
+    raw = json.loads(REFERENCE.read_bytes())
+    raw["lessonId"] = "calm-01"
+    raw["data"]["panels"][0]["labels"][0] = CAFE_NFC
+    rec = recording.loads(json.dumps(raw).encode(), "calm-01.json")
+    reference = f'{{{{ value panel=1 label="{CAFE_NFD}" }}}}'
+    changed = replace(course.lessons[0], body=f"It took {reference} bytes.\n")
+    rendered, errors = prose.render_prose(changed, course, rec, root="../../")
+    expected = raw["data"]["panels"][0]["series"][0]["y"][0]
+    assert errors == [] and f">{expected}</data>" in rendered.html
+
+
+@pytest.mark.parametrize(
+    ("where", "message"),
+    [
+        ("content/lessons/calm-01/lesson.md", "is a FIFO (named pipe), not a regular file"),
+        ("content/lessons/calm-01/example.py", "is a FIFO (named pipe), not a regular file"),
+        ("content/course.yml", "is a FIFO (named pipe), not a regular file"),
+        ("content/glossary.yml", "is a FIFO (named pipe), not a regular file"),
+        (
+            "content/lessons/calm-01/numbers.txt",
+            "declares data file 'numbers.txt', which is a FIFO",
+        ),
+    ],
+)
+def test_a_fifo_where_a_content_file_should_be_is_named_without_hanging(
+    two: Path, where: str, message: str
+) -> None:
+    path = two / where
+    set_front(two, "summary", "Number 1.\ndata: [numbers.txt]")
+    (path.parent / "numbers.txt").write_text("1 2 3\n")
+    path.unlink(missing_ok=True)
+    os.mkfifo(path)
+    done = subprocess.run(cli(two, "check"), capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert message in done.stderr

@@ -7,6 +7,9 @@ people damage files, go through the CLI, and check the damaged file is never rew
 from __future__ import annotations
 
 import json
+import os
+import socket
+import subprocess
 from datetime import timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -140,7 +143,7 @@ def test_an_orphan_recording_is_reported_and_left_alone(
 # -- the round trip, for any valid recording -----------------------------------------------
 
 text = st.text(min_size=1, max_size=30)
-number = st.integers(-(2**53), 2**53) | st.floats(allow_nan=False, allow_infinity=False)
+number = st.integers(-(2**53), 2**53) | st.floats(-1e300, 1e300)  # what a chart can draw
 
 
 @st.composite
@@ -201,3 +204,87 @@ def test_any_valid_recording_round_trips_byte_for_byte(raw: dict[str, Any]) -> N
     loaded = recording.loads(data, "generated.json")
     assert recording.dumps(loaded) == data
     assert recording.loads(recording.dumps(loaded), "again.json") == loaded
+
+
+# -- issue 17: files that are not files, or too big to read, where a recording should be -----
+
+
+def _fifo(path: Path) -> None:
+    os.mkfifo(path)
+
+
+def _socket(path: Path) -> None:
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(path))  # left open: the file stays a listening socket for the test
+    _sockets.append(server)
+
+
+def _huge(path: Path) -> None:
+    big = path.with_name("big.bin")
+    with open(big, "wb") as handle:
+        handle.truncate(2**30)  # sparse: 1 GiB that costs nothing on disk
+    path.symlink_to(big)
+
+
+_sockets: list[socket.socket] = []
+SPECIAL = {
+    "FIFO": (_fifo, "is a FIFO (named pipe), not a regular file"),
+    "link to /dev/zero": (lambda p: p.symlink_to("/dev/zero"), "is a character device, not"),
+    "folder": (lambda p: p.mkdir(), "is a folder, not a regular file"),
+    "socket": (_socket, "is a socket, not a regular file"),
+    "link to a 1 GiB file": (_huge, "is 1024.0 MiB, over the 20 MiB limit"),
+    "link to nowhere": (lambda p: p.symlink_to(p.with_name("gone")), ""),
+}
+
+
+@pytest.mark.parametrize("case", SPECIAL)
+def test_a_recording_path_that_is_not_a_file_is_named_without_hanging_or_reading_it(
+    tmp_path: Path, case: str
+) -> None:
+    """check and validate never open a FIFO for reading (it waited forever for a writer)
+    nor read a device or a huge file whole (a link to /dev/zero ran out of memory)."""
+    make, message = SPECIAL[case]
+    write_course(tmp_path, {LESSON: "print(1)\n"})
+    (tmp_path / "recordings").mkdir()
+    path = tmp_path / "recordings" / f"{LESSON}.json"
+    make(path)
+    checked = subprocess.run(cli(tmp_path, "check"), capture_output=True, text=True, timeout=60)
+    assert checked.returncode == 1 and "Traceback" not in checked.stderr
+    if not message:  # a dangling link is a recording that is not there
+        assert f"{LESSON}  missing" in checked.stdout
+        return
+    assert f"{LESSON}  invalid" in checked.stdout and message in checked.stdout
+    validated = subprocess.run(
+        [*cli(tmp_path, "validate")[:4], str(path)], capture_output=True, text=True, timeout=60
+    )
+    assert validated.returncode == 1
+    assert validated.stdout.startswith(f"{path}: {message}")
+
+
+@pytest.mark.parametrize("value", [10**400, -(10**309), 1e301], ids=["1e400", "-1e309", "1e301"])
+def test_a_panel_value_too_large_to_draw_is_invalid_when_loaded(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], value: float
+) -> None:
+    """It used to load, then fail the render with OverflowError: int too large for a float."""
+    raw = json.loads(reference_as(LESSON))
+    raw["data"]["panels"][0]["series"][0]["y"][0] = value
+    course_with_recording(tmp_path, json.dumps(raw, indent=2).encode())
+    assert main(cli(tmp_path, "check")[3:]) == 1
+    out = capsys.readouterr().out
+    assert f"{LESSON}  invalid" in out and "must be at most 1e+300 in size to be drawn" in out
+    assert "field data.panels.0.series.0.y.0" in out
+    assert main(cli(tmp_path, "render")[3:]) == 0, "the page says so; nothing raises"
+
+
+def test_diff_reads_the_work_trees_recordings_through_the_same_door(tmp_path: Path) -> None:
+    """`diff` (and the What changed page) read recordings from the work tree: a FIFO there
+    is named, never opened; an editor's lock file is not a recording."""
+    from builder import revision
+
+    (tmp_path / f"{LESSON}.json").write_bytes(reference_as(LESSON))
+    (tmp_path / f".#{LESSON}.json").symlink_to("root@host.4242:1700000000")
+    (tmp_path / "empty.json").write_bytes(b"")
+    assert sorted(revision.json_files(tmp_path, None)) == [LESSON, "empty"]
+    os.mkfifo(tmp_path / "calm-02.json")
+    with pytest.raises(RecordingError, match="is a FIFO \\(named pipe\\), not a regular file"):
+        revision.json_files(tmp_path, None)
