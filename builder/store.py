@@ -19,6 +19,7 @@ import hashlib
 import os
 import pickle
 import sqlite3
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -66,22 +67,25 @@ class Store:
         self.path = folder / FILE
         self.pending: dict[str, bytes] = {}
         self.used: set[str] = set()  # every key this build asked for or added
-        self._scopes: dict[int, set[str]] = {}
+        self._scopes: dict[int, list[set[str]]] = {}  # by thread: see `recording`
         self._db: sqlite3.Connection | None = None
 
     @contextlib.contextmanager
     def recording(self) -> Iterator[set[str]]:
-        """The keys asked for or added inside the block (what an artifact was made with)."""
+        """The keys this thread asks for or adds inside the block (what an artifact was made
+        with). Per thread: search bundles are made in threads side by side, and a key one
+        of them stores must not count as used by another (it would never be pruned)."""
         used: set[str] = set()
-        self._scopes[id(used)] = used
+        scopes = self._scopes.setdefault(threading.get_ident(), [])
+        scopes.append(used)
         try:
             yield used
         finally:
-            del self._scopes[id(used)]
+            scopes.pop()  # blocks nest: this block's set is the last
 
     def _use(self, key: str) -> None:
         self.used.add(key)
-        for scope in list(self._scopes.values()):
+        for scope in self._scopes.get(threading.get_ident(), ()):
             scope.add(key)
 
     def get(self, key: str) -> bytes | None:
