@@ -1,6 +1,7 @@
 """Course + recordings -> the site's pages other than lessons, and its static files, as
 artifacts (builder.make): the course home, arc pages, glossary, recordings page, search
-page, 404 page, the sidebar's data (static/nav.js) and the style sheets and scripts.
+page, 404 page, a redirect at each lesson's old address (`aliases:`), the sidebar's data
+(static/nav.js) and the style sheets and scripts.
 
 Each key is the digest of what its page is made from, so a prose edit re-renders none of
 them unless it changed what they show (the glossary page lists where each term is used).
@@ -108,8 +109,31 @@ def page_artifacts(
             description="There is no page at this address.",
         ),
         simple("static/nav.js", "nav.js", data=_nav_data(nav), root="", current=""),
+        *_redirects(course, nav, renderer),
         *_static(renderer),
     ]
+
+
+def _redirects(course: Course, nav: SiteNav, renderer: Renderer) -> list[Artifact]:
+    """A small page at each old address of a renamed lesson (its `aliases:`), sending the
+    reader on to where it lives now, as mkdocs-redirects and Hugo's aliases do."""
+    artifacts = []
+    for lesson in course.lessons:
+        target = f"../{lesson.slug}/index.html"  # from l/<alias>/ to l/<slug>/
+        for old in lesson.alias_urls:
+            name = f"{old}index.html"
+            context = {"title": lesson.title, "slug": lesson.slug, "target": target}
+            artifacts.append(
+                Artifact(
+                    renderer.key("redirect", name, repr(sorted(context.items())), nav.title),
+                    partial(_page, name, "redirect.html", nav, context),
+                )
+            )
+    return artifacts
+
+
+def _page(name: str, template: str, nav: SiteNav, context: dict[str, Any]) -> Made:
+    return Made({name: page(template, nav, **context)})
 
 
 def terms_used(course: Course, made: Iterable[Made]) -> dict[str, list[str]]:
