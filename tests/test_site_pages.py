@@ -1,5 +1,5 @@
 """What the lesson pages offer besides the prose: old addresses that redirect (`aliases:`),
-and more to come."""
+a "Run it yourself" block that runs without this repository, and linked headings."""
 
 from __future__ import annotations
 
@@ -76,3 +76,28 @@ def test_removing_an_alias_removes_its_page(recorded: Paths) -> None:
     build(recorded, execute=False, jobs=1)
     assert not (recorded.out / "l" / "first-jaxpr").exists()
     assert (recorded.out / "l" / "first" / "index.html").is_file()
+
+
+# -- headings -------------------------------------------------------------------------------
+
+
+def test_headings_have_a_named_link_and_plain_contents(recorded: Paths) -> None:
+    page = (recorded.out / "l" / "first" / "index.html").read_text("utf-8")
+    assert (
+        '<div class="heading"><h2 id="tracing">Tracing</h2><a class="anchor" href="#tracing" '
+        'aria-label="Link to this section: Tracing"'
+    ) in page
+    assert '<li class="toc-2"><a href="#tracing">Tracing</a></li>' in page
+
+
+def test_the_contents_read_a_heading_without_its_markdown(course_copy: Paths) -> None:
+    from builder.prose import render_prose
+
+    path = course_copy.content.joinpath(*LESSONS)
+    edit(path, "## Tracing", "## What `jax.make_jaxpr` *traces*")
+    course = load_course(course_copy.content)
+    lesson = course.lesson("basics-01")
+    assert lesson is not None
+    rendered, _ = render_prose(lesson, course, None, "../../")
+    assert rendered.toc[0][2] == "What jax.make_jaxpr traces"
+    assert 'aria-label="Link to this section: What jax.make_jaxpr traces"' in rendered.html
