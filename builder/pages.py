@@ -1,7 +1,8 @@
 """Course + recordings -> the site's pages other than lessons, and its static files, as
 artifacts (builder.make): the course home, arc pages, glossary, recordings page, search
 page, 404 page, a redirect at each lesson's old address (`aliases:`), the sidebar's data
-(static/nav.js) and the style sheets and scripts.
+(static/nav.js), the style sheets and scripts, and the one-file `builder.py` a downloaded
+example imports its panels from.
 
 Each key is the digest of what its page is made from, so a prose edit re-renders none of
 them unless it changed what they show (the glossary page lists where each term is used).
@@ -24,6 +25,7 @@ from .highlight import stylesheet
 from .make import Artifact, Made
 from .manifest import TEMPLATES
 from .render import (
+    SHIM,
     GlossaryEntry,
     RecordingRow,
     Renderer,
@@ -164,7 +166,23 @@ def _static(renderer: Renderer) -> list[Artifact]:
             renderer.key("static", "pygments.css"),
             lambda: Made({"static/pygments.css": stylesheet().encode()}),
         ),
+        Artifact(renderer.key("static", SHIM), lambda: Made({SHIM: shim()})),
     ]
+
+
+def shim() -> bytes:
+    """builder.py: builder/panels.py as the recordings were made with, and a name that lets
+    `from builder import panels` find it, so that a downloaded example runs on its own."""
+    panels = (Path(__file__).with_name("panels.py")).read_bytes()
+    return (
+        b"# builder.py, from the course site: put it beside a downloaded example.py, which\n"
+        b"# says `from builder import panels`. It is the course's builder/panels.py as it is,\n"
+        b"# and the two lines at the end: `panels.bar(...)` checks a chart's numbers and drops\n"
+        b"# them, as when an example is run by hand in the course's repository.\n"
+        + panels.rstrip(b"\n")
+        + b"\n\n\nimport sys as _sys  # noqa: E402\n\n"
+        + b"panels = _sys.modules[__name__]  # `from builder import panels` gets this module\n"
+    )
 
 
 def _file(name: str, path: Path) -> Made:

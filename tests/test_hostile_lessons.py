@@ -308,6 +308,7 @@ ATTRIBUTES = {
         "datetime",
         "decoding",
         "defer",
+        "download",
         "for",
         "height",
         "hidden",

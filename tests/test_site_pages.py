@@ -3,11 +3,19 @@ a "Run it yourself" block that runs without this repository, and linked headings
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
 import pytest
 
 from builder.build import Paths
 from builder.course import load_course
 from builder.errors import BuildError
+from builder.recording import load
 from tests.conftest import edit
 
 LESSONS = ("lessons", "basics-01", "lesson.md")
@@ -78,6 +86,105 @@ def test_removing_an_alias_removes_its_page(recorded: Paths) -> None:
     assert (recorded.out / "l" / "first" / "index.html").is_file()
 
 
+# -- run it yourself -------------------------------------------------------------------------
+
+
+def _run_it(page: str) -> tuple[list[str], list[str]]:
+    """The files the block says to download, and its commands, as the page gives them."""
+    block = page[page.index('<section class="run-it"') :]
+    block = block[: block.index("</section>")]
+    files = re.findall(r'<a href="([^"]+)" download="([^"]+)">', block)
+    code = re.search(r"<pre[^>]*><code>(.*?)</code></pre>", block, re.DOTALL)
+    assert code is not None
+    import html
+
+    return [href for href, _ in files], html.unescape(code[1]).strip().splitlines()
+
+
+def _venv_without_this_repository(where: Path) -> Path:
+    """A Python that has this interpreter's packages (numpy, ...) but not the course's own
+    `builder`: a bare venv that adds the packages folder as a path, so that the editable
+    install's .pth file (which puts this repository on sys.path) is never read."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(where)], check=True)
+    purelib = Path(sysconfig.get_paths()["purelib"])
+    created = next(where.glob("lib/python3*/site-packages"))
+    (created / "packages.pth").write_text(f"{purelib}\n")
+    return where / "bin"
+
+
+@pytest.mark.parametrize(
+    ("lesson_id", "slug"), [("speed-01", "settings"), ("basics-02", "no-panels")]
+)
+def test_a_downloaded_example_runs_without_this_repository(
+    recorded: Paths, tmp_path: Path, lesson_id: str, slug: str
+) -> None:
+    """The files the block names, downloaded into an empty folder, and its last command run
+    there by a Python that cannot import this repository, print what the recording holds."""
+    page_folder = recorded.out / "l" / slug
+    hrefs, commands = _run_it((page_folder / "index.html").read_text("utf-8"))
+    assert commands[0] == "pip install jax==0.9.2 numpy==2.4.4 matplotlib==3.10.8"
+    folder = tmp_path / "downloads"
+    folder.mkdir()
+    for href in hrefs:
+        source = (page_folder / href).resolve()
+        (folder / source.name).write_bytes(source.read_bytes())
+    downloaded = sorted(p.name for p in folder.iterdir())
+    bin_dir = _venv_without_this_repository(tmp_path / "venv")
+    env = {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "HOME": str(tmp_path)}
+    unreachable = subprocess.run(
+        ["python", "-c", "import builder"], cwd=tmp_path, env=env, capture_output=True
+    )
+    assert unreachable.returncode != 0, "the repository's builder is importable"
+    run = subprocess.run(
+        ["sh", "-c", commands[-1]], cwd=folder, env=env, capture_output=True, text=True
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == load(recorded.recordings / f"{lesson_id}.json").stdout
+    if lesson_id == "speed-01":  # a data file, a setting and the panels' stand-in
+        assert downloaded == ["builder.py", "example.py", "numbers.txt"]
+        assert commands[-1] == "FIXTURE_SCALE=3 python example.py"
+    else:  # prints only: nothing to stand in for
+        assert downloaded == ["example.py"]
+
+
+@pytest.mark.parametrize("name", ["index.html", "panel-1.svg", "panel-2-dark.svg"])
+def test_a_data_file_cannot_take_the_name_of_a_page_file(course_copy: Paths, name: str) -> None:
+    """Data files are written beside the lesson's page for download."""
+    edit(course_copy.content / "lessons" / "speed-01" / "lesson.md", "[numbers.txt]", f"[{name}]")
+    assert "is the name of a file of the lesson's page on the site" in _errors(course_copy)
+
+
+def test_the_stand_in_checks_panels_as_the_harness_does(recorded: Paths, tmp_path: Path) -> None:
+    shim = recorded.out / "static" / "builder.py"
+    bad = tmp_path / "bad.py"
+    bad.write_text(
+        "from builder import panels\n"
+        "panels.bar('t', labels=['a'], ylabel='y', series={'s': [float('nan')]})\n"
+    )
+    (tmp_path / "builder.py").write_bytes(shim.read_bytes())
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-I",
+            "-c",
+            "import runpy, sys; sys.path.insert(0, '.');"
+            "runpy.run_path('bad.py', run_name='__main__')",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert "PanelError: series 's': nan is not finite" in run.stderr
+
+
+def test_run_it_names_the_recorded_example_where_positions_cite_it(recorded: Paths) -> None:
+    page = (recorded.out / "l" / "first" / "index.html").read_text("utf-8")
+    block = page[page.index('<section class="run-it"') :]
+    assert "builder.py" in block  # basics-01 imports builder.panels
+    recording = load(recorded.recordings / "basics-01.json")
+    assert ("basics-01-example" in block) == ("basics-01-example:" in recording.stdout)
+
+
 # -- headings -------------------------------------------------------------------------------
 
 
@@ -88,6 +195,7 @@ def test_headings_have_a_named_link_and_plain_contents(recorded: Paths) -> None:
         'aria-label="Link to this section: Tracing"'
     ) in page
     assert '<li class="toc-2"><a href="#tracing">Tracing</a></li>' in page
+    assert '<li class="toc-2"><a href="#run-it-yourself">Run it yourself</a></li>' in page
 
 
 def test_the_contents_read_a_heading_without_its_markdown(course_copy: Paths) -> None:

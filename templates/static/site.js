@@ -95,7 +95,7 @@
     document.body.removeChild(area);
     return ok ? Promise.resolve() : Promise.reject(new Error("copy refused"));
   }
-  document.querySelectorAll(".prose pre.highlight").forEach(function (pre) {
+  document.querySelectorAll(".prose pre.highlight, .run-it pre.highlight").forEach(function (pre) {
     if (pre.closest("figure.output")) return;
     var wrap = pre.parentElement;
     if (!wrap.classList.contains("code-wrap")) {

@@ -371,6 +371,37 @@ def test_screenshots_of_a_lesson_with_a_chart(
             page.screenshot(path=str(shot))
 
 
+# -- run it yourself: pinned versions, the files to download -----------------------------
+
+
+def test_every_lesson_says_how_to_run_it_with_the_recorded_versions(
+    new_page: Any, course_url: str, course: Course
+) -> None:
+    from builder.pages import shim
+
+    page = new_page()
+    for lesson in course.lessons:
+        env = load(REPO / "recordings" / f"{lesson.id}.json").environment
+        page.goto(f"{course_url}{lesson.url}index.html")
+        block = page.locator("section.run-it")
+        assert block.get_by_role("heading").inner_text() == "Run it yourself"
+        commands = block.locator("pre").inner_text().strip().splitlines()
+        assert commands == [
+            f"pip install jax=={env.jax} numpy=={env.numpy} matplotlib=={env.matplotlib}",
+            "python example.py",
+        ], lesson.id
+        downloads = {
+            link.get_attribute("download"): page.request.get(link.evaluate("a => a.href"))
+            for link in block.locator("a[download]").all()
+        }
+        assert set(downloads) == {"example.py", "builder.py"}, lesson.id  # all import panels
+        assert downloads["example.py"].body() == lesson.source
+        assert downloads["builder.py"].body() == shim()
+        # The contents list it, and its Copy button copies the commands.
+        assert page.locator("nav.toc a[href='#run-it-yourself']").count() == 1
+        assert block.locator(".copy").count() == 1
+
+
 # -- navigation: heading links, sticky sidebar and contents that follow the reading -------
 
 
