@@ -33,6 +33,7 @@ from .validation import FORBID, Check, Pattern, problems, validate
 Slug = Annotated[str, Pattern(SLUG_PATTERN), MaxLen(64)]
 LessonId = Annotated[str, Pattern(LESSON_ID_PATTERN), MaxLen(64)]
 Line = Annotated[str, Len(1, 300)]
+SourceUrl = Annotated[str, Pattern(r"^https://[^\s\"'<>]+[^/\s\"'<>]$"), MaxLen(300)]
 
 
 @dataclass(frozen=True)
@@ -122,6 +123,9 @@ class CourseMeta:
     title: Line
     summary: Annotated[str, Len(1, 1000)]
     arcs: Annotated[tuple[Arc, ...], MinLen(1)]
+    # Where content/ can be edited online (such as https://github.com/o/r/edit/main/content):
+    # each lesson page links to its lesson.md there.
+    source_url: SourceUrl | None = None
 
 
 def json_schemas() -> dict[str, dict[str, Any]]:

@@ -81,6 +81,7 @@ class LessonPage:
     prev: NavItem | None
     next: NavItem | None
     run: RunIt
+    edit_url: str  # the lesson's lesson.md where course.yml's source_url says ("": none)
 
 
 @dataclass(frozen=True)
@@ -257,6 +258,7 @@ def _lesson_page(
         prev=item(lessons[index - 1]) if index > 0 else None,
         next=item(lessons[index + 1]) if index + 1 < len(lessons) else None,
         run=run_it(lesson, recording, root),
+        edit_url=_edit_url(course, lesson),
     )
     html = page(
         "lesson.html",
@@ -274,6 +276,13 @@ def _lesson_page(
         **{f"{lesson.url}{n}": (lesson.folder / n).read_bytes() for n in lesson.meta.data},
     }
     return Made(files, Trace(terms=tuple(rendered.terms)), tuple(errors))
+
+
+def _edit_url(course: Course, lesson: Lesson) -> str:
+    base = course.meta.source_url
+    if not base:
+        return ""
+    return f"{base}/{lesson.lesson_path.relative_to(course.root).as_posix()}"
 
 
 def _arc(course: Course, lesson: Lesson) -> Arc:

@@ -209,3 +209,45 @@ def test_the_contents_read_a_heading_without_its_markdown(course_copy: Paths) ->
     rendered, _ = render_prose(lesson, course, None, "../../")
     assert rendered.toc[0][2] == "What jax.make_jaxpr traces"
     assert 'aria-label="Link to this section: What jax.make_jaxpr traces"' in rendered.html
+
+
+# -- edit link and search weighting -------------------------------------------------------
+
+
+def test_an_edit_link_only_when_the_course_names_its_source(course_copy: Paths) -> None:
+    import shutil
+
+    from builder.site import render_files
+    from builder.status import course_status
+
+    shutil.rmtree(course_copy.content / "lessons" / "speed-02")
+    course = load_course(course_copy.content)
+    files = render_files(course, course_status(course, course_copy.recordings))
+    assert b"Edit this lesson" not in files["l/first/index.html"]
+    with (course_copy.content / "course.yml").open("a") as handle:
+        handle.write("source_url: https://example.org/course/edit/main/content\n")
+    course = load_course(course_copy.content)
+    files = render_files(course, course_status(course, course_copy.recordings))
+    link = '<a href="https://example.org/course/edit/main/content/lessons/basics-01/lesson.md">'
+    assert f"{link}Edit this lesson</a>".encode() in files["l/first/index.html"]
+
+
+@pytest.mark.parametrize("url", ["http://example.org/x", "https://example.org/x/", "javascript:x"])
+def test_a_source_url_is_https_without_a_trailing_slash(course_copy: Paths, url: str) -> None:
+    with (course_copy.content / "course.yml").open("a") as handle:
+        handle.write(f"source_url: {url}\n")
+    assert "course field 'source_url'" in _errors(course_copy)
+
+
+def test_search_skips_captions_and_weighs_code_below_prose(recorded: Paths) -> None:
+    page = (recorded.out / "l" / "first" / "index.html").read_text("utf-8")
+    assert (
+        '<figure class="example" data-pagefind-weight="0.5"><figcaption data-pagefind-ignore>'
+        in page
+    )
+    assert (
+        '<figure class="output" data-pagefind-weight="0.5"><figcaption data-pagefind-ignore>'
+        in page
+    )
+    assert "<span data-pagefind-ignore>· Recorded CPU computation" in page
+    assert 'aria-label="Equations per function: the recorded numbers" data-pagefind-ignore>' in page
