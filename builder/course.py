@@ -37,6 +37,7 @@ from .validation import FORBID, Check, Pattern, problems, validate
 Slug = Annotated[str, Pattern(SLUG_PATTERN), MaxLen(64)]
 LessonId = Annotated[str, Pattern(LESSON_ID_PATTERN), MaxLen(64)]
 Line = Annotated[str, Len(1, 300)]
+SourceUrl = Annotated[str, Pattern(r"^https://[^\s\"'<>]+[^/\s\"'<>]$"), MaxLen(300)]
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,8 @@ class FrontMatter:
     timeout: Annotated[float, Interval(gt=0, le=3600)] = DEFAULT_TIMEOUT
     data: Annotated[tuple[str, ...], Check(plain_data_names)] = ()
     env: Annotated[dict[str, str], Check(env_names)] = field(default_factory=dict)
+    # Old slugs, kept alive after a rename: each gets a page at l/<alias>/ that redirects here.
+    aliases: tuple[Slug, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -91,6 +94,11 @@ class Lesson:
     def url(self) -> str:
         """The page's path inside the site, relative to the site root."""
         return f"l/{self.slug}/"
+
+    @property
+    def alias_urls(self) -> tuple[str, ...]:
+        """The old addresses that redirect to this page (`aliases:`)."""
+        return tuple(f"l/{alias}/" for alias in self.meta.aliases)
 
 
 @dataclass(frozen=True)
@@ -131,6 +139,9 @@ class CourseMeta:
     summary: Annotated[str, Len(1, 1000)]
     arcs: Annotated[tuple[Arc, ...], MinLen(1)]
     note: HomeNote | None = None
+    # Where content/ can be edited online (such as https://github.com/o/r/edit/main/content):
+    # each lesson page links to its lesson.md there.
+    source_url: SourceUrl | None = None
 
 
 def json_schemas() -> dict[str, dict[str, Any]]:
@@ -335,6 +346,27 @@ def _cross_check(meta: CourseMeta, lessons: list[Lesson], root: Path) -> list[Bu
                     f"slug {lesson.slug!r} is already the slug or id of {other.lesson_path}",
                     path=lesson.lesson_path,
                     hint="give each lesson its own slug",
+                )
+            )
+    aliases: dict[str, Lesson] = {}
+    for lesson in lessons:
+        for alias in dict.fromkeys(lesson.meta.aliases):
+            taken = by_key.get(alias)
+            earlier = aliases.setdefault(alias, lesson)
+            if taken is not None:
+                what = "slug" if taken.slug == alias else "id"
+                problem = f"alias {alias!r} is the {what} of {taken.lesson_path}"
+            elif earlier is not lesson:
+                problem = f"alias {alias!r} is already an alias of {earlier.lesson_path}"
+            elif lesson.meta.aliases.count(alias) > 1:
+                problem = f"alias {alias!r} is listed twice"
+            else:
+                continue
+            errors.append(
+                ContentError(
+                    problem,
+                    path=lesson.lesson_path,
+                    hint="an alias is an old slug of this lesson that no lesson uses now",
                 )
             )
     return errors

@@ -1,6 +1,8 @@
 """Course + recordings -> the site's pages other than lessons, and its static files, as
 artifacts (builder.make): the course home, arc pages, glossary, recordings page, search
-page, 404 page, the sidebar's data (static/nav.js) and the style sheets and scripts.
+page, 404 page, a redirect at each lesson's old address (`aliases:`), the sidebar's data
+(static/nav.js), the style sheets and scripts, and the one-file `builder.py` a downloaded
+example imports its panels from.
 
 Each key is the digest of what its page is made from, so a prose edit re-renders none of
 them unless it changed what they show (the glossary page lists where each term is used).
@@ -24,6 +26,7 @@ from .highlight import stylesheet
 from .make import Artifact, Made
 from .manifest import TEMPLATES, editor_file
 from .render import (
+    SHIM,
     GlossaryEntry,
     RecordingRow,
     Renderer,
@@ -112,6 +115,7 @@ def page_artifacts(
             description="There is no page at this address.",
         ),
         simple("static/nav.js", "nav.js", data=_nav_data(nav), root="", current=""),
+        *_redirects(course, nav, renderer),
         *_static(renderer),
         *(
             [
@@ -129,6 +133,28 @@ def _changes(changes: CourseChanges, course: Course) -> dict[str, Any]:
     from .changespage import context
 
     return context(changes, course)
+
+
+def _redirects(course: Course, nav: SiteNav, renderer: Renderer) -> list[Artifact]:
+    """A small page at each old address of a renamed lesson (its `aliases:`), sending the
+    reader on to where it lives now, as mkdocs-redirects and Hugo's aliases do."""
+    artifacts = []
+    for lesson in course.lessons:
+        target = f"../{lesson.slug}/index.html"  # from l/<alias>/ to l/<slug>/
+        for old in lesson.alias_urls:
+            name = f"{old}index.html"
+            context = {"title": lesson.title, "slug": lesson.slug, "target": target}
+            artifacts.append(
+                Artifact(
+                    renderer.key("redirect", name, repr(sorted(context.items())), nav.title),
+                    partial(_page, name, "redirect.html", nav, context),
+                )
+            )
+    return artifacts
+
+
+def _page(name: str, template: str, nav: SiteNav, context: dict[str, Any]) -> Made:
+    return Made({name: page(template, nav, **context)})
 
 
 def terms_used(course: Course, made: Iterable[Made]) -> dict[str, list[str]]:
@@ -160,7 +186,23 @@ def _static(renderer: Renderer) -> list[Artifact]:
             renderer.key("static", "pygments.css"),
             lambda: Made({"static/pygments.css": stylesheet().encode()}),
         ),
+        Artifact(renderer.key("static", SHIM), lambda: Made({SHIM: shim()})),
     ]
+
+
+def shim() -> bytes:
+    """builder.py: builder/panels.py as the recordings were made with, and a name that lets
+    `from builder import panels` find it, so that a downloaded example runs on its own."""
+    panels = (Path(__file__).with_name("panels.py")).read_bytes()
+    return (
+        b"# builder.py, from the course site: put it beside a downloaded example.py, which\n"
+        b"# says `from builder import panels`. It is the course's builder/panels.py as it is,\n"
+        b"# and the two lines at the end: `panels.bar(...)` checks a chart's numbers and drops\n"
+        b"# them, as when an example is run by hand in the course's repository.\n"
+        + panels.rstrip(b"\n")
+        + b"\n\n\nimport sys as _sys  # noqa: E402\n\n"
+        + b"panels = _sys.modules[__name__]  # `from builder import panels` gets this module\n"
+    )
 
 
 def _file(name: str, path: Path) -> Made:

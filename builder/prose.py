@@ -38,6 +38,7 @@ from .recorded import BLOCKS, PageEnv, parse_args, scrollable, table_scroll, val
 from .recording import Recording
 
 BLOCK_DIRECTIVES = ("example", "output", "panel", "panels")
+HEADINGS = ("h2", "h3")  # anchored, linked and listed in the page's contents
 SAFE_SCHEMES = ("http:", "https:", "mailto:")
 MAX_PARAGRAPH = 64 * 1024  # characters; see _bounded_paragraphs
 _BLOCK_LINE = re.compile(r"^\{\{\s*(example|output|panel|panels)\b(.*?)\}\}\s*$")
@@ -86,6 +87,8 @@ def parser() -> MarkdownIt:
     md.add_render_rule("fence", _render_fence)
     md.add_render_rule("table_open", _render_table_open)
     md.add_render_rule("table_close", _render_table_close)
+    md.add_render_rule("heading_open", _render_heading_open)
+    md.add_render_rule("heading_close", _render_heading_close)
     return md
 
 
@@ -182,9 +185,19 @@ def _source_lines(state: Any) -> None:
 
 def _collect_toc(tokens: list[Token], env: PageEnv) -> None:
     for index, token in enumerate(tokens):
-        if token.type == "heading_open" and token.tag in ("h2", "h3"):
-            text = tokens[index + 1].content
+        if token.type == "heading_open" and token.tag in HEADINGS:
+            text = plain_text(tokens[index + 1])
             env.toc.append((int(token.tag[1]), str(token.attrs.get("id", "")), text))
+
+
+def plain_text(inline: Token) -> str:
+    """A heading as a reader sees it, without its Markdown: "What `jax.jit` does" reads
+    "What jax.jit does" (in the contents and the heading's link)."""
+    return "".join(
+        child.content
+        for child in inline.children or ()
+        if child.type in ("text", "code_inline", "glossary_term")
+    ).strip()
 
 
 # -- rendering rules ---------------------------------------------------------------------
@@ -207,6 +220,30 @@ def _render_table_open(self: Any, tokens: list[Token], idx: int, options: Any, e
 def _render_table_close(self: Any, tokens: list[Token], idx: int, options: Any, env: Any) -> str:
     closed: str = self.renderToken(tokens, idx, options, env)
     return closed.rstrip("\n") + "</div>\n"
+
+
+def _render_heading_open(self: Any, tokens: list[Token], idx: int, options: Any, env: Any) -> str:
+    opened: str = self.renderToken(tokens, idx, options, env)
+    token = tokens[idx]
+    if token.tag in HEADINGS and token.attrs.get("id"):
+        return f'<div class="heading">{opened}'
+    return opened
+
+
+def _render_heading_close(self: Any, tokens: list[Token], idx: int, options: Any, env: Any) -> str:
+    """An anchored heading is followed by its link (`#`), outside the heading so that the
+    heading reads as its text alone; the link is named for screen readers."""
+    closed: str = self.renderToken(tokens, idx, options, env)
+    opening = tokens[idx - 2]  # heading_open, inline, heading_close
+    anchor = str(opening.attrs.get("id", ""))
+    if opening.tag not in HEADINGS or not anchor:
+        return closed
+    label = html.escape(f"Link to this section: {plain_text(tokens[idx - 1])}")
+    return (
+        closed.rstrip("\n")
+        + f'<a class="anchor" href="#{html.escape(anchor)}" aria-label="{label}" '
+        f'title="Link to this section" data-pagefind-ignore>#</a></div>\n'
+    )
 
 
 def _page(env: Any) -> PageEnv:

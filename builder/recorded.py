@@ -48,11 +48,13 @@ def scrollable(pre: str, label: str) -> str:
     return f'<pre tabindex="0" role="region" aria-label="{html.escape(label)}" ' + pre[5:]
 
 
-def table_scroll(table: str, label: str) -> str:
-    """A table in its own sideways scroll container, so a wide table never widens the page."""
+def table_scroll(table: str, label: str, searched: bool = True) -> str:
+    """A table in its own sideways scroll container, so a wide table never widens the page;
+    `searched=False`: left out of the search index."""
+    ignore = "" if searched else " data-pagefind-ignore"
     return (
-        f'<div class="table-scroll" tabindex="0" role="region" aria-label="{html.escape(label)}">'
-        f"{table}</div>"
+        f'<div class="table-scroll" tabindex="0" role="region" aria-label="{html.escape(label)}"'
+        f"{ignore}>{table}</div>"
     )
 
 
@@ -90,6 +92,9 @@ def _line_range(spec: str, total: int, page: PageEnv, what: str) -> slice | None
 
 
 EXAMPLE_FILE = "example.py"  # the example, written beside each lesson page for download
+# Search ranks the prose over code and recorded output (Pagefind weighs headings higher on
+# its own), and leaves out captions, which repeat the same provenance on every figure.
+CODE_WEIGHT = 'data-pagefind-weight="0.5"'
 
 
 def _example(page: PageEnv, args: Args) -> str:
@@ -121,7 +126,8 @@ def _example_figure(page: PageEnv, lines: list[str], first: int, total: int, kin
     numbers = "\n".join(str(n) for n in range(first, last + 1))
     code = scrollable(_python(page, "".join(lines)), f"{EXAMPLE_FILE}{where}")
     return (
-        f'<figure class="{kind}"><figcaption><span>{EXAMPLE_FILE}{where}</span> '
+        f'<figure class="{kind}" {CODE_WEIGHT}><figcaption data-pagefind-ignore>'
+        f"<span>{EXAMPLE_FILE}{where}</span> "
         f'<a class="example-download" href="{EXAMPLE_FILE}" download="{EXAMPLE_FILE}">'
         f"download {EXAMPLE_FILE}</a></figcaption>"
         f'<div class="code-wrap numbered"><pre class="lineno" aria-hidden="true">{numbers}</pre>'
@@ -162,8 +168,8 @@ def _output(page: PageEnv, args: Args) -> str:
             page.fail(f"output match={args['match'][0]!r} matches no line of the recorded output")
     text = clean_output("".join(lines))
     return (
-        f'<figure class="output"><figcaption>Recorded output · {html.escape(provenance(recording))}'
-        f"</figcaption>"
+        f'<figure class="output" {CODE_WEIGHT}><figcaption data-pagefind-ignore>'
+        f"Recorded output · {html.escape(provenance(recording))}</figcaption>"
         + scrollable(
             f'<pre class="output"><code>{html.escape(text)}</code></pre>', "Recorded output"
         )
@@ -257,8 +263,9 @@ def figure_html(recording: Recording, number: int) -> str:
     )
     return (
         f'<figure class="panel" id="panel-{number}">'
-        f"<figcaption><strong>{title}</strong> · {html.escape(provenance(recording))}"
-        f"</figcaption>{images}{panel_table(panel)}</figure>\n"
+        f"<figcaption><strong>{title}</strong> <span data-pagefind-ignore>· "
+        f"{html.escape(provenance(recording))}</span></figcaption>{images}"
+        f"{panel_table(panel)}</figure>\n"
     )
 
 
@@ -285,7 +292,7 @@ def panel_table(panel: BarPanel) -> str:
         f'<table class="panel-data"><caption>{html.escape(panel.ylabel)}</caption>'
         f"<thead><tr><th></th>{head}</tr></thead><tbody>{rows}</tbody></table>"
     )
-    return table_scroll(table, f"{panel.title}: the recorded numbers")
+    return table_scroll(table, f"{panel.title}: the recorded numbers", searched=False)
 
 
 BLOCKS = MappingProxyType(

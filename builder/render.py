@@ -8,6 +8,8 @@ pages are builder/pages.py's; nothing here reads or writes site/.
 
 from __future__ import annotations
 
+import re
+import shlex
 from dataclasses import dataclass
 from functools import cache, partial
 from typing import Any
@@ -15,12 +17,13 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
-from . import charts, prose, recorded
+from . import charts, fingerprint, prose, recorded
 from .course import Arc, Course, Lesson
 from .highlight import code_block
 from .make import Artifact, Made
 from .manifest import TEMPLATES, Trace
-from .recording import BarPanel
+from .recording import BarPanel, Recording
+from .rules import PINNED_PACKAGES
 from .status import LessonStatus
 from .store import Memo
 
@@ -49,6 +52,22 @@ class SiteNav:
     arcs: list[NavArc]
 
 
+SHIM = "static/builder.py"  # `from builder import panels` for a downloaded example
+_IMPORTS_BUILDER = re.compile(rb"^\s*(?:from\s+builder[\s.]|import\s+builder\b)", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class RunIt:
+    """The "Run it yourself" block: what to download and the commands that run the example
+    as it was recorded."""
+
+    files: list[tuple[str, str]]  # (href, file name), all into one folder
+    shim: bool  # the example imports `builder`: builder.py is one of the files
+    install: str  # pip install with the recording's exact versions ("" if not recorded)
+    command: str  # the lesson's env: settings, then python example.py
+    cited_as: str  # the name positions in the recorded output use, if they cite the example
+
+
 @dataclass(frozen=True)
 class LessonPage:
     title: str
@@ -61,6 +80,8 @@ class LessonPage:
     notice: str
     prev: NavItem | None
     next: NavItem | None
+    run: RunIt
+    edit_url: str  # the lesson's lesson.md where course.yml's source_url says ("": none)
 
 
 @dataclass(frozen=True)
@@ -148,6 +169,7 @@ def lesson_artifacts(
             lesson.source,
             f"{status.state}\0{status.detail}\0{status.digest}",
             *near,
+            *_data_digests(lesson),
         )
         artifacts.append(
             Artifact(
@@ -157,6 +179,30 @@ def lesson_artifacts(
         )
         artifacts += _chart_artifacts(lesson, status, renderer)
     return artifacts
+
+
+def _data_digests(lesson: Lesson) -> list[str]:
+    """The data files the page offers for download beside the example, by content."""
+    return [fingerprint.sha256((lesson.folder / n).read_bytes()) for n in lesson.meta.data]
+
+
+def run_it(lesson: Lesson, recording: Recording | None, root: str) -> RunIt:
+    example = recorded.EXAMPLE_FILE
+    shim = bool(_IMPORTS_BUILDER.search(lesson.source))
+    files = [(example, example), *((name, name) for name in lesson.meta.data)]
+    if shim:
+        files.append((f"{root}{SHIM}", "builder.py"))
+    install = ""
+    cited = ""
+    if recording is not None:
+        env = recording.environment
+        pins = {"jax": env.jax, "numpy": env.numpy, "matplotlib": env.matplotlib}
+        install = "pip install " + " ".join(f"{p}=={pins[p]}" for p in PINNED_PACKAGES)
+        name = f"{lesson.id}-example"
+        cited = name if f"{name}:" in recording.stdout else ""
+    settings = [f"{key}={shlex.quote(value)}" for key, value in lesson.meta.env.items()]
+    command = " ".join([*settings, "python", example])
+    return RunIt(files, shim, install, command, cited)
 
 
 def _chart_artifacts(lesson: Lesson, status: LessonStatus, renderer: Renderer) -> list[Artifact]:
@@ -200,6 +246,8 @@ def _lesson_page(
         notice="" if status.fresh else _notice(status),
         prev=item(lessons[index - 1]) if index > 0 else None,
         next=item(lessons[index + 1]) if index + 1 < len(lessons) else None,
+        run=run_it(lesson, recording, root),
+        edit_url=_edit_url(course, lesson),
     )
     html = page(
         "lesson.html",
@@ -213,8 +261,17 @@ def _lesson_page(
     files = {
         f"{lesson.url}index.html": html,
         f"{lesson.url}{recorded.EXAMPLE_FILE}": lesson.source,  # the code figures' download link
+        # and the data files it reads, beside it as when it was recorded
+        **{f"{lesson.url}{n}": (lesson.folder / n).read_bytes() for n in lesson.meta.data},
     }
     return Made(files, Trace(terms=tuple(rendered.terms)), tuple(errors))
+
+
+def _edit_url(course: Course, lesson: Lesson) -> str:
+    base = course.meta.source_url
+    if not base:
+        return ""
+    return f"{base}/{lesson.lesson_path.relative_to(course.root).as_posix()}"
 
 
 def _arc(course: Course, lesson: Lesson) -> Arc:

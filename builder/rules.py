@@ -124,11 +124,17 @@ def read_inputs(recordings: Path) -> dict[str, Any]:
 # -- lessons ---------------------------------------------------------------------------------
 
 
+PAGE_FILE = re.compile(r"index\.html|panel-\d+(?:-[a-z]+)?\.svg")  # beside it on the site
+
+
 def plain_data_names(names: tuple[str, ...]) -> tuple[str, ...]:
-    """`data:` names files beside the example, never a path or the example itself."""
+    """`data:` names files beside the example, never a path or the example itself; the site
+    offers them for download beside the lesson's page, so never one of the page's files."""
     for name in names:
         if not DATA_NAME_PATTERN.fullmatch(name) or name == EXAMPLE_FILE:
             raise ValueError(f"{name!r} must be a plain file name beside the example")
+        if PAGE_FILE.fullmatch(name):
+            raise ValueError(f"{name!r} is the name of a file of the lesson's page on the site")
     return names
 
 

@@ -311,6 +311,7 @@ ATTRIBUTES = {
         "datetime",
         "decoding",
         "defer",
+        "download",
         "for",
         "height",
         "hidden",

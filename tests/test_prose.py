@@ -88,7 +88,7 @@ def test_a_reference_to_nothing_fails_naming_file_and_line(
     html, errors = _render(course, reference, "Intro.\n\n" + markdown + "\n")
     assert len(errors) == 1
     assert message in errors[0]
-    assert errors[0].startswith(f"{FIXTURE_COURSE}/lessons/basics-01/lesson.md: line 11:")
+    assert errors[0].startswith(f"{FIXTURE_COURSE}/lessons/basics-01/lesson.md: line 12:")
     assert 'class="broken"' in html or "{{" not in html
 
 

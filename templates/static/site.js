@@ -1,4 +1,5 @@
-// The reader's site: theme toggle, mobile navigation, glossary cards, copy buttons, search.
+// The reader's site: theme toggle, mobile navigation, glossary cards, copy buttons, the
+// section being read, search.
 // Every feature works from disk (file://) except search, which says so.
 (function () {
   "use strict";
@@ -94,7 +95,7 @@
     document.body.removeChild(area);
     return ok ? Promise.resolve() : Promise.reject(new Error("copy refused"));
   }
-  document.querySelectorAll(".prose pre.highlight").forEach(function (pre) {
+  document.querySelectorAll(".prose pre.highlight, .run-it pre.highlight").forEach(function (pre) {
     if (pre.closest("figure.output")) return;
     var wrap = pre.parentElement;
     if (!wrap.classList.contains("code-wrap")) {
@@ -117,6 +118,51 @@
     });
     wrap.insertBefore(button, pre);
   });
+
+  // -- On-page contents: mark the section being read. A heading "is being read" once it has
+  // passed the top quarter of the window; at the end of the page, the last one in view.
+  // IntersectionObserver says when a heading crosses that line, or the page's end shows.
+  var toc = document.querySelector("nav.toc");
+  if (toc && window.IntersectionObserver) {
+    var links = {};
+    toc.querySelectorAll("a[href^='#']").forEach(function (link) {
+      links[decodeURIComponent(link.getAttribute("href").slice(1))] = link;
+    });
+    var heads = Array.prototype.filter.call(
+      document.querySelectorAll("main h2[id], main h3[id]"),
+      function (head) { return links.hasOwnProperty(head.id); }
+    );
+    var reading = null;
+    var markReading = function () {
+      var line = window.innerHeight / 4;
+      var end = window.innerHeight + window.scrollY >= html.scrollHeight - 2;
+      var found = null;
+      heads.forEach(function (head) {
+        var top = head.getBoundingClientRect().top;
+        if (top < line || (end && top < window.innerHeight)) found = head;
+      });
+      var link = found ? links[found.id] : null;
+      if (link === reading) return;
+      if (reading) { reading.classList.remove("active"); reading.removeAttribute("aria-current"); }
+      if (link) {
+        link.classList.add("active");
+        link.setAttribute("aria-current", "location");
+        // Kept in view when the contents scroll in their own column.
+        var box = toc.getBoundingClientRect(), at = link.getBoundingClientRect();
+        if (getComputedStyle(toc).position === "sticky" && (at.top < box.top || at.bottom > box.bottom)) {
+          toc.scrollTop += at.top - box.top - box.height / 2;
+        }
+      }
+      reading = link;
+    };
+    var crossing = new IntersectionObserver(markReading, { rootMargin: "0px 0px -75% 0px" });
+    heads.forEach(function (head) { crossing.observe(head); });
+    var pageEnd = document.querySelector(".page-end");
+    if (pageEnd) new IntersectionObserver(markReading).observe(pageEnd);
+    // A jump (Home, End, a link) can carry every heading past the line between two looks.
+    document.addEventListener("scrollend", markReading);
+    markReading();
+  }
 
   // -- Search: Pagefind, loaded only when the site is served. -----------------------------
   // Pagefind's UI does not tell screen readers what a search found: its message ("12 results

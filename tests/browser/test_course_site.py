@@ -369,3 +369,108 @@ def test_screenshots_of_a_lesson_with_a_chart(
             page.locator(".pagefind-ui__result-excerpt").first.wait_for()
             shot = out / f"course-search-{scheme}-{device}.png"
             page.screenshot(path=str(shot))
+
+
+# -- run it yourself: pinned versions, the files to download -----------------------------
+
+
+def test_every_lesson_says_how_to_run_it_with_the_recorded_versions(
+    new_page: Any, course_url: str, course: Course
+) -> None:
+    from builder.pages import shim
+
+    page = new_page()
+    for lesson in course.lessons:
+        env = load(REPO / "recordings" / f"{lesson.id}.json").environment
+        page.goto(f"{course_url}{lesson.url}index.html")
+        block = page.locator("section.run-it")
+        assert block.get_by_role("heading").inner_text() == "Run it yourself"
+        commands = block.locator("pre").inner_text().strip().splitlines()
+        assert commands == [
+            f"pip install jax=={env.jax} numpy=={env.numpy} matplotlib=={env.matplotlib}",
+            "python example.py",
+        ], lesson.id
+        downloads = {
+            link.get_attribute("download"): page.request.get(link.evaluate("a => a.href"))
+            for link in block.locator("a[download]").all()
+        }
+        assert set(downloads) == {"example.py", "builder.py"}, lesson.id  # all import panels
+        assert downloads["example.py"].body() == lesson.source
+        assert downloads["builder.py"].body() == shim()
+        # The contents list it, and its Copy button copies the commands.
+        assert page.locator("nav.toc a[href='#run-it-yourself']").count() == 1
+        assert block.locator(".copy").count() == 1
+
+
+# -- navigation: heading links, sticky sidebar and contents that follow the reading -------
+
+
+def test_every_heading_has_a_link_to_itself(new_page: Any, course_url: str, course: Course) -> None:
+    page = new_page()
+    headings = 0
+    for lesson in course.lessons:
+        page.goto(f"{course_url}{lesson.url}index.html")
+        for heading in page.locator(".prose h2, .prose h3").all():
+            anchor = heading.get_attribute("id")
+            link = heading.locator("xpath=following-sibling::a[1]")
+            assert link.get_attribute("href") == f"#{anchor}", f"{lesson.id}: #{anchor}"
+            name = link.get_attribute("aria-label") or ""
+            assert name == f"Link to this section: {heading.inner_text()}", lesson.id
+            headings += 1
+        # The contents read headings as the page shows them, not their Markdown.
+        for text in page.locator("nav.toc a").all_inner_texts():
+            assert "`" not in text and "*" not in text, f"{lesson.id}: {text!r}"
+    assert headings >= 50
+    # Focused, the link shows; followed, it puts the section in the address.
+    page.goto(f"{course_url}l/residuals/index.html")
+    first = page.locator(".prose a.anchor").first
+    first.focus()
+    assert first.evaluate("a => getComputedStyle(a).opacity") == "1"
+    page.keyboard.press("Enter")
+    assert page.url.endswith("#" + first.get_attribute("href").lstrip("#"))
+
+
+def test_sidebar_and_contents_stay_in_view_and_follow_the_reading(
+    new_page: Any, course_url: str
+) -> None:
+    page = new_page(viewport={"width": 1280, "height": 800})
+    page.goto(f"{course_url}l/residuals/index.html")
+    toc = page.locator("nav.toc")
+    hrefs = toc.locator("a").evaluate_all("ls => ls.map(l => l.getAttribute('href'))")
+    assert len(hrefs) >= 4
+    # Beside the text, not above it.
+    assert toc.bounding_box()["x"] > page.locator(".prose").bounding_box()["x"] + 400
+    # The section being read: the last heading above the window's top quarter.
+    reading = """() => {
+      const heads = [...document.querySelectorAll('nav.toc a')]
+        .map(a => document.getElementById(a.getAttribute('href').slice(1)));
+      const passed = heads.filter(h => h.getBoundingClientRect().top < innerHeight / 4);
+      return passed.length ? '#' + passed[passed.length - 1].id : null;
+    }"""
+    marked = "() => document.querySelector('nav.toc a.active')?.getAttribute('href') ?? null"
+    seen = set()
+    for href in hrefs[1:-1]:
+        page.evaluate("id => document.getElementById(id).scrollIntoView()", href[1:])
+        page.wait_for_function(f"() => ({marked})() === ({reading})()")
+        active = toc.locator("a[aria-current=location]")
+        assert active.count() == 1 and active.get_attribute("href") == page.evaluate(reading)
+        seen.add(active.get_attribute("href"))
+        assert page.evaluate("window.scrollY") > 400
+        for box in (toc.bounding_box(), page.locator("#sidebar").bounding_box()):
+            assert box is not None and -1 <= box["y"] < 50, f"scrolled away at {href}"
+    assert len(seen) >= 3
+    # At the end of the page the last section is the one being read, whatever its length.
+    page.evaluate("window.scrollTo(0, document.documentElement.scrollHeight)")
+    page.wait_for_function(f"() => ({marked})() === {hrefs[-1]!r}")
+    # Back at the top, before the first heading, no section is marked.
+    page.evaluate("window.scrollTo(0, 0)")
+    page.wait_for_function(f"() => ({marked})() === null")
+
+
+def test_on_a_phone_the_contents_stay_above_the_text(new_page: Any, course_url: str) -> None:
+    page = new_page(viewport=PHONE, has_touch=True)
+    page.goto(f"{course_url}l/residuals/index.html")
+    toc = page.locator("nav.toc")
+    assert toc.evaluate("e => getComputedStyle(e).position") == "static"
+    assert toc.bounding_box()["y"] < page.locator(".prose").bounding_box()["y"]
+    assert page.locator(".prose a.anchor").first.is_visible()  # no hover on a phone

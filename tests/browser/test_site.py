@@ -279,3 +279,14 @@ def test_screenshots(browser: Any, base_url: str, tmp_path: Path) -> None:
                 page.screenshot(path=str(shot))
                 assert shot.stat().st_size > 5000
             context.close()
+
+
+def test_an_old_lesson_address_redirects_keeping_the_section(browser: Any, base_url: str) -> None:
+    """`aliases: [first-jaxpr]`: l/first-jaxpr/ was the lesson's address before a rename."""
+    for javascript, wanted in ((True, "l/first/index.html#tracing"), (False, "l/first/index.html")):
+        context = browser.new_context(java_script_enabled=javascript)
+        page = context.new_page()
+        page.goto(base_url + "l/first-jaxpr/index.html#tracing")
+        page.wait_for_url(base_url + wanted)
+        assert page.locator("h1").inner_text() == "A first jaxpr"
+        context.close()
