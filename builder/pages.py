@@ -11,7 +11,8 @@ them unless it changed what they show (the glossary page lists where each term i
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
@@ -50,21 +51,61 @@ def page_artifacts(
     glossary term, the lessons whose pages use it (in course order, once per use);
     `run_seconds` is each example's last run time (the recordings page shows it);
     `changes` makes the "What changed" page (`--since REV`)."""
-    nav = site_nav(course)
-    shared = renderer.key("page", repr(nav))
-
-    def made_page(name: str, template: str, made_of: Any, context: Any) -> Artifact:
-        """`made_of`: everything `context()` is made from besides the navigation."""
-        return Artifact(
-            renderer.key(shared, name, template, repr(made_of)),
-            lambda: Made({name: page(template, nav, **context())}),
-        )
-
-    def simple(name: str, template: str, **context: Any) -> Artifact:
-        return made_page(name, template, sorted(context.items()), lambda: context)
-
+    pages = _Pages(site_nav(course), renderer)
+    listings = [
+        pages.made(
+            "glossary/index.html",
+            "glossary.html",
+            ([(t.id, t.term, t.definition, t.taught_in) for t in course.glossary], terms_used),
+            partial(_glossary, course, terms_used),
+        ),
+        pages.made(
+            "recordings/index.html",
+            "recordings.html",
+            _recordings_made_of(course, statuses, run_seconds),
+            partial(_recordings, course, statuses, run_seconds),
+        ),
+    ]
+    if changes:
+        context = partial(_changes, changes, course)
+        listings.append(pages.made("changes/index.html", "changes.html", changes, context))
     return [
-        simple(
+        *_navigation(course, pages),
+        *listings,
+        *_redirects(course, pages.nav, renderer),
+        *_static(renderer),
+    ]
+
+
+@dataclass(frozen=True)
+class _Pages:
+    """Makes a page artifact whose key is the navigation and what its context is made of."""
+
+    nav: SiteNav
+    renderer: Renderer
+
+    def made(
+        self, name: str, template: str, made_of: Any, context: Callable[[], dict[str, Any]]
+    ) -> Artifact:
+        """`made_of`: everything `context()` is made from besides the navigation."""
+        key = self.renderer.key("page", repr(self.nav), name, template, repr(made_of))
+        return Artifact(key, partial(_made_page, name, template, self.nav, context))
+
+    def simple(self, name: str, template: str, **context: Any) -> Artifact:
+        return self.made(name, template, sorted(context.items()), lambda: context)
+
+
+def _made_page(
+    name: str, template: str, nav: SiteNav, context: Callable[[], dict[str, Any]]
+) -> Made:
+    return Made({name: page(template, nav, **context())})
+
+
+def _navigation(course: Course, pages: _Pages) -> list[Artifact]:
+    """The home, arc, search and 404 pages, and the sidebar's data."""
+    bundles = [search.bundle_folder(b) for b in search.bundles(course) if b]
+    return [
+        pages.simple(
             "index.html",
             "home.html",
             root="",
@@ -74,7 +115,7 @@ def page_artifacts(
             note=course.meta.note,
         ),
         *(
-            simple(
+            pages.simple(
                 f"a/{arc.id}/index.html",
                 "arc.html",
                 root="../../",
@@ -83,30 +124,18 @@ def page_artifacts(
                 arc=arc,
                 description=arc.summary,
             )
-            for arc in nav.arcs
+            for arc in pages.nav.arcs
         ),
-        made_page(
-            "glossary/index.html",
-            "glossary.html",
-            ([(t.id, t.term, t.definition, t.taught_in) for t in course.glossary], terms_used),
-            lambda: _glossary(course, terms_used),
-        ),
-        made_page(
-            "recordings/index.html",
-            "recordings.html",
-            _recordings_made_of(course, statuses, run_seconds),
-            lambda: _recordings(course, statuses, run_seconds),
-        ),
-        simple(
+        pages.simple(
             "search/index.html",
             "search.html",
             root="../",
             title="Search",
             current="",
+            merged=bundles,
             description="Full-text search over lessons and glossary.",
-            merged=[search.bundle_folder(b) for b in search.bundles(course) if b],
         ),
-        simple(
+        pages.simple(
             "404.html",
             "404.html",
             root="",
@@ -114,18 +143,7 @@ def page_artifacts(
             current="",
             description="There is no page at this address.",
         ),
-        simple("static/nav.js", "nav.js", data=_nav_data(nav), root="", current=""),
-        *_redirects(course, nav, renderer),
-        *_static(renderer),
-        *(
-            [
-                made_page(
-                    "changes/index.html", "changes.html", changes, lambda: _changes(changes, course)
-                )
-            ]
-            if changes
-            else []
-        ),
+        pages.simple("static/nav.js", "nav.js", data=_nav_data(pages.nav), root="", current=""),
     ]
 
 
