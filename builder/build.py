@@ -102,9 +102,11 @@ def build(
 
 def _commit(paths: Paths, since: str | None) -> str:
     """The commit `since` names now: a build keyed on it notices when the branch moves."""
-    from .revision import commit
+    if not since:
+        return ""
+    from .revision import commit  # git, tarfile: only with --since
 
-    return commit(paths.recordings, since) if since else ""
+    return commit(paths.recordings, since)
 
 
 def _changes(paths: Paths, since: str | None) -> CourseChanges | None:

@@ -51,7 +51,7 @@ def page_artifacts(
     glossary term, the lessons whose pages use it (in course order, once per use);
     `run_seconds` is each example's last run time (the recordings page shows it);
     `changes` makes the "What changed" page (`--since REV`)."""
-    pages = _Pages(site_nav(course), renderer)
+    pages = _Pages.of(site_nav(course), renderer)
     listings = [
         pages.made(
             "glossary/index.html",
@@ -83,12 +83,17 @@ class _Pages:
 
     nav: SiteNav
     renderer: Renderer
+    shared: str = ""  # the navigation's digest, taken once: it lists every lesson
+
+    @classmethod
+    def of(cls, nav: SiteNav, renderer: Renderer) -> _Pages:
+        return cls(nav, renderer, renderer.key("page", repr(nav)))
 
     def made(
         self, name: str, template: str, made_of: Any, context: Callable[[], dict[str, Any]]
     ) -> Artifact:
         """`made_of`: everything `context()` is made from besides the navigation."""
-        key = self.renderer.key("page", repr(self.nav), name, template, repr(made_of))
+        key = self.renderer.key(self.shared, name, template, repr(made_of))
         return Artifact(key, partial(_made_page, name, template, self.nav, context))
 
     def simple(self, name: str, template: str, **context: Any) -> Artifact:
