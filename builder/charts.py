@@ -359,7 +359,7 @@ def _bars(figure: Figure, panel: BarPanel, layout: Layout, frame: _Frame) -> Non
                 _text(figure, at, _short(y), fontsize=SMALL, ha="center", va=_VA[up])
 
 
-_VA = {True: "bottom", False: "top"}
+_VA = MappingProxyType({True: "bottom", False: "top"})  # a value label above or below its bar
 
 
 def _ticks(figure: Figure, layout: Layout, frame: _Frame) -> None:

@@ -7,4 +7,4 @@ from .site import make_site
 from .status import course_status
 from .write import write
 
-__all__ = ["Kept", "course_status", "load_course", "make_site", "write"]
+__all__ = ("Kept", "course_status", "load_course", "make_site", "write")
