@@ -16,12 +16,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from markupsafe import Markup
 
 from . import search
-from .changes import CourseChanges
 from .course import Course, GlossaryTerm, Lesson
 from .highlight import stylesheet
 from .make import Artifact, Made
@@ -37,6 +36,9 @@ from .render import (
     site_nav,
 )
 from .status import LessonStatus
+
+if TYPE_CHECKING:
+    from .changes import CourseChanges  # only with --since
 
 
 def page_artifacts(

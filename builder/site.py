@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import pages, render, search
-from .changes import CourseChanges
 from .course import Course
 from .errors import raise_all
 from .make import Kept, Made, make
@@ -20,6 +20,9 @@ from .manifest import Trace
 from .rules import read_inputs
 from .status import LessonStatus
 from .store import Memo
+
+if TYPE_CHECKING:
+    from .changes import CourseChanges  # only with --since
 
 
 @dataclass(frozen=True)
