@@ -116,20 +116,27 @@ def _changes(paths: Paths, since: str | None) -> CourseChanges | None:
     return diff(paths.content, paths.recordings, since, None) if since else None
 
 
-def check(paths: Paths) -> list[LessonStatus]:
-    """Every lesson's status, as the next build would see it, executing nothing; what it
-    validates is kept in the store for the next build or check. It imports the two stages
-    it runs, not builder.stages: rendering's modules (jinja2, markdown-it) stay unloaded."""
+@dataclass(frozen=True)
+class Checked:
+    course: Course
+    statuses: list[LessonStatus]
+
+
+def check(paths: Paths) -> Checked:
+    """The course and every lesson's status, as the next build would see them, executing
+    nothing; what it validates is kept in the store for the next build or check. It
+    imports the two stages it runs, not builder.stages: jinja2 and markdown-it stay unloaded."""
     from .course import load_course
     from .status import course_status
 
     store = Store(paths.cache)
     versions = installed_versions(environment_snapshot(), Manifest.load(store))
     memo = Memo(store, code_digest(versions))
-    statuses = course_status(load_course(paths.content, memo), paths.recordings, versions, memo)
+    course = load_course(paths.content, memo)
+    statuses = course_status(course, paths.recordings, versions, memo)
     with contextlib.suppress(OSError):  # a store that cannot be written only costs time
         store.commit()
-    return statuses
+    return Checked(course, statuses)
 
 
 def record_stale(

@@ -211,14 +211,17 @@ def _serve(args: argparse.Namespace) -> int:
 
 def _record(args: argparse.Namespace) -> int:
     from .build import build_lock, check, record_stale
-    from .course import load_course
 
     paths = _paths(args)
     with build_lock(args.cache):
-        statuses = check(paths)
-        course = load_course(args.content)
+        checked = check(paths)  # the course is read and validated once
         done = record_stale(
-            course, statuses, paths, args.jobs, force=args.force, only=tuple(args.lessons)
+            checked.course,
+            checked.statuses,
+            paths,
+            args.jobs,
+            force=args.force,
+            only=tuple(args.lessons),
         )
     print(
         f"Recorded {len(done)} lesson(s)." if done else "Nothing to record: all fresh.",
@@ -230,7 +233,7 @@ def _record(args: argparse.Namespace) -> int:
 def _check(args: argparse.Namespace) -> int:
     from .build import check
 
-    statuses = check(_paths(args))
+    statuses = check(_paths(args)).statuses
     bad = [status for status in statuses if not status.fresh]
     if args.format == "json":
         print(json.dumps([_state(s) for s in statuses], indent=2))

@@ -61,6 +61,16 @@ def copy_course(root: Path, *, broken: bool = True) -> Paths:
     return paths
 
 
+def load_errors(paths: Paths) -> str:
+    """What loading the course at `paths` reports (it must fail)."""
+    from builder.course import load_course
+    from builder.errors import BuildError
+
+    with pytest.raises(BuildError) as caught:
+        load_course(paths.content)
+    return str(caught.value)
+
+
 @pytest.fixture
 def course_copy(tmp_path: Path) -> Paths:
     """A fresh, unrecorded copy of the fixture course, with its broken lesson."""

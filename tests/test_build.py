@@ -204,7 +204,7 @@ def test_record_starts_the_examples_that_took_longest_first(recorded: Paths) -> 
     sidecar.write_text(json.dumps(remembered))
     runner = CountingRunner()
     course = load_course(recorded.content)
-    record_stale(course, check(recorded), recorded, 1, force=True, runner=runner)
+    record_stale(course, check(recorded).statuses, recorded, 1, force=True, runner=runner)
     assert runner.calls == ["speed-01", "basics-02", "basics-01"]
 
 

@@ -8,14 +8,7 @@ import pytest
 
 from builder.build import Paths
 from builder.course import load_course
-from builder.errors import BuildError
-from tests.conftest import edit
-
-
-def _errors(paths: Paths) -> str:
-    with pytest.raises(BuildError) as caught:
-        load_course(paths.content)
-    return str(caught.value)
+from tests.conftest import edit, load_errors
 
 
 def test_fixture_course_loads_in_reading_order(course_copy: Paths) -> None:
@@ -57,7 +50,7 @@ def test_bad_front_matter_names_file_and_field(
 ) -> None:
     path = course_copy.content / "lessons" / "basics-01" / "lesson.md"
     edit(path, old, new)
-    text = _errors(course_copy)
+    text = load_errors(course_copy)
     assert message in text
     assert str(path) in text
 
@@ -66,19 +59,19 @@ def test_every_problem_is_reported_together(course_copy: Paths) -> None:
     lessons = course_copy.content / "lessons"
     edit(lessons / "basics-01" / "lesson.md", "order: 1\n", "order: x\n")
     edit(lessons / "basics-02" / "lesson.md", "arc: basics\n", "arc: nope\n")
-    text = _errors(course_copy)
+    text = load_errors(course_copy)
     assert "2 problem(s)" in text and "basics-01" in text and "basics-02" in text
 
 
 def test_glossary_term_taught_in_an_unknown_lesson(course_copy: Paths) -> None:
     edit(course_copy.content / "glossary.yml", "taught_in: basics-02", "taught_in: basics-99")
-    assert "taught_in 'basics-99', which is not a lesson id" in _errors(course_copy)
+    assert "taught_in 'basics-99', which is not a lesson id" in load_errors(course_copy)
 
 
 def test_missing_example_and_data_file(course_copy: Paths) -> None:
     (course_copy.content / "lessons" / "basics-02" / "example.py").unlink()
     (course_copy.content / "lessons" / "speed-01" / "numbers.txt").unlink()
-    text = _errors(course_copy)
+    text = load_errors(course_copy)
     assert "basics-02/example.py: is missing" in text
     assert "declares data file 'numbers.txt', which is missing" in text
 
@@ -86,15 +79,15 @@ def test_missing_example_and_data_file(course_copy: Paths) -> None:
 def test_non_utf8_lesson_is_named(course_copy: Paths) -> None:
     path = course_copy.content / "lessons" / "basics-02" / "lesson.md"
     path.write_bytes(path.read_bytes() + b"\xff\xfe caf\xe9\n")
-    assert f"{path}: is not UTF-8" in _errors(course_copy)
+    assert f"{path}: is not UTF-8" in load_errors(course_copy)
 
 
 def test_data_file_names_cannot_escape_the_lesson(course_copy: Paths) -> None:
     edit(course_copy.content / "lessons" / "speed-01" / "lesson.md", "[numbers.txt]", "[../x.txt]")
-    assert "must be a plain file name" in _errors(course_copy)
+    assert "must be a plain file name" in load_errors(course_copy)
 
 
 def test_missing_course_file(course_copy: Paths) -> None:
     (course_copy.content / "course.yml").unlink()
     shutil.rmtree(course_copy.content / "lessons" / "speed-02")
-    assert "course.yml: is missing" in _errors(course_copy)
+    assert "course.yml: is missing" in load_errors(course_copy)

@@ -14,17 +14,10 @@ import pytest
 
 from builder.build import Paths
 from builder.course import load_course
-from builder.errors import BuildError
 from builder.recording import load
-from tests.conftest import edit
+from tests.conftest import edit, load_errors
 
 LESSONS = ("lessons", "basics-01", "lesson.md")
-
-
-def _errors(paths: Paths) -> str:
-    with pytest.raises(BuildError) as caught:
-        load_course(paths.content)
-    return str(caught.value)
 
 
 # -- aliases ---------------------------------------------------------------------------------
@@ -53,7 +46,7 @@ def test_an_alias_that_collides_or_is_no_slug_is_refused(
 ) -> None:
     path = course_copy.content.joinpath(*LESSONS)
     edit(path, "aliases: [first-jaxpr]", f"aliases: {aliases}")
-    text = _errors(course_copy)
+    text = load_errors(course_copy)
     assert message in text
     assert str(path) in text
 
@@ -61,7 +54,7 @@ def test_an_alias_that_collides_or_is_no_slug_is_refused(
 def test_two_lessons_cannot_share_an_alias(course_copy: Paths) -> None:
     other = course_copy.content / "lessons" / "basics-02" / "lesson.md"
     edit(other, "order: 2\n", "order: 2\naliases: [first-jaxpr]\n")
-    text = _errors(course_copy)
+    text = load_errors(course_copy)
     assert "alias 'first-jaxpr' is already an alias of" in text
     assert str(other) in text
 
@@ -151,7 +144,7 @@ def test_a_downloaded_example_runs_without_this_repository(
 def test_a_data_file_cannot_take_the_name_of_a_page_file(course_copy: Paths, name: str) -> None:
     """Data files are written beside the lesson's page for download."""
     edit(course_copy.content / "lessons" / "speed-01" / "lesson.md", "[numbers.txt]", f"[{name}]")
-    assert "is the name of a file of the lesson's page on the site" in _errors(course_copy)
+    assert "is the name of a file of the lesson's page on the site" in load_errors(course_copy)
 
 
 def test_the_stand_in_checks_panels_as_the_harness_does(recorded: Paths, tmp_path: Path) -> None:
@@ -236,7 +229,7 @@ def test_an_edit_link_only_when_the_course_names_its_source(course_copy: Paths) 
 def test_a_source_url_is_https_without_a_trailing_slash(course_copy: Paths, url: str) -> None:
     with (course_copy.content / "course.yml").open("a") as handle:
         handle.write(f"source_url: {url}\n")
-    assert "course field 'source_url'" in _errors(course_copy)
+    assert "course field 'source_url'" in load_errors(course_copy)
 
 
 def test_search_skips_captions_and_weighs_code_below_prose(recorded: Paths) -> None:
