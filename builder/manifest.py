@@ -127,7 +127,8 @@ def site_files(out: Path, site: Snapshot) -> dict[str, tuple[int, ...]]:
 class Observed:
     """What a build is about to read and the site folder as it is, taken before reading."""
 
-    settings: tuple[str, ...]
+    settings: tuple[str, ...]  # what the build was asked, and where it reads
+    out: str  # the site folder, resolved
     inputs: Snapshot
     environment: Snapshot
     site: Snapshot
@@ -136,10 +137,11 @@ class Observed:
     @classmethod
     def take(cls, roots: list[Path], out: Path, *settings: str) -> Observed:
         taken = time.time_ns()
-        where = (*(str(p.resolve()) for p in roots), str(out.resolve()))
+        where = tuple(str(p.resolve()) for p in roots)
         environment = environment_snapshot()
         inputs = snapshot([*roots, TEMPLATES, BUILDER])
-        return cls((*settings, *where), inputs, environment, snapshot([out]), taken)
+        site = snapshot([out])
+        return cls((*settings, *where), str(out.resolve()), inputs, environment, site, taken)
 
 
 @dataclass(frozen=True)
@@ -172,6 +174,7 @@ class Manifest:
         newest = max((meta[0] for meta in now.inputs.values() if len(meta) > 1), default=0)
         return (
             now.settings == before.settings
+            and now.out == before.out
             and now.inputs == before.inputs
             and now.environment == before.environment
             and now.site == self.site
@@ -180,7 +183,7 @@ class Manifest:
 
     def intact(self, out: Path, now: Observed) -> set[str]:
         """Site files that still hold exactly what the last build wrote there."""
-        if now.settings[-1] != self.seen.settings[-1]:  # another --out
+        if now.out != self.seen.out:
             return set()
         left, found = site_files(out, self.site), site_files(out, now.site)
         return {name for name, meta in found.items() if left.get(name) == meta}
