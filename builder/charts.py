@@ -12,8 +12,10 @@ bars, one for the grid, one for the spines, a plain `Text` per label, swatches f
 legend), so there are no ticks, autoscaling or legend boxes to make and lay out; text
 written as SVG text (`svg.fonttype: none`); the figure printed straight by the SVG canvas;
 and one drawing per panel, in the light theme: the dark SVG is the light one with the text
-and grid colours swapped. Each `Text` still costs ~0.4 ms to draw (matplotlib measures it
-again with each new renderer): most of a panel's time. `python bench/charts.py` times it.
+and grid colours swapped. Text is drawn by one artist, `_Labels`, through the renderer's
+public `draw_text`, one line at a time at the baseline the layout chose: a `Text` drawing
+itself measures every line again with each new renderer (~0.4 ms a label, most of a
+panel's time). `python bench/charts.py` times it.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ from .recording import BarPanel, Number
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
+
+    from .chartlabels import Labels
 
 Segment = tuple[tuple[float, float], tuple[float, float]]
 
@@ -302,15 +306,19 @@ def _figure(panel: BarPanel, layout: Layout) -> Figure:
     pixel): no Axes, so no ticks, autoscaling or legend boxes to make and lay out."""
     from matplotlib.figure import Figure
 
+    from .chartlabels import Labels
+
     figure = Figure(figsize=(WIDTH / 72, layout.height / 72), dpi=72)
     figure.patch.set_visible(False)
     frame = _Frame(layout, len(panel.labels))
+    text = Labels()
     _grid(figure, layout, frame)
-    _bars(figure, panel, layout, frame)
-    _ticks(figure, layout, frame)
-    _titles(figure, layout, frame)
+    _bars(figure, text, panel, layout, frame)
+    _ticks(text, layout, frame)
+    _titles(text, layout, frame)
     if len(layout.legend) > 1:
-        _legend(figure, layout.legend, frame.right, frame.top)
+        _legend(figure, text, layout.legend, frame.right, frame.top)
+    figure.add_artist(text)
     return figure
 
 
@@ -334,7 +342,7 @@ def _grid(figure: Figure, layout: Layout, frame: _Frame) -> None:
     _segments(figure, [left, bottom], zorder=2.5, capstyle="projecting")
 
 
-def _bars(figure: Figure, panel: BarPanel, layout: Layout, frame: _Frame) -> None:
+def _bars(figure: Figure, text: Labels, panel: BarPanel, layout: Layout, frame: _Frame) -> None:
     """The bars, one path per series, and their values above (or below) them."""
     from matplotlib.patches import PathPatch
     from matplotlib.path import Path
@@ -356,37 +364,34 @@ def _bars(figure: Figure, panel: BarPanel, layout: Layout, frame: _Frame) -> Non
             for x, y in zip(xs, series.y, strict=True):
                 up = y >= 0
                 at = (frame.x(x), frame.y(y) + (2 if up else -2))
-                _text(figure, at, _short(y), fontsize=SMALL, ha="center", va=_VA[up])
+                text.add(at, _short(y), size=SMALL, ha="center", va=_VA[up])
 
 
 _VA = MappingProxyType({True: "bottom", False: "top"})  # a value label above or below its bar
 
 
-def _ticks(figure: Figure, layout: Layout, frame: _Frame) -> None:
+def _ticks(text: Labels, layout: Layout, frame: _Frame) -> None:
     """Tick labels where matplotlib's ticks would put them (no Tick: five artists each)."""
     x = frame.left - TICK
     for y, label in zip(layout.yticks, layout.ytick_labels, strict=True):
-        _text(figure, (x, frame.y(y)), label, ha="right", va="center_baseline")
+        text.add((x, frame.y(y)), label, size=FONT, ha="right", va="center_baseline")
     y = frame.bottom - TICK
     style: dict[str, Any] = (
-        {"ha": "right", "va": "top", "rotation": ROTATION, "rotation_mode": "anchor"}
-        if layout.rotated
-        else {"ha": "center", "va": "top", "multialignment": "center"}
+        {"ha": "right", "rotation": ROTATION} if layout.rotated else {"ha": "center"}
     )
     for x, label in enumerate(layout.xlabels):
-        _text(figure, (frame.x(x), y), label, **style)
+        text.add((frame.x(x), y), label, size=FONT, va="top", **style)
 
 
-def _titles(figure: Figure, layout: Layout, frame: _Frame) -> None:
+def _titles(text: Labels, layout: Layout, frame: _Frame) -> None:
     """The title above the plot and the y-label beside its tick labels."""
     at = (frame.left, frame.top + TITLEPAD)
-    _text(figure, at, layout.title, fontsize=TITLE, fontweight="bold", va="baseline")
+    text.add(at, layout.title, size=TITLE, bold=True, va="baseline")
     at = (frame.left - layout.ylabel_offset, (frame.bottom + frame.top) / 2)
-    style = {"rotation": 90, "rotation_mode": "anchor", "ha": "center", "va": "bottom"}
-    _text(figure, at, layout.ylabel, multialignment="center", **style)
+    text.add(at, layout.ylabel, size=FONT, ha="center", va="bottom", rotation=90)
 
 
-def _legend(figure: Figure, labels: list[str], left: float, top: float) -> None:
+def _legend(figure: Figure, text: Labels, labels: list[str], left: float, top: float) -> None:
     """A swatch and a label per series, top-aligned beside the plot (matplotlib's legend
     lays out offset boxes: as costly as the rest of the chart)."""
     from matplotlib.patches import Rectangle
@@ -400,11 +405,5 @@ def _legend(figure: Figure, labels: list[str], left: float, top: float) -> None:
         swatch = Rectangle(corner, HANDLE, HANDLE_HEIGHT, fc=color, ec="none")
         swatch.set_gid(f"legend-{index}")
         figure.add_artist(swatch).set_transform(IdentityTransform())
-        _text(figure, (x + HANDLE + HANDLE_GAP, y), label, fontsize=SMALL, va="top")
+        text.add((x + HANDLE + HANDLE_GAP, y), label, size=SMALL, va="top")
         y -= _lines(label) * SMALL * LINE + ENTRY_GAP
-
-
-def _text(figure: Figure, at: tuple[float, float], text: str, **style: Any) -> None:
-    from matplotlib.transforms import IdentityTransform
-
-    figure.text(*at, text, transform=IdentityTransform(), **style)
