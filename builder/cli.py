@@ -11,18 +11,21 @@ import argparse
 import json
 import os
 import re
+import signal
 import sys
 from pathlib import Path
-from types import MappingProxyType
+from types import FrameType, MappingProxyType
 from typing import TYPE_CHECKING
 
 from .errors import BuildError
 
 if TYPE_CHECKING:
     from .build import Paths
+    from .execute import Runner
     from .status import LessonStatus
 
-EXIT_INTERRUPTED = 130
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports Ctrl-C
+EXIT_TERMINATED = 143  # 128 + SIGTERM
 CHECK_FORMATS = ("table", "json", "github")
 DIFF_FORMATS = ("text", "markdown", "json")
 FIXES = MappingProxyType(  # by state: the next step, as the README's table says it
@@ -37,8 +40,17 @@ FIXES = MappingProxyType(  # by state: the next step, as the README's table says
 )
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (a CI job cancelled, `kill`): handled as Ctrl-C is, everywhere it is."""
+
+
+def _terminate(signum: int, frame: FrameType | None) -> None:
+    raise Terminated
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    previous = signal.signal(signal.SIGTERM, _terminate)
     try:
         code: int = args.run(args)
         return code
@@ -56,13 +68,17 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 1
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:
+        terminated = isinstance(stop, Terminated)
         print(
-            "\ninterrupted: running examples were stopped; finished recordings were kept "
+            f"\n{'terminated (SIGTERM)' if terminated else 'interrupted'}: running examples "
+            "were stopped, with every process they started; finished recordings were kept "
             "and unfinished ones left as they were",
             file=sys.stderr,
         )
-        return EXIT_INTERRUPTED
+        return EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -106,7 +122,7 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--no-execute", action="store_true", help="only re-render; never run examples"
     )
-    _jobs(serve)
+    _jobs(serve, sandbox=False)
     validate = commands.add_parser("validate", help="validate recording files against the schema")
     validate.add_argument("files", nargs="+", type=Path, metavar="FILE")
     validate.set_defaults(run=_validate)
@@ -155,7 +171,14 @@ def _since(command: argparse.ArgumentParser) -> None:
     )
 
 
-def _jobs(command: argparse.ArgumentParser) -> None:
+def _jobs(command: argparse.ArgumentParser, sandbox: bool = True) -> None:
+    if sandbox:
+        command.add_argument(
+            "--sandbox",
+            action="store_true",
+            help="run each example in a bubblewrap sandbox: the host read-only, its scratch "
+            "folder writable, no network (needs bwrap)",
+        )
     command.add_argument(
         "-j",
         "--jobs",
@@ -183,6 +206,7 @@ def _site(args: argparse.Namespace, execute: bool = True) -> int:
         jobs=getattr(args, "jobs", 1),
         force=getattr(args, "force", False),
         since=getattr(args, "since", None),
+        runner=_runner(args),
     )
     seconds = time.perf_counter() - started
     print(
@@ -192,6 +216,17 @@ def _site(args: argparse.Namespace, execute: bool = True) -> int:
         file=sys.stderr,
     )
     return 0
+
+
+def _runner(args: argparse.Namespace) -> Runner | None:
+    """The sandboxed runner with --sandbox (refused at once where bwrap cannot work)."""
+    if not getattr(args, "sandbox", False):
+        return None
+    from .execute import run_sandboxed
+    from .sandbox import require_sandbox
+
+    require_sandbox()
+    return run_sandboxed
 
 
 def _render(args: argparse.Namespace) -> int:
@@ -221,6 +256,7 @@ def _record(args: argparse.Namespace) -> int:
             paths,
             args.jobs,
             force=args.force,
+            runner=_runner(args),
             only=tuple(args.lessons),
         )
     print(

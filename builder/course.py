@@ -5,6 +5,7 @@ Every problem found is collected and reported together, each naming its file and
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -304,10 +305,7 @@ def _load_lesson(folder: Path, memo: Memo) -> Lesson:
             hint="write the example (it may just print), or remove the lesson folder",
         )
     for name in meta.data:
-        if not (folder / name).is_file():
-            kind = special_file(folder / name)
-            what = f"which is {kind}, not a regular file" if kind else "which is missing"
-            raise ContentError(f"declares data file {name!r}, {what}", path=path)
+        _check_data_file(folder / name, name, path)
     return Lesson(
         meta=meta,
         folder=folder,
@@ -316,6 +314,22 @@ def _load_lesson(folder: Path, memo: Memo) -> Lesson:
         source=source.encode("utf-8"),
         front=front,
     )
+
+
+def _check_data_file(data: Path, name: str, lesson_file: Path) -> None:
+    """A data file is a regular file inside the lesson folder: never a link, which would
+    stage (and record) whatever it points to on the recording machine."""
+    if data.is_symlink():
+        raise ContentError(
+            f"declares data file {name!r}, which is a symbolic link (to {os.readlink(data)}); "
+            "data files must be regular files inside the lesson folder",
+            path=lesson_file,
+            hint=f"copy the file into {data.parent} instead of linking it",
+        )
+    if not data.is_file():
+        kind = special_file(data)
+        what = f"which is {kind}, not a regular file" if kind else "which is missing"
+        raise ContentError(f"declares data file {name!r}, {what}", path=lesson_file)
 
 
 def _cross_check(meta: CourseMeta, lessons: list[Lesson], root: Path) -> list[BuildError]:

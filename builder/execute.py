@@ -1,19 +1,29 @@
 """Execute examples: the only module that starts a subprocess.
 
 `run_example` is the one door: a lesson goes in, an `Execution` comes back. It runs the
-example through builder/harness.py in a fresh interpreter, in a scratch directory, in its
-own process group, with a timeout and an output cap, and always cleans up after itself.
+example through builder/harness.py in a fresh interpreter, in a scratch directory, under
+builder/supervise.py (which ends every process the example started, even those that left
+its process group), optionally in a bubblewrap sandbox, with a timeout and an output cap,
+and always cleans up after itself. The harness's result comes back on a pipe only the
+harness holds, signed with a key only the harness is given; anything else on that pipe
+fails the run.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import enum
+import errno
+import hashlib
+import hmac
 import json
 import os
+import secrets
 import select
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -22,18 +32,21 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from .course import Lesson
+from .leaks import builder_secrets, leaked_path, leaked_secret, redact, texts
 from .rules import EXAMPLE_FILE
+from .sandbox import sandboxed
 
 MAX_OUTPUT = 512 * 1024
 STDERR_TAIL = 16 * 1024
 DRAIN_SECONDS = 2.0
 PASS_THROUGH = ("PATH", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "SYSTEMROOT")
 BUILDER_ROOT = Path(__file__).resolve().parent.parent
-RESULT_FILE = ".harness-result.json"
-MIN_SECRET = 8  # shorter values ("1", "true", "x86_64") turn up in honest output
+MAX_RESULT = 16 * 1024 * 1024  # panels and environment, as JSON
+STOP_SECONDS = 15.0  # for the supervisor to end everything once told to stop
+DATA_RULE = "data files must be regular files inside the lesson folder"
 
 
 class Outcome(enum.StrEnum):
@@ -48,6 +61,8 @@ class Outcome(enum.StrEnum):
     INTERRUPTED = "interrupted"
     NOT_SAVED = "could not be saved"
     ESCAPED = "left a process running"
+    BAD_DATA = "could not be staged"
+    TAMPERED = "ran while a file the builder owns changed"
 
 
 @dataclass(frozen=True)
@@ -72,6 +87,7 @@ class Execution:
 class Limits:
     timeout: float
     max_output: int = MAX_OUTPUT
+    sandbox: bool = False
 
 
 Runner = Callable[[Lesson, Limits], Execution]
@@ -82,15 +98,15 @@ _stopping = threading.Event()
 
 
 def kill_all() -> None:
-    """Kill every running example's whole process group (used on Ctrl-C).
+    """Stop every running example and all it started (used on Ctrl-C and SIGTERM).
 
-    Until `allow_runs()` is called again, an example that was about to start is killed
+    Until `allow_runs()` is called again, an example that was about to start is stopped
     as soon as it starts, so none slips past the interrupt.
     """
     with _active_lock:
         _stopping.set()
         for proc in _active:
-            _kill_group(proc)
+            _stop(proc)
 
 
 def allow_runs() -> None:
@@ -102,16 +118,36 @@ def run_example(lesson: Lesson, limits: Limits) -> Execution:
     """Run one lesson's example in its own process and scratch directory."""
     scratch = Path(tempfile.mkdtemp(prefix=f"course-{lesson.id}-"))
     try:
-        _stage(lesson, scratch)
+        problem = _stage(lesson, scratch)
+        if problem:
+            return Execution(lesson.id, Outcome.BAD_DATA, 0.0, detail=problem)
         return _run_staged(lesson, scratch, limits)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _stage(lesson: Lesson, scratch: Path) -> None:
+def _stage(lesson: Lesson, scratch: Path) -> str:
+    """Copy the example and its data files into `scratch`; what is wrong with a data file
+    (swapped for a link or a FIFO since the course was loaded), or ""."""
     (scratch / EXAMPLE_FILE).write_bytes(lesson.source)
     for name in lesson.meta.data:
-        shutil.copyfile(lesson.folder / name, scratch / name)
+        path = lesson.folder / name
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError as error:
+            kind = "a symbolic link" if error.errno == errno.ELOOP else error.strerror
+            return f"data file {str(path)!r} is {kind} now: {DATA_RULE}"
+        with open(fd, "rb") as source:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return f"data file {str(path)!r} is not a regular file now: {DATA_RULE}"
+            with open(scratch / name, "wb") as copy:
+                shutil.copyfileobj(source, copy)
+    return ""
+
+
+def run_sandboxed(lesson: Lesson, limits: Limits) -> Execution:
+    """`run_example` inside bubblewrap (`--sandbox`; builder/sandbox.py)."""
+    return run_example(lesson, dataclasses.replace(limits, sandbox=True))
 
 
 def child_environment(lesson: Lesson, scratch: Path) -> dict[str, str]:
@@ -130,40 +166,59 @@ def child_environment(lesson: Lesson, scratch: Path) -> dict[str, str]:
     return env | dict(lesson.meta.env)
 
 
+@dataclass(frozen=True)
+class _Channels:
+    """The two pipes only the harness (result) and the supervisor (status) write to."""
+
+    result: tuple[int, int] = field(default_factory=os.pipe)
+    status: tuple[int, int] = field(default_factory=os.pipe)
+
+    def command(self, lesson: Lesson, scratch: Path, sandbox: bool) -> list[str]:
+        harness = [sys.executable, "-m", "builder.harness", lesson.id, EXAMPLE_FILE]
+        supervisor = [sys.executable, "-S", "-m", "builder.supervise", str(self.status[1])]
+        supervisor += [str(self.result[1]), str(os.getpid()), str(scratch), "--"]
+        wrap = sandboxed(scratch) if sandbox else []
+        return [*supervisor, *wrap, *harness, str(self.result[1])]
+
+
 def _run_staged(lesson: Lesson, scratch: Path, limits: Limits) -> Execution:
-    command = [sys.executable, "-m", "builder.harness", lesson.id, EXAMPLE_FILE, RESULT_FILE]
+    channels, key = _Channels(), secrets.token_bytes(32)
     started = time.perf_counter()
-    proc = subprocess.Popen(
-        command,
-        cwd=scratch,
-        env=child_environment(lesson, scratch),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
+    try:
+        proc = subprocess.Popen(
+            channels.command(lesson, scratch, limits.sandbox),
+            cwd=scratch,
+            env=child_environment(lesson, scratch),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            pass_fds=(channels.result[1], channels.status[1]),
+        )
+    finally:
+        os.close(channels.result[1])
+        os.close(channels.status[1])
     with _active_lock:
         _active.add(proc)
         if _stopping.is_set():
-            _kill_group(proc)
+            _stop(proc)
     try:
-        out, err, outcome = _communicate(proc, limits)
+        ran = _communicate(proc, limits, key, channels)
     finally:
-        _kill_group(proc)  # also ends anything the example left running
         with _active_lock:
             _active.discard(proc)
     seconds = time.perf_counter() - started
     if _stopping.is_set():
         return Execution(lesson.id, Outcome.INTERRUPTED, seconds, detail="stopped by Ctrl-C")
-    return _judge(lesson, scratch, out, err, outcome, seconds, proc.returncode)
+    return _judge(lesson, scratch, ran, seconds, key)
 
 
 class _Reader(threading.Thread):
     """Drain one pipe, keeping at most `keep` bytes (the head or the tail)."""
 
-    def __init__(self, pipe: IO[bytes], keep: int, tail: bool, on_overflow: Callable[[], None]):
+    def __init__(self, fd: int, keep: int, tail: bool, on_overflow: Callable[[], None]):
         super().__init__(daemon=True)
-        self.pipe, self.keep, self.tail, self.on_overflow = pipe, keep, tail, on_overflow
+        self.fd, self.keep, self.tail, self.on_overflow = fd, keep, tail, on_overflow
         self.data = bytearray()
         self.overflowed = False
         self.eof = False
@@ -171,13 +226,12 @@ class _Reader(threading.Thread):
 
     def run(self) -> None:
         """Read until end of file, or until DRAIN_SECONDS after `finish()` at the latest:
-        a process that escaped the example's process group may hold the pipe forever."""
-        fd = self.pipe.fileno()
+        a process that escaped the supervisor may hold the pipe forever."""
         with contextlib.suppress(OSError, ValueError):
             while self.deadline is None or time.monotonic() < self.deadline:
-                if not select.select([fd], [], [], 0.05)[0]:
+                if not select.select([self.fd], [], [], 0.05)[0]:
                     continue
-                chunk = os.read(fd, 65536)
+                chunk = os.read(self.fd, 65536)
                 if not chunk:
                     self.eof = True
                     return
@@ -186,7 +240,7 @@ class _Reader(threading.Thread):
                     self._overflow()
 
     def finish(self) -> None:
-        """The example's process group is dead: stop once the pipe is drained."""
+        """The supervisor has ended: stop once the pipe is drained."""
         self.deadline = time.monotonic() + DRAIN_SECONDS
 
     def _overflow(self) -> None:
@@ -199,31 +253,72 @@ class _Reader(threading.Thread):
             self.on_overflow()
 
 
+@dataclass(frozen=True)
+class _Ran:
+    """What came back from one run: its pipes, and an outcome decided on the way."""
+
+    out: bytes
+    err: bytes
+    result: bytes
+    status: bytes
+    outcome: Outcome | None
+
+
 def _communicate(
-    proc: subprocess.Popen[bytes], limits: Limits
-) -> tuple[bytes, bytes, Outcome | None]:
-    assert proc.stdout is not None and proc.stderr is not None
-    out = _Reader(proc.stdout, limits.max_output, tail=False, on_overflow=lambda: _kill_group(proc))
-    err = _Reader(proc.stderr, STDERR_TAIL, tail=True, on_overflow=lambda: None)
-    out.start()
-    err.start()
+    proc: subprocess.Popen[bytes], limits: Limits, key: bytes, channels: _Channels
+) -> _Ran:
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    with contextlib.suppress(OSError):  # a supervisor already stopped does not read it
+        proc.stdin.write(key)
+    with contextlib.suppress(OSError):
+        proc.stdin.close()
+    readers = [
+        _Reader(proc.stdout.fileno(), limits.max_output, False, lambda: _stop(proc)),
+        _Reader(proc.stderr.fileno(), STDERR_TAIL, True, lambda: None),
+        _Reader(channels.result[0], MAX_RESULT, False, lambda: _stop(proc)),
+        _Reader(channels.status[0], MAX_RESULT, False, lambda: None),
+    ]
+    for reader in readers:
+        reader.start()
     outcome = None
     try:
         _wait(proc, limits.timeout)
     except subprocess.TimeoutExpired:
         outcome = Outcome.TIMEOUT
-    _kill_group(proc)
-    proc.wait()
-    for reader in (out, err):
+    _end(proc)
+    for reader in readers:
         reader.finish()
-    for reader in (out, err):
+    for reader in readers:
         reader.join()
-        reader.pipe.close()
+    for pipe in (proc.stdout, proc.stderr):
+        pipe.close()
+    for fd in (channels.result[0], channels.status[0]):
+        os.close(fd)
+    out, err, result, status = readers
     if out.overflowed:
         outcome = Outcome.TOO_MUCH_OUTPUT
-    elif outcome is None and not (out.eof and err.eof):
+    elif outcome is None and not (out.eof and err.eof and result.eof):
         outcome = Outcome.ESCAPED
-    return bytes(out.data), bytes(err.data), outcome
+    return _Ran(bytes(out.data), bytes(err.data), bytes(result.data), bytes(status.data), outcome)
+
+
+def _end(proc: subprocess.Popen[bytes]) -> None:
+    """Have the supervisor end everything (it has, if it ended by itself); if it does not
+    within STOP_SECONDS, kill it and its process group."""
+    if proc.poll() is None:
+        _stop(proc)
+        try:
+            _wait(proc, STOP_SECONDS)
+        except subprocess.TimeoutExpired:
+            _kill_group(proc)
+    proc.wait()
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    """SIGTERM to the supervisor: it kills every process of the run, then reports."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        if proc.returncode is None:
+            os.kill(proc.pid, signal.SIGTERM)
 
 
 def _wait(proc: subprocess.Popen[bytes], timeout: float) -> None:
@@ -247,64 +342,32 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
 
 
-def _judge(
-    lesson: Lesson,
-    scratch: Path,
-    out: bytes,
-    err: bytes,
-    outcome: Outcome | None,
-    seconds: float,
-    returncode: int,
-) -> Execution:
+def _judge(lesson: Lesson, scratch: Path, ran: _Ran, seconds: float, key: bytes) -> Execution:
     secrets = builder_secrets(child_environment(lesson, scratch))
-    stderr = redact(err.decode("utf-8", "replace"), secrets)  # shown in the failure summary
+    stderr = redact(ran.err.decode("utf-8", "replace"), secrets)  # shown in the failure summary
 
     def failed(outcome: Outcome, detail: str) -> Execution:
         return Execution(lesson.id, outcome, seconds, stderr=stderr, detail=detail)
 
-    if outcome is Outcome.TIMEOUT:
-        return failed(outcome, f"killed after {lesson.meta.timeout:g} s")
-    if outcome is Outcome.TOO_MUCH_OUTPUT:
-        return failed(outcome, f"more than {len(out) // 1024} KiB on stdout; killed")
-    if outcome is Outcome.ESCAPED:
-        return failed(
-            outcome,
-            "a process it started left its process group (setsid, a daemon) and still holds "
-            "its output; the builder cannot stop it",
-        )
-    result = _read_result(scratch / RESULT_FILE)
-    if result is None:
-        return failed(
-            Outcome.HARNESS,
-            f"the example's process ended (exit status {returncode}) before the run finished",
-        )
+    problem = _process_problem(ran, lesson.meta.timeout) or _result_problem(ran, key)
+    if problem:
+        return failed(*problem)
+    result = json.loads(ran.result.partition(b"\n")[2])
     if result["outcome"] == "raised":
         return failed(Outcome.RAISED, _last_line(stderr))
     if result["outcome"] != "ok":
         return failed(Outcome.EXITED, f"sys.exit({result['outcome']!r})")
-    panels, environment = result.get("panels"), result.get("environment")
-    if not isinstance(panels, list) or not isinstance(environment, dict):
-        return failed(Outcome.HARNESS, f"{RESULT_FILE} was overwritten; do not write that file")
     try:
-        stdout = out.decode("utf-8")
+        stdout = ran.out.decode("utf-8")
     except UnicodeDecodeError as error:
         return failed(
             Outcome.BAD_OUTPUT,
             f"stdout is not valid UTF-8 (byte {error.start}); print text, not raw bytes",
         )
-    leak = _leaked_path(stdout, scratch, lesson)
+    leak = leaked_path(stdout, [scratch, lesson.folder.resolve().parent.parent, BUILDER_ROOT])
+    leak = leak or leaked_secret({"stdout": stdout, "a panel": texts(result["panels"])}, secrets)
     if leak:
-        return failed(
-            Outcome.BAD_OUTPUT,
-            f"stdout contains the absolute path {leak!r}; print paths relative to the cwd",
-        )
-    secret = _leaked_secret({"stdout": stdout, "a panel": _texts(panels)}, secrets)
-    if secret:
-        return failed(
-            Outcome.BAD_OUTPUT,
-            f"{secret}; a recording is committed and published: print only what the example "
-            "computes",
-        )
+        return failed(Outcome.BAD_OUTPUT, leak)
     return Execution(
         lesson.id,
         Outcome.OK,
@@ -316,60 +379,60 @@ def _judge(
     )
 
 
-def _leaked_path(stdout: str, scratch: Path, lesson: Lesson) -> str | None:
-    """An absolute path of this machine that would make the recording machine-specific."""
-    home = os.path.expanduser("~")
-    candidates = {str(scratch), str(scratch.resolve()), str(lesson.folder.resolve().parent.parent)}
-    candidates |= {str(BUILDER_ROOT)} | ({home} if len(home) > 1 else set())
-    return next((path for path in sorted(candidates) if path in stdout), None)
+def _process_problem(ran: _Ran, timeout: float) -> tuple[Outcome, str] | None:
+    """How the run's processes failed (timed out, flooded stdout, outlived it), or None."""
+    if ran.outcome is Outcome.TIMEOUT:
+        return ran.outcome, f"killed after {timeout:g} s"
+    if ran.outcome is Outcome.TOO_MUCH_OUTPUT:
+        return ran.outcome, f"more than {len(ran.out) // 1024} KiB on stdout; killed"
+    status = _read_json(ran.status)
+    if status is None:
+        return Outcome.ESCAPED, (
+            "the process supervising the run was killed, so the processes the example "
+            "started may still be running; the builder cannot stop them"
+        )
+    if status.get("left"):
+        return Outcome.ESCAPED, (
+            f"{len(status['left'])} process(es) it started could not be ended "
+            f"(pid {', '.join(map(str, status['left']))}); the builder cannot stop them"
+        )
+    if ran.outcome is Outcome.ESCAPED:
+        return ran.outcome, (
+            "a process it started is no longer below the builder's supervisor and still "
+            "holds its output; the builder cannot stop it"
+        )
+    if not ran.result:
+        return Outcome.HARNESS, (
+            f"the example's process ended (exit status {status.get('returncode')}) before "
+            "the run finished"
+        )
+    return None
 
 
-def builder_secrets(child: dict[str, str]) -> dict[str, str]:
-    """The builder's environment variables the example was not given, by value: the
-    example can still read them (from /proc/<parent>/environ, as the same user), so what it
-    prints is checked for them. Values shorter than MIN_SECRET are left out."""
-    given = set(child.values())
-    return {
-        value: name
-        for name, value in sorted(os.environ.items())
-        if len(value) >= MIN_SECRET and value not in given
-    }
+def _result_problem(ran: _Ran, key: bytes) -> tuple[Outcome, str] | None:
+    """The result pipe holds exactly one message, signed by the harness, or the run fails."""
+    signature, _, body = ran.result.partition(b"\n")
+    expected = hmac.new(key, body, hashlib.sha256).hexdigest().encode()
+    result = _read_json(body) if hmac.compare_digest(signature, expected) else None
+    if result is None or (result.get("outcome") == "ok" and not _well_formed(result)):
+        return Outcome.HARNESS, (
+            "something other than the harness wrote to the harness's result channel; an "
+            "example must not write to file descriptors it did not open"
+        )
+    return None
 
 
-def redact(text: str, secrets: dict[str, str]) -> str:
-    """`text` with each secret value replaced by the name of its variable, as `$NAME`."""
-    for value, name in secrets.items():
-        text = text.replace(value, f"${name}")
-    return text
+def _well_formed(result: dict[str, Any]) -> bool:
+    """The example can reach `panels.emitted` and put anything in it."""
+    return isinstance(result.get("panels"), list) and isinstance(result.get("environment"), dict)
 
 
-def _leaked_secret(places: dict[str, str], secrets: dict[str, str]) -> str:
-    """Which place holds which variable's value (never the value itself), or ""."""
-    for place, text in places.items():
-        for value, name in secrets.items():
-            if value in text:
-                return (
-                    f"{place} contains the value of the builder's environment variable {name}, "
-                    "which the example was not given"
-                )
-    return ""
-
-
-def _texts(value: Any) -> str:
-    """Every string in a panel's data, one a line."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, dict):
-        value = list(value.values())
-    return "\n".join(_texts(item) for item in value) if isinstance(value, list) else ""
-
-
-def _read_result(path: Path) -> dict[str, Any] | None:
+def _read_json(data: bytes) -> dict[str, Any] | None:
     try:
-        result = json.loads(path.read_text("utf-8"))
-    except (OSError, ValueError):
+        value = json.loads(data)
+    except ValueError:
         return None
-    return result if isinstance(result, dict) and "outcome" in result else None
+    return value if isinstance(value, dict) else None
 
 
 def _last_line(text: str) -> str:

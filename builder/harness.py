@@ -1,11 +1,15 @@
 """Runs inside the example's own process and turns the run into recording data.
 
-    python -m builder.harness LESSON_ID SOURCE RESULT
+    python -m builder.harness LESSON_ID SOURCE RESULT_FD  (a key on stdin)
 
-compiles SOURCE under the stable name `<LESSON_ID>-example` (so positions JAX prints read
-`performance-05-example:14:20` on every machine), runs it as `__main__` in the current
-working directory, and writes the emitted panels and the environment, read inside this
-process, to RESULT as JSON. The example's stdout is left alone: it is the recording.
+reads a key from stdin (then stdin is /dev/null), compiles SOURCE under the stable name
+`<LESSON_ID>-example` (so positions JAX prints read `performance-05-example:14:20` on every
+machine), runs it as `__main__` in the current working directory, waits for its threads and
+runs its atexit hooks (as a run by hand would), and writes the emitted panels and the
+environment, read inside this process, once to the pipe RESULT_FD, signed with the key
+(HMAC-SHA256). Then it flushes stdio and leaves with os._exit: nothing the example left
+behind writes after the result. RESULT_FD is not inherited by the example's subprocesses.
+The example's stdout is left alone: it is the recording.
 
 This file and panels.py are hashed into every recording's rendererHash: keep them small
 and stable. Standard library only, apart from reading jax's backend after the run.
@@ -13,10 +17,14 @@ and stable. Standard library only, apart from reading jax's backend after the ru
 
 from __future__ import annotations
 
+import atexit
+import hashlib
+import hmac
 import json
 import linecache
 import os
 import sys
+import threading
 import traceback
 from importlib import metadata
 from pathlib import Path
@@ -69,16 +77,45 @@ def environment() -> dict[str, Any]:
     }
 
 
-def main(argv: list[str]) -> int:
-    lesson_id, source_path, result_path = argv
+def read_key() -> bytes:
+    """The builder's key for this run, from stdin; stdin is /dev/null afterwards."""
+    key = b""
+    while chunk := os.read(0, 4096):
+        key += chunk
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    return key
+
+
+def join_threads() -> None:
+    """Wait for the example's non-daemon threads, as the interpreter does at exit."""
+    while others := [
+        t for t in threading.enumerate() if t is not threading.current_thread() and not t.daemon
+    ]:
+        for thread in others:
+            thread.join()
+
+
+def main(argv: list[str]) -> None:
+    lesson_id, source_path, result_fd = argv
+    channel = int(result_fd)
+    os.set_inheritable(channel, False)
+    key = read_key()
     outcome = run(lesson_id, source_path)
-    sys.stdout.flush()
+    join_threads()
     result: dict[str, Any] = {"outcome": outcome}
     if outcome == "ok":
         result |= {"panels": panels.emitted, "environment": environment()}
-    Path(result_path).write_text(json.dumps(result), "utf-8")
-    return 0 if outcome == "ok" else 1
+    atexit._run_exitfuncs()  # the example's hooks, now: none runs after the result
+    body = json.dumps(result).encode()
+    signed = hmac.new(key, body, hashlib.sha256).hexdigest().encode() + b"\n" + body
+    sys.stdout.flush()
+    sys.stderr.flush()
+    with open(channel, "wb") as pipe:
+        pipe.write(signed)
+    os._exit(0 if outcome == "ok" else 1)
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    main(sys.argv[1:])

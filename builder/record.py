@@ -2,6 +2,8 @@
 
 Each successful run is written atomically as soon as it finishes, so Ctrl-C never loses
 finished work; a failed run leaves that lesson's previous recording byte-for-byte intact.
+Nothing is written once a file the builder owns changed without the builder writing it
+(builder/guard.py): an example wrote outside its scratch folder.
 """
 
 from __future__ import annotations
@@ -20,8 +22,18 @@ from typing import Any, TextIO
 from . import fingerprint
 from .course import Course, Lesson
 from .errors import RecordingError
-from .execute import Execution, Limits, Outcome, Runner, allow_runs, kill_all, run_example
+from .execute import (
+    BUILDER_ROOT,
+    Execution,
+    Limits,
+    Outcome,
+    Runner,
+    allow_runs,
+    kill_all,
+    run_example,
+)
 from .fsutil import write_atomic
+from .guard import Watch
 from .recording import Recording, dumps
 from .rules import INPUTS_FILE, MAX_DRAWABLE, drawable, read_inputs
 from .status import LessonStatus, recording_path
@@ -60,17 +72,25 @@ def record(
     renderer = fingerprint.renderer_hash()
     progress = _Progress(len(lessons), log)
     sidecar = read_inputs(recordings)
+    watch = Watch.take(owned(lessons, recordings))
     done: list[Execution] = []
     try:
         for lesson, execution in _run_all(longest_first(lessons, sidecar), runner, jobs):
-            execution = _keep(lesson, execution, recordings, renderer, sidecar)
+            execution = _keep(lesson, execution, recordings, renderer, sidecar, watch)
             done.append(execution)
             progress.show(execution)
     finally:
-        if any(execution.ok for execution in done):
+        if any(execution.ok for execution in done) and not watch.changed():
             with contextlib.suppress(OSError):  # it only sharpens messages; never fatal
                 write_atomic(recordings / INPUTS_FILE, _sidecar_bytes(sidecar))
     return RecordReport(done)
+
+
+def owned(lessons: list[Lesson], recordings: Path) -> list[Path]:
+    """The folders of the checkout the builder owns while examples run: the course, the
+    recordings, the builder's code and templates."""
+    courses = sorted({lesson.folder.parent.parent for lesson in lessons})
+    return [*courses, recordings, BUILDER_ROOT / "builder", BUILDER_ROOT / "templates"]
 
 
 def longest_first(lessons: list[Lesson], sidecar: dict[str, Any]) -> list[Lesson]:
@@ -114,12 +134,21 @@ def _keep(
     recordings: Path,
     renderer: str,
     sidecar: dict[str, Any],
+    watch: Watch,
 ) -> Execution:
     if not execution.ok:
         return execution
     problem = undrawable(execution.panels) or same_names(execution.panels)
     if problem:
         return Execution(lesson.id, Outcome.BAD_PANEL, execution.seconds, detail=problem)
+    changed = watch.changed()
+    if changed:
+        detail = (
+            f"{changed} while examples ran, and the builder did not write it: an example "
+            "wrote outside its scratch folder (or someone edited it meanwhile); nothing more "
+            "is recorded in this run"
+        )
+        return Execution(lesson.id, Outcome.TAMPERED, execution.seconds, detail=detail)
     inputs = fingerprint.lesson_inputs(lesson)
     try:
         recording = to_recording(lesson, execution, fingerprint.content_hash(inputs), renderer)
@@ -128,6 +157,7 @@ def _keep(
     path = recording_path(recordings, lesson.id)
     try:
         write_atomic(path, dumps(recording))
+        watch.wrote(path)
     except OSError as error:
         detail = f"the run succeeded but {path} could not be written: {error.strerror}"
         return Execution(lesson.id, Outcome.NOT_SAVED, execution.seconds, detail=detail)
@@ -264,6 +294,10 @@ def _advice(execution: Execution, lesson: Lesson | None) -> str:
         "process, no writing the harness's files; run it by hand to see what happens",
         Outcome.ESCAPED: "wait for every process the example starts before it ends; find "
         "and stop the one still running (ps -ef)",
+        Outcome.TAMPERED: "an example may write only in its working (scratch) folder: find "
+        "the one that wrote the file, restore the file (git status), then run `make record`; "
+        "`--sandbox` makes the checkout read-only to examples",
+        Outcome.BAD_DATA: "keep data files as regular files in the lesson folder, not links",
         Outcome.NOT_SAVED: "make recordings/ writable (and check the disk is not full), "
         "then run `make record`",
     }

@@ -7,6 +7,7 @@ the few that succeed pay one jax import each.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import signal
@@ -312,8 +313,8 @@ def test_forging_the_harness_result_is_caught(tmp_path: Path) -> None:
         os._exit(0)
         """,
     )
-    assert execution.outcome is Outcome.HARNESS
-    assert "was overwritten" in execution.detail
+    assert execution.outcome is Outcome.HARNESS  # no file is read: the harness never wrote
+    assert "ended (exit status 0) before the run finished" in execution.detail
 
 
 def test_a_failed_run_leaves_the_previous_recording_byte_for_byte(tmp_path: Path) -> None:
@@ -351,10 +352,9 @@ def test_a_failed_run_leaves_the_previous_recording_byte_for_byte(tmp_path: Path
     assert "previous recordings are untouched" in summary
 
 
-def test_a_child_that_escapes_the_process_group_fails_the_run_without_hanging(
-    tmp_path: Path,
-) -> None:
-    """setsid takes a child out of reach of the group kill; the run is failed, not awaited."""
+def test_a_child_that_escapes_the_process_group_is_found_and_ended(tmp_path: Path) -> None:
+    """setsid takes a child out of reach of a group kill; the supervisor (a subreaper)
+    still finds it below itself and ends it (more cases: tests/test_hostile_processes.py)."""
     pidfile = tmp_path / "child.pid"
     execution = run(
         tmp_path,
@@ -369,10 +369,11 @@ def test_a_child_that_escapes_the_process_group_fails_the_run_without_hanging(
     )
     pid = int(pidfile.read_text())
     try:
-        assert execution.outcome is Outcome.ESCAPED
-        assert "left its process group" in execution.detail
+        assert execution.ok, execution
+        assert wait_gone(pid)
     finally:
-        os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
 
 
 def test_a_panel_value_too_large_to_draw_fails_the_run_naming_the_panel(tmp_path: Path) -> None:
@@ -434,8 +435,14 @@ def test_two_labels_equal_in_unicode_fail_the_run(
 TOKEN = "tok-3f9a2c71e0d4"  # the value of a variable in the builder's environment only
 READ_PARENT = """\
 import os
-with open(f"/proc/{os.getppid()}/environ", "rb") as handle:
-    found = dict(v.split(b"=", 1) for v in handle.read().split(b"\\0") if b"=" in v)
+pid = os.getppid()
+while True:  # up through the supervisor to the builder
+    with open(f"/proc/{pid}/environ", "rb") as handle:
+        found = dict(v.split(b"=", 1) for v in handle.read().split(b"\\0") if b"=" in v)
+    if b"COURSE_DEPLOY_TOKEN" in found:
+        break
+    with open(f"/proc/{pid}/stat", "rb") as handle:
+        pid = int(handle.read().rsplit(b")", 1)[1].split()[1])
 print("deploying with", found[b"COURSE_DEPLOY_TOKEN"].decode())
 """
 
@@ -443,7 +450,7 @@ print("deploying with", found[b"COURSE_DEPLOY_TOKEN"].decode())
 def test_a_secret_read_from_the_builders_environment_is_refused_never_shown(
     tmp_path: Path,
 ) -> None:
-    """The issue's attack, end to end: the example reads its parent's /proc environ (same
+    """The issue's attack, end to end: the example reads its ancestors' /proc environ (same
     user) and prints a token the builder has; the run fails naming the variable, and
     neither the recording nor the builder's output holds the value."""
     from tests.test_hostile_builds import cli, write_course
