@@ -297,12 +297,12 @@ def _diff(args: argparse.Namespace) -> int:
 
 def _validate(args: argparse.Namespace) -> int:
     from .recording import load
-    from .rules import INPUTS_FILE
+    from .rules import INPUTS_DIR
 
     failed = 0
     for path in args.files:
-        if path.name == INPUTS_FILE:  # so that `validate recordings/*.json` just works
-            print(f"{path}: skipped: the inputs sidecar, not a recording")
+        if path.parent.name == INPUTS_DIR:  # so that `validate recordings/**/*.json` works
+            print(f"{path}: skipped: an inputs sidecar, not a recording")
             continue
         try:
             load(path)

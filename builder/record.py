@@ -23,7 +23,7 @@ from .errors import RecordingError
 from .execute import Execution, Limits, Outcome, Runner, allow_runs, kill_all, run_example
 from .fsutil import write_atomic
 from .recording import Recording, dumps
-from .rules import INPUTS_FILE, MAX_DRAWABLE, drawable, read_inputs
+from .rules import MAX_DRAWABLE, drawable, inputs_path, read_inputs
 from .status import LessonStatus, recording_path
 
 
@@ -61,15 +61,10 @@ def record(
     progress = _Progress(len(lessons), log)
     sidecar = read_inputs(recordings)
     done: list[Execution] = []
-    try:
-        for lesson, execution in _run_all(longest_first(lessons, sidecar), runner, jobs):
-            execution = _keep(lesson, execution, recordings, renderer, sidecar)
-            done.append(execution)
-            progress.show(execution)
-    finally:
-        if any(execution.ok for execution in done):
-            with contextlib.suppress(OSError):  # it only sharpens messages; never fatal
-                write_atomic(recordings / INPUTS_FILE, _sidecar_bytes(sidecar))
+    for lesson, execution in _run_all(longest_first(lessons, sidecar), runner, jobs):
+        execution = _keep(lesson, execution, recordings, renderer)
+        done.append(execution)
+        progress.show(execution)
     return RecordReport(done)
 
 
@@ -113,7 +108,6 @@ def _keep(
     execution: Execution,
     recordings: Path,
     renderer: str,
-    sidecar: dict[str, Any],
 ) -> Execution:
     if not execution.ok:
         return execution
@@ -131,11 +125,15 @@ def _keep(
     except OSError as error:
         detail = f"the run succeeded but {path} could not be written: {error.strerror}"
         return Execution(lesson.id, Outcome.NOT_SAVED, execution.seconds, detail=detail)
-    sidecar[lesson.id] = {
+    sidecar = {
         "contentHash": recording.contentHash,
         "inputs": inputs,
         "seconds": round(execution.seconds, 2),
     }
+    with contextlib.suppress(OSError):  # it only sharpens messages; never fatal
+        path = inputs_path(recordings, lesson.id)
+        path.parent.mkdir(exist_ok=True)
+        write_atomic(path, _sidecar_bytes(sidecar))
     return execution
 
 

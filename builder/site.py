@@ -87,7 +87,7 @@ def render_files(
 
 
 def _run_seconds(recordings: Path) -> dict[str, float]:
-    """How long each example ran when it was last recorded (recordings/_inputs.json)."""
+    """How long each example ran when it was last recorded (recordings/_inputs/<id>.json)."""
     return {
         lesson: entry["seconds"]
         for lesson, entry in read_inputs(recordings).items()
