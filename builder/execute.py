@@ -48,6 +48,9 @@ class Outcome(enum.StrEnum):
     INTERRUPTED = "interrupted"
     NOT_SAVED = "could not be saved"
     ESCAPED = "left a process running"
+    WRONG_DEVICE = "ran on the wrong kind of device"
+    REFUSED = "was refused by its worker"  # builder.distributed: versions differ
+    LOST = "lost its worker"  # builder.distributed: the worker or the scheduler went away
 
 
 @dataclass(frozen=True)

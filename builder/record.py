@@ -15,7 +15,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Protocol, TextIO
 
 from . import fingerprint
 from .course import Course, Lesson
@@ -23,8 +23,8 @@ from .errors import RecordingError
 from .execute import Execution, Limits, Outcome, Runner, allow_runs, kill_all, run_example
 from .fsutil import write_atomic
 from .recording import Recording, dumps
-from .rules import MAX_DRAWABLE, drawable, inputs_path, read_inputs
-from .status import LessonStatus, recording_path
+from .rules import MAX_DRAWABLE, drawable, inputs_path, read_inputs, run_seconds
+from .status import LessonStatus, State, recording_path
 
 
 @dataclass(frozen=True)
@@ -37,48 +37,91 @@ class RecordReport:
 
 
 def lessons_to_run(
-    course: Course, statuses: Iterable[LessonStatus], *, force: bool, only: Iterable[str] = ()
+    course: Course,
+    statuses: Iterable[LessonStatus],
+    *,
+    force: bool,
+    only: Iterable[str] = (),
+    gpu: bool = False,
 ) -> list[Lesson]:
+    """The lessons `only` names, or every lesson with `force`, or those not fresh; a
+    lesson that `requires: gpu` only when the executor has a GPU (`gpu`)."""
     wanted = set(only)
-    if wanted:
-        return [x for x in course.lessons if x.id in wanted or x.slug in wanted]
-    if force:
-        return list(course.lessons)
-    stale = {status.lesson_id for status in statuses if status.needs_run}
-    return [lesson for lesson in course.lessons if lesson.id in stale]
+    due = {s.lesson_id for s in statuses if s.needs_run or (gpu and s.state is State.NEEDS_GPU)}
+    chosen = [
+        lesson
+        for lesson in course.lessons
+        if (lesson.id in wanted or lesson.slug in wanted if wanted else force or lesson.id in due)
+    ]
+    return [lesson for lesson in chosen if gpu or not lesson.needs_gpu]
+
+
+class Executor(Protocol):
+    """Where examples run: this machine's processes (`Local`) or a Dask cluster
+    (builder.distributed). It runs `lessons` in the order given, hands back each execution
+    as it finishes, with a note for the progress line, and writes nothing."""
+
+    @property
+    def where(self) -> str:
+        """'with -j 2', for the first line of a record."""
+
+    @property
+    def gpu(self) -> bool:
+        """Whether `requires: gpu` lessons can run there."""
+
+    def __call__(
+        self, lessons: list[Lesson], seconds: dict[str, float]
+    ) -> Iterable[tuple[Lesson, Execution, str]]: ...
+
+
+@dataclass(frozen=True)
+class Local:
+    """At most `jobs` examples at once, each in its own process on this machine."""
+
+    jobs: int
+    runner: Runner = run_example
+    gpu = False
+
+    @property
+    def where(self) -> str:
+        return f"with -j {self.jobs}"
+
+    def __call__(
+        self, lessons: list[Lesson], seconds: dict[str, float]
+    ) -> Iterable[tuple[Lesson, Execution, str]]:
+        for lesson, execution in _run_all(lessons, self.runner, self.jobs):
+            yield lesson, execution, ""
 
 
 def record(
     lessons: list[Lesson],
     recordings: Path,
     *,
-    jobs: int,
+    jobs: int = 1,
     runner: Runner = run_example,
     log: TextIO = sys.stderr,
+    executor: Executor | None = None,
 ) -> RecordReport:
-    """Run `lessons` with at most `jobs` at once; write each success as it lands."""
+    """Run `lessons` (by default with at most `jobs` at once, here); write each success as
+    it lands."""
     renderer = fingerprint.renderer_hash()
     progress = _Progress(len(lessons), log)
-    sidecar = read_inputs(recordings)
+    seconds = run_seconds(read_inputs(recordings))
+    run = executor or Local(jobs, runner)
     done: list[Execution] = []
-    for lesson, execution in _run_all(longest_first(lessons, sidecar), runner, jobs):
+    for lesson, execution, note in run(longest_first(lessons, seconds), seconds):
         execution = _keep(lesson, execution, recordings, renderer)
         done.append(execution)
-        progress.show(execution)
+        progress.show(execution, note)
     return RecordReport(done)
 
 
-def longest_first(lessons: list[Lesson], sidecar: dict[str, Any]) -> list[Lesson]:
+def longest_first(lessons: list[Lesson], seconds: dict[str, float]) -> list[Lesson]:
     """Start the examples that took longest last time first (never-run ones before all):
     with -j 2, the course order left the longest example of six running alone at the end,
     and the whole run took 1.25x what this order takes."""
-
-    def last_seconds(lesson: Lesson) -> float:
-        entry = sidecar.get(lesson.id)
-        seconds = entry.get("seconds") if isinstance(entry, dict) else None
-        return float(seconds) if isinstance(seconds, int | float) else float("inf")
-
-    return sorted(lessons, key=last_seconds, reverse=True)  # stable: ties keep course order
+    # stable: ties keep course order
+    return sorted(lessons, key=lambda x: seconds.get(x.id, float("inf")), reverse=True)
 
 
 def _run_all(
@@ -111,6 +154,10 @@ def _keep(
 ) -> Execution:
     if not execution.ok:
         return execution
+    if lesson.needs_gpu and execution.environment.get("backend") != "gpu":
+        backend = execution.environment.get("backend")
+        detail = f"it `requires: gpu`, but jax ran it on {backend!r}; nothing was kept"
+        return Execution(lesson.id, Outcome.WRONG_DEVICE, execution.seconds, detail=detail)
     problem = undrawable(execution.panels) or same_names(execution.panels)
     if problem:
         return Execution(lesson.id, Outcome.BAD_PANEL, execution.seconds, detail=problem)
@@ -220,12 +267,14 @@ class _Progress:
         self.total, self.count, self.log = total, 0, log
         self.width = len(str(total))
 
-    def show(self, execution: Execution) -> None:
+    def show(self, execution: Execution, note: str = "") -> None:
         self.count += 1
         mark = "ok  " if execution.ok else "FAIL"
         print(
             f"  [{self.count:>{self.width}}/{self.total}] {mark} {execution.lesson_id:<20} "
-            f"{execution.seconds:6.1f}s" + ("" if execution.ok else f"  {execution.outcome}"),
+            f"{execution.seconds:6.1f}s"
+            + ("" if execution.ok else f"  {execution.outcome}")
+            + (f"  {note}" if note else ""),
             file=self.log,
             flush=True,
         )
@@ -262,6 +311,10 @@ def _advice(execution: Execution, lesson: Lesson | None) -> str:
         "process, no writing the harness's files; run it by hand to see what happens",
         Outcome.ESCAPED: "wait for every process the example starts before it ends; find "
         "and stop the one still running (ps -ef)",
+        Outcome.WRONG_DEVICE: "record it on a Dask worker that has a GPU jax can use",
+        Outcome.REFUSED: "install this checkout's pinned versions on that worker "
+        "(requirements.lock), or leave it out of the cluster",
+        Outcome.LOST: "run the same command again: only what is not fresh re-runs",
         Outcome.NOT_SAVED: "make recordings/ writable (and check the disk is not full), "
         "then run `make record`",
     }

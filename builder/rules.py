@@ -131,6 +131,15 @@ def read_inputs(recordings: Path) -> dict[str, Any]:
     return found
 
 
+def run_seconds(sidecars: dict[str, Any]) -> dict[str, float]:
+    """How long each example ran when it was last recorded, from `read_inputs`."""
+    return {
+        lesson: float(entry["seconds"])
+        for lesson, entry in sidecars.items()
+        if isinstance(entry, dict) and isinstance(entry.get("seconds"), int | float)
+    }
+
+
 # -- lessons ---------------------------------------------------------------------------------
 
 
