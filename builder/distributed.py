@@ -84,7 +84,7 @@ def _python() -> str:
 
 
 def refusal(expected: dict[str, str]) -> str:
-    """'' when this worker has the expected versions; else one line naming it and them."""
+    """'' when this worker has the expected versions; else what differs, in one line."""
     have = worker_versions()
     wrong = [name for name in expected if have.get(name) != expected[name]]
     if not wrong:
@@ -95,7 +95,7 @@ def refusal(expected: dict[str, str]) -> str:
         else f"{name} {have.get(name)} (pinned {expected[name]})"
         for name in wrong
     ]
-    return f"worker {_worker_name()} refused: " + ", ".join(said)
+    return ", ".join(said)
 
 
 def _worker_name() -> str:
@@ -111,7 +111,8 @@ def work(task: Task, runner: Runner) -> tuple[str, Execution]:
     """On the worker: check its versions, stage the files, run; (worker, execution)."""
     refused = refusal(task.expected)
     if refused:
-        return _worker_name(), Execution(task.meta.id, Outcome.REFUSED, 0.0, detail=refused)
+        detail = f"worker {_worker_name()} refused: {refused}; nothing it ran is kept"
+        return _worker_name(), Execution(task.meta.id, Outcome.REFUSED, 0.0, detail=detail)
     with _staged(task) as lesson:
         return _worker_name(), runner(lesson, Limits(timeout=lesson.meta.timeout))
 
@@ -161,9 +162,9 @@ def connect(address: str, runner: Runner, log: TextIO) -> Iterator[Cluster]:
 
 def _good_workers(client: Client, log: TextIO) -> list[str]:
     """The workers whose versions are this checkout's; one line for each that is not."""
-    refused = {w: line for w, line in client.run(refusal, expected_versions()).items() if line}
-    for line in refused.values():
-        print(line, file=log)
+    refused = {w: why for w, why in client.run(refusal, expected_versions()).items() if why}
+    for worker, why in sorted(refused.items()):
+        print(f"worker {worker} refused: {why}", file=log)
     good = sorted(set(client.scheduler_info()["workers"]) - set(refused))
     if not good:
         raise BuildError(
