@@ -159,6 +159,7 @@ def record_stale(
     """Re-execute what is not fresh (or everything with force), here or on the Dask
     cluster at `dask`, all of it or one `shard`; raise if any run failed."""
     from .execute import run_example  # only a build that may execute needs it
+    from .record import lessons_to_run
 
     unknown = sorted(set(only) - {x.id for x in course.lessons} - {x.slug for x in course.lessons})
     if unknown:
@@ -166,31 +167,24 @@ def record_stale(
             f"no lesson in {paths.content} has the id or slug {', '.join(unknown)}",
             hint="`python -m builder check --json` lists every lesson id",
         )
+    due = lessons_to_run(course, statuses, force=force, only=only, gpu=True)
+    if not due:
+        return ()  # and no cluster to reach
     with _executor(dask, jobs, runner or run_example, log) as executor:
-        lessons = _lessons(course, statuses, paths, executor.gpu, force, only, shard, log)
-        if not lessons:
-            return ()
-        return _record(course, lessons, paths, executor, log)
+        lessons = _runnable(due, executor.gpu, paths, shard, log)
+        return _record(course, lessons, paths, executor, log) if lessons else ()
 
 
-def _lessons(
-    course: Course,
-    statuses: list[LessonStatus],
-    paths: Paths,
-    gpu: bool,
-    force: bool,
-    only: tuple[str, ...],
-    shard: Shard | None,
-    log: TextIO,
+def _runnable(
+    due: list[Lesson], gpu: bool, paths: Paths, shard: Shard | None, log: TextIO
 ) -> list[Lesson]:
-    """What this record runs: what is due that the executor can run, of this shard."""
-    from .record import lessons_to_run
+    """Of the lessons due, those the executor can run (`requires: gpu` ones only with a GPU),
+    and of those, this shard's."""
     from .rules import read_inputs, run_seconds
 
-    lessons = lessons_to_run(course, statuses, force=force, only=only, gpu=gpu)
-    due = lessons_to_run(course, statuses, force=force, only=only, gpu=True)
+    lessons = [lesson for lesson in due if gpu or not lesson.needs_gpu]
     if len(due) > len(lessons):
-        names = ", ".join(x.id for x in due if x not in lessons)
+        names = ", ".join(x.id for x in due if x.needs_gpu)
         print(f"Not recorded here, they need a GPU machine (requires: gpu): {names}", file=log)
     if shard is None:
         return lessons

@@ -199,7 +199,7 @@ class Cluster:
         """Submit every lesson (the first the most urgent), hand back each as it ends."""
         expected = expected_versions()
         futures = {self._submit(x, expected, len(lessons) - i): x for i, x in enumerate(lessons)}
-        board = Board(self.client, futures, seconds, self._slots(), self.log)
+        board = Board(self.client, futures, seconds, self._threads(), self.log)
         try:
             yield from board.follow()
         finally:
@@ -218,9 +218,10 @@ class Cluster:
             pure=False,
         )
 
-    def _slots(self) -> int:
+    def _threads(self) -> dict[str, int]:
+        """How many examples each worker runs at once."""
         info = self.client.scheduler_info()["workers"]
-        return max(1, sum(int(info[w].get("nthreads", 1)) for w in self.workers if w in info))
+        return {w: int(info[w].get("nthreads", 1)) for w in self.workers if w in info}
 
 
 class Board:
@@ -232,13 +233,14 @@ class Board:
         client: Client,
         futures: dict[Future[Any], Lesson],
         seconds: dict[str, float],
-        slots: int,
+        threads: dict[str, int],
         log: TextIO,
     ) -> None:
-        self.client, self.futures, self.log, self.slots = client, futures, log, slots
+        self.client, self.futures, self.log, self.threads = client, futures, log, threads
         known = [seconds[x.id] for x in futures.values() if x.id in seconds]
         untimed = sum(known) / len(known) if known else 0.0
         self.estimate = {x.id: seconds.get(x.id, untimed) for x in futures.values()}
+        self.timed = bool(known)  # else no estimate: nothing was timed before
         self.started = time.monotonic()
         self.live = log.isatty()
 
@@ -262,14 +264,24 @@ class Board:
         self._clear()
 
     def _summary(self, pending: set[Future[Any]]) -> str:
+        """'12/40 done, 4 running, 24 queued · 1:02 elapsed, ~1:30 left'. A worker is sent
+        more tasks than it runs at once: running is at most its number of threads."""
         keys = {f.key for f in pending}
-        running = sum(len(keys & set(ks)) for ks in _processing(self.client).values())
-        left = sum(self.estimate[self.futures[f].id] for f in pending) / self.slots
+        running = sum(
+            min(len(keys & set(held)), self.threads.get(worker, 1))
+            for worker, held in _processing(self.client).items()
+        )
         done = len(self.futures) - len(pending)
-        return (
+        said = (
             f"{done}/{len(self.futures)} done, {running} running, "
-            f"{len(pending) - running} queued · {_clock(time.monotonic() - self.started)} "
-            f"elapsed, ~{_clock(left)} left"
+            f"{len(pending) - running} queued · {_clock(time.monotonic() - self.started)} elapsed"
+        )
+        if not self.timed:
+            return said
+        slots = max(1, sum(self.threads.values()))
+        return (
+            said
+            + f", ~{_clock(sum(self.estimate[self.futures[f].id] for f in pending) / slots)} left"
         )
 
     def _draw(self, pending: set[Future[Any]]) -> None:

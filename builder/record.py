@@ -178,9 +178,7 @@ def _keep(
         "seconds": round(execution.seconds, 2),
     }
     with contextlib.suppress(OSError):  # it only sharpens messages; never fatal
-        path = inputs_path(recordings, lesson.id)
-        path.parent.mkdir(exist_ok=True)
-        write_atomic(path, _sidecar_bytes(sidecar))
+        write_atomic(inputs_path(recordings, lesson.id), _sidecar_bytes(sidecar))
     return execution
 
 

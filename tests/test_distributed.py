@@ -33,8 +33,8 @@ distributed = pytest.importorskip("distributed")
 
 
 def slow_canned_run(lesson: Lesson, limits: Limits) -> Execution:
-    """The canned run, three seconds long: long enough to kill its worker meanwhile."""
-    time.sleep(3)
+    """The canned run, two seconds long: long enough to kill its worker meanwhile."""
+    time.sleep(2)
     return canned_run(lesson, limits)
 
 
@@ -59,16 +59,28 @@ def fake_numpy(version: str) -> None:
     builder.distributed.installed_version = lambda name: version if name == "numpy" else real(name)
 
 
-@pytest.fixture
-def cluster(tmp_path: Path) -> Iterator[distributed.LocalCluster]:
-    with distributed.LocalCluster(
+def _local_cluster(folder: Path) -> distributed.LocalCluster:
+    return distributed.LocalCluster(
         n_workers=2,
         threads_per_worker=1,
         processes=True,
         host="127.0.0.1",
-        dashboard_address=None,
-        local_directory=tmp_path / "dask",
-    ) as local:
+        dashboard_address="127.0.0.1:0",  # its HTTP server on loopback, any port
+        local_directory=folder,
+    )
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[distributed.LocalCluster]:
+    """Two workers, shared by the tests that leave them as they found them."""
+    with _local_cluster(tmp_path_factory.mktemp("dask")) as local:
+        yield local
+
+
+@pytest.fixture
+def own_cluster(tmp_path: Path) -> Iterator[distributed.LocalCluster]:
+    """Two workers for one test, which kills one or changes what they report."""
+    with _local_cluster(tmp_path / "dask") as local:
         yield local
 
 
@@ -110,14 +122,16 @@ def test_a_cluster_records_what_one_machine_records(
 
 
 def test_a_worker_killed_mid_example_is_replaced_and_the_record_finishes(
-    cluster: distributed.LocalCluster, recorded: Paths, tmp_path: Path
+    own_cluster: distributed.LocalCluster, recorded: Paths, tmp_path: Path
 ) -> None:
     paths = copy_course(tmp_path / "remote", broken=False)
-    client = distributed.Client(cluster, set_as_default=False)
+    client = distributed.Client(own_cluster, set_as_default=False)
     pids = client.run(os.getpid)
     outcome: list[object] = []
     thread = threading.Thread(
-        target=lambda: outcome.append(_record(paths, cluster.scheduler_address, slow_canned_run))
+        target=lambda: outcome.append(
+            _record(paths, own_cluster.scheduler_address, slow_canned_run)
+        )
     )
     thread.start()
     victim = _first_busy_worker(client)
@@ -140,14 +154,14 @@ def _first_busy_worker(client: distributed.Client) -> str:
 
 
 def test_a_worker_with_other_versions_is_refused_and_runs_nothing(
-    cluster: distributed.LocalCluster, recorded: Paths, tmp_path: Path
+    own_cluster: distributed.LocalCluster, recorded: Paths, tmp_path: Path
 ) -> None:
-    client = distributed.Client(cluster, set_as_default=False)
+    client = distributed.Client(own_cluster, set_as_default=False)
     odd, good = sorted(client.scheduler_info()["workers"])
     client.run(fake_numpy, "1.26.0", workers=[odd])
     paths = copy_course(tmp_path / "remote", broken=False)
     log = io.StringIO()
-    _record(paths, cluster.scheduler_address, log=log)
+    _record(paths, own_cluster.scheduler_address, log=log)
     said = log.getvalue()
     assert f"worker {odd} refused: numpy 1.26.0 (pinned 2.4.4)" in said
     assert f"on {odd}" not in said and said.count(f"on {good}") == 3
@@ -156,9 +170,36 @@ def test_a_worker_with_other_versions_is_refused_and_runs_nothing(
     client.run(fake_numpy, "1.26.0")  # now both differ: nothing runs, nothing is written
     again = copy_course(tmp_path / "again", broken=False)
     with pytest.raises(BuildError, match="no worker of the Dask cluster can record"):
-        _record(again, cluster.scheduler_address)
+        _record(again, own_cluster.scheduler_address)
     assert not again.recordings.exists() or not list(again.recordings.glob("*.json"))
     client.close()
+
+
+def test_ctrl_c_keeps_what_finished_and_leaves_nothing_queued(
+    cluster: distributed.LocalCluster, recorded: Paths, tmp_path: Path
+) -> None:
+    import _thread
+
+    paths = copy_course(tmp_path / "remote", broken=False)
+    landed = threading.Thread(
+        target=lambda: (
+            _wait_for(lambda: list(paths.recordings.glob("*.json")), 30),
+            _thread.interrupt_main(),
+        )
+    )
+    landed.start()
+    with pytest.raises(KeyboardInterrupt):
+        _record(paths, cluster.scheduler_address, slow_canned_run)
+    landed.join()
+    kept = list(paths.recordings.glob("*.json"))
+    assert 1 <= len(kept) < 3
+    files = [p for p in paths.recordings.rglob("*") if p.is_file()]
+    assert {p.name for p in files} == {p.name for p in kept}  # no partial file; a sidecar
+    # may be missing (interrupted between the recording and it): it only sharpens messages
+    with distributed.Client(cluster, set_as_default=False) as client:
+        _wait_for(lambda: not any(client.processing().values()), 10)  # nothing queued
+    record_stale(load_course(paths.content), check(paths).statuses, paths, 2, runner=canned_run)
+    _same_recordings(paths.recordings, recorded.recordings)
 
 
 def test_a_scheduler_that_is_down_is_one_clear_message(
@@ -185,7 +226,7 @@ def test_a_lost_scheduler_keeps_what_finished_and_a_rerun_finishes_the_rest(
 ) -> None:
     """A scheduler and a worker of their own (not a LocalCluster): the scheduler is killed
     once the first recording has landed. The client tries to reconnect for the connect
-    timeout (30 s by default; 3 s here), then gives its futures up."""
+    timeout (30 s by default; 2 s here), then gives its futures up."""
     import dask
 
     with socket.socket() as free:
@@ -209,7 +250,7 @@ def test_a_lost_scheduler_keeps_what_finished_and_a_rerun_finishes_the_rest(
                 failure.append(error)
 
         thread = threading.Thread(target=run)
-        with dask.config.set({"distributed.comm.timeouts.connect": "3s"}):
+        with dask.config.set({"distributed.comm.timeouts.connect": "2s"}):
             thread.start()
             _wait_for(lambda: failure or len(list(paths.recordings.glob("*.json"))) >= 1, 40)
             assert not failure, str(failure[0])
@@ -235,7 +276,9 @@ def _start(env: dict[str, str], command: str, *args: str) -> subprocess.Popen[by
     """A Dask command of the CLI (`dask scheduler`, `dask worker`) in its own process."""
     module = f"distributed.cli.{command}"
     return subprocess.Popen(
-        [sys.executable, "-m", module, *args, "--no-dashboard"], env=env, stderr=subprocess.DEVNULL
+        [sys.executable, "-m", module, *args, "--dashboard-address", "127.0.0.1:0"],
+        env=env,
+        stderr=subprocess.DEVNULL,
     )
 
 
@@ -275,7 +318,7 @@ def test_a_gpu_lesson_goes_only_to_a_gpu_worker_and_says_so(tmp_path: Path) -> N
         threads_per_worker=1,
         processes=True,
         host="127.0.0.1",
-        dashboard_address=None,
+        dashboard_address="127.0.0.1:0",  # its HTTP server on loopback, any port
         resources={"GPU": 1},
         local_directory=tmp_path / "dask",
     ) as gpu_cluster:
