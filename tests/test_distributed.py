@@ -219,6 +219,10 @@ def test_a_scheduler_that_is_down_is_one_clear_message(
     assert f"cannot reach the Dask scheduler at tcp://127.0.0.1:{port}" in error
     assert "Traceback" not in error
     assert not list(paths.recordings.glob("**/*.json"))
+    assert main([*args[:-1], "tcp://127.0.0.1"]) == 1  # not an address at all
+    assert "--dask 'tcp://127.0.0.1' is not a scheduler address: missing port" in (
+        capsys.readouterr().err
+    )
 
 
 def test_a_lost_scheduler_keeps_what_finished_and_a_rerun_finishes_the_rest(
