@@ -148,7 +148,7 @@ def task_of(lesson: Lesson, expected: dict[str, str]) -> Task:
 def connect(address: str, runner: Runner, log: TextIO) -> Iterator[Cluster]:
     """A client of the scheduler at `address`, its workers checked; closed on the way out."""
     from distributed import Client
-    from distributed.comm import get_address_host_port
+    from distributed.comm.addressing import get_address_host_port
 
     try:
         get_address_host_port(address)  # before a Client is half made of it
