@@ -202,6 +202,20 @@ def test_ctrl_c_keeps_what_finished_and_leaves_nothing_queued(
     _same_recordings(paths.recordings, recorded.recordings)
 
 
+def test_a_task_on_a_worker_with_other_versions_runs_nothing(tmp_path: Path) -> None:
+    """What a worker that joined after the check does: `work` checks again, first."""
+    from builder.distributed import Task, expected_versions, task_of, work
+
+    lesson = load_course(copy_course(tmp_path, broken=False).content).lessons[0]
+    task = task_of(lesson, expected_versions())
+    odd = Task(task.meta, task.source, task.data, task.expected | {"jax": "0.4.1"})
+    calls: list[str] = []
+    _, execution = work(odd, lambda lesson, limits: calls.append(lesson.id))  # type: ignore[arg-type,func-returns-value]
+    assert calls == [] and execution.outcome.name == "REFUSED"
+    assert "refused: jax 0.9.2 (pinned 0.4.1); nothing it ran is kept" in execution.detail
+    assert work(task, canned_run)[1].ok
+
+
 def test_a_scheduler_that_is_down_is_one_clear_message(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -293,7 +307,9 @@ def _wait_for(condition: object, seconds: float) -> None:
         time.sleep(0.05)
 
 
-def test_a_gpu_lesson_goes_only_to_a_gpu_worker_and_says_so(tmp_path: Path) -> None:
+def test_a_gpu_lesson_goes_only_to_a_gpu_worker_and_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     paths = copy_course(tmp_path / "course", broken=False)
     lesson_md = paths.content / "lessons" / "basics-02" / "lesson.md"
     lesson_md.write_text(lesson_md.read_text().replace("\n---\n", "\nrequires: gpu\n---\n", 1))
@@ -303,6 +319,10 @@ def test_a_gpu_lesson_goes_only_to_a_gpu_worker_and_says_so(tmp_path: Path) -> N
     )
     assert "need a GPU machine (requires: gpu): basics-02" in log.getvalue()
     assert not (paths.recordings / "basics-02.json").exists()
+    where = ["--content", str(paths.content), "--recordings", str(paths.recordings)]
+    where += ["--cache", str(paths.cache)]
+    assert main(["check", "--format", "github", *where]) == 0
+    assert "::warning file=" in capsys.readouterr().out
     assert (
         main(
             [
