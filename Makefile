@@ -16,7 +16,7 @@ LINT_DIRS := builder tests $(wildcard bench)
 # shells set PYTHONDONTWRITEBYTECODE, and then every build recompiles builder/ (~0.1 s).
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: site test check record render serve diff lint bench schemas clean
+.PHONY: site test check record render serve diff lint bench bench-cluster schemas clean
 
 $(STAMP): $(LOCK) pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
@@ -58,6 +58,9 @@ test: $(STAMP) lint
 
 bench: $(STAMP)
 	$(PY) bench/run.py $(ARGS)
+
+bench-cluster: $(STAMP)
+	$(PY) bench/cluster.py $(ARGS)
 
 # After changing a type in builder/course.py or recording.py (tests/test_recording.py fails).
 schemas: $(STAMP)

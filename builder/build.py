@@ -39,8 +39,10 @@ from .store import Memo, Store
 
 if TYPE_CHECKING:
     from .changes import CourseChanges
-    from .course import Course
+    from .course import Course, Lesson
     from .execute import Runner
+    from .record import Executor
+    from .shard import Shard
     from .status import LessonStatus
 
 
@@ -69,6 +71,7 @@ def build(
     runner: Runner | None = None,
     log: TextIO = sys.stderr,
     since: str | None = None,
+    dask: str | None = None,
 ) -> BuildResult:
     """Record what changed (unless `execute` is off), then render and write the site;
     with `since` (a git revision), a "What changed" page against it too."""
@@ -86,7 +89,9 @@ def build(
         course = load_course(paths.content, memo)
         statuses = course_status(course, paths.recordings, versions, memo)
         executed = (
-            record_stale(course, statuses, paths, jobs, force, runner, log) if execute else ()
+            record_stale(course, statuses, paths, jobs, force, runner, log, dask=dask)
+            if execute
+            else ()
         )
         if executed:
             statuses = course_status(course, paths.recordings, versions, memo)
@@ -148,27 +153,72 @@ def record_stale(
     runner: Runner | None = None,
     log: TextIO = sys.stderr,
     only: tuple[str, ...] = (),
+    dask: str | None = None,
+    shard: Shard | None = None,
 ) -> tuple[str, ...]:
-    """Re-execute what is not fresh (or everything with force); raise if any run failed."""
+    """Re-execute what is not fresh (or everything with force), here or on the Dask
+    cluster at `dask`, all of it or one `shard`; raise if any run failed."""
     from .execute import run_example  # only a build that may execute needs it
-    from .fsutil import check_writable
-    from .record import failure_summary, lessons_to_run, record
+    from .record import lessons_to_run
 
-    lessons = lessons_to_run(course, statuses, force=force, only=only)
-    unknown = sorted(set(only) - {x.id for x in lessons} - {x.slug for x in lessons})
+    unknown = sorted(set(only) - {x.id for x in course.lessons} - {x.slug for x in course.lessons})
     if unknown:
         raise BuildError(
             f"no lesson in {paths.content} has the id or slug {', '.join(unknown)}",
             hint="`python -m builder check --json` lists every lesson id",
         )
-    if not lessons:
-        return ()
+    due = lessons_to_run(course, statuses, force=force, only=only, gpu=True)
+    if not due:
+        return ()  # and no cluster to reach
+    with _executor(dask, jobs, runner or run_example, log) as executor:
+        lessons = _runnable(due, executor.gpu, paths, shard, log)
+        return _record(course, lessons, paths, executor, log) if lessons else ()
+
+
+def _runnable(
+    due: list[Lesson], gpu: bool, paths: Paths, shard: Shard | None, log: TextIO
+) -> list[Lesson]:
+    """Of the lessons due, those the executor can run (`requires: gpu` ones only with a GPU),
+    and of those, this shard's."""
+    from .rules import read_inputs, run_seconds
+
+    lessons = [lesson for lesson in due if gpu or not lesson.needs_gpu]
+    if len(due) > len(lessons):
+        names = ", ".join(x.id for x in due if x.needs_gpu)
+        print(f"Not recorded here, they need a GPU machine (requires: gpu): {names}", file=log)
+    if shard is None:
+        return lessons
+    mine = shard.pick(lessons, run_seconds(read_inputs(paths.recordings)))
+    print(f"Shard {shard}: {len(mine)} of the {len(lessons)} lesson(s) to record.", file=log)
+    return mine
+
+
+def _record(
+    course: Course, lessons: list[Lesson], paths: Paths, executor: Executor, log: TextIO
+) -> tuple[str, ...]:
+    from .fsutil import check_writable
+    from .record import failure_summary, record
+
     check_writable(paths.recordings)
-    print(f"Recording {len(lessons)} lesson(s) with -j {jobs}:", file=log)
-    report = record(lessons, paths.recordings, jobs=jobs, runner=runner or run_example, log=log)
+    print(f"Recording {len(lessons)} lesson(s) {executor.where}:", file=log)
+    report = record(lessons, paths.recordings, log=log, executor=executor)
     if report.failures:
         raise ExecutionError(failure_summary(report.failures, course))
     return tuple(execution.lesson_id for execution in report.executions)
+
+
+@contextlib.contextmanager
+def _executor(dask: str | None, jobs: int, runner: Runner, log: TextIO) -> Iterator[Executor]:
+    """This machine's processes, or a connection to the Dask cluster at `dask`."""
+    if dask is None:
+        from .record import Local
+
+        yield Local(jobs, runner)
+        return
+    from .distributed import connect  # dask is imported only with --dask
+
+    with connect(dask, runner, log) as cluster:
+        yield cluster
 
 
 @contextlib.contextmanager

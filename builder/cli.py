@@ -22,6 +22,7 @@ from .errors import BuildError
 if TYPE_CHECKING:
     from .build import Paths
     from .execute import Runner
+    from .shard import Shard
     from .status import LessonStatus
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports Ctrl-C
@@ -36,6 +37,8 @@ FIXES = MappingProxyType(  # by state: the next step, as the README's table says
         "stale(environment)": "install the pinned versions (requirements.lock), or re-record",
         "invalid": "re-record it with `make record`",
         "orphan": "delete the recording, or restore its lesson",
+        "needs a GPU machine": "record it with `record --dask ADDRESS` on a cluster with a "
+        "GPU worker (dask worker --resources GPU=1)",
     }
 )
 
@@ -91,10 +94,19 @@ def _parser() -> argparse.ArgumentParser:
         help="render from recordings only; pages that are not fresh say so",
     )
     _jobs(site)
+    _dask(site)
     site.add_argument("--force", action="store_true", help="re-record every lesson")
     _since(site)
     record = _command(commands, "record", _record, "re-execute what is not fresh")
     _jobs(record)
+    _dask(record)
+    record.add_argument(
+        "--shard",
+        metavar="K/N",
+        type=_shard,
+        help="record only the K-th of N parts of what is due, balanced by the last run times "
+        "(a CI matrix of N jobs; merge their recordings/ folders by copying the files)",
+    )
     record.add_argument("--force", action="store_true", help="re-record every lesson")
     record.add_argument("lessons", nargs="*", help="only these lesson ids or slugs")
     check = _command(
@@ -188,6 +200,24 @@ def _jobs(command: argparse.ArgumentParser, sandbox: bool = True) -> None:
     )
 
 
+def _dask(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--dask",
+        metavar="ADDRESS",
+        help="run the examples on the dask.distributed cluster whose scheduler is at ADDRESS "
+        "(tcp://HOST:PORT); recordings are written here",
+    )
+
+
+def _shard(text: str) -> Shard:
+    from .shard import Shard
+
+    try:
+        return Shard.parse(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 def _paths(args: argparse.Namespace) -> Paths:
     from .build import Paths
 
@@ -207,6 +237,7 @@ def _site(args: argparse.Namespace, execute: bool = True) -> int:
         force=getattr(args, "force", False),
         since=getattr(args, "since", None),
         runner=_runner(args),
+        dask=getattr(args, "dask", None),
     )
     seconds = time.perf_counter() - started
     print(
@@ -258,6 +289,8 @@ def _record(args: argparse.Namespace) -> int:
             force=args.force,
             runner=_runner(args),
             only=tuple(args.lessons),
+            dask=args.dask,
+            shard=args.shard,
         )
     print(
         f"Recorded {len(done)} lesson(s)." if done else "Nothing to record: all fresh.",
@@ -270,13 +303,15 @@ def _check(args: argparse.Namespace) -> int:
     from .build import check
 
     statuses = check(_paths(args)).statuses
-    bad = [status for status in statuses if not status.fresh]
+    bad = [status for status in statuses if not status.passes]
+    shown = [status for status in statuses if not status.fresh]  # and those needing a GPU
     if args.format == "json":
         print(json.dumps([_state(s) for s in statuses], indent=2))
     elif args.format == "github":
-        print("".join(_annotation(s, args.content) + "\n" for s in bad) + _verdict(bad, statuses))
+        annotations = "".join(_annotation(s, args.content) + "\n" for s in shown)
+        print(annotations + _verdict(bad, statuses))
     else:
-        print(_table(bad) + _verdict(bad, statuses))
+        print(_table(shown) + _verdict(bad, statuses))
     return 1 if bad else 0
 
 
@@ -293,6 +328,12 @@ def _table(bad: list[LessonStatus]) -> str:
 
 
 def _verdict(bad: list[LessonStatus], statuses: list[LessonStatus]) -> str:
+    gpu = sum(not status.fresh for status in statuses) - len(bad)
+    if not bad and gpu:
+        return (
+            f"All {len(statuses) - gpu} recordings are fresh; {gpu} lesson(s) need a GPU machine "
+            "to be recorded (requires: gpu), which this check does not count as a failure."
+        )
     if not bad:
         return f"All {len(statuses)} recordings are fresh."
     return (
@@ -307,13 +348,14 @@ def _annotation(status: LessonStatus, content: Path) -> str:
     from .rules import EXAMPLE_FILE
 
     state = str(status.state)
+    level = "warning" if status.passes else "error"
     on_example = state in ("missing", "stale(content)")
     path = content / "lessons" / status.lesson_id / EXAMPLE_FILE if on_example else status.path
     line = re.search(r"\bline (\d+)", status.detail) if state == "invalid" else None
     where = f"file={_escape(str(path), True)},line={line[1] if line else 1}"
     title = _escape(f"{status.lesson_id}: recording {state}", True)
     message = _escape(f"{status.detail}; {FIXES[state]}" if status.detail else FIXES[state])
-    return f"::error {where},title={title}::{message}"
+    return f"::{level} {where},title={title}::{message}"
 
 
 def _escape(text: str, property: bool = False) -> str:
@@ -333,12 +375,12 @@ def _diff(args: argparse.Namespace) -> int:
 
 def _validate(args: argparse.Namespace) -> int:
     from .recording import load
-    from .rules import INPUTS_FILE
+    from .rules import INPUTS_DIR
 
     failed = 0
     for path in args.files:
-        if path.name == INPUTS_FILE:  # so that `validate recordings/*.json` just works
-            print(f"{path}: skipped: the inputs sidecar, not a recording")
+        if path.parent.name == INPUTS_DIR:  # so that `validate recordings/**/*.json` works
+            print(f"{path}: skipped: an inputs sidecar, not a recording")
             continue
         try:
             load(path)

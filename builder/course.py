@@ -10,7 +10,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from annotated_types import Interval, Len, MaxLen, MinLen
 
@@ -58,6 +58,8 @@ class FrontMatter:
     env: Annotated[dict[str, str], Check(env_names)] = field(default_factory=dict)
     # Old slugs, kept alive after a rename: each gets a page at l/<alias>/ that redirects here.
     aliases: tuple[Slug, ...] = ()
+    # `gpu`: recorded only on a GPU (a Dask worker started with `--resources GPU=1`).
+    requires: Literal["gpu"] | None = None
 
 
 @dataclass(frozen=True)
@@ -82,6 +84,10 @@ class Lesson:
     @property
     def title(self) -> str:
         return self.meta.title
+
+    @property
+    def needs_gpu(self) -> bool:
+        return self.meta.requires == "gpu"
 
     @property
     def lesson_path(self) -> Path:

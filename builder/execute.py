@@ -63,6 +63,9 @@ class Outcome(enum.StrEnum):
     ESCAPED = "left a process running"
     BAD_DATA = "could not be staged"
     TAMPERED = "ran while a file the builder owns changed"
+    WRONG_DEVICE = "ran on the wrong kind of device"
+    REFUSED = "was refused by its worker"  # builder.distributed: versions differ
+    LOST = "lost its worker"  # builder.distributed: the worker or the scheduler went away
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Protocol, TextIO
 
 from . import fingerprint
 from .course import Course, Lesson
@@ -35,8 +35,8 @@ from .execute import (
 from .fsutil import write_atomic
 from .guard import Watch
 from .recording import Recording, dumps
-from .rules import INPUTS_FILE, MAX_DRAWABLE, drawable, read_inputs
-from .status import LessonStatus, recording_path
+from .rules import MAX_DRAWABLE, drawable, inputs_path, read_inputs, run_seconds
+from .status import LessonStatus, State, recording_path
 
 
 @dataclass(frozen=True)
@@ -49,40 +49,83 @@ class RecordReport:
 
 
 def lessons_to_run(
-    course: Course, statuses: Iterable[LessonStatus], *, force: bool, only: Iterable[str] = ()
+    course: Course,
+    statuses: Iterable[LessonStatus],
+    *,
+    force: bool,
+    only: Iterable[str] = (),
+    gpu: bool = False,
 ) -> list[Lesson]:
+    """The lessons `only` names, or every lesson with `force`, or those not fresh; a
+    lesson that `requires: gpu` only when the executor has a GPU (`gpu`)."""
     wanted = set(only)
-    if wanted:
-        return [x for x in course.lessons if x.id in wanted or x.slug in wanted]
-    if force:
-        return list(course.lessons)
-    stale = {status.lesson_id for status in statuses if status.needs_run}
-    return [lesson for lesson in course.lessons if lesson.id in stale]
+    due = {s.lesson_id for s in statuses if s.needs_run or (gpu and s.state is State.NEEDS_GPU)}
+    chosen = [
+        lesson
+        for lesson in course.lessons
+        if (lesson.id in wanted or lesson.slug in wanted if wanted else force or lesson.id in due)
+    ]
+    return [lesson for lesson in chosen if gpu or not lesson.needs_gpu]
+
+
+class Executor(Protocol):
+    """Where examples run: this machine's processes (`Local`) or a Dask cluster
+    (builder.distributed). It runs `lessons` in the order given, hands back each execution
+    as it finishes, with a note for the progress line, and writes nothing."""
+
+    @property
+    def where(self) -> str:
+        """'with -j 2', for the first line of a record."""
+
+    @property
+    def gpu(self) -> bool:
+        """Whether `requires: gpu` lessons can run there."""
+
+    def __call__(
+        self, lessons: list[Lesson], seconds: dict[str, float]
+    ) -> Iterable[tuple[Lesson, Execution, str]]: ...
+
+
+@dataclass(frozen=True)
+class Local:
+    """At most `jobs` examples at once, each in its own process on this machine."""
+
+    jobs: int
+    runner: Runner = run_example
+    gpu = False
+
+    @property
+    def where(self) -> str:
+        return f"with -j {self.jobs}"
+
+    def __call__(
+        self, lessons: list[Lesson], seconds: dict[str, float]
+    ) -> Iterable[tuple[Lesson, Execution, str]]:
+        for lesson, execution in _run_all(lessons, self.runner, self.jobs):
+            yield lesson, execution, ""
 
 
 def record(
     lessons: list[Lesson],
     recordings: Path,
     *,
-    jobs: int,
+    jobs: int = 1,
     runner: Runner = run_example,
     log: TextIO = sys.stderr,
+    executor: Executor | None = None,
 ) -> RecordReport:
-    """Run `lessons` with at most `jobs` at once; write each success as it lands."""
+    """Run `lessons` (by default with at most `jobs` at once, here); write each success as
+    it lands."""
     renderer = fingerprint.renderer_hash()
     progress = _Progress(len(lessons), log)
-    sidecar = read_inputs(recordings)
+    seconds = run_seconds(read_inputs(recordings))
+    run = executor or Local(jobs, runner)
     watch = Watch.take(owned(lessons, recordings))
     done: list[Execution] = []
-    try:
-        for lesson, execution in _run_all(longest_first(lessons, sidecar), runner, jobs):
-            execution = _keep(lesson, execution, recordings, renderer, sidecar, watch)
-            done.append(execution)
-            progress.show(execution)
-    finally:
-        if any(execution.ok for execution in done) and not watch.changed():
-            with contextlib.suppress(OSError):  # it only sharpens messages; never fatal
-                write_atomic(recordings / INPUTS_FILE, _sidecar_bytes(sidecar))
+    for lesson, execution, note in run(longest_first(lessons, seconds), seconds):
+        execution = _keep(lesson, execution, recordings, renderer, watch)
+        done.append(execution)
+        progress.show(execution, note)
     return RecordReport(done)
 
 
@@ -93,17 +136,12 @@ def owned(lessons: list[Lesson], recordings: Path) -> list[Path]:
     return [*courses, recordings, BUILDER_ROOT / "builder", BUILDER_ROOT / "templates"]
 
 
-def longest_first(lessons: list[Lesson], sidecar: dict[str, Any]) -> list[Lesson]:
+def longest_first(lessons: list[Lesson], seconds: dict[str, float]) -> list[Lesson]:
     """Start the examples that took longest last time first (never-run ones before all):
     with -j 2, the course order left the longest example of six running alone at the end,
     and the whole run took 1.25x what this order takes."""
-
-    def last_seconds(lesson: Lesson) -> float:
-        entry = sidecar.get(lesson.id)
-        seconds = entry.get("seconds") if isinstance(entry, dict) else None
-        return float(seconds) if isinstance(seconds, int | float) else float("inf")
-
-    return sorted(lessons, key=last_seconds, reverse=True)  # stable: ties keep course order
+    # stable: ties keep course order
+    return sorted(lessons, key=lambda x: seconds.get(x.id, float("inf")), reverse=True)
 
 
 def _run_all(
@@ -133,11 +171,14 @@ def _keep(
     execution: Execution,
     recordings: Path,
     renderer: str,
-    sidecar: dict[str, Any],
     watch: Watch,
 ) -> Execution:
     if not execution.ok:
         return execution
+    if lesson.needs_gpu and execution.environment.get("backend") != "gpu":
+        backend = execution.environment.get("backend")
+        detail = f"it `requires: gpu`, but jax ran it on {backend!r}; nothing was kept"
+        return Execution(lesson.id, Outcome.WRONG_DEVICE, execution.seconds, detail=detail)
     problem = undrawable(execution.panels) or same_names(execution.panels)
     if problem:
         return Execution(lesson.id, Outcome.BAD_PANEL, execution.seconds, detail=problem)
@@ -161,11 +202,14 @@ def _keep(
     except OSError as error:
         detail = f"the run succeeded but {path} could not be written: {error.strerror}"
         return Execution(lesson.id, Outcome.NOT_SAVED, execution.seconds, detail=detail)
-    sidecar[lesson.id] = {
+    sidecar = {
         "contentHash": recording.contentHash,
         "inputs": inputs,
         "seconds": round(execution.seconds, 2),
     }
+    with contextlib.suppress(OSError):  # it only sharpens messages; never fatal
+        write_atomic(inputs_path(recordings, lesson.id), _sidecar_bytes(sidecar))
+        watch.wrote(inputs_path(recordings, lesson.id))
     return execution
 
 
@@ -252,12 +296,14 @@ class _Progress:
         self.total, self.count, self.log = total, 0, log
         self.width = len(str(total))
 
-    def show(self, execution: Execution) -> None:
+    def show(self, execution: Execution, note: str = "") -> None:
         self.count += 1
         mark = "ok  " if execution.ok else "FAIL"
         print(
             f"  [{self.count:>{self.width}}/{self.total}] {mark} {execution.lesson_id:<20} "
-            f"{execution.seconds:6.1f}s" + ("" if execution.ok else f"  {execution.outcome}"),
+            f"{execution.seconds:6.1f}s"
+            + ("" if execution.ok else f"  {execution.outcome}")
+            + (f"  {note}" if note else ""),
             file=self.log,
             flush=True,
         )
@@ -298,6 +344,10 @@ def _advice(execution: Execution, lesson: Lesson | None) -> str:
         "the one that wrote the file, restore the file (git status), then run `make record`; "
         "`--sandbox` makes the checkout read-only to examples",
         Outcome.BAD_DATA: "keep data files as regular files in the lesson folder, not links",
+        Outcome.WRONG_DEVICE: "record it on a Dask worker that has a GPU jax can use",
+        Outcome.REFUSED: "install this checkout's pinned versions on that worker "
+        "(requirements.lock), or leave it out of the cluster",
+        Outcome.LOST: "run the same command again: only what is not fresh re-runs",
         Outcome.NOT_SAVED: "make recordings/ writable (and check the disk is not full), "
         "then run `make record`",
     }

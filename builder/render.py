@@ -24,7 +24,7 @@ from .make import Artifact, Made
 from .manifest import TEMPLATES, Trace
 from .recording import BarPanel, Recording
 from .rules import PINNED_PACKAGES
-from .status import LessonStatus
+from .status import LessonStatus, State
 from .store import Memo
 
 
@@ -279,6 +279,11 @@ def _arc(course: Course, lesson: Lesson) -> Arc:
 
 
 def _notice(status: LessonStatus) -> str:
+    if status.state is State.NEEDS_GPU:
+        return (
+            f"this lesson needs a GPU machine to be recorded ({status.detail}). What it shows "
+            "is from an earlier run, if any; record it on a Dask cluster with a GPU worker."
+        )
     if status.recording is None:
         return f"this lesson's recording is {status.state} ({status.detail}). Run `make record`."
     return (

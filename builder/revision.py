@@ -35,7 +35,7 @@ def commit(folder: Path, rev: str) -> str:
 
 
 def json_files(folder: Path, rev: str | None) -> dict[str, bytes]:
-    """The `*.json` files directly in `folder` (not `_inputs.json` and the like), by stem."""
+    """The `*.json` files directly in `folder` (not the `_inputs/` sidecars), by stem."""
     if rev is None:
         paths = sorted(folder.glob("*.json")) if folder.is_dir() else []
         wanted = [p for p in paths if not p.name.startswith("_") and not editor_file(p.name)]

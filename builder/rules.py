@@ -31,7 +31,7 @@ CONFLICT_MARKER = re.compile(rb"^(<{7}|={7}|>{7})( |$)", re.MULTILINE)
 DEFAULT_TIMEOUT = 120.0
 LESSON_FILE = "lesson.md"
 EXAMPLE_FILE = "example.py"
-INPUTS_FILE = "_inputs.json"
+INPUTS_DIR = "_inputs"  # recordings/_inputs/<lessonId>.json: one small file per lesson
 PINNED_PACKAGES = ("jax", "numpy", "matplotlib")
 NOT_INSTALLED = "not installed"
 LOCK_FILE = Path(__file__).resolve().parent.parent / "requirements.lock"
@@ -108,17 +108,36 @@ def lock_pins(path: Path) -> dict[str, str]:
     return {name.strip().lower(): version.strip() for name, eq, version in pairs if eq}
 
 
-def read_inputs(recordings: Path) -> dict[str, Any]:
-    """The sidecar that remembers each recording's inputs and run time; {} when unreadable.
+def inputs_path(recordings: Path, lesson_id: str) -> Path:
+    return recordings / INPUTS_DIR / f"{lesson_id}.json"
 
-    It only sharpens messages ("the example changed") and the recordings page; losing it
-    loses nothing that matters, so a damaged one is ignored rather than fatal.
+
+def read_inputs(recordings: Path) -> dict[str, Any]:
+    """What each recording's sidecar remembers (its inputs and run time), by lesson id.
+
+    One file per lesson, so that shards of a record (`--shard K/N`) never rewrite a file
+    that another shard writes too: merging them is copying files. It only sharpens
+    messages ("the example changed") and the recordings page; losing it loses nothing that
+    matters, so a damaged one is ignored rather than fatal.
     """
-    try:
-        data = json.loads(read_file(recordings / INPUTS_FILE, MAX_RECORDING_BYTES))
-    except (OSError, ValueError, ContentError):
-        return {}
-    return data if isinstance(data, dict) else {}
+    found: dict[str, Any] = {}
+    for path in sorted((recordings / INPUTS_DIR).glob("*.json")):
+        try:
+            data = json.loads(read_file(path, MAX_RECORDING_BYTES))
+        except (OSError, ValueError, ContentError):
+            continue
+        if isinstance(data, dict):
+            found[path.stem] = data
+    return found
+
+
+def run_seconds(sidecars: dict[str, Any]) -> dict[str, float]:
+    """How long each example ran when it was last recorded, from `read_inputs`."""
+    return {
+        lesson: float(entry["seconds"])
+        for lesson, entry in sidecars.items()
+        if isinstance(entry, dict) and isinstance(entry.get("seconds"), int | float)
+    }
 
 
 # -- lessons ---------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from .course import Course
 from .errors import raise_all
 from .make import Kept, Made, make
 from .manifest import Trace
-from .rules import read_inputs
+from .rules import read_inputs, run_seconds
 from .status import LessonStatus
 from .store import Memo
 
@@ -59,7 +59,7 @@ def make_site(
     store, renderer = memo.store, render.Renderer(memo)
     lessons = make(render.lesson_artifacts(course, statuses, renderer), store, kept, jobs)
     used = pages.terms_used(course, lessons.values())
-    seconds = _run_seconds(recordings)
+    seconds = run_seconds(read_inputs(recordings))
     artifacts = pages.page_artifacts(course, statuses, used, seconds, renderer, changes)
     made = lessons | make(artifacts, store, kept, jobs)
     site = Site(made)
@@ -84,12 +84,3 @@ def render_files(
     artifacts = pages.page_artifacts(course, statuses, used, {}, renderer, changes)
     others = [a.make() for a in artifacts]
     return {name: data for made in [*lessons, *others] for name, data in (made.files or {}).items()}
-
-
-def _run_seconds(recordings: Path) -> dict[str, float]:
-    """How long each example ran when it was last recorded (recordings/_inputs.json)."""
-    return {
-        lesson: entry["seconds"]
-        for lesson, entry in read_inputs(recordings).items()
-        if isinstance(entry, dict) and isinstance(entry.get("seconds"), int | float)
-    }

@@ -6,7 +6,7 @@ Nothing here executes an example or imports jax or matplotlib.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,7 @@ class State(enum.StrEnum):
     STALE_ENVIRONMENT = "stale(environment)"
     INVALID = "invalid"
     ORPHAN = "orphan"
+    NEEDS_GPU = "needs a GPU machine"  # a `requires: gpu` lesson, missing or stale
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,16 @@ class LessonStatus:
 
     @property
     def needs_run(self) -> bool:
-        return self.state not in (State.FRESH, State.ORPHAN)
+        """On this machine: a lesson that needs a GPU runs only where one is asked for."""
+        return self.state not in (State.FRESH, State.ORPHAN, State.NEEDS_GPU)
+
+    @property
+    def passes(self) -> bool:
+        """What `check` accepts: fresh, or waiting for a GPU machine (CI runs on CPUs)."""
+        return self.state in (State.FRESH, State.NEEDS_GPU)
+
+
+_RECORDABLE = (State.MISSING, State.STALE_CONTENT, State.STALE_HARNESS, State.STALE_ENVIRONMENT)
 
 
 def recording_path(recordings: Path, lesson_id: str) -> Path:
@@ -90,7 +100,7 @@ def _lesson_status(
     try:
         data = read_bytes(path)
     except FileNotFoundError:
-        return LessonStatus(lesson.id, State.MISSING, "never recorded", path)
+        return _on_gpu(lesson, LessonStatus(lesson.id, State.MISSING, "never recorded", path))
     except RecordingError as error:
         return LessonStatus(lesson.id, State.INVALID, error.problem, path)
     digest = fingerprint.sha256(data)
@@ -102,7 +112,16 @@ def _lesson_status(
         detail = f"its lessonId is {recording.lessonId!r}, not {lesson.id!r}"
         return LessonStatus(lesson.id, State.INVALID, detail, path, digest=digest)
     state, detail = _staleness(lesson, recording, renderer, expected, remembered)
-    return LessonStatus(lesson.id, state, detail, path, recording, digest)
+    return _on_gpu(lesson, LessonStatus(lesson.id, state, detail, path, recording, digest))
+
+
+def _on_gpu(lesson: Lesson, status: LessonStatus) -> LessonStatus:
+    """A `requires: gpu` lesson whose recording is missing or stale needs a GPU machine:
+    not a failure of a CPU machine's check. An invalid recording stays invalid."""
+    if not lesson.needs_gpu or status.state not in _RECORDABLE:
+        return status
+    detail = f"{status.state}" + (f": {status.detail}" if status.detail else "")
+    return replace(status, state=State.NEEDS_GPU, detail=detail)
 
 
 def _staleness(

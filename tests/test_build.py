@@ -196,12 +196,11 @@ def test_record_starts_the_examples_that_took_longest_first(recorded: Paths) -> 
     from builder.build import check, record_stale
     from builder.course import load_course
 
-    sidecar = recorded.recordings / "_inputs.json"
-    remembered = json.loads(sidecar.read_text())
+    sidecars = recorded.recordings / "_inputs"
     for lesson_id, seconds in {"basics-01": 0.5, "basics-02": 2.0}.items():
-        remembered[lesson_id]["seconds"] = seconds
-    del remembered["speed-01"]  # never timed: it may be the longest of all
-    sidecar.write_text(json.dumps(remembered))
+        remembered = json.loads((sidecars / f"{lesson_id}.json").read_text())
+        (sidecars / f"{lesson_id}.json").write_text(json.dumps(remembered | {"seconds": seconds}))
+    (sidecars / "speed-01.json").unlink()  # never timed: it may be the longest of all
     runner = CountingRunner()
     course = load_course(recorded.content)
     record_stale(course, check(recorded).statuses, recorded, 1, force=True, runner=runner)
@@ -214,7 +213,11 @@ def test_a_course_elsewhere_builds_with_the_cli(tmp_path: Path) -> None:
     assert main(_cli(paths, "site", "-j", "2")) == 0
     assert main(_cli(paths, "check")) == 0
     assert sorted(p.name for p in paths.recordings.iterdir()) == [
-        "_inputs.json",
+        "_inputs",
+        "basics-01.json",
+        "basics-02.json",
+    ]
+    assert sorted(p.name for p in (paths.recordings / "_inputs").iterdir()) == [
         "basics-01.json",
         "basics-02.json",
     ]

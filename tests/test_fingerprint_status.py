@@ -116,7 +116,7 @@ def test_a_recording_under_another_lessons_name_is_invalid(recorded: Paths) -> N
 
 
 def test_a_damaged_inputs_sidecar_only_blunts_the_message(recorded: Paths) -> None:
-    (recorded.recordings / "_inputs.json").write_text("<<<<<<< HEAD")
+    (recorded.recordings / "_inputs" / "basics-01.json").write_text("<<<<<<< HEAD")
     edit(recorded.content / "lessons" / "basics-01" / "example.py", "* 2.0", "* 4.0")
     states = {
         s.lesson_id: s for s in course_status(load_course(recorded.content), recorded.recordings)

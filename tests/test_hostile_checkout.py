@@ -63,7 +63,9 @@ def test_appending_to_another_lessons_recording_fails_the_run_naming_it(tmp_path
     assert "nothing more is recorded in this run" in done.stderr
     assert "-> an example may write only in its working (scratch) folder" in done.stderr
     recordings = sorted(p.name for p in (tmp_path / "recordings").iterdir())
-    assert recordings == ["calm-01.json"], "no recording (nor the sidecar) after the change"
+    assert recordings == ["_inputs", "calm-01.json"], "no recording after the change"
+    sidecars = sorted(p.name for p in (tmp_path / "recordings" / "_inputs").iterdir())
+    assert sidecars == ["calm-01.json"], "no sidecar after the change"
     assert "[3/3] FAIL later-03" in done.stderr, "a later run is not recorded either"
 
 

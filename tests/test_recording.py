@@ -93,10 +93,11 @@ def test_validate_cli_reports_each_file(tmp_path: Path, capsys: pytest.CaptureFi
 def test_validate_skips_the_inputs_sidecar(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    sidecar = tmp_path / "_inputs.json"
+    (tmp_path / "_inputs").mkdir()
+    sidecar = tmp_path / "_inputs" / "basics-01.json"
     sidecar.write_text("{}")
     assert main(["validate", str(sidecar), str(REFERENCE)]) == 0
-    assert "skipped: the inputs sidecar" in capsys.readouterr().out
+    assert "skipped: an inputs sidecar" in capsys.readouterr().out
 
 
 def test_committed_json_schema_is_current(tmp_path: Path) -> None:
