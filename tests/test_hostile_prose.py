@@ -8,11 +8,13 @@ traceback, a gigabyte of memory, a page that fetches from outside the site, or h
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import textwrap
 import time
 from dataclasses import replace
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -221,3 +223,178 @@ def test_a_panel_value_takes_the_same_formats(tmp_path: Path) -> None:
     assert "a width or precision is at most 64" in only_error(errors, lesson_path(tmp_path))
     html, errors = render(tmp_path, '{{ value panel=1 label="ordinary" fmt="bytes" }}')
     assert not errors and ">9 B</data>" in html
+
+
+# -- links and images: a page fetches nothing from outside the site ------------------------
+
+REFUSED = [
+    # (Markdown, what the error says after "<kind> '<url>': ")
+    ("![x](https://example.com/pixel.gif)", "image", "it is not a file of the site"),
+    ("![x](HTTP://example.com/pixel.gif)", "image", "it is not a file of the site"),
+    ("![x](//example.com/pixel.gif)", "image", "it leads to another host"),
+    ("![x](\\/\\/example.com/pixel.gif)", "image", "it leads to another host"),
+    ("![x](/pixel.gif)", "image", "it leads to the root of the disk or host"),
+    ("![x](data:image/png;base64,iVBORw0KGgo=)", "image", "it is not a file of the site"),
+    ("![x](javascript:alert(1))", "", ""),  # markdown-it leaves it as text
+    ("![x](file:///etc/passwd)", "", ""),
+    ("![x](../../../pixel.gif)", "image", "it climbs out of the site's folder"),
+    ("![x](%2e%2e/%2E%2E/%2e%2e/pixel.gif)", "image", "it climbs out of the site's folder"),
+    ("![x](a/../../../../pixel.gif)", "image", "it climbs out of the site's folder"),
+    ("![x][ref]\n\n[ref]: https://example.com/pixel.gif", "image", "it is not a file"),
+    ("[x](//example.com/x)", "link", "it leads to another host"),
+    ("[x](/x)", "link", "it leads to the root of the disk or host"),
+    ("[x](../../../x)", "link", "it climbs out of the site's folder"),
+    ("[x][ref]\n\n[ref]: //example.com/x", "link", "it leads to another host"),
+    ("[x](ftp://example.com/x)", "link", "only http, https, mailto and relative links"),
+    ("[x](data:image/png;base64,iVBORw0KGgo=)", "link", "only http, https, mailto"),
+    ("[![x](https://example.com/badge.svg)](https://example.com)", "image", "it is not a file"),
+]
+
+
+@pytest.mark.parametrize(("markdown", "kind", "reason"), REFUSED)
+def test_an_outside_image_or_a_host_relative_link_fails_naming_file_line_and_url(
+    tmp_path: Path, markdown: str, kind: str, reason: str
+) -> None:
+    html, errors = render(tmp_path, "Prose.\n\n" + markdown + "\n")
+    assert "<img" not in html and " src=" not in html
+    if not kind:
+        assert not errors and "<a " not in html  # shown as the text it is
+        return
+    url = re.search(r"\]\(([^)]*(?:\([^)]*\))?)\)|\]: (\S+)", markdown)
+    assert url is not None
+    shown = (url[1] or url[2]).replace("\\/", "/")
+    error = only_error(errors, lesson_path(tmp_path), 11)
+    assert f"{kind} {shown!r}: {reason}" in error
+
+
+ALLOWED = {
+    "![A diagram](diagram.png)": '<img src="diagram.png" alt="A diagram" />',
+    "![Up](../../static/x.png)": '<img src="../../static/x.png" alt="Up" />',
+    "![Here](./diagram.png?v=1#a)": '<img src="./diagram.png?v=1#a" alt="Here" />',
+    "[Docs](https://jax.readthedocs.io/)": '<a href="https://jax.readthedocs.io/">Docs</a>',
+    "[Home](../../index.html)": '<a href="../../index.html">Home</a>',
+    "[Mail](mailto:a@example.com)": '<a href="mailto:a@example.com">Mail</a>',
+    "[Below](#below)": '<a href="#below">Below</a>',
+}
+
+
+@pytest.mark.parametrize("markdown", ALLOWED)
+def test_relative_images_and_outside_links_a_reader_clicks_are_kept(
+    tmp_path: Path, markdown: str
+) -> None:
+    html, errors = render(tmp_path, markdown + "\n")
+    assert not errors and ALLOWED[markdown] in html, (errors, html)
+
+
+RAW_HTML = """\
+<img src="https://example.com/a.gif" srcset="https://example.com/b.gif 2x">
+
+<picture><source srcset="//example.com/c.webp"></picture>
+
+<p style="background: url(https://example.com/d.png)">styled</p>
+
+<link rel="stylesheet" href="https://example.com/e.css">
+
+<style>@import url(https://example.com/f.css);</style>
+
+<svg><image href="https://example.com/g.png"/></svg>
+
+<iframe src="https://example.com/h"></iframe> <video poster="https://example.com/i.jpg"></video>
+
+Inline <img src=//example.com/j.gif> and <span style="background-image:url('//example.com/k')">.
+"""
+
+FETCHING = {"src", "srcset", "poster", "data", "background", "xlink:href", "action", "formaction"}
+
+
+class Fetches(HTMLParser):
+    """Every URL an HTML or SVG file makes a browser fetch (not the links a reader clicks)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.urls: list[str] = []
+        self.in_style = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.in_style = tag == "style"
+        for name, value in attrs:
+            if value is None:
+                continue
+            if name == "srcset":
+                self.urls += [part.split()[0] for part in value.split(",") if part.strip()]
+            elif name in FETCHING or (name == "href" and tag in ("link", "image", "use")):
+                self.urls.append(value)
+            elif name == "style":
+                self.urls += css_urls(value)
+
+    def handle_data(self, data: str) -> None:
+        if self.in_style:
+            self.urls += css_urls(data)
+
+
+def css_urls(text: str) -> list[str]:
+    found = re.findall(r"url\(\s*['\"]?([^'\")]*)", text)
+    return found + re.findall(r"@import\s+['\"]([^'\"]*)", text)
+
+
+def fetches_outside(site: Path) -> list[tuple[str, str]]:
+    """(file, URL) for every fetch from a site file that is not a file inside the site."""
+    outside = []
+    for path in sorted(site.rglob("*")):
+        name = path.relative_to(site).as_posix()
+        if path.suffix in (".html", ".svg"):
+            parser = Fetches()
+            parser.feed(path.read_text("utf-8"))
+            urls = parser.urls
+        elif path.suffix == ".css":
+            urls = css_urls(path.read_text("utf-8"))
+        else:
+            continue
+        root = "../" * name.count("/")
+        for url in urls:
+            if url.startswith(("#", "data:")) or not url:  # data: fetches nothing
+                continue
+            target = (site / name).parent / url.split("#")[0].split("?")[0]
+            inside = str(target.resolve()).startswith(str(site.resolve()) + "/")
+            if prose._scheme(url) or prose._outside(url, root) or not inside:
+                outside.append((name, url))
+    return outside
+
+
+def test_no_site_file_fetches_from_outside_the_site(tmp_path: Path) -> None:
+    """A lesson with raw HTML of every fetching kind (shown as text: raw HTML is off), a
+    relative image among its data files and outside links a reader clicks: across every
+    HTML, SVG and CSS file of the built site, each fetch is a file inside the site."""
+    from builder.cli import main
+    from tests.test_hostile_builds import cli
+
+    write_course(tmp_path, {"calm-01": "print(1)\n"})
+    folder = tmp_path / "content" / "lessons" / "calm-01"
+    lesson = folder / "lesson.md"
+    text = lesson.read_text().replace("---\nProse.", "data: [diagram.png]\n---\nProse.")
+    body = RAW_HTML + "\n![A diagram](diagram.png) [Docs](https://jax.readthedocs.io/)\n"
+    lesson.write_text(text + "\n" + body)
+    (folder / "diagram.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    assert main(cli(tmp_path, "render")[3:]) == 0
+    site = tmp_path / "site"
+    page = (site / "l" / "s1" / "index.html").read_text("utf-8")
+    assert '<img src="diagram.png" alt="A diagram" />' in page
+    assert (site / "l" / "s1" / "diagram.png").is_file()
+    assert "&lt;img src=&quot;https://example.com/a.gif&quot;" in page
+    assert fetches_outside(site) == []
+
+
+def test_the_fetch_scanner_catches_what_it_must(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    (site / "l" / "s").mkdir(parents=True)
+    (site / "l" / "s" / "index.html").write_text(
+        RAW_HTML + '<img src="../../ok.png"><a href="https://example.com/fine">x</a>'
+    )
+    (site / "style.css").write_text("body { background: url(//example.com/l.png) }")
+    (site / "x.svg").write_text('<svg><image xlink:href="https://example.com/m"/></svg>')
+    found = {url for _, url in fetches_outside(site)}
+    assert found == {
+        *[f"https://example.com/{n}" for n in ("a.gif", "b.gif", "d.png", "e.css", "f.css")],
+        *[f"https://example.com/{n}" for n in ("g.png", "h", "i.jpg", "m")],
+        *[f"//example.com/{n}" for n in ("c.webp", "j.gif", "k", "l.png")],
+    }
