@@ -20,7 +20,7 @@ import contextlib
 import fcntl
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
@@ -67,13 +67,14 @@ def build(
     jobs: int,
     force: bool = False,
     runner: Runner | None = None,
-    log: TextIO = sys.stderr,
+    log: TextIO | None = None,
     since: str | None = None,
 ) -> BuildResult:
     """Record what changed (unless `execute` is off), then render and write the site;
-    with `since` (a git revision), a "What changed" page against it too."""
-    with build_lock(paths.cache):
-        store = Store(paths.cache)
+    with `since` (a git revision), a "What changed" page against it too. Progress and
+    warnings go to `log` (sys.stderr as it is when called)."""
+    log = log or sys.stderr
+    with build_lock(paths.cache), contextlib.closing(Store(paths.cache, _warning(log))) as store:
         settings = (f"execute={execute}", f"since={_commit(paths, since)}")
         now = Observed.take([paths.content, paths.recordings], paths.out, *settings)
         last = Manifest.load(store)
@@ -129,14 +130,18 @@ def check(paths: Paths) -> Checked:
     from .course import load_course
     from .status import course_status
 
-    store = Store(paths.cache)
-    versions = installed_versions(environment_snapshot(), Manifest.load(store))
-    memo = Memo(store, code_digest(versions))
-    course = load_course(paths.content, memo)
-    statuses = course_status(course, paths.recordings, versions, memo)
-    with contextlib.suppress(OSError):  # a store that cannot be written only costs time
-        store.commit()
+    with contextlib.closing(Store(paths.cache, _warning(sys.stderr))) as store:
+        versions = installed_versions(environment_snapshot(), Manifest.load(store))
+        memo = Memo(store, code_digest(versions))
+        course = load_course(paths.content, memo)
+        statuses = course_status(course, paths.recordings, versions, memo)
+        store.commit()  # a store that cannot be written only costs time (and says so)
     return Checked(course, statuses)
+
+
+def _warning(log: TextIO) -> Callable[[str], None]:
+    """Say a one-line warning on `log` (a damaged build cache)."""
+    return lambda message: print(f"warning: {message}", file=log, flush=True)
 
 
 def record_stale(
