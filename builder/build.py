@@ -179,8 +179,7 @@ def record_stale(
 @contextlib.contextmanager
 def build_lock(cache: Path) -> Iterator[None]:
     """One build at a time per cache folder: a second one waits, and says so."""
-    cache.mkdir(parents=True, exist_ok=True)
-    with open(cache / "build.lock", "a+") as handle:
+    with _lock_file(cache) as handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -192,8 +191,22 @@ def build_lock(cache: Path) -> Iterator[None]:
                 flush=True,
             )
             fcntl.flock(handle, fcntl.LOCK_EX)
-        handle.seek(0)
-        handle.truncate()
-        handle.write(f"pid {os.getpid()}")
-        handle.flush()
+        with contextlib.suppress(OSError):  # who holds it only informs; a full disk may not
+            handle.seek(0)
+            handle.truncate()
+            handle.write(f"pid {os.getpid()}")
+            handle.flush()
         yield
+
+
+def _lock_file(cache: Path) -> TextIO:
+    """The cache folder's lock file, open; a folder that cannot hold it is a BuildError."""
+    from .fsutil import cannot_write
+
+    path = cache / "build.lock"
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+        return open(path, "a+")
+    except OSError as error:
+        failure = OSError(error.errno, error.strerror, error.filename or str(path))
+        raise cannot_write(failure, "nothing was built") from None
