@@ -10,7 +10,8 @@ plus four marks of our own:
 
 The recorded marks are resolved by builder/recorded.py. Everything recorded is escaped; a
 reference to something that does not exist is collected as a RenderError naming the
-lesson file and the line.
+lesson file and the line. A page fetches nothing from outside the site: an image is a
+relative path inside it, and a link leaves it only over http(s) or mailto.
 """
 
 from __future__ import annotations
