@@ -20,7 +20,7 @@ import contextlib
 import fcntl
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
@@ -69,14 +69,15 @@ def build(
     jobs: int,
     force: bool = False,
     runner: Runner | None = None,
-    log: TextIO = sys.stderr,
+    log: TextIO | None = None,
     since: str | None = None,
     dask: str | None = None,
 ) -> BuildResult:
     """Record what changed (unless `execute` is off), then render and write the site;
-    with `since` (a git revision), a "What changed" page against it too."""
-    with build_lock(paths.cache):
-        store = Store(paths.cache)
+    with `since` (a git revision), a "What changed" page against it too. Progress and
+    warnings go to `log` (sys.stderr as it is when called)."""
+    log = log or sys.stderr
+    with build_lock(paths.cache), contextlib.closing(Store(paths.cache, _warning(log))) as store:
         settings = (f"execute={execute}", f"since={_commit(paths, since)}")
         now = Observed.take([paths.content, paths.recordings], paths.out, *settings)
         last = Manifest.load(store)
@@ -134,14 +135,18 @@ def check(paths: Paths) -> Checked:
     from .course import load_course
     from .status import course_status
 
-    store = Store(paths.cache)
-    versions = installed_versions(environment_snapshot(), Manifest.load(store))
-    memo = Memo(store, code_digest(versions))
-    course = load_course(paths.content, memo)
-    statuses = course_status(course, paths.recordings, versions, memo)
-    with contextlib.suppress(OSError):  # a store that cannot be written only costs time
-        store.commit()
+    with contextlib.closing(Store(paths.cache, _warning(sys.stderr))) as store:
+        versions = installed_versions(environment_snapshot(), Manifest.load(store))
+        memo = Memo(store, code_digest(versions))
+        course = load_course(paths.content, memo)
+        statuses = course_status(course, paths.recordings, versions, memo)
+        store.commit()  # a store that cannot be written only costs time (and says so)
     return Checked(course, statuses)
+
+
+def _warning(log: TextIO) -> Callable[[str], None]:
+    """Say a one-line warning on `log` (a damaged build cache)."""
+    return lambda message: print(f"warning: {message}", file=log, flush=True)
 
 
 def record_stale(
@@ -224,8 +229,7 @@ def _executor(dask: str | None, jobs: int, runner: Runner, log: TextIO) -> Itera
 @contextlib.contextmanager
 def build_lock(cache: Path) -> Iterator[None]:
     """One build at a time per cache folder: a second one waits, and says so."""
-    cache.mkdir(parents=True, exist_ok=True)
-    with open(cache / "build.lock", "a+") as handle:
+    with _lock_file(cache) as handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -237,8 +241,22 @@ def build_lock(cache: Path) -> Iterator[None]:
                 flush=True,
             )
             fcntl.flock(handle, fcntl.LOCK_EX)
-        handle.seek(0)
-        handle.truncate()
-        handle.write(f"pid {os.getpid()}")
-        handle.flush()
+        with contextlib.suppress(OSError):  # who holds it only informs; a full disk may not
+            handle.seek(0)
+            handle.truncate()
+            handle.write(f"pid {os.getpid()}")
+            handle.flush()
         yield
+
+
+def _lock_file(cache: Path) -> TextIO:
+    """The cache folder's lock file, open; a folder that cannot hold it is a BuildError."""
+    from .fsutil import cannot_write
+
+    path = cache / "build.lock"
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+        return open(path, "a+")
+    except OSError as error:
+        failure = OSError(error.errno, error.strerror, error.filename or str(path))
+        raise cannot_write(failure, "nothing was built") from None

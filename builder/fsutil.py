@@ -8,10 +8,12 @@ fsync: on a crash they are rebuilt, and a cold build of 1,000 lessons saves ~3 s
 from __future__ import annotations
 
 import contextlib
+import errno
 import itertools
 import os
 import stat
 from pathlib import Path
+from types import MappingProxyType
 
 from .errors import BuildError
 
@@ -94,8 +96,10 @@ def _stage(path: Path, data: bytes, durable: bool, folders: set[Path] | None = N
             if durable:
                 handle.flush()
                 os.fsync(handle.fileno())
-    except BaseException:
+    except BaseException as error:
         _discard([tmp])
+        if isinstance(error, OSError):  # a full disk, found writing: it has no file name
+            raise OSError(error.errno, error.strerror, str(path)) from None
         raise
     return tmp
 
@@ -150,7 +154,24 @@ def cannot_write(error: OSError, kept: str) -> BuildError:
     """A failed write as a BuildError naming the file, what was kept and what to do."""
     where = error.filename or "a file"
     return BuildError(
-        f"cannot write {where}: {error.strerror or error}; {kept}",
-        hint="make the folder writable (and check the disk is not full), then run the "
-        "command again",
+        f"cannot write {where}: {error.strerror or error}; {kept}", hint=_remedy(error)
     )
+
+
+_REMEDIES = MappingProxyType(
+    {
+        errno.ENOSPC: "free space on that disk",
+        errno.EDQUOT: "free space within your disk quota, or ask for a larger one",
+        errno.EFBIG: "raise the file size limit (ulimit -f)",
+        errno.EROFS: "that file system is mounted read-only: pass a folder on a writable one",
+        errno.EACCES: "make the folder writable",
+        errno.EPERM: "make the folder writable (chattr -i if it is immutable)",
+    }
+)
+
+
+def _remedy(error: OSError) -> str:
+    first = _REMEDIES.get(
+        error.errno or 0, "make the folder writable (and check the disk is not full)"
+    )
+    return f"{first}, then run the command again"

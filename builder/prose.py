@@ -10,7 +10,8 @@ plus four marks of our own:
 
 The recorded marks are resolved by builder/recorded.py. Everything recorded is escaped; a
 reference to something that does not exist is collected as a RenderError naming the
-lesson file and the line.
+lesson file and the line. A page fetches nothing from outside the site: an image is a
+relative path inside it, and a link leaves it only over http(s) or mailto.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
+from urllib.parse import unquote
 
 from markdown_it import MarkdownIt
 from markdown_it.common.utils import unescapeAll
@@ -84,6 +86,7 @@ def parser() -> MarkdownIt:
     md.add_render_rule("recorded_value", _render_value)
     md.add_render_rule("glossary_term", _render_term)
     md.add_render_rule("link_open", _render_link_open)
+    md.add_render_rule("image", _render_image)
     md.add_render_rule("fence", _render_fence)
     md.add_render_rule("table_open", _render_table_open)
     md.add_render_rule("table_close", _render_table_close)
@@ -315,9 +318,48 @@ def _render_link_open(self: Any, tokens: list[Token], idx: int, options: Any, en
             href = "#"
         else:
             href = f"{page.root}{target.url}index.html" + (f"#{anchor}" if anchor else "")
-    elif ":" in href.split("/")[0] and not href.lower().startswith(SAFE_SCHEMES):
+    elif _scheme(href) and not href.lower().startswith(SAFE_SCHEMES):
         page.fail(f"link {href!r}: only http, https, mailto and relative links are allowed")
+        href = "#"
+    elif not _scheme(href) and (problem := _outside(href, page.root)):
+        page.fail(f"link {href!r}: {problem}: use a relative path, lesson:slug or https://")
         href = "#"
     token.attrs["href"] = href
     rendered: str = self.renderToken(tokens, idx, options, env)
     return rendered
+
+
+def _render_image(self: Any, tokens: list[Token], idx: int, options: Any, env: Any) -> str:
+    """An image is a file of the site, named by a relative path: a page fetches nothing
+    from outside the site (no http:, //host, /path or data: source)."""
+    page, token = _page(env), tokens[idx]
+    page.line = token.meta.get("line", 0)
+    src = str(token.attrs.get("src", ""))
+    problem = "it is not a file of the site" if _scheme(src) else _outside(src, page.root)
+    if problem:
+        return page.fail(
+            f"image {src!r}: {problem}, and a page fetches nothing from outside the site: "
+            "list the image in the lesson's data: files and name it by its file name"
+        )
+    rendered: str = self.image(tokens, idx, options, env)
+    return rendered
+
+
+def _scheme(url: str) -> bool:
+    """`url` starts with a scheme (`https:`, `data:`, ...): a colon before any / ? #."""
+    return ":" in re.split(r"[/?#]", url, maxsplit=1)[0]
+
+
+def _outside(url: str, root: str) -> str:
+    """Why the relative `url`, on a page `root` (`../../`) below the site's root, leads
+    outside the site; "" if it stays inside. Browsers read `%2e%2e` as `..`."""
+    if url.startswith(("/", "\\")):
+        where = "another host" if url[1:2] in ("/", "\\") else "the root of the disk or host"
+        return f"it leads to {where}"
+    depth = root.count("../")
+    for part in re.split(r"[/\\]", re.split(r"[?#]", url, maxsplit=1)[0]):
+        step = unquote(part)
+        depth += -1 if step == ".." else 0 if step in ("", ".") else 1
+        if depth < 0:
+            return "it climbs out of the site's folder"
+    return ""

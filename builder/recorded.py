@@ -12,7 +12,9 @@ import shlex
 import unicodedata
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Any
 
+from .bounded import MAX_SEARCHED, compile_pattern, format_value
 from .course import Course, Lesson
 from .errors import RenderError
 from .highlight import Highlighter
@@ -34,6 +36,7 @@ class PageEnv:
     toc: list[tuple[int, str, str]] = field(default_factory=list)
     line: int = 0
     whole_example_shown: bool = False
+    searched: int = 0  # characters of recorded output its references searched (bounded.py)
 
     def fail(self, message: str) -> str:
         at = self.lesson.body_line + self.line
@@ -162,7 +165,7 @@ def _output(page: PageEnv, args: Args) -> str:
     if lines is None:  # one failed slice is one error, not a cascade of them
         lines = []
     elif "match" in args:
-        pattern = _regex(args["match"][0], page)
+        pattern = _regex(args["match"][0], page, lines)
         lines = [line for line in lines if pattern and pattern.search(line)]
         if pattern and not lines:
             page.fail(f"output match={args['match'][0]!r} matches no line of the recorded output")
@@ -184,7 +187,7 @@ def _marked_block(lines: list[str], args: Args, page: PageEnv) -> list[str] | No
     first line; without `to=` it runs to the last."""
     start = 0
     if "from" in args:
-        pattern = _regex(args["from"][0], page)
+        pattern = _regex(args["from"][0], page, lines)
         if pattern is None:
             return None
         found = next((n for n, line in enumerate(lines) if pattern.search(line)), None)
@@ -194,7 +197,7 @@ def _marked_block(lines: list[str], args: Args, page: PageEnv) -> list[str] | No
         start = found
     if "to" not in args:
         return lines[start:]
-    pattern = _regex(args["to"][0], page)
+    pattern = _regex(args["to"][0], page, lines)
     if pattern is None:
         return None
     after = start + 1 if "from" in args else 0
@@ -367,7 +370,7 @@ def _nfc(name: str) -> str:
 def _output_value(
     page: PageEnv, recording: Recording, pattern_text: str, text: str
 ) -> tuple[str, str] | None:
-    pattern = _regex(pattern_text, page)
+    pattern = _regex(pattern_text, page, recording.stdout)
     match = pattern.search(recording.stdout) if pattern else None
     if match is None:
         if pattern:
@@ -378,10 +381,21 @@ def _output_value(
     return value, f"recorded output, line {line}"
 
 
-def _regex(text: str, page: PageEnv) -> re.Pattern[str] | None:
+def _regex(text: str, page: PageEnv, searched: str | list[str]) -> Any:
+    """The pattern `text`, bounded (builder/bounded.py), to search `searched`, which counts
+    against the page's budget; None, and said why, if it cannot be."""
+    before = page.searched
+    page.searched += len(searched) if isinstance(searched, str) else sum(map(len, searched))
+    if page.searched > MAX_SEARCHED:
+        if before <= MAX_SEARCHED:  # said once: the later references are not searched
+            page.fail(
+                f"regex {text!r}: the references on this page search over "
+                f"{MAX_SEARCHED // 2**20} MiB of recorded output in all; quote less of it"
+            )
+        return None
     try:
-        return re.compile(text, re.MULTILINE)
-    except re.error as error:
+        return compile_pattern(text)
+    except ValueError as error:
         page.fail(f"regex {text!r}: {error}")
         return None
 
@@ -390,13 +404,8 @@ def _format(value: float | str, spec: str, page: PageEnv, text: str) -> str:
     if not spec:
         return value if isinstance(value, str) else format_number(value)
     try:
-        number = float(value) if isinstance(value, str) else value
-        if spec == "bytes":
-            return format_bytes(number)
-        if spec.endswith("d"):
-            number = int(number)
-        return format(number, spec)
-    except (ValueError, OverflowError) as error:  # OverflowError: fmt="d" of a recorded inf
+        return format_value(value, spec)
+    except ValueError as error:  # a recorded inf or nan, a bad spec, a width of a gigabyte
         page.fail(f"{{{{ {text} }}}}: cannot format {value!r} with {spec!r}: {error}")
         return str(value)
 
@@ -405,14 +414,6 @@ def format_number(value: float) -> str:
     if isinstance(value, int) or float(value).is_integer():
         return f"{int(value):,}" if abs(value) >= 10000 else str(int(value))
     return f"{value:.4g}"
-
-
-def format_bytes(number: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if abs(number) < 1024 or unit == "GiB":
-            return f"{number:.0f} B" if unit == "B" else f"{number:.1f} {unit}"
-        number /= 1024
-    raise AssertionError("unreachable")
 
 
 # -- shared text helpers -----------------------------------------------------------------

@@ -17,12 +17,13 @@ import os
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from functools import cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from .errors import BuildError
+from .fsutil import cannot_write
 from .make import Artifact, Made
 
 if TYPE_CHECKING:
@@ -84,9 +85,7 @@ def index(
         return {}
     with tempfile.TemporaryDirectory(prefix="coursebuilder-search-") as scratch:
         pages, output = Path(scratch, "pages"), Path(scratch, BUNDLE)
-        for name in names:
-            (pages / name).parent.mkdir(parents=True, exist_ok=True)
-            (pages / name).write_bytes(read(name))
+        _copy_pages(pages, names, read)
         _run([str(binary), "--site", str(pages), "--output-path", str(output), "--keep-index-url"])
         return {
             f"{bundle_folder(bundle)}{path.relative_to(output).as_posix()}": path.read_bytes()
@@ -95,6 +94,18 @@ def index(
             and not path.name.startswith(UNUSED)
             and not (bundle and path.name.startswith(UI))
         }
+
+
+def _copy_pages(pages: Path, names: Iterable[str], read: Callable[[str], bytes]) -> None:
+    """The pages Pagefind reads, in its scratch folder; a full disk there names the file."""
+    for name in names:
+        path = pages / name
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(read(name))
+        except OSError as error:
+            failure = OSError(error.errno, error.strerror, error.filename or str(path))
+            raise cannot_write(failure, "the search index was not built") from None
 
 
 @cache

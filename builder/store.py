@@ -6,8 +6,11 @@ manifest of the last good build. A key is `digest(...)` of an artifact's
 inputs, so an entry is either right or never asked for; nothing is ever updated in place.
 After a good build the store keeps only what its manifest references (`keep_only`).
 
-The store is disposable: a file that is not a database reads as empty and is replaced, and
-a write that fails twice is an OSError naming the file. Writes are gathered in memory and
+The store is disposable, and nothing in it can fail a build: every value carries a
+checksum, and one that does not match (a flipped bit, a truncated row) reads as missing; a
+file that is not a database of this layout is replaced; one that cannot be replaced (a
+folder in its place) or written (a full disk) leaves the build without a cache. Each of
+these is one line of warning (`warn`) naming the file. Writes are gathered in memory and
 committed once (`commit`), so a killed build leaves the store as the last commit left it.
 A connection is never shared across fork(): a worker opens its own `Store`.
 """
@@ -20,6 +23,7 @@ import os
 import pickle
 import sqlite3
 import threading
+import zlib
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -28,6 +32,12 @@ T = TypeVar("T")
 
 FILE = "store.sqlite"
 MANIFEST = "manifest"  # the one row of the manifest table
+LAYOUT = (
+    "CREATE TABLE IF NOT EXISTS artifacts (key TEXT PRIMARY KEY, data BLOB)",
+    "CREATE TABLE IF NOT EXISTS manifest (id TEXT PRIMARY KEY, data BLOB)",
+    "SELECT key, data FROM artifacts LIMIT 0",  # an older or foreign layout fails here
+    "SELECT id, data FROM manifest LIMIT 0",
+)
 
 
 def digest(*parts: str | bytes) -> str:
@@ -62,9 +72,11 @@ class Memo:
 class Store:
     """Bytes by key; values by key (pickled); the manifest of the last good build."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, warn: Callable[[str], None] = lambda message: None) -> None:
         self.folder = folder
         self.path = folder / FILE
+        self.warn = warn  # told, once, of a damaged store and what was done about it
+        self.warned = False
         self.pending: dict[str, bytes] = {}
         self.used: set[str] = set()  # every key this build asked for or added
         self._scopes: dict[int, list[set[str]]] = {}  # by thread: see `recording`
@@ -97,7 +109,7 @@ class Store:
             found = row.fetchone()
         except sqlite3.Error:
             return None
-        return bytes(found[0]) if found else None
+        return _unsealed(found[0]) if found else None
 
     def put(self, key: str, data: bytes) -> None:
         self._use(key)
@@ -118,8 +130,8 @@ class Store:
         """The last good build's manifest (unpickled), or None."""
         try:
             row = self._connection().execute("SELECT data FROM manifest WHERE id = ?", (MANIFEST,))
-            found = row.fetchone()
-            return pickle.loads(found[0]) if found else None
+            found = _unsealed(row.fetchone()[0])
+            return pickle.loads(found) if found is not None else None
         except Exception:  # missing, damaged, or from another version of the builder
             return None
 
@@ -128,9 +140,10 @@ class Store:
         with `keep`, delete every entry it does not reference."""
 
         def work(db: sqlite3.Connection) -> None:
-            db.executemany("INSERT OR REPLACE INTO artifacts VALUES (?, ?)", self.pending.items())
+            rows = ((key, _sealed(data)) for key, data in self.pending.items())
+            db.executemany("INSERT OR REPLACE INTO artifacts VALUES (?, ?)", rows)
             if manifest is not None:
-                data = pickle.dumps(manifest, protocol=5)
+                data = _sealed(pickle.dumps(manifest, protocol=5))
                 db.execute("INSERT OR REPLACE INTO manifest VALUES (?, ?)", (MANIFEST, data))
             if keep is not None:
                 stored = {row[0] for row in db.execute("SELECT key FROM artifacts")}
@@ -154,46 +167,79 @@ class Store:
             self._db = None
 
     def _write(self, work: Callable[[sqlite3.Connection], None]) -> None:
-        """Run `work` in one transaction; a file that cannot be written is started afresh
-        once, and then an OSError names it."""
+        """Run `work` in one transaction; a file that cannot be written (found damaged only
+        now) is started afresh once; if that fails too (a full disk), this build's work is
+        not kept, and a warning says why."""
         for attempt in range(2):
             try:
                 db = self._connection()
                 with db:  # one transaction: committed, or rolled back on any error
                     work(db)
                 return
-            except sqlite3.Error as error:
+            except (sqlite3.Error, OSError) as error:
                 if attempt:
-                    raise OSError(
-                        0, f"cannot write the build cache ({error})", str(self.path)
-                    ) from None
+                    self._warn(f"cannot be written ({error}); this build's work is not kept")
+                    return
                 self._discard()
 
     def _connection(self) -> sqlite3.Connection:
-        if self._db is not None:
-            return self._db
-        for attempt in range(2):
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            db = sqlite3.connect(self.path, timeout=60)
+        if self._db is None:
             try:
-                # WAL: a forked worker reads while another commits. NORMAL: a crash may lose
-                # the last transactions, never corrupt the file.
-                db.execute("PRAGMA journal_mode=WAL")
-                db.execute("PRAGMA synchronous=NORMAL")
-                db.execute("CREATE TABLE IF NOT EXISTS artifacts (key TEXT PRIMARY KEY, data BLOB)")
-                db.execute("CREATE TABLE IF NOT EXISTS manifest (id TEXT PRIMARY KEY, data BLOB)")
-            except sqlite3.DatabaseError:
-                db.close()
-                if attempt:
-                    raise
-                self._discard()  # not a database, or a damaged one: start afresh
-                continue
-            self._db = db
-            return db
-        raise AssertionError("unreachable")
+                self._db = _open(self.path)
+            except (sqlite3.Error, OSError) as error:
+                self._db = self._afresh(error)
+        return self._db
+
+    def _afresh(self, error: Exception) -> sqlite3.Connection:
+        """A store that did not open: deleted and started afresh, or, where it cannot be
+        (a folder in its place, a read-only disk), this build runs without one."""
+        try:
+            self._discard()
+            db = _open(self.path)
+        except (sqlite3.Error, OSError):
+            self._warn(f"is not a usable database ({error}); building without the cache")
+            return _open(":memory:")
+        self._warn(f"was damaged ({error}); started afresh")
+        return db
+
+    def _warn(self, problem: str) -> None:
+        if not self.warned:
+            self.warned = True
+            self.warn(f"the build cache {self.path} {problem}")
 
     def _discard(self) -> None:
         self.close()
         for suffix in ("", "-wal", "-shm", "-journal"):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(f"{self.path}{suffix}")
+
+
+def _open(path: Path | str) -> sqlite3.Connection:
+    """A connection to the store at `path`, whose tables have the store's layout."""
+    if path != ":memory:":
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+    db = sqlite3.connect(path, timeout=60)
+    try:
+        # WAL: a forked worker reads while another commits. NORMAL: a crash may lose the
+        # last transactions, never corrupt the file.
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        for statement in LAYOUT:
+            db.execute(statement)
+    except BaseException:
+        db.close()
+        raise
+    return db
+
+
+def _sealed(data: bytes) -> bytes:
+    """`data` after its CRC-32: a row damaged on disk is found out, not used."""
+    return zlib.crc32(data).to_bytes(4, "little") + data
+
+
+def _unsealed(row: object) -> bytes | None:
+    """The data of a sealed row, or None if the row is damaged or not bytes at all."""
+    if not isinstance(row, bytes) or len(row) < 4:
+        return None
+    data = row[4:]
+    return data if zlib.crc32(data).to_bytes(4, "little") == row[:4] else None
