@@ -20,7 +20,6 @@ import hmac
 import json
 import os
 import secrets
-import select
 import shutil
 import signal
 import stat
@@ -36,12 +35,12 @@ from typing import Any
 
 from .course import Lesson
 from .leaks import builder_secrets, leaked_path, leaked_secret, redact, texts
+from .pipes import Reader, wait_for
 from .rules import EXAMPLE_FILE
 from .sandbox import sandboxed
 
 MAX_OUTPUT = 512 * 1024
 STDERR_TAIL = 16 * 1024
-DRAIN_SECONDS = 2.0
 PASS_THROUGH = ("PATH", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "SYSTEMROOT")
 BUILDER_ROOT = Path(__file__).resolve().parent.parent
 MAX_RESULT = 16 * 1024 * 1024  # panels and environment, as JSON
@@ -216,46 +215,6 @@ def _run_staged(lesson: Lesson, scratch: Path, limits: Limits) -> Execution:
     return _judge(lesson, scratch, ran, seconds, key)
 
 
-class _Reader(threading.Thread):
-    """Drain one pipe, keeping at most `keep` bytes (the head or the tail)."""
-
-    def __init__(self, fd: int, keep: int, tail: bool, on_overflow: Callable[[], None]):
-        super().__init__(daemon=True)
-        self.fd, self.keep, self.tail, self.on_overflow = fd, keep, tail, on_overflow
-        self.data = bytearray()
-        self.overflowed = False
-        self.eof = False
-        self.deadline: float | None = None
-
-    def run(self) -> None:
-        """Read until end of file, or until DRAIN_SECONDS after `finish()` at the latest:
-        a process that escaped the supervisor may hold the pipe forever."""
-        with contextlib.suppress(OSError, ValueError):
-            while self.deadline is None or time.monotonic() < self.deadline:
-                if not select.select([self.fd], [], [], 0.05)[0]:
-                    continue
-                chunk = os.read(self.fd, 65536)
-                if not chunk:
-                    self.eof = True
-                    return
-                self.data += chunk
-                if len(self.data) > self.keep:
-                    self._overflow()
-
-    def finish(self) -> None:
-        """The supervisor has ended: stop once the pipe is drained."""
-        self.deadline = time.monotonic() + DRAIN_SECONDS
-
-    def _overflow(self) -> None:
-        if self.tail:
-            del self.data[: len(self.data) - self.keep]
-            return
-        del self.data[self.keep :]
-        if not self.overflowed:
-            self.overflowed = True
-            self.on_overflow()
-
-
 @dataclass(frozen=True)
 class _Ran:
     """What came back from one run: its pipes, and an outcome decided on the way."""
@@ -276,16 +235,16 @@ def _communicate(
     with contextlib.suppress(OSError):
         proc.stdin.close()
     readers = [
-        _Reader(proc.stdout.fileno(), limits.max_output, False, lambda: _stop(proc)),
-        _Reader(proc.stderr.fileno(), STDERR_TAIL, True, lambda: None),
-        _Reader(channels.result[0], MAX_RESULT, False, lambda: _stop(proc)),
-        _Reader(channels.status[0], MAX_RESULT, False, lambda: None),
+        Reader(proc.stdout.fileno(), limits.max_output, False, lambda: _stop(proc)),
+        Reader(proc.stderr.fileno(), STDERR_TAIL, True, lambda: None),
+        Reader(channels.result[0], MAX_RESULT, False, lambda: _stop(proc)),
+        Reader(channels.status[0], MAX_RESULT, False, lambda: None),
     ]
     for reader in readers:
         reader.start()
     outcome = None
     try:
-        _wait(proc, limits.timeout)
+        wait_for(proc, limits.timeout)
     except subprocess.TimeoutExpired:
         outcome = Outcome.TIMEOUT
     _end(proc)
@@ -311,7 +270,7 @@ def _end(proc: subprocess.Popen[bytes]) -> None:
     if proc.poll() is None:
         _stop(proc)
         try:
-            _wait(proc, STOP_SECONDS)
+            wait_for(proc, STOP_SECONDS)
         except subprocess.TimeoutExpired:
             _kill_group(proc)
     proc.wait()
@@ -322,22 +281,6 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         if proc.returncode is None:
             os.kill(proc.pid, signal.SIGTERM)
-
-
-def _wait(proc: subprocess.Popen[bytes], timeout: float) -> None:
-    """`proc.wait(timeout)` without its polling, which sleeps up to 50 ms between checks: a
-    pidfd (Linux 5.3+) is readable the moment the process ends."""
-    try:
-        pidfd = os.pidfd_open(proc.pid)
-    except (AttributeError, OSError):  # another system, or an older kernel
-        proc.wait(timeout=timeout)
-        return
-    try:
-        if not select.select([pidfd], [], [], timeout)[0]:
-            raise subprocess.TimeoutExpired(proc.args, timeout)
-    finally:
-        os.close(pidfd)
-    proc.wait()
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
