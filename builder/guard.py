@@ -2,13 +2,16 @@
 
 An example runs as the user, so without a sandbox nothing stops it from writing through an
 absolute path: it can find the builder's folder in `/proc/<pid>/cwd` and change another
-lesson's recording, a lesson, or the builder's code. The builder cannot forbid that, but
-it can see it. `Watch.take(folders)` records the size, mtime_ns and inode of every file
-under `folders` (content/, recordings/, builder/, templates/; `__pycache__` left out, the
-builder's own imports write there); `changed()` names the first file that differs from
-that record, apart from the files the builder itself wrote since (`wrote(path)`), so a
-recording is never written once anything else has changed. Metadata only: a few thousand
-stat calls, no file is read.
+lesson's recording, another lesson's example or data, or the builder's code. The builder
+cannot forbid that, but it can see it. `Watch.take(folders)` keeps the file metadata of
+everything under `folders` (the course, recordings/, builder/, templates/) as the build's
+own `manifest.snapshot` takes it (editor files and `__pycache__` left out); `changed()`
+names the first file that differs, apart from the files the builder itself wrote since
+(`wrote(path)`), so a recording is never written once anything else has changed.
+
+The prose an author edits while examples run (`lesson.md`, `course.yml`, `glossary.yml`:
+with `make serve` open, or beside a long `make record`) is left out: no recording depends
+on it, and an edit there is not an example escaping. Metadata only, no file is read.
 """
 
 from __future__ import annotations
@@ -18,30 +21,21 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-SKIPPED = frozenset({"__pycache__"})
-Seen = dict[str, tuple[int, int, int]]
+from .manifest import Snapshot, snapshot
+
+PROSE = frozenset({"lesson.md", "course.yml", "glossary.yml"})
 
 
-def fingerprint(folders: Iterable[Path]) -> Seen:
-    """size, mtime_ns and inode of each file under `folders`, by path; links not followed."""
-    seen: Seen = {}
-    for folder in folders:
-        for root, dirs, files in os.walk(folder):
-            dirs[:] = [name for name in dirs if name not in SKIPPED]
-            for name in files:
-                path = os.path.join(root, name)
-                try:
-                    info = os.lstat(path)
-                except OSError:  # gone while we looked: the next look reports it
-                    continue
-                seen[path] = (info.st_size, info.st_mtime_ns, info.st_ino)
-    return seen
+def fingerprint(folders: Iterable[Path]) -> Snapshot:
+    """The metadata of each file under `folders` but the prose, by path."""
+    files = snapshot(folders)
+    return {path: meta for path, meta in files.items() if os.path.basename(path) not in PROSE}
 
 
 @dataclass(frozen=True)
 class Watch:
     folders: tuple[Path, ...]
-    seen: Seen
+    seen: Snapshot
 
     @classmethod
     def take(cls, folders: Iterable[Path]) -> Watch:
@@ -50,8 +44,8 @@ class Watch:
 
     def wrote(self, path: Path) -> None:
         """The builder wrote `path` itself: its new metadata is the expected one."""
-        info = os.lstat(path)
-        self.seen[str(path)] = (info.st_size, info.st_mtime_ns, info.st_ino)
+        self.seen.update(snapshot([path], deep=False))
+        self.seen[str(path.parent)] = (-1,)  # a folder, as snapshot lists one it walks
 
     def changed(self) -> str:
         """What changed that the builder did not write: 'recordings/x.json changed', or ""."""
