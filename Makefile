@@ -8,6 +8,7 @@ LOCK   ?= requirements.lock
 STAMP  := $(VENV)/.installed$(if $(filter-out requirements.lock,$(LOCK)),-$(basename $(notdir $(LOCK))))
 JOBS   ?=
 ARGS   ?=
+SERVE_ARGS ?=
 BASE   ?= HEAD
 HEAD   ?=
 LINT_DIRS := builder tests $(wildcard bench)
@@ -58,6 +59,7 @@ test: $(STAMP) lint
 
 bench: $(STAMP)
 	$(PY) bench/run.py $(ARGS)
+	$(PY) bench/serve.py $(SERVE_ARGS)
 
 bench-cluster: $(STAMP)
 	$(PY) bench/cluster.py $(ARGS)

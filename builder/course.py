@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -210,17 +211,26 @@ class Course:
         return arcs
 
 
-def load_course(root: Path, memo: Memo | None = None) -> Course:
+def load_course(
+    root: Path, memo: Memo | None = None, kept: Mapping[str, Lesson] | None = None
+) -> Course:
     """Read and validate everything under `root`; raise every problem at once.
 
     `memo` keeps what validation makes of each text (course.yml, glossary.yml, each
     lesson's front matter block), so text validated before is not validated again.
+    `kept`: lessons loaded before, by folder name, whose folders have not changed since
+    (the preview knows from the file events); they are not read again.
     """
     memo = memo or Memo()
+    kept = kept or {}
     errors: list[BuildError] = []
     meta = _collect(errors, _load_meta, root / "course.yml", memo)
     folders = _lesson_folders(root / "lessons", errors)
-    lessons = [x for folder in folders if (x := _collect(errors, _load_lesson, folder, memo))]
+    lessons = [
+        x
+        for folder in folders
+        if (x := kept.get(folder.name) or _collect(errors, _load_lesson, folder, memo))
+    ]
     glossary = _collect(errors, _load_glossary, root / "glossary.yml", memo) or ()
     if meta is not None:
         errors += _cross_check(meta, lessons, root)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import gc
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,17 +46,21 @@ class Artifact:
 
 @dataclass(frozen=True)
 class Kept:
-    """What the last build left in the site folder that this one may keep."""
+    """What the last build left in the site folder that this one may keep, and what the
+    preview (builder.live) holds in memory from its last build, files and all."""
 
     last: Manifest | None
     out: Path
     intact: frozenset[str]  # site files untouched since the last build wrote them
+    held: Mapping[str, Made] = field(default_factory=dict)  # by artifact key
 
     @classmethod
     def since(cls, last: Manifest | None, out: Path, now: Observed) -> Kept:
         return cls(last, out, frozenset(last.intact(out, now)) if last else frozenset())
 
     def made(self, artifact: Artifact) -> Made | None:
+        if artifact.key in self.held:
+            return self.held[artifact.key]
         trace = self.last.traces.get(artifact.key) if self.last else None
         if self.last is None or trace is None:
             return None

@@ -1,49 +1,169 @@
-"""python -m builder serve: site/ over HTTP on localhost, rebuilt when its sources change.
+"""python -m builder serve: the site over HTTP on localhost, rebuilt in memory as you type.
 
-Pages are served with a small reload script added on the way out, so the script exists
-only in the preview, never in site/. The browser polls /__reload for the build number
-and reloads when it changes. A build that fails, whatever the reason, prints its error,
-keeps the last site and shows the error at the top of every served page until a build
-succeeds; the next change rebuilds. Editors' lock, swap and backup files are no change.
+The build lives in a Session (builder.live): a file event from the OS (watchfiles) is one
+refresh that reads only what the event touched and makes only the pages whose keys
+changed; the site is served from memory, and site/ is brought up to date (search bundles,
+files, manifest: what `make site` would write) when the edits pause. Pages carry a small
+script (builder/live.js) added on the way out, so it never reaches site/: the server tells
+it over Server-Sent Events (/__events) which files changed, and a page reloads only when
+its own file did, keeping its scroll position. A build that fails, whatever the reason, is
+printed and shown over every open page (file, line, message) until a build succeeds; the
+server keeps the last good site. With execution on, an example whose recording is not
+fresh is re-recorded in the background (builder.record, one lesson at a time): its page
+says "re-recording..." meanwhile; a failure is shown in the overlay until the example
+changes again, and the last good recording stays. Editors' lock, swap and backup files,
+and the builder's own temporary files, are no change.
 """
 
 from __future__ import annotations
 
 import functools
-import html
+import mimetypes
+import queue
 import sys
 import threading
 import time
 import traceback
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+import urllib.parse
+from collections.abc import Callable, Iterable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from .build import Paths, build
+from .build import Paths
 from .errors import BuildError
-from .manifest import TEMPLATES, snapshot
+from .hub import Hub, problems
+from .live import Changed, Session
+from .manifest import TEMPLATES, editor_file
+from .write import TEMPORARY
 
-RELOAD_PATH = "/__reload"
-RELOAD_SCRIPT = (
-    b"<script>(function(){var seen=null;setInterval(function(){fetch('/__reload')"
-    b".then(function(r){return r.text()}).then(function(n){if(seen!==null&&n!==seen)"
-    b"location.reload();seen=n}).catch(function(){})},1000)})();</script>"
-)
-POLL_SECONDS = 0.5
-ERROR_BANNER = (
-    '<pre role="alert" style="white-space:pre-wrap;margin:0;padding:1em;background:#fde8e8;'
-    'color:#611;border-bottom:2px solid #c00">The last rebuild failed; this is the last good '
-    "site.\n{}</pre>"
-)
+if TYPE_CHECKING:
+    from .execute import Runner
+    from .recorder import Recorder
+
+EVENTS = "/__events"
+LIVE_SCRIPT = b"<script>" + Path(__file__).with_name("live.js").read_bytes() + b"</script>"
+STEP_MS = 20  # after a file event, how long to wait for the rest of its burst
+WATCH_MS = 300  # how often the watcher looks up from the OS's events (to stop when asked)
+# No event for this long: the author paused, bring site/ up to date. Writing it takes a
+# Pagefind run (0.15-0.4 s), and an edit that lands meanwhile waits for it: not sooner.
+SETTLE_AFTER = 1.0
+KEEP_ALIVE = 15.0  # seconds between SSE comments, so proxies and browsers keep the stream
+NO_BUILD = b"<!doctype html><html><body><h1>No build yet</h1></body></html>"
 
 
 class Preview:
-    """The build number the pages poll for, bumped after every rebuild, and the last
-    rebuild's error ("" when it succeeded)."""
+    """The running preview: its session, the files it serves, the HTTP server and the
+    pages' streams."""
 
-    def __init__(self) -> None:
-        self.generation = 0
-        self.error = ""
+    def __init__(
+        self,
+        paths: Paths,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        execute: bool = True,
+        jobs: int = 1,
+        runner: Runner | None = None,
+        log: TextIO = sys.stderr,
+    ) -> None:
+        self.paths, self.log = paths, log
+        self.session = Session(paths, execute=execute)
+        self.hub = Hub()
+        self.files: dict[str, bytes] = {}  # replaced whole after each build, never changed
+        self.changes: queue.Queue[list[str]] = queue.Queue()  # file event batches
+        self.stopping = threading.Event()
+        self.recorder: Recorder | None = None
+        if execute:
+            from .recorder import Recorder
+
+            self.recorder = Recorder(paths, self.hub, runner, jobs, log)
+        self.server = ThreadingHTTPServer((host, port), functools.partial(_Handler, self))
+        self.server.daemon_threads = True
+
+    @property
+    def url(self) -> str:
+        host, port = self.server.server_address[:2]
+        return f"http://{host!s}:{port}/"
+
+    def start(self) -> None:
+        """Watch, then the first build (site/ brought up to date too), then serve: an edit
+        made while the first build runs is the first rebuild."""
+        ready = threading.Event()
+        threading.Thread(target=self._watch, args=(ready,), daemon=True).start()
+        ready.wait()
+        if self.apply(self.session.start):
+            self.apply(self.session.settle, "Wrote site/")
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def _watch(self, ready: threading.Event) -> None:
+        """Every batch of file events into `changes` (a thread: the OS's events queue up
+        while a build runs, and none is lost between two batches)."""
+        from watchfiles import watch
+
+        roots = [self.paths.content, self.paths.recordings, TEMPLATES]
+        for events in watch(
+            *roots,
+            watch_filter=wanted,
+            step=STEP_MS,
+            rust_timeout=WATCH_MS,
+            yield_on_timeout=True,
+            stop_event=self.stopping,
+            raise_interrupt=False,
+        ):
+            ready.set()  # the first batch is empty: the OS watches from here on
+            if events:
+                self.changes.put([path for _, path in events])
+
+    def run(self, stop: threading.Event | None = None) -> None:
+        """Rebuild on every change until Ctrl-C (or `stop`)."""
+        dirty = False
+        while not (stop and stop.is_set()):
+            try:
+                files = self.changes.get(timeout=SETTLE_AFTER)
+            except queue.Empty:
+                if dirty:
+                    dirty = not self.apply(self.session.settle, "Wrote site/")
+            else:
+                while not self.changes.empty():  # a burst: one rebuild
+                    files += self.changes.get()
+                dirty = self.rebuild(files) or dirty
+            if self.recorder and self.session.course:
+                self.recorder.poll(self.session.course, self.session.statuses)
+
+    def rebuild(self, files: Iterable[str]) -> bool:
+        session = self.session
+        if session.course is None:  # the first build failed: start again
+            return self.apply(session.start)
+        changed = Changed.of(self.paths, files)
+        return self.apply(lambda: session.refresh(changed))
+
+    def apply(self, step: Callable[[], list[str]], what: str = "Rebuilt") -> bool:
+        """Run a build step; tell the pages what changed, or show them why it failed.
+        Only Ctrl-C (KeyboardInterrupt) stops the server."""
+        started = time.perf_counter()
+        try:
+            changed = step()
+        except Exception as error:  # a BuildError, a bug, an OSError: never fatal here
+            if not isinstance(error, BuildError):
+                traceback.print_exc(file=self.log)
+            self.hub.publish(errors=problems(error))
+            print(f"error: {error}\n(still serving the last good site)", file=self.log)
+            return False
+        self.files = self.session.served()
+        self.hub.publish(changed, errors=[])
+        seconds = time.perf_counter() - started
+        print(f"{what}: {len(changed)} file(s) changed in {seconds:.2f} s.", file=self.log)
+        return True
+
+    def close(self) -> None:
+        self.stopping.set()
+        self.hub.close()
+        self.server.shutdown()
+        self.server.server_close()
+        if self.recorder:
+            self.recorder.stop()
+        self.session.close()
 
 
 def serve(
@@ -56,56 +176,23 @@ def serve(
     log: TextIO = sys.stderr,
 ) -> None:
     """Build, serve, and rebuild on every change until Ctrl-C."""
-    preview = Preview()
-    rebuild = functools.partial(_rebuild, paths, preview, execute=execute, jobs=jobs, log=log)
-    rebuild()
-    handler = functools.partial(_Handler, preview, directory=str(paths.out))
-    server = ThreadingHTTPServer((host, port), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    print(
-        f"Serving {paths.out}/ at http://{host}:{server.server_address[1]}/ (Ctrl-C stops)",
-        file=log,
-    )
+    preview = Preview(paths, host=host, port=port, execute=execute, jobs=jobs, log=log)
     try:
-        _watch(paths, preview, rebuild)
+        preview.start()
+        print(f"Serving {paths.out}/ at {preview.url} (Ctrl-C stops)", file=log)
+        preview.run()
     finally:
-        server.shutdown()
-        server.server_close()
+        preview.close()
 
 
-def _watch(paths: Paths, preview: Preview, rebuild: Any) -> None:
-    watched = [paths.content, paths.recordings, TEMPLATES]
-    seen = snapshot(watched)
-    while True:
-        time.sleep(POLL_SECONDS)
-        now = snapshot(watched)
-        if now != seen:
-            rebuild()
-            preview.generation += 1  # pages reload: to the new site, or to show the error
-            seen = snapshot(watched)  # a build may have written recordings
+def wanted(change: object, path: str) -> bool:
+    """A file event that may change the site: not an editor's lock, swap or backup file,
+    nor a temporary file the builder renames into place."""
+    name = Path(path).name
+    return not (editor_file(name) or TEMPORARY.fullmatch(name) or "__pycache__" in path)
 
 
-def _rebuild(paths: Paths, preview: Preview, *, execute: bool, jobs: int, log: TextIO) -> bool:
-    """Build; on any failure say why, keep serving the last good site and show the error
-    on its pages. Only Ctrl-C (KeyboardInterrupt) stops the server."""
-    started = time.perf_counter()
-    try:
-        result = build(paths, execute=execute, jobs=jobs, log=log)
-    except BuildError as error:
-        preview.error = str(error)
-    except Exception as error:  # a bug, or an OSError no check foresaw: never fatal here
-        preview.error = f"{type(error).__name__}: {error} (a builder bug: please report it)"
-        traceback.print_exc(file=log)
-    else:
-        preview.error = ""
-        seconds = time.perf_counter() - started
-        print(f"Rebuilt: {result.written} file(s) written in {seconds:.2f} s.", file=log)
-        return True
-    print(f"error: {preview.error}\n(still serving the last good site)", file=log)
-    return False
-
-
-class _Handler(SimpleHTTPRequestHandler):
+class _Handler(BaseHTTPRequestHandler):
     def __init__(self, preview: Preview, *args: Any, **kwargs: Any) -> None:
         self.preview = preview
         super().__init__(*args, **kwargs)
@@ -114,24 +201,26 @@ class _Handler(SimpleHTTPRequestHandler):
         pass
 
     def do_GET(self) -> None:
-        path = self.path.split("?", 1)[0].split("#", 1)[0]
-        if path == RELOAD_PATH:
-            self._send(200, str(self.preview.generation).encode(), "text/plain")
+        path = urllib.parse.unquote(self.path.split("?", 1)[0].split("#", 1)[0])
+        if path == EVENTS:
+            self._events()
             return
-        file = Path(self.translate_path(path))
-        if file.is_dir():
-            file = file / "index.html"
-        if file.suffix == ".html" or not file.exists():
-            self._page(file)
+        files, name = self.preview.files, path.lstrip("/")
+        if name == "" or name.endswith("/"):
+            name += "index.html"
+        if name not in files and f"{name}/index.html" in files:
+            self.send_response(301)
+            self.send_header("Location", f"{path}/")
+            self.end_headers()
             return
-        super().do_GET()
-
-    def _page(self, file: Path) -> None:
-        status = 200
-        if not file.is_file():
-            status, file = 404, Path(self.directory) / "404.html"
-        data = file.read_bytes() if file.is_file() else b"<h1>Not found</h1>"
-        self._send(status, inject_reload(data, self.preview.error), "text/html; charset=utf-8")
+        data, status = files.get(name), 200
+        if data is None:
+            name, status = "404.html", 404
+            data = files.get(name, NO_BUILD)
+        if name.endswith(".html"):
+            self._send(status, inject_live(data), "text/html; charset=utf-8")
+            return
+        self._send(status, data, mimetypes.guess_type(name)[0] or "application/octet-stream")
 
     def _send(self, status: int, data: bytes, kind: str) -> None:
         self.send_response(status)
@@ -141,15 +230,29 @@ class _Handler(SimpleHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
+    def _events(self) -> None:
+        """One long-lived response per page: the state now, then every change."""
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-store")
+        self.end_headers()
+        stream = self.preview.hub.subscribe()
+        try:
+            while True:
+                try:
+                    message = stream.get(timeout=KEEP_ALIVE)
+                except queue.Empty:
+                    message = ": keep-alive\n\n"
+                if message is None:  # the server is closing
+                    return
+                self.wfile.write(message.encode())
+        except OSError:  # the page went away
+            return
+        finally:
+            self.preview.hub.unsubscribe(stream)
 
-def inject_reload(page: bytes, error: str = "") -> bytes:
-    """The page with the reload script just before </body> (or at its end), and the last
-    rebuild's error, if any, in a banner at the top."""
+
+def inject_live(page: bytes) -> bytes:
+    """The page with the preview's script just before </body> (or at its end)."""
     index = page.rfind(b"</body>")
-    page = page + RELOAD_SCRIPT if index < 0 else page[:index] + RELOAD_SCRIPT + page[index:]
-    if not error:
-        return page
-    banner = ERROR_BANNER.format(html.escape(error)).encode()
-    start = page.find(b"<body")
-    start = page.find(b">", start) + 1 if start >= 0 else 0
-    return page[:start] + banner + page[start:]
+    return page + LIVE_SCRIPT if index < 0 else page[:index] + LIVE_SCRIPT + page[index:]

@@ -55,21 +55,39 @@ def make_site(
     jobs: int,
     changes: CourseChanges | None = None,
 ) -> Site:
+    pages_only = make_pages(course, statuses, recordings, memo, kept, jobs, changes)
+    return with_search(pages_only, course, memo, kept, jobs)
+
+
+def make_pages(
+    course: Course,
+    statuses: list[LessonStatus],
+    recordings: Path,
+    memo: Memo,
+    kept: Kept,
+    jobs: int,
+    changes: CourseChanges | None = None,
+) -> Site:
+    """The site without its search bundles: what the preview shows first."""
     assert memo.store is not None
     store, renderer = memo.store, render.Renderer(memo)
     lessons = make(render.lesson_artifacts(course, statuses, renderer), store, kept, jobs)
     used = pages.terms_used(course, lessons.values())
     seconds = run_seconds(read_inputs(recordings))
     artifacts = pages.page_artifacts(course, statuses, used, seconds, renderer, changes)
-    made = lessons | make(artifacts, store, kept, jobs)
-    site = Site(made)
+    return Site(lessons | make(artifacts, store, kept, jobs))
+
+
+def with_search(site: Site, course: Course, memo: Memo, kept: Kept, jobs: int) -> Site:
+    """The site and the search bundles that index its pages."""
+    assert memo.store is not None
     files, names = site.files(), site.names()
 
     def read(name: str) -> bytes:  # a page this build did not make is in the site as it was
         return files[name] if name in files else (kept.out / name).read_bytes()
 
-    bundles = search.bundle_artifacts(course, names, read, renderer)
-    return Site(made | make(bundles, store, kept, jobs, threads=True))
+    bundles = search.bundle_artifacts(course, names, read, render.Renderer(memo))
+    return Site(site.made | make(bundles, memo.store, kept, jobs, threads=True))
 
 
 def render_files(

@@ -6,6 +6,7 @@ Nothing here executes an example or imports jax or matplotlib.
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -66,19 +67,23 @@ def course_status(
     recordings: Path,
     versions: dict[str, str] | None = None,
     memo: Memo | None = None,
+    kept: Mapping[str, LessonStatus] | None = None,
 ) -> list[LessonStatus]:
     """The state of every lesson in course order, then every orphaned recording.
 
     `versions` are the installed packages' (read here when not given: a build takes them
-    from its manifest); `memo` keeps each recording as validated, by its bytes.
+    from its manifest); `memo` keeps each recording as validated, by its bytes; `kept`:
+    statuses taken before, by lesson id, of lessons whose inputs and recording have not
+    changed since (the preview knows from the file events).
     """
     memo = memo or Memo()
+    kept = kept or {}
     versions = versions or read_versions()
     sidecar = read_inputs(recordings)
     renderer = fingerprint.renderer_hash()
     expected = expected_versions(versions)
     statuses = [
-        _lesson_status(x, recordings, renderer, expected, sidecar.get(x.id), memo)
+        kept.get(x.id) or _lesson_status(x, recordings, renderer, expected, sidecar.get(x.id), memo)
         for x in course.lessons
     ]
     ids = {lesson.id for lesson in course.lessons}

@@ -8,7 +8,6 @@ point; elsewhere in-process through `builder.cli.main`.
 from __future__ import annotations
 
 import contextlib
-import html
 import io
 import os
 import signal
@@ -22,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from builder import serve
-from builder.build import BuildResult, Paths, build, build_lock
+from builder.build import Paths, build, build_lock
 from builder.cli import main
 from builder.errors import BuildError
 from builder.execute import BUILDER_ROOT
@@ -260,26 +259,24 @@ def test_a_recording_that_cannot_be_saved_is_reported_and_the_rest_kept(
     ids=["OSError", "a bug", "BuildError"],
 )
 def test_the_preview_server_survives_any_rebuild_failure_and_shows_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failure: Exception
+    recorded: Paths, failure: Exception
 ) -> None:
-    outcomes: list[Exception | None] = [failure, None]
+    log = io.StringIO()
+    preview = serve.Preview(recorded, port=0, execute=False, log=log)
+    preview.start()
+    served = preview.files
 
-    def build(paths: Paths, **settings: object) -> BuildResult:
-        outcome = outcomes.pop(0)
-        if outcome is not None:
-            raise outcome
-        return BuildResult((), 1, 0, 1)
+    def failing() -> list[str]:
+        raise failure
 
-    monkeypatch.setattr(serve, "build", build)
-    preview, log = serve.Preview(), io.StringIO()
-    paths = Paths(tmp_path / "content", tmp_path / "recordings", tmp_path / "site", tmp_path / "c")
-    assert serve._rebuild(paths, preview, execute=False, jobs=1, log=log) is False
-    assert str(failure) in preview.error and "still serving the last good site" in log.getvalue()
-    page = serve.inject_reload(b"<html><body><p>lesson</p></body></html>", preview.error)
-    assert page.startswith(b'<html><body><pre role="alert"')
-    assert html.escape(str(failure)).encode() in page and b"<p>lesson</p>" in page
-    assert serve._rebuild(paths, preview, execute=False, jobs=1, log=log) is True
-    assert preview.error == ""
+    assert preview.apply(failing) is False
+    assert "still serving the last good site" in log.getvalue()
+    assert preview.files is served
+    [problem] = preview.hub.state()["errors"]
+    assert "is not a glossary term" in problem["message"] or str(failure) in problem["message"]
+    assert preview.apply(lambda: []) is True
+    assert preview.hub.state()["errors"] == []
+    preview.close()
 
 
 EDITOR_FILES = [".#lesson.md", "#lesson.md#", "lesson.md~", ".lesson.md.swp", ".lesson.md.swo"]
@@ -298,7 +295,6 @@ def test_editor_lock_swap_and_backup_files_are_no_change(
         os.utime(path, (past, past))
     build(paths, execute=False, jobs=1)
     last = Manifest.load(Store(paths.cache))
-    watched = serve.snapshot((paths.content, paths.recordings))
     folder = paths.content / "lessons" / "calm-01"
     (folder / EDITOR_FILES[0]).symlink_to("root@host.4242:1700000000")
     for name in EDITOR_FILES[1:]:
@@ -306,7 +302,10 @@ def test_editor_lock_swap_and_backup_files_are_no_change(
     (folder / "4913").write_text("")
     (paths.recordings / ".#calm-01.json").symlink_to("root@host.4242:1700000000")
     (paths.recordings / "calm-01.json~").write_text("{}")
-    assert serve.snapshot((paths.content, paths.recordings)) == watched
+    for path in [*folder.iterdir(), *paths.recordings.iterdir()]:
+        assert serve.wanted(None, str(path)) == (
+            path.name in ("lesson.md", "example.py", "calm-01.json")
+        )
     build(paths, execute=False, jobs=1)
     now = Manifest.load(Store(paths.cache))
     assert last is not None and now is not None and now.seen == last.seen, "not a no-op"

@@ -1,52 +1,223 @@
-"""The preview server: reload script only in served pages, 404 page, change detection."""
+"""The preview: the in-memory session (builder.live), the server and its event stream
+(builder.serve), and background re-recording (builder.recorder). Browser behaviour is in
+tests/browser/test_preview.py."""
 
 from __future__ import annotations
 
-import functools
+import io
+import json
+import os
 import threading
+import time
 import urllib.error
 import urllib.request
-from http.server import ThreadingHTTPServer
+from collections.abc import Iterator
 from pathlib import Path
 
-from builder.serve import RELOAD_SCRIPT, Preview, _Handler, inject_reload, snapshot
+import pytest
+
+from builder.build import Paths, build
+from builder.errors import RenderError
+from builder.execute import Execution, Limits, Outcome
+from builder.live import Changed, Session
+from builder.manifest import TEMPLATES, Manifest
+from builder.serve import LIVE_SCRIPT, Preview, inject_live, problems, wanted
+from builder.store import Store
+from tests.conftest import canned_run, edit
+
+LESSON = "basics-01"  # slug "first"
 
 
-def test_reload_script_goes_before_body_end() -> None:
-    assert (
-        inject_reload(b"<p>x</p></body></html>") == b"<p>x</p>" + RELOAD_SCRIPT + b"</body></html>"
+def lesson_md(paths: Paths, lesson: str = LESSON) -> Path:
+    return paths.content / "lessons" / lesson / "lesson.md"
+
+
+def site_bytes(out: Path) -> dict[str, bytes]:
+    return {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+
+
+def test_the_live_script_goes_before_body_end() -> None:
+    assert inject_live(b"<p>x</p></body></html>") == b"<p>x</p>" + LIVE_SCRIPT + b"</body></html>"
+
+
+def test_file_events_say_what_they_touch(tmp_path: Path) -> None:
+    paths = Paths(tmp_path / "content", tmp_path / "recordings", tmp_path / "site", tmp_path / "c")
+    folder = paths.content / "lessons"
+    changed = Changed.of(
+        paths,
+        [
+            str(folder / "a-01" / "lesson.md"),
+            str(folder / "b-02" / "data.csv"),
+            str(paths.recordings / "c-03.json"),
+            str(paths.content / "glossary.yml"),
+        ],
     )
+    assert changed == Changed(frozenset({"a-01", "b-02"}), frozenset({"c-03"}))
+    sidecar = paths.recordings / "_inputs" / "c-03.json"
+    assert Changed.of(paths, [str(sidecar)]) == Changed(recordings=frozenset({"c-03"}))
+    assert Changed.of(paths, [str(TEMPLATES / "lesson.html")]).templates
+    assert Changed.of(paths, [str(folder)]).everything  # a folder renamed, say
+    assert Changed.of(paths, [str(paths.content / "notes" / "x.md")]).everything
 
 
-def test_served_pages_carry_the_script_and_files_on_disk_do_not(tmp_path: Path) -> None:
-    (tmp_path / "l").mkdir()
-    (tmp_path / "l" / "index.html").write_bytes(b"<body>lesson</body>")
-    (tmp_path / "404.html").write_bytes(b"<body>missing</body>")
-    (tmp_path / "a.svg").write_bytes(b"<svg/>")
-    preview = Preview()
-    preview.generation = 7
-    server = ThreadingHTTPServer(
-        ("127.0.0.1", 0), functools.partial(_Handler, preview, directory=str(tmp_path))
-    )
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    base = f"http://127.0.0.1:{server.server_address[1]}"
+@pytest.mark.parametrize(
+    "name",
+    [".#lesson.md", "#lesson.md#", "lesson.md~", ".lesson.md.swp", "4913", ".a.json.1-2.tmp"],
+)
+def test_editor_and_temporary_files_are_no_change(name: str) -> None:
+    assert not wanted(None, f"/course/content/lessons/a-01/{name}")
+    assert wanted(None, "/course/content/lessons/a-01/lesson.md")
+
+
+def test_a_prose_edit_reads_one_lesson_and_remakes_its_page(recorded: Paths) -> None:
+    session = Session(recorded, execute=False)
+    session.start()
+    session.settle()
+    before = session.course
+    assert before is not None
+    edit(lesson_md(recorded), "{{ panel 1 }}", "A new sentence.\n\n{{ panel 1 }}")
+    changed = session.refresh(Changed.of(recorded, [str(lesson_md(recorded))]))
+    assert "l/first/index.html" in changed
+    assert [n for n in changed if n.endswith(".html")] == ["l/first/index.html"]
+    assert b"A new sentence." in session.served()["l/first/index.html"]
+    after = session.course
+    assert after is not None
+    for old, new in zip(before.lessons, after.lessons, strict=True):
+        assert (old is new) == (old.id != LESSON), old.id  # only the edited one was read
+    session.settle()
+    session.close()
+    root = recorded.out.parent
+    clean = Paths(recorded.content, recorded.recordings, root / "clean", root / "clean-cache")
+    build(clean, execute=False, jobs=1)
+    assert site_bytes(recorded.out) == site_bytes(clean.out)  # as `make site` writes it
+
+
+def test_after_settling_the_next_build_is_a_no_op(recorded: Paths) -> None:
+    past = time.time() - 60  # older than the manifest's racy window
+    for path in recorded.content.parent.rglob("*"):
+        os.utime(path, (past, past))
+    session = Session(recorded, execute=True)
+    session.start()
+    session.settle()
+    session.close()
+    last = Manifest.load(Store(recorded.cache))
+    build(recorded, execute=True, jobs=1)
+    now = Manifest.load(Store(recorded.cache))
+    assert last is not None and now is not None and now.seen == last.seen, "not a no-op"
+
+
+def test_a_broken_edit_raises_and_the_last_good_site_is_served(recorded: Paths) -> None:
+    session = Session(recorded, execute=False)
+    session.start()
+    good = session.served()
+    edit(lesson_md(recorded), "{{ panel 1 }}", "See [[no-such-term]].\n\n{{ panel 1 }}")
+    with pytest.raises(RenderError) as caught:
+        session.refresh(Changed.of(recorded, [str(lesson_md(recorded))]))
+    assert session.served() == good
+    [problem] = problems(caught.value)
+    assert problem["file"] == str(lesson_md(recorded)) and problem["line"] > 1
+    assert "no-such-term" in problem["message"]
+    session.close()
+
+
+@pytest.fixture
+def preview(recorded: Paths) -> Iterator[Preview]:
+    shown = Preview(recorded, port=0, execute=False, log=io.StringIO())
+    shown.start()
+    yield shown
+    shown.close()
+
+
+def get(url: str) -> tuple[int, bytes]:
     try:
-        assert RELOAD_SCRIPT in urllib.request.urlopen(f"{base}/l/").read()
-        assert urllib.request.urlopen(f"{base}/a.svg").read() == b"<svg/>"
-        assert urllib.request.urlopen(f"{base}/__reload").read() == b"7"
-        try:
-            urllib.request.urlopen(f"{base}/nope/")
-            raise AssertionError("expected 404")
-        except urllib.error.HTTPError as error:
-            assert error.code == 404 and b"missing" in error.read()
-    finally:
-        server.shutdown()
-        server.server_close()
-    assert RELOAD_SCRIPT not in (tmp_path / "l" / "index.html").read_bytes()
+        with urllib.request.urlopen(url) as response:
+            return response.status, response.read()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read()
 
 
-def test_snapshot_sees_an_edit(tmp_path: Path) -> None:
-    (tmp_path / "lesson.md").write_text("a")
-    before = snapshot((tmp_path, tmp_path / "absent"))
-    (tmp_path / "lesson.md").write_text("ab")
-    assert snapshot((tmp_path,)) != before
+def test_pages_are_served_from_memory_with_the_script_and_site_has_none(
+    preview: Preview, recorded: Paths
+) -> None:
+    status, page = get(f"{preview.url}l/first/")
+    assert status == 200 and LIVE_SCRIPT in page
+    assert get(f"{preview.url}l/first/example.py")[1] == preview.files["l/first/example.py"]
+    status, missing = get(f"{preview.url}nope/")
+    assert status == 404 and LIVE_SCRIPT in missing
+    assert all(LIVE_SCRIPT not in data for data in site_bytes(recorded.out).values())
+    assert site_bytes(recorded.out)["l/first/index.html"] in page.replace(LIVE_SCRIPT, b"")
+
+
+def test_each_page_is_told_the_state_then_every_change(preview: Preview) -> None:
+    events = urllib.request.urlopen(f"{preview.url}__events", timeout=10)
+    assert events.headers["Content-Type"] == "text/event-stream"
+
+    def state() -> dict[str, object]:
+        assert events.readline() == b"event: state\n"
+        data = events.readline()
+        assert events.readline() == b"\n"
+        return json.loads(data.removeprefix(b"data: "))  # type: ignore[no-any-return]
+
+    assert state() == {"changed": [], "errors": [], "recording": []}
+    preview.apply(lambda: ["l/first/index.html"])
+    assert state()["changed"] == ["l/first/index.html"]
+    preview.apply(lambda: (_ for _ in ()).throw(RenderError("line 3: bad", path="x.md")))
+    assert state()["errors"] == [{"file": "x.md", "line": 3, "message": "bad"}]
+    events.close()
+
+
+def test_the_server_listens_on_loopback_only(preview: Preview) -> None:
+    assert preview.server.server_address[0] == "127.0.0.1"
+
+
+def failing_run(lesson: object, limits: Limits) -> Execution:
+    return Execution(lesson.id, Outcome.RAISED, 0.1, stderr="ValueError: boom")
+
+
+@pytest.mark.parametrize("runner", [canned_run, failing_run], ids=["succeeds", "fails"])
+def test_an_example_edit_is_re_recorded_in_the_background(recorded: Paths, runner: object) -> None:
+    preview = Preview(recorded, port=0, jobs=1, runner=runner, log=io.StringIO())  # type: ignore[arg-type]
+    preview.start()
+    recording = recorded.recordings / f"{LESSON}.json"
+    old = recording.read_bytes()
+    example = recorded.content / "lessons" / LESSON / "example.py"
+    example.write_text(example.read_text() + "# a comment changes the content hash\n")
+    assert preview.rebuild([str(example)])
+    assert preview.session.course and preview.recorder
+    preview.recorder.poll(preview.session.course, preview.session.statuses)
+    assert preview.hub.state()["recording"] == ["l/first/index.html"]
+    thread = preview.recorder.thread
+    assert thread is not None
+    thread.join(10)
+    state = preview.hub.state()
+    assert state["recording"] == []
+    if runner is canned_run:
+        assert recording.read_bytes() != old and state["errors"] == []
+    else:
+        assert recording.read_bytes() == old  # the last good recording stays
+        [problem] = state["errors"]
+        assert problem["file"] == str(example) and "boom" in problem["message"]
+        preview.recorder.poll(preview.session.course, preview.session.statuses)
+        assert preview.recorder.thread is thread, "tried again without a change"
+    preview.close()
+
+
+def test_an_edit_made_during_the_first_build_is_not_lost(recorded: Paths) -> None:
+    """The OS watches before the first build reads anything: an edit made after it read
+    the lesson is the first rebuild."""
+    preview = Preview(recorded, port=0, execute=False, log=io.StringIO())
+    first_build = preview.session.start
+
+    def start_then_edit() -> list[str]:
+        made = first_build()
+        edit(lesson_md(recorded), "{{ panel 1 }}", "Typed while starting.\n\n{{ panel 1 }}")
+        return made
+
+    preview.session.start = start_then_edit  # type: ignore[method-assign]
+    preview.start()
+    assert b"Typed while starting." not in preview.files["l/first/index.html"]
+    stop = threading.Event()
+    threading.Timer(0.5, stop.set).start()
+    preview.run(stop)  # the edit is waiting in the queue
+    assert b"Typed while starting." in preview.files["l/first/index.html"]
+    preview.close()
