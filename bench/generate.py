@@ -5,8 +5,9 @@
 DEST/content holds course.yml, glossary.yml and N lesson folders (lesson.md of about 800
 words with two fenced code blocks, a table, glossary terms, `{{ output }}` and
 `{{ panel 1 }}`, plus example.py); DEST/recordings holds one recording per lesson, hashed
-with builder.fingerprint and written with builder.recording.dumps, so every lesson is
-fresh and nothing needs executing. Deterministic: the same N gives the same bytes.
+with builder.fingerprint and written with builder.recording.dumps, and its sidecar
+(recordings/_inputs/<id>.json, as `record` writes it), so every lesson is fresh and
+nothing needs executing. Deterministic: the same N gives the same bytes.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from builder import fingerprint  # noqa: E402
 from builder.course import load_course  # noqa: E402
 from builder.manifest import read_versions  # noqa: E402
 from builder.recording import Recording, dumps  # noqa: E402
-from builder.rules import PINNED_PACKAGES  # noqa: E402
+from builder.rules import PINNED_PACKAGES, inputs_path  # noqa: E402
 from builder.status import recording_path  # noqa: E402
 from builder.validation import validate_json  # noqa: E402
 
@@ -74,10 +75,11 @@ def write_recordings(content: Path, recordings: Path) -> None:
     environment = {"backend": "cpu", "deviceCount": 1}
     environment |= {name: versions[name] for name in PINNED_PACKAGES}
     for index, lesson in enumerate(course.lessons):
+        inputs = fingerprint.lesson_inputs(lesson)
         raw = {
             "schemaVersion": 1,
             "lessonId": lesson.id,
-            "contentHash": fingerprint.content_hash(fingerprint.lesson_inputs(lesson)),
+            "contentHash": fingerprint.content_hash(inputs),
             "rendererHash": renderer,
             "kind": "executed",
             "generatedAt": "2026-01-01T00:00:00+00:00",
@@ -88,6 +90,10 @@ def write_recordings(content: Path, recordings: Path) -> None:
         }
         recording = validate_json(Recording, json.dumps(raw))
         recording_path(recordings, lesson.id).write_bytes(dumps(recording))
+        sidecar = {"contentHash": raw["contentHash"], "inputs": inputs, "seconds": 1.0 + index % 7}
+        sidecar_path = inputs_path(recordings, lesson.id)
+        sidecar_path.parent.mkdir(exist_ok=True)
+        sidecar_path.write_text(json.dumps(sidecar, indent=2, sort_keys=True) + "\n")
 
 
 def _course_yml(arcs: list[str]) -> str:

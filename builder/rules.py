@@ -120,15 +120,22 @@ def read_inputs(recordings: Path) -> dict[str, Any]:
     messages ("the example changed") and the recordings page; losing it loses nothing that
     matters, so a damaged one is ignored rather than fatal.
     """
-    found: dict[str, Any] = {}
-    for path in sorted((recordings / INPUTS_DIR).glob("*.json")):
-        try:
-            data = json.loads(read_file(path, MAX_RECORDING_BYTES))
-        except (OSError, ValueError, ContentError):
-            continue
-        if isinstance(data, dict):
-            found[path.stem] = data
-    return found
+    paths = sorted((recordings / INPUTS_DIR).glob("*.json"))
+    found = {path.stem: _sidecar(path) for path in paths}
+    return {lesson: data for lesson, data in found.items() if data is not None}
+
+
+def read_input(recordings: Path, lesson_id: str) -> dict[str, Any] | None:
+    """One lesson's sidecar (`read_inputs`), or None."""
+    return _sidecar(inputs_path(recordings, lesson_id))
+
+
+def _sidecar(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(read_file(path, MAX_RECORDING_BYTES))
+    except (OSError, ValueError, ContentError):
+        return None
+    return data if isinstance(data, dict) else None
 
 
 def run_seconds(sidecars: dict[str, Any]) -> dict[str, float]:

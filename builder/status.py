@@ -16,7 +16,7 @@ from .course import Course, Lesson
 from .errors import RecordingError
 from .manifest import editor_file, read_versions
 from .recording import Recording, loads, read_bytes
-from .rules import expected_versions, read_inputs
+from .rules import expected_versions, read_input
 from .store import Memo
 
 
@@ -79,11 +79,10 @@ def course_status(
     memo = memo or Memo()
     kept = kept or {}
     versions = versions or read_versions()
-    sidecar = read_inputs(recordings)
     renderer = fingerprint.renderer_hash()
     expected = expected_versions(versions)
     statuses = [
-        kept.get(x.id) or _lesson_status(x, recordings, renderer, expected, sidecar.get(x.id), memo)
+        kept.get(x.id) or _lesson_status(x, recordings, renderer, expected, memo)
         for x in course.lessons
     ]
     ids = {lesson.id for lesson in course.lessons}
@@ -98,7 +97,6 @@ def _lesson_status(
     recordings: Path,
     renderer: str,
     expected: dict[str, tuple[str, str]],
-    remembered: Any,
     memo: Memo,
 ) -> LessonStatus:
     path = recording_path(recordings, lesson.id)
@@ -116,7 +114,7 @@ def _lesson_status(
     if recording.lessonId != lesson.id:
         detail = f"its lessonId is {recording.lessonId!r}, not {lesson.id!r}"
         return LessonStatus(lesson.id, State.INVALID, detail, path, digest=digest)
-    state, detail = _staleness(lesson, recording, renderer, expected, remembered)
+    state, detail = _staleness(lesson, recording, renderer, expected, recordings)
     return _on_gpu(lesson, LessonStatus(lesson.id, state, detail, path, recording, digest))
 
 
@@ -134,10 +132,11 @@ def _staleness(
     recording: Recording,
     renderer: str,
     expected: dict[str, tuple[str, str]],
-    remembered: Any,
+    recordings: Path,
 ) -> tuple[State, str]:
     inputs = fingerprint.lesson_inputs(lesson)
     if recording.contentHash != fingerprint.content_hash(inputs):
+        remembered = read_input(recordings, lesson.id)  # only a stale lesson's is read
         return State.STALE_CONTENT, _content_detail(recording, inputs, remembered)
     if recording.rendererHash != renderer:
         return State.STALE_HARNESS, "the recording harness (builder/harness.py, panels.py) changed"
