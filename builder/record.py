@@ -195,6 +195,15 @@ def _keep(
         recording = to_recording(lesson, execution, fingerprint.content_hash(inputs), renderer)
     except RecordingError as error:
         return Execution(lesson.id, Outcome.HARNESS, execution.seconds, detail=error.problem)
+    sidecar = {
+        "contentHash": recording.contentHash,
+        "inputs": inputs,
+        "seconds": round(execution.seconds, 2),
+    }
+    with contextlib.suppress(OSError):  # it only sharpens messages; never fatal
+        # first: a recording on disk has its sidecar, whenever Ctrl-C comes
+        write_atomic(inputs_path(recordings, lesson.id), _sidecar_bytes(sidecar))
+        watch.wrote(inputs_path(recordings, lesson.id))
     path = recording_path(recordings, lesson.id)
     try:
         write_atomic(path, dumps(recording))
@@ -202,14 +211,6 @@ def _keep(
     except OSError as error:
         detail = f"the run succeeded but {path} could not be written: {error.strerror}"
         return Execution(lesson.id, Outcome.NOT_SAVED, execution.seconds, detail=detail)
-    sidecar = {
-        "contentHash": recording.contentHash,
-        "inputs": inputs,
-        "seconds": round(execution.seconds, 2),
-    }
-    with contextlib.suppress(OSError):  # it only sharpens messages; never fatal
-        write_atomic(inputs_path(recordings, lesson.id), _sidecar_bytes(sidecar))
-        watch.wrote(inputs_path(recordings, lesson.id))
     return execution
 
 

@@ -12,20 +12,28 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 from .errors import BuildError
+from .manifest import BUILDER
 
 BWRAP = "bwrap"
+NEEDED = (BUILDER.parent, Path(sys.prefix), Path(sys.base_prefix))  # the builder, the Python
 
 
-def sandboxed(scratch: Path) -> list[str]:
-    """The bwrap command line that runs a command in the sandbox for `scratch`."""
+def sandboxed(scratch: Path, needed: Iterable[Path] = NEEDED) -> list[str]:
+    """The bwrap command line that runs a command in the sandbox for `scratch`. What the
+    example's process needs (`needed`: the builder, the Python and its packages) and lives
+    under /tmp (a CI clone, a venv there) is bound again, read-only, over the empty /tmp."""
+    hidden = sorted({str(path) for path in needed if Path(path).is_relative_to("/tmp")})
     return [
         BWRAP,
         *("--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts"),
         *("--die-with-parent", "--new-session"),
         *("--ro-bind", "/", "/", "--tmpfs", "/tmp", "--dev", "/dev", "--proc", "/proc"),
+        *(arg for path in hidden for arg in ("--ro-bind", path, path)),
         *("--bind", str(scratch), str(scratch), "--chdir", str(scratch)),
         "--",
     ]

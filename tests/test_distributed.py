@@ -100,6 +100,11 @@ def _without_stamp(path: Path) -> dict[str, object]:
     return recording
 
 
+def _sidecars(paths: Paths) -> set[Path]:
+    """The sidecars there are: one written just before Ctrl-C may have no recording yet."""
+    return {p.relative_to(paths.recordings) for p in (paths.recordings / "_inputs").glob("*")}
+
+
 def _same_recordings(one: Path, other: Path) -> None:
     names = sorted(p.name for p in one.glob("*.json"))
     assert names == sorted(p.name for p in other.glob("*.json"))
@@ -181,21 +186,27 @@ def test_ctrl_c_keeps_what_finished_and_leaves_nothing_queued(
     import _thread
 
     paths = copy_course(tmp_path / "remote", broken=False)
-    landed = threading.Thread(
-        target=lambda: (
-            _wait_for(lambda: list(paths.recordings.glob("*.json")), 30),
-            _thread.interrupt_main(),
-        )
-    )
+    interrupted: list[float] = []
+
+    def at_the_first_recording() -> None:  # Ctrl-C once one recording has landed
+        deadline = time.monotonic() + 120
+        while not list(paths.recordings.glob("*.json")) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        interrupted.append(time.monotonic())
+        _thread.interrupt_main()
+
+    landed = threading.Thread(target=at_the_first_recording)
     landed.start()
     with pytest.raises(KeyboardInterrupt):
         _record(paths, cluster.scheduler_address, slow_canned_run)
+        landed.join()  # the record ended first: the interrupt lands here, or the test says so
+        raise AssertionError(f"the record ended before Ctrl-C (sent: {bool(interrupted)})")
     landed.join()
     kept = list(paths.recordings.glob("*.json"))
     assert 1 <= len(kept) < 3
-    files = [p for p in paths.recordings.rglob("*") if p.is_file()]
-    assert {p.name for p in files} == {p.name for p in kept}  # no partial file; a sidecar
-    # may be missing (interrupted between the recording and it): it only sharpens messages
+    files = [p.relative_to(paths.recordings) for p in paths.recordings.rglob("*") if p.is_file()]
+    sidecars = {Path("_inputs") / p.name for p in kept}
+    assert sidecars <= set(files) <= sidecars | {Path(p.name) for p in kept} | _sidecars(paths)
     with distributed.Client(cluster, set_as_default=False) as client:
         _wait_for(lambda: not any(client.processing().values()), 10)  # nothing queued
     record_stale(load_course(paths.content), check(paths).statuses, paths, 2, runner=canned_run)

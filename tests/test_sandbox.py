@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import socket
 import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from builder.execute import BUILDER_ROOT, Limits, run_example, run_sandboxed
-from builder.sandbox import sandbox_problem
+from builder.sandbox import sandbox_problem, sandboxed
 from tests.test_hostile_builds import cli, write_course
 from tests.test_hostile_examples import make_lesson
 
@@ -111,3 +112,31 @@ def test_a_normal_example_records_the_same_bytes_in_the_sandbox(tmp_path: Path) 
         recorded.append(raw)
     assert recorded[0] == recorded[1]
     assert recorded[1]["stdout"] == "sum 6.0\n"
+
+
+def test_what_the_example_needs_under_tmp_is_not_hidden_by_the_empty_tmp(tmp_path: Path) -> None:
+    """A CI clone (or its venv) under /tmp: the sandbox's empty /tmp must not hide the
+    builder or the interpreter's packages from the example (it did: "bwrap: execvp
+    /tmp/clone/.venv/bin/python: No such file or directory")."""
+    assert tmp_path.is_relative_to("/tmp"), "pytest's tmp_path is under /tmp here"
+    tools, scratch, other = tmp_path / "checkout", tmp_path / "scratch", tmp_path / "other"
+    for folder in (tools, scratch, other):
+        folder.mkdir()
+    (tools / "tool.py").write_text("print('the checkout is here')\n")
+    (other / "secret.txt").write_text("not needed, not shown\n")
+    command = sandboxed(scratch, needed=[tools])
+    done = subprocess.run(
+        [*command, sys.executable, "-S", str(tools / "tool.py")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "the checkout is here\n"
+    hidden = subprocess.run(
+        [*command, sys.executable, "-S", "-c", f"open({str(other / 'secret.txt')!r})"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert hidden.returncode != 0 and "No such file" in hidden.stderr
