@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from builder.execute import BUILDER_ROOT, Limits, run_example, run_sandboxed
-from builder.sandbox import sandbox_problem, sandboxed
+from builder.sandbox import NEEDED, sandbox_problem, sandboxed
 from tests.test_hostile_builds import cli, write_course
 from tests.test_hostile_examples import make_lesson
 
@@ -124,7 +124,7 @@ def test_what_the_example_needs_under_tmp_is_not_hidden_by_the_empty_tmp(tmp_pat
         folder.mkdir()
     (tools / "tool.py").write_text("print('the checkout is here')\n")
     (other / "secret.txt").write_text("not needed, not shown\n")
-    command = sandboxed(scratch, needed=[tools])
+    command = sandboxed(scratch, needed=[tools, *NEEDED])  # NEEDED: a CI clone under /tmp
     done = subprocess.run(
         [*command, sys.executable, "-S", str(tools / "tool.py")],
         capture_output=True,
