@@ -199,11 +199,18 @@ def test_ctrl_c_keeps_what_finished_and_leaves_nothing_queued(
         _wait_for(lambda: list(paths.recordings.glob("*.json")), 120)
         _thread.interrupt_main()
 
+    # interrupt_main() does nothing where SIGINT is ignored (pytest started in the background
+    # by a non-interactive shell, as `nohup make test &` does): Ctrl-C raises here, as in a
+    # terminal
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     landed = threading.Thread(target=at_the_first_recording)
-    landed.start()
-    with pytest.raises(KeyboardInterrupt):
-        _record(paths, own_cluster.scheduler_address, last_one_hangs_run)
-    landed.join()
+    try:
+        landed.start()
+        with pytest.raises(KeyboardInterrupt):
+            _record(paths, own_cluster.scheduler_address, last_one_hangs_run)
+        landed.join()
+    finally:
+        signal.signal(signal.SIGINT, previous)
     kept = list(paths.recordings.glob("*.json"))
     assert 1 <= len(kept) < 3 and "speed-01.json" not in {p.name for p in kept}
     files = [p.relative_to(paths.recordings) for p in paths.recordings.rglob("*") if p.is_file()]
