@@ -19,6 +19,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import canned_run, copy_course, make_paths
@@ -59,14 +60,15 @@ def fake_numpy(version: str) -> None:
     builder.distributed.installed_version = lambda name: version if name == "numpy" else real(name)
 
 
-def _local_cluster(folder: Path) -> distributed.LocalCluster:
+def _local_cluster(folder: Path, workers: int = 2, **options: Any) -> distributed.LocalCluster:
     return distributed.LocalCluster(
-        n_workers=2,
+        n_workers=workers,
         threads_per_worker=1,
         processes=True,
         host="127.0.0.1",
         dashboard_address="127.0.0.1:0",  # its HTTP server on loopback, any port
         local_directory=folder,
+        **options,
     )
 
 
@@ -344,29 +346,8 @@ def test_a_gpu_lesson_goes_only_to_a_gpu_worker_and_says_so(
     where += ["--cache", str(paths.cache)]
     assert main(["check", "--format", "github", *where]) == 0
     assert "::warning file=" in capsys.readouterr().out
-    assert (
-        main(
-            [
-                "check",
-                "--content",
-                str(paths.content),
-                "--recordings",
-                str(paths.recordings),
-                "--cache",
-                str(paths.cache),
-            ]
-        )
-        == 0
-    )
-    with distributed.LocalCluster(
-        n_workers=1,
-        threads_per_worker=1,
-        processes=True,
-        host="127.0.0.1",
-        dashboard_address="127.0.0.1:0",  # its HTTP server on loopback, any port
-        resources={"GPU": 1},
-        local_directory=tmp_path / "dask",
-    ) as gpu_cluster:
+    assert main(["check", *where]) == 0
+    with _local_cluster(tmp_path / "dask", workers=1, resources={"GPU": 1}) as gpu_cluster:
         assert _record(paths, gpu_cluster.scheduler_address, gpu_canned_run) == ("basics-02",)
     recording = json.loads((paths.recordings / "basics-02.json").read_bytes())
     assert recording["provenance"] == "recorded_gpu_computation"
