@@ -127,28 +127,32 @@ def _in_workers(
     artifacts: Sequence[Artifact], missing: list[int], store: Store, workers: int
 ) -> dict[int, Made]:
     """Make the `missing` artifacts in `workers` forked processes, which read the course
-    from their copy of this one's memory; each stores what it made and sends it back."""
+    from their copy of this one's memory; each takes the next artifact not yet taken (a
+    page costs half what a chart does: fixed shares would leave one worker idle), stores
+    what it made and sends it back."""
     store.commit()  # what this process found so far, and no connection across fork()
     store.close()
     from multiprocessing import get_context  # a cold build only
 
     context = get_context("fork")
-    chunks = [missing[n::workers] for n in range(workers)]
+    taken = context.Value("q", 0)  # how many of `missing` the workers have taken
     pipes, processes = [], []
-    for chunk in chunks:
+    for _ in range(workers):
         receive, send = context.Pipe(duplex=False)
-        process = context.Process(target=_worker, args=(artifacts, chunk, store.folder, send))
+        process = context.Process(
+            target=_worker, args=(artifacts, missing, taken, store.folder, send)
+        )
         process.start()
         send.close()
         pipes.append(receive)
         processes.append(process)
     results: dict[int, Made] = {}
     try:
-        for chunk, receive in zip(chunks, pipes, strict=True):
+        for receive in pipes:
             made = receive.recv()
             if isinstance(made, BaseException):
                 raise made
-            results.update(zip(chunk, made, strict=True))
+            results.update(made)
     except EOFError:
         raise BuildError("a rendering worker died; run the build again") from None
     finally:
@@ -157,7 +161,9 @@ def _in_workers(
     return results
 
 
-def _worker(artifacts: Sequence[Artifact], chunk: list[int], folder: Path, send: Any) -> None:
+def _worker(
+    artifacts: Sequence[Artifact], missing: list[int], taken: Any, folder: Path, send: Any
+) -> None:
     # The CLI runs with the cyclic collector off (builder/__main__.py); a worker makes a
     # matplotlib figure per chart, each a web of cycles: collect them, but never walk the
     # course and everything else inherited from the parent (frozen).
@@ -165,10 +171,19 @@ def _worker(artifacts: Sequence[Artifact], chunk: list[int], folder: Path, send:
     gc.enable()
     store = Store(folder)
     try:
-        made = [_make_one(artifacts[i], store) for i in chunk]
+        made = []
+        while (n := _take(taken)) < len(missing):
+            made.append((missing[n], _make_one(artifacts[missing[n]], store)))
         store.commit()
         send.send(made)
     except Exception as error:  # the parent raises it
         send.send(error)
     send.close()
     os._exit(0)  # nothing of the parent's to flush or tear down
+
+
+def _take(taken: Any) -> int:
+    with taken.get_lock():
+        n: int = taken.value
+        taken.value = n + 1
+    return n

@@ -198,3 +198,16 @@ def test_deleting_a_stale_file_never_follows_a_link(paths: Paths, tmp_path: Path
     shutil.rmtree(lesson_md(paths).parent)  # its page is no longer made: to be removed
     render(paths)
     assert (precious / "index.html").read_text() == "mine"
+
+
+def test_a_cold_build_made_in_workers_equals_one_made_in_this_process(tmp_path: Path) -> None:
+    """Enough lessons that a cold build with two jobs makes its pages and charts in forked
+    workers (builder.make), which take artifacts as they go: same files, byte for byte."""
+    generate(30, tmp_path)  # 60 pages and charts: over MIN_PER_WORKER for each of 2 workers
+    content, recordings = tmp_path / "content", tmp_path / "recordings"
+    forked = Paths(content, recordings, tmp_path / "forked", tmp_path / "forked-cache")
+    serial = Paths(content, recordings, tmp_path / "serial", tmp_path / "serial-cache")
+    build(forked, execute=False, jobs=2)
+    build(serial, execute=False, jobs=1)
+    assert len(files(forked.out)) > 150
+    assert files(forked.out) == files(serial.out)
