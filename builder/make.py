@@ -75,13 +75,15 @@ def make(
 ) -> dict[str, Made]:
     """Every artifact made (or kept, or taken from the store), in order; raises every error
     that making them reported, together. `threads`: make them in threads (their work runs
-    outside the GIL, as Pagefind's does), else in forked processes when there are many."""
+    outside the GIL, as Pagefind's does; one thread more than `jobs`, as a Pagefind run
+    also waits on its files: at 1,000 lessons 1.76 s against 2.13 s with two threads on two
+    cores), else in forked processes when there are many."""
     made: list[Made | None] = [kept.made(a) or _stored(store, a.key) for a in artifacts]
     missing = [i for i, found in enumerate(made) if found is None]
     if threads:
         from concurrent.futures import ThreadPoolExecutor
 
-        with ThreadPoolExecutor(max(jobs, 1)) as pool:
+        with ThreadPoolExecutor(max(jobs, 1) + 1) as pool:
             fresh = dict(
                 zip(
                     missing,
