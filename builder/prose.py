@@ -35,8 +35,9 @@ from mdit_py_plugins.footnote import footnote_plugin
 
 from .course import Course, Lesson
 from .errors import RenderError
+from .figures import scrollable, table_scroll
 from .highlight import Highlighter, code_block
-from .recorded import BLOCKS, PageEnv, parse_args, scrollable, table_scroll, value
+from .recorded import BLOCKS, PageEnv, parse_args, value
 from .recording import Recording
 
 BLOCK_DIRECTIVES = ("example", "output", "panel", "panels")

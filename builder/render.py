@@ -17,7 +17,7 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
-from . import charts, fingerprint, prose, recorded
+from . import charts, figures, fingerprint, prose, recorded
 from .course import Arc, Course, Lesson
 from .highlight import code_block
 from .make import Artifact, Made
@@ -219,7 +219,7 @@ def _chart_artifacts(lesson: Lesson, status: LessonStatus, renderer: Renderer) -
 
 def _chart(folder: str, number: int, panel: BarPanel) -> Made:
     svgs = charts.bar_svgs(panel)
-    return Made({f"{folder}{recorded.panel_file(number, t)}": svgs[t] for t in charts.THEMES})
+    return Made({f"{folder}{figures.panel_file(number, t)}": svgs[t] for t in charts.THEMES})
 
 
 def _lesson_page(
@@ -233,7 +233,7 @@ def _lesson_page(
     recording = status.recording
     root = "../../"
     rendered, errors = prose.render_prose(lesson, course, recording, root, renderer.highlight)
-    body = rendered.html + recorded.unplaced_panels(recording, rendered.placed_panels)
+    body = rendered.html + figures.unplaced_panels(recording, rendered.placed_panels)
     lessons = course.lessons
     content = LessonPage(
         title=lesson.title,
@@ -242,7 +242,7 @@ def _lesson_page(
         arc_url=f"a/{lesson.meta.arc}/",
         body=Markup(body),
         toc=rendered.toc,
-        provenance=recorded.provenance(recording) if recording else "Not recorded yet",
+        provenance=figures.provenance(recording) if recording else "Not recorded yet",
         notice="" if status.fresh else _notice(status),
         prev=item(lessons[index - 1]) if index > 0 else None,
         next=item(lessons[index + 1]) if index + 1 < len(lessons) else None,

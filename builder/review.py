@@ -97,8 +97,8 @@ Mark = tuple[str, str, str, str]  # section, anchor, what, shown
 
 
 def _marks(course: Course, lesson: Lesson, recording: Recording) -> list[Mark]:
+    from .figures import unplaced_panels
     from .prose import render_prose  # markdown-it: only when pages are compared
-    from .recorded import unplaced_panels
 
     rendered, _ = render_prose(lesson, course, recording, "../../", _plain)
     body = rendered.html + unplaced_panels(recording, rendered.placed_panels)

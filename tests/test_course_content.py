@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from builder import prose, recorded
+from builder import figures, prose
 from builder.course import Course, Lesson, load_course
 from builder.recording import Recording, load
 
@@ -69,7 +69,7 @@ def test_no_figure_from_the_run_is_typed_by_hand(lesson: Lesson) -> None:
     """
     recording = _recording(lesson)
     produced = set(FIGURE.findall(recording.stdout))
-    produced |= {recorded.format_number(y) for p in recording.panels for s in p.series for y in s.y}
+    produced |= {figures.format_number(y) for p in recording.panels for s in p.series for y in s.y}
     produced -= set(re.findall(r"\d[\d_.]*", lesson.source.decode()))
     prose_text = CODE_OR_MARK.sub(" ", lesson.body)
     typed = [n for n in FIGURE.findall(prose_text) if n in produced and not n.startswith("20")]

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from builder import bounded, prose, recorded
+from builder import bounded, figures, prose
 from builder.course import Course, Lesson, load_course
 from builder.recording import Recording, load
 from tests.conftest import FIXTURE_COURSE, REFERENCE
@@ -139,7 +139,7 @@ def test_value_formats(course: Course, reference: Recording) -> None:
         assert errors == [], markdown
         assert expected in html, (markdown, html)
     assert bounded.format_bytes(786452) == "768.0 KiB"
-    assert recorded.format_number(12345) == "12,345"
+    assert figures.format_number(12345) == "12,345"
 
 
 def _shown(html: str) -> list[str]:
