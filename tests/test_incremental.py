@@ -15,6 +15,7 @@ import pytest
 
 from bench.generate import generate, write_recordings
 from builder.build import Paths, build
+from builder.make import MIN_PER_WORKER
 from builder.store import Store
 
 LESSON = "a01-002"
@@ -203,7 +204,8 @@ def test_deleting_a_stale_file_never_follows_a_link(paths: Paths, tmp_path: Path
 def test_a_cold_build_made_in_workers_equals_one_made_in_this_process(tmp_path: Path) -> None:
     """Enough lessons that a cold build with two jobs makes its pages and charts in forked
     workers (builder.make), which take artifacts as they go: same files, byte for byte."""
-    generate(30, tmp_path)  # 60 pages and charts: over MIN_PER_WORKER for each of 2 workers
+    generate(30, tmp_path)  # 60 pages and charts: enough for 2 workers
+    assert 60 // MIN_PER_WORKER >= 2, "too few artifacts to be made in workers"
     content, recordings = tmp_path / "content", tmp_path / "recordings"
     forked = Paths(content, recordings, tmp_path / "forked", tmp_path / "forked-cache")
     serial = Paths(content, recordings, tmp_path / "serial", tmp_path / "serial-cache")
