@@ -13,8 +13,10 @@ differently from the client's is refused like one whose jax differs. Shipping tw
 another version of the builder would record with a mix of both.
 
 A worker that dies mid-example is replaced by Dask, which runs the task again on another
-worker (Dask's `allowed-failures`, 3 by default, then the lesson fails as "lost its
-worker"): a second run of a deterministic example gives the same recording.
+worker that passed the check (Dask's `allowed-failures`, 3 by default, then the lesson
+fails as "lost its worker"): a second run of a deterministic example gives the same
+recording. A worker that joins or restarts under a new address during a record gets none
+of its lessons: they were checked against the workers there were when it started.
 """
 
 from __future__ import annotations
@@ -221,8 +223,10 @@ class Cluster:
             key=f"record-{lesson.id}-{time.time_ns()}",
             priority=priority,
             resources={"GPU": 1} if lesson.needs_gpu else None,
+            # Only the workers that passed the version check: with loose restrictions Dask's
+            # work stealing hands a queued lesson to any idle worker, a refused one too.
             workers=self.workers,
-            allow_other_workers=True,  # a restarted worker has a new address; `work` checks
+            allow_other_workers=False,
             pure=False,
         )
 
