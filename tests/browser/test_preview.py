@@ -80,7 +80,7 @@ def test_an_edit_shows_in_its_page_only_and_keeps_the_scroll(
     page.evaluate("window.scrollTo(0, 200)")
     page.wait_for_function("window.scrollY === 200")
     edit(lesson_md(recorded), "{{ panel 1 }}", "A sentence typed just now.\n\n{{ panel 1 }}")
-    page.wait_for_function("document.body.textContent.includes('A sentence typed just now.')")
+    page.wait_for_function("document.body?.textContent.includes('A sentence typed just now.')")
     page.wait_for_function("window.scrollY === 200")
     assert other.evaluate("window.untouched") is True, "another page was reloaded"
     assert b"A sentence typed just now." not in (recorded.out / "l/first/index.html").read_bytes()
@@ -101,7 +101,7 @@ def test_a_build_error_shows_over_the_page_and_the_next_good_build_clears_it(
     later.goto(f"{live.url}l/settings/")
     later.locator(OVERLAY).wait_for()
     edit(lesson_md(recorded), "See [[no-such-term]].", "See nothing.")
-    page.wait_for_function("document.body.textContent.includes('See nothing.')")
+    page.wait_for_function("document.body?.textContent.includes('See nothing.')")
     overlay.wait_for(state="detached")
     later.locator(OVERLAY).wait_for(state="detached")
 
