@@ -73,9 +73,9 @@ def build(
     since: str | None = None,
     dask: str | None = None,
 ) -> BuildResult:
-    """Record what changed (unless `execute` is off), then render and write the site;
-    with `since` (a git revision), a "What changed" page against it too. Progress and
-    warnings go to `log` (sys.stderr as it is when called)."""
+    """Record what changed (unless `execute` is off), then render and write the site, in
+    `jobs` processes at once for either; with `since` (a git revision), a "What changed"
+    page against it too. Progress and warnings go to `log` (sys.stderr as it is when called)."""
     log = log or sys.stderr
     with build_lock(paths.cache), contextlib.closing(Store(paths.cache, _warning(log))) as store:
         settings = (f"execute={execute}", f"since={_commit(paths, since)}")
@@ -98,8 +98,7 @@ def build(
             statuses = course_status(course, paths.recordings, versions, memo)
         kept = Kept.since(last, paths.out, now)
         changes = _changes(paths, since)
-        cores = os.cpu_count() or 1
-        site = make_site(course, statuses, paths.recordings, memo, kept, cores, changes)
+        site = make_site(course, statuses, paths.recordings, memo, kept, jobs, changes)
         written = write(site.files(), site.names(), paths.out, site_files(paths.out, now.site))
         after = Manifest(now, versions, snapshot([paths.out]), site.names(), site.traces())
         store.commit(after, keep=site.references(store.used))
@@ -117,9 +116,11 @@ def _commit(paths: Paths, since: str | None) -> str:
 
 def _changes(paths: Paths, since: str | None) -> CourseChanges | None:
     """What the recordings changed since `since` (builder.review), for the What changed page."""
-    from .review import diff
+    if not since:
+        return None
+    from .review import diff  # git: only with --since
 
-    return diff(paths.content, paths.recordings, since, None) if since else None
+    return diff(paths.content, paths.recordings, since, None)
 
 
 @dataclass(frozen=True)

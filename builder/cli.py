@@ -196,7 +196,7 @@ def _jobs(command: argparse.ArgumentParser, sandbox: bool = True) -> None:
         "--jobs",
         type=int,
         default=os.cpu_count() or 1,
-        help="examples to run at once (default: the number of cores)",
+        help="examples to run, or processes rendering, at once (default: the number of cores)",
     )
 
 
