@@ -175,6 +175,7 @@ def lesson_artifacts(
             Artifact(
                 key,
                 partial(_lesson_page, course, nav, lesson, number, status, renderer),
+                "page",
             )
         )
         artifacts += _chart_artifacts(lesson, status, renderer)
@@ -212,6 +213,7 @@ def _chart_artifacts(lesson: Lesson, status: LessonStatus, renderer: Renderer) -
         Artifact(
             renderer.key("chart", lesson.url, str(n), status.digest),  # the recording's
             partial(_chart, lesson.url, n, panel),
+            "chart",
         )
         for n, panel in enumerate(panels, start=1)
     ]
