@@ -83,7 +83,7 @@ def index(
             raise BuildError(message)
         print(f"warning: search index skipped: {message}", file=log)
         return {}
-    with tempfile.TemporaryDirectory(prefix="coursebuilder-search-") as scratch:
+    with tempfile.TemporaryDirectory(prefix="coursebuilder-search-", dir=_memory()) as scratch:
         pages, output = Path(scratch, "pages"), Path(scratch, BUNDLE)
         _copy_pages(pages, names, read)
         _run([str(binary), "--site", str(pages), "--output-path", str(output), "--keep-index-url"])
@@ -106,6 +106,16 @@ def _copy_pages(pages: Path, names: Iterable[str], read: Callable[[str], bytes])
         except OSError as error:
             failure = OSError(error.errno, error.strerror, error.filename or str(path))
             raise cannot_write(failure, "the search index was not built") from None
+
+
+def _memory() -> str | None:
+    """Where a bundle's scratch folder goes: in memory (/dev/shm) when there is one and
+    TMPDIR does not say otherwise, else the temporary folder. A bundle writes and deletes
+    about 200 files there; on an ext4 disk, at 1,000 lessons, that cost 0.4 s of CPU, and the
+    deletions slowed the site's file creations that follow."""
+    if "TMPDIR" not in os.environ and os.access("/dev/shm", os.W_OK | os.X_OK):
+        return "/dev/shm"
+    return None
 
 
 @cache
