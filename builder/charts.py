@@ -20,9 +20,11 @@ panel's time). `python bench/charts.py` times it.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import math
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from types import MappingProxyType
@@ -86,15 +88,29 @@ def bar_svgs(panel: BarPanel) -> dict[str, bytes]:
 
 def light_svg(panel: BarPanel) -> bytes:
     """The panel drawn once, in the light theme."""
-    from matplotlib import rc_context
     from matplotlib.backends.backend_svg import FigureCanvasSVG
 
     layout = _layout(panel)
     out = io.BytesIO()
-    with rc_context(dict(RC)):
+    with _settings():
         canvas: Any = FigureCanvasSVG(_figure(panel, layout))  # print_svg has no stub types
         canvas.print_svg(out, metadata={"Date": None, "Creator": None})  # savefig's detours cost
     return out.getvalue()
+
+
+@contextlib.contextmanager
+def _settings() -> Iterator[None]:
+    """matplotlib's settings as RC says while a chart is drawn, and as they were after.
+    Only RC's keys are saved and restored: `rc_context` copies all of them, 0.23 ms of a
+    chart's ~4 (0.02 ms this way)."""
+    from matplotlib import rcParams
+
+    saved = {key: rcParams[key] for key in RC}
+    rcParams.update(RC)
+    try:
+        yield
+    finally:
+        rcParams.update(saved)
 
 
 def recolour(svg: bytes, theme: str) -> bytes:

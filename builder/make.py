@@ -79,20 +79,17 @@ def make(
     that making them reported, together. `threads`: make them in threads (their work runs
     outside the GIL, as Pagefind's does; one thread more than `jobs`, as a Pagefind run
     also waits on its files: at 1,000 lessons 1.76 s against 2.13 s with two threads on two
-    cores), else in forked processes when there are many."""
+    cores), else in forked processes when there are many. While threads run, the store
+    writes what was made before them (at 1,000 lessons, 35 MB of pages and charts)."""
     made: list[Made | None] = [kept.made(a) or _stored(store, a.key) for a in artifacts]
     missing = [i for i, found in enumerate(made) if found is None]
     if threads:
         from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(max(jobs, 1) + 1) as pool:
-            fresh = dict(
-                zip(
-                    missing,
-                    pool.map(lambda i: _make_one(artifacts[i], store), missing),
-                    strict=False,
-                )
-            )
+            running = pool.map(lambda i: _make_one(artifacts[i], store), missing)
+            store.commit()  # what was made before, written while they run (both outside the GIL)
+            fresh = dict(zip(missing, running, strict=True))
     else:
         workers = min(jobs, len(missing) // MIN_PER_WORKER)
         fresh = _in_workers(artifacts, missing, store, workers) if workers > 1 else {}

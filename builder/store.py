@@ -139,8 +139,10 @@ class Store:
         """Write what this build added; with `manifest`, make it the last good build's and,
         with `keep`, delete every entry it does not reference."""
 
+        pending = list(self.pending.items())  # threads may add more meanwhile (builder.make)
+
         def work(db: sqlite3.Connection) -> None:
-            rows = ((key, _sealed(data)) for key, data in self.pending.items())
+            rows = ((key, _sealed(data)) for key, data in pending)
             db.executemany("INSERT OR REPLACE INTO artifacts VALUES (?, ?)", rows)
             if manifest is not None:
                 data = _sealed(pickle.dumps(manifest, protocol=5))
@@ -150,9 +152,10 @@ class Store:
                 stale = stored - set(keep)
                 db.executemany("DELETE FROM artifacts WHERE key = ?", ((k,) for k in stale))
 
-        if self.pending or manifest is not None or keep is not None:
+        if pending or manifest is not None or keep is not None:
             self._write(work)
-        self.pending.clear()
+        for key, _ in pending:
+            self.pending.pop(key, None)
 
     def keys(self) -> list[str]:
         """Every stored key (for tests and tools)."""

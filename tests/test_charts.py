@@ -51,6 +51,25 @@ def test_same_bytes_in_another_process() -> None:
     assert json.loads(other.stdout) == digests()
 
 
+def test_drawing_leaves_matplotlibs_settings_as_they_were(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A chart draws with its own settings whatever the caller's are, then puts the
+    caller's back, also when drawing fails."""
+    from matplotlib import rc_context, rcParams
+
+    with rc_context({"svg.fonttype": "path", "text.color": "red", "font.family": "serif"}):
+        before = dict(rcParams)
+        svg = charts.bar_svgs(CASES["typical"])["light"]
+        assert dict(rcParams) == before
+        assert svg == charts.bar_svgs(CASES["typical"])["light"]  # drawn as usual:
+        assert b"<text" in svg and b"DejaVu Sans" in svg and b"red" not in svg  # text, sans
+        monkeypatch.setattr(charts, "_figure", lambda *_: 1 / 0)  # fails while drawing
+        with pytest.raises(ZeroDivisionError):
+            charts.bar_svgs(CASES["typical"])
+        assert dict(rcParams) == before
+
+
 def test_no_date_and_no_version_in_the_svg() -> None:
     svg = charts.bar_svgs(CASES["typical"])["light"]
     assert b"<dc:date>" not in svg and b"Matplotlib v" not in svg
