@@ -183,7 +183,10 @@ def _received(sent: Any, store: Store) -> dict[int, Made]:
 def _stored_now(store: Store, artifact: Artifact) -> Made:
     found = _stored(store, artifact.key)  # what a worker made is in the store's pending
     if found is None:
-        raise BuildError(f"a rendering worker sent no {artifact.kind or 'artifact'} {artifact.key}")
+        what = artifact.kind or "artifact"
+        raise BuildError(
+            f"a rendering worker sent back no {what} {artifact.key[:12]}; run the build again"
+        )
     return found
 
 
