@@ -52,6 +52,7 @@ lint: $(STAMP)
 	$(PY) -m ruff check $(LINT_DIRS)
 	$(PY) -m ruff format --check $(LINT_DIRS)
 	$(PY) -m mypy
+	$(VENV)/bin/lint-imports --no-cache
 
 test: $(STAMP) lint
 	$(PY) -m builder check
@@ -64,7 +65,7 @@ bench: $(STAMP)
 bench-cluster: $(STAMP)
 	$(PY) bench/cluster.py $(ARGS)
 
-# After changing a type in builder/course.py or recording.py (tests/test_recording.py fails).
+# After changing a type in builder/course/model.py or recording.py (tests/test_recording.py fails).
 schemas: $(STAMP)
 	$(PY) -m builder schema --dir schema
 

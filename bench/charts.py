@@ -1,7 +1,7 @@
-"""Time builder/charts.py: the median cost of one panel's charts (light and dark).
+"""Time builder/render/charts.py: the median cost of one panel's charts (light and dark).
 
     python bench/charts.py                    # this checkout, 20 runs per case
-    python bench/charts.py --against HEAD~3   # also builder/charts.py as of a git revision
+    python bench/charts.py --against HEAD~3   # also builder/render/charts.py as of a git revision
     python bench/charts.py --against /tmp/charts.py   # ... or another copy of the file
     python bench/charts.py --against f908249 --against main   # ... or several
     python bench/charts.py --svg /tmp/charts  # also write every case's SVGs there
@@ -13,13 +13,13 @@ is shared); versions alternate within a run so whatever else runs slows both ali
 cases are the shapes a chart must survive: the typical synthetic panel, 1 and 12 labels,
 long labels, 3 series, huge and tiny values, negative values, a long title and y-label.
 The timed runs redraw the same panel, which flatters a version that caches text measurements
-or layouts per process (builder/charts.py before `bar_svgs` did; `bar_svgs` keeps nothing
+or layouts per process (builder/render/charts.py before `bar_svgs` did; `bar_svgs` keeps nothing
 between calls but matplotlib's own font caches): `--new-text` gives every run's panel
 strings never drawn before (a build where no two panels share a title or label; tick and
 value labels still repeat).
 
 A revision older than the recording types' move from pydantic models to dataclasses
-(builder/validation.py) cannot be loaded: it asked a panel for pydantic's JSON.
+(builder/course/validation.py) cannot be loaded: it asked a panel for pydantic's JSON.
 """
 
 from __future__ import annotations
@@ -40,9 +40,9 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from builder import charts  # noqa: E402
-from builder.recording import BarPanel  # noqa: E402
-from builder.validation import validate_json  # noqa: E402
+from builder.course.recording import BarPanel  # noqa: E402
+from builder.course.validation import validate_json  # noqa: E402
+from builder.render import charts  # noqa: E402
 
 
 def _panel(title: str, labels: list[str], ylabel: str, **series: list[Any]) -> BarPanel:
@@ -110,11 +110,11 @@ CASES = {
 
 
 def load_revision(revision: str) -> ModuleType:
-    """builder/charts.py as of a git revision (or a file), as a module of the builder package."""
+    """builder/render/charts.py as of a git revision (or a file), as a builder module."""
     if Path(revision).is_file():
         source = Path(revision).read_text()
     else:
-        command = ["git", "show", f"{revision}:builder/charts.py"]
+        command = ["git", "show", f"{revision}:builder/render/charts.py"]
         source = subprocess.run(
             command, cwd=ROOT, check=True, capture_output=True, text=True
         ).stdout
@@ -124,7 +124,7 @@ def load_revision(revision: str) -> ModuleType:
     module.__package__ = "builder"
     module.__file__ = str(ROOT / "builder" / "charts.py")
     sys.modules[spec.name] = module  # dataclasses look their module up
-    exec(compile(source, f"{revision}:builder/charts.py", "exec"), module.__dict__)
+    exec(compile(source, f"{revision}:builder/render/charts.py", "exec"), module.__dict__)
     return module
 
 

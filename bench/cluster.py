@@ -5,7 +5,7 @@
 
 Two measures, both against this run's own figures:
 
-- real: every example through the real door (builder.execute.run_example: a subprocess per
+- real: every example through the real door (builder.run.execute.run_example: a subprocess per
   example, the harness, jax read for the environment), recorded with `-j JOBS` here and
   then on a LocalCluster of WORKERS single-thread workers; the speed-up is the ratio of the
   two wall times, and the two recordings folders must agree (all but generatedAt).
@@ -33,10 +33,12 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from builder.build import Paths, check, record_stale  # noqa: E402
-from builder.course import Lesson, load_course  # noqa: E402
-from builder.execute import Execution, Limits, Outcome, run_example  # noqa: E402
-from builder.rules import read_inputs, run_seconds  # noqa: E402
+from builder.build.pipeline import check  # noqa: E402
+from builder.core.observe import Paths  # noqa: E402
+from builder.course.model import Lesson, load_course  # noqa: E402
+from builder.course.rules import read_inputs, run_seconds  # noqa: E402
+from builder.run.batch import record_stale  # noqa: E402
+from builder.run.execute import Execution, Limits, Outcome, run_example  # noqa: E402
 
 
 def sleep_run(lesson: Lesson, limits: Limits) -> Execution:

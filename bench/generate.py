@@ -5,7 +5,7 @@
 DEST/content holds course.yml, glossary.yml and N lesson folders (lesson.md of about 800
 words with two fenced code blocks, a table, glossary terms, `{{ output }}` and
 `{{ panel 1 }}`, plus example.py); DEST/recordings holds one recording per lesson, hashed
-with builder.fingerprint and written with builder.recording.dumps, and its sidecar
+with builder.course.fingerprint and written with builder.course.recording.dumps, and its sidecar
 (recordings/_inputs/<id>.json, as `record` writes it), so every lesson is fresh and
 nothing needs executing. Deterministic: the same N gives the same bytes.
 """
@@ -21,13 +21,13 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from builder import fingerprint  # noqa: E402
-from builder.course import load_course  # noqa: E402
-from builder.manifest import read_versions  # noqa: E402
-from builder.recording import Recording, dumps  # noqa: E402
-from builder.rules import PINNED_PACKAGES, inputs_path  # noqa: E402
-from builder.status import recording_path  # noqa: E402
-from builder.validation import validate_json  # noqa: E402
+from builder.build.manifest import read_versions  # noqa: E402
+from builder.course import fingerprint  # noqa: E402
+from builder.course.model import load_course  # noqa: E402
+from builder.course.recording import Recording, dumps  # noqa: E402
+from builder.course.rules import PINNED_PACKAGES, inputs_path  # noqa: E402
+from builder.course.status import recording_path  # noqa: E402
+from builder.course.validation import validate_json  # noqa: E402
 
 LESSONS_PER_ARC = 100
 TERMS_PER_LESSON = 3

@@ -206,9 +206,9 @@ def report_scales(scales: list[Scale]) -> None:
 
 
 def bench_harness(lessons: tuple[str, ...], runs: int) -> None:
-    """Bare `python example.py` against the same example through builder.execute."""
-    from builder.course import load_course
-    from builder.execute import Limits, run_example
+    """Bare `python example.py` against the same example through builder.run.execute."""
+    from builder.course.model import load_course
+    from builder.run.execute import Limits, run_example
 
     course = load_course(ROOT / "content")
     print(f"\nHarness overhead (median of {runs}): bare `python example.py` vs run_example")

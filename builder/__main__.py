@@ -1,16 +1,425 @@
-import gc
+"""python -m builder site | record | check | render | serve | diff | validate | schema
+
+Errors the user can fix are printed as one message, without a traceback, and exit 1.
+Heavy modules (jinja2, markdown-it, matplotlib, jax) are imported only by the commands
+that need them: `check` reads hashes and nothing else.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
 import os
+import re
+import signal
 import sys
+from pathlib import Path
+from types import FrameType, MappingProxyType
+from typing import TYPE_CHECKING
 
-from .cli import main
+from .core.errors import BuildError
 
-# A build allocates hundreds of thousands of objects that all live until it ends: the
-# cyclic collector would walk them again and again for nothing (~10% of a build), and
-# freeing them one by one at exit costs a tenth of a second at 1,000 lessons. Nothing
-# here makes reference cycles that need collecting, and every file and pool is closed by
-# the time main() returns, so the process ends as soon as its output is flushed.
-gc.disable()
-code = main()
-sys.stdout.flush()
-sys.stderr.flush()
-os._exit(code)
+if TYPE_CHECKING:
+    from .core.observe import Paths
+    from .course.status import LessonStatus
+    from .run.execute import Runner
+    from .run.shard import Shard
+
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports Ctrl-C
+EXIT_TERMINATED = 143  # 128 + SIGTERM
+CHECK_FORMATS = ("table", "json", "github")
+DIFF_FORMATS = ("text", "markdown", "json")
+FIXES = MappingProxyType(  # by state: the next step, as the README's table says it
+    {
+        "missing": "run `make record`",
+        "stale(content)": "run `make record`",
+        "stale(harness)": "run `make record FORCE=1`",
+        "stale(environment)": "install the pinned versions (requirements.lock), or re-record",
+        "invalid": "re-record it with `make record`",
+        "orphan": "delete the recording, or restore its lesson",
+        "needs a GPU machine": "record it with `record --dask ADDRESS` on a cluster with a "
+        "GPU worker (dask worker --resources GPU=1)",
+    }
+)
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (a CI job cancelled, `kill`): handled as Ctrl-C is, everywhere it is."""
+
+
+def _terminate(signum: int, frame: FrameType | None) -> None:
+    raise Terminated
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        code: int = args.run(args)
+        return code
+    except BuildError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:  # the reader went away (`... | head`): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    except OSError as error:  # a file the builder could not read or write
+        print(
+            f"error: {error.filename or 'a file'}: {error.strerror or error}\n"
+            "  -> check that the path exists, that you may read and write it, and that the "
+            "disk is not full",
+            file=sys.stderr,
+        )
+        return 1
+    except KeyboardInterrupt as stop:
+        terminated = isinstance(stop, Terminated)
+        print(
+            f"\n{'terminated (SIGTERM)' if terminated else 'interrupted'}: running examples "
+            "were stopped, with every process they started; finished recordings were kept "
+            "and unfinished ones left as they were",
+            file=sys.stderr,
+        )
+        return EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m builder", description=__doc__.split("\n")[0])
+    commands = parser.add_subparsers(required=True, metavar="COMMAND")
+    site = _command(commands, "site", _site, "re-record what is not fresh, then render site/")
+    site.add_argument(
+        "--no-execute",
+        action="store_true",
+        help="render from recordings only; pages that are not fresh say so",
+    )
+    _jobs(site)
+    _dask(site)
+    site.add_argument("--force", action="store_true", help="re-record every lesson")
+    _since(site)
+    record = _command(commands, "record", _record, "re-execute what is not fresh")
+    _jobs(record)
+    _dask(record)
+    record.add_argument(
+        "--shard",
+        metavar="K/N",
+        type=_shard,
+        help="record only the K-th of N parts of what is due, balanced by the last run times "
+        "(a CI matrix of N jobs; merge their recordings/ folders by copying the files)",
+    )
+    record.add_argument("--force", action="store_true", help="re-record every lesson")
+    record.add_argument("lessons", nargs="*", help="only these lesson ids or slugs")
+    check = _command(
+        commands,
+        "check",
+        _check,
+        "exit 1 with a table when any recording is not fresh; executes nothing",
+    )
+    check.add_argument(
+        "--format",
+        choices=CHECK_FORMATS,
+        default="table",
+        help="table (default), json (every lesson's state), or github (one ::error annotation "
+        "per lesson that is not fresh, for GitHub Actions)",
+    )
+    check.add_argument(
+        "--json", dest="format", action="store_const", const="json", help="same as --format json"
+    )
+    _diff_command(commands)
+    _since(_command(commands, "render", _render, "render site/ from recordings only"))
+    serve = _command(
+        commands, "serve", _serve, "serve site/ locally; rebuild and reload the browser on change"
+    )
+    serve.add_argument("--port", type=int, default=8000, help="port on 127.0.0.1 (default 8000)")
+    serve.add_argument(
+        "--no-execute", action="store_true", help="only re-render; never run examples"
+    )
+    _jobs(serve, sandbox=False)
+    validate = commands.add_parser("validate", help="validate recording files against the schema")
+    validate.add_argument("files", nargs="+", type=Path, metavar="FILE")
+    validate.set_defaults(run=_validate)
+    schema = commands.add_parser("schema", help="print the recording JSON Schema")
+    schema.add_argument("--out", type=Path, help="write it to this file instead")
+    schema.add_argument(
+        "--dir",
+        type=Path,
+        help="write every schema (recording, front matter, course.yml, glossary.yml) into DIR",
+    )
+    schema.set_defaults(run=_schema)
+    return parser
+
+
+def _command(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser], name: str, run: object, text: str
+) -> argparse.ArgumentParser:
+    command = commands.add_parser(name, help=text, description=text)
+    command.add_argument("--content", type=Path, default=Path("content"), help="course folder")
+    command.add_argument("--recordings", type=Path, default=Path("recordings"))
+    command.add_argument("--out", type=Path, default=Path("site"), help="site output folder")
+    command.add_argument("--cache", type=Path, default=Path(".cache"), help="build cache folder")
+    command.set_defaults(run=run)
+    return command
+
+
+def _diff_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    text = "what a re-record changed between two revisions: output, panels, environment, pages"
+    diff = commands.add_parser("diff", help=text, description=text)
+    diff.add_argument("base", nargs="?", default="HEAD", help="a git revision (default HEAD)")
+    diff.add_argument("head", nargs="?", help="a git revision (default: the work tree)")
+    diff.add_argument("--format", choices=DIFF_FORMATS, default="text")
+    diff.add_argument("--content", type=Path, default=Path("content"), help="course folder")
+    diff.add_argument("--recordings", type=Path, default=Path("recordings"))
+    diff.add_argument(
+        "--no-pages", action="store_true", help="do not render pages to find changed numbers"
+    )
+    diff.set_defaults(run=_diff)
+
+
+def _since(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--since",
+        metavar="REV",
+        help="also make changes/index.html: what the recordings changed since this git revision",
+    )
+
+
+def _jobs(command: argparse.ArgumentParser, sandbox: bool = True) -> None:
+    if sandbox:
+        command.add_argument(
+            "--sandbox",
+            action="store_true",
+            help="run each example in a bubblewrap sandbox: the host read-only, its scratch "
+            "folder writable, no network (needs bwrap)",
+        )
+    command.add_argument(
+        "-j",
+        "--jobs",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="examples to run, or processes rendering, at once (default: the number of cores)",
+    )
+
+
+def _dask(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--dask",
+        metavar="ADDRESS",
+        help="run the examples on the dask.distributed cluster whose scheduler is at ADDRESS "
+        "(tcp://HOST:PORT); recordings are written here",
+    )
+
+
+def _shard(text: str) -> Shard:
+    from .run.shard import Shard
+
+    try:
+        return Shard.parse(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def _paths(args: argparse.Namespace) -> Paths:
+    from .core.observe import Paths
+
+    return Paths(args.content, args.recordings, args.out, args.cache)
+
+
+def _site(args: argparse.Namespace, execute: bool = True) -> int:
+    import time
+
+    from .build.pipeline import build
+
+    started = time.perf_counter()
+    result = build(
+        _paths(args),
+        execute=execute and not getattr(args, "no_execute", False),
+        jobs=getattr(args, "jobs", 1),
+        force=getattr(args, "force", False),
+        since=getattr(args, "since", None),
+        runner=_runner(args),
+        dask=getattr(args, "dask", None),
+    )
+    seconds = time.perf_counter() - started
+    print(
+        f"Built {args.out}/: {result.total} files ({result.written} written, "
+        f"{result.removed} removed); executed {len(result.executed)} example(s) "
+        f"in {seconds:.2f} s.",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def _runner(args: argparse.Namespace) -> Runner | None:
+    """The sandboxed runner with --sandbox (refused at once where bwrap cannot work)."""
+    if not getattr(args, "sandbox", False):
+        return None
+    from .run.execute import run_sandboxed
+    from .run.sandbox import require_sandbox
+
+    require_sandbox()
+    return run_sandboxed
+
+
+def _render(args: argparse.Namespace) -> int:
+    return _site(args, execute=False)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    import gc
+
+    from .preview.serve import serve
+
+    gc.enable()  # __main__ turns it off for one-shot commands; a server rebuilds for hours
+
+    serve(_paths(args), port=args.port, execute=not args.no_execute, jobs=args.jobs)
+    return 0
+
+
+def _record(args: argparse.Namespace) -> int:
+    from .build.pipeline import build_lock, check
+    from .run.batch import record_stale
+
+    paths = _paths(args)
+    with build_lock(args.cache):
+        checked = check(paths)  # the course is read and validated once
+        done = record_stale(
+            checked.course,
+            checked.statuses,
+            paths,
+            args.jobs,
+            force=args.force,
+            runner=_runner(args),
+            only=tuple(args.lessons),
+            dask=args.dask,
+            shard=args.shard,
+        )
+    print(
+        f"Recorded {len(done)} lesson(s)." if done else "Nothing to record: all fresh.",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def _check(args: argparse.Namespace) -> int:
+    from .build.pipeline import check
+
+    statuses = check(_paths(args)).statuses
+    bad = [status for status in statuses if not status.passes]
+    shown = [status for status in statuses if not status.fresh]  # and those needing a GPU
+    if args.format == "json":
+        print(json.dumps([_state(s) for s in statuses], indent=2))
+    elif args.format == "github":
+        annotations = "".join(_annotation(s, args.content) + "\n" for s in shown)
+        print(annotations + _verdict(bad, statuses))
+    else:
+        print(_table(shown) + _verdict(bad, statuses))
+    return 1 if bad else 0
+
+
+def _state(s: LessonStatus) -> dict[str, str]:
+    return {"lessonId": s.lesson_id, "state": str(s.state), "detail": s.detail, "path": str(s.path)}
+
+
+def _table(bad: list[LessonStatus]) -> str:
+    if not bad:
+        return ""
+    width = max(len(s.lesson_id) for s in bad)
+    rows = [f"{s.lesson_id:<{width}}  {s.state:<18}  {s.detail}" for s in bad]
+    return "\n".join([f"{'lesson':<{width}}  {'state':<18}  detail", *rows, ""]) + "\n"
+
+
+def _verdict(bad: list[LessonStatus], statuses: list[LessonStatus]) -> str:
+    gpu = sum(not status.fresh for status in statuses) - len(bad)
+    if not bad and gpu:
+        return (
+            f"All {len(statuses) - gpu} recordings are fresh; {gpu} lesson(s) need a GPU machine "
+            "to be recorded (requires: gpu), which this check does not count as a failure."
+        )
+    if not bad:
+        return f"All {len(statuses)} recordings are fresh."
+    return (
+        f"{len(bad)} of {len(statuses)} recording(s) not fresh. Run `make record` to "
+        "re-record them (orphans: delete the file or restore its lesson)."
+    )
+
+
+def _annotation(status: LessonStatus, content: Path) -> str:
+    """A GitHub Actions `::error` line: on the example when the lesson's inputs changed or
+    it was never recorded, else on the recording (at the line a JSON error names)."""
+    from .course.rules import EXAMPLE_FILE
+
+    state = str(status.state)
+    level = "warning" if status.passes else "error"
+    on_example = state in ("missing", "stale(content)")
+    path = content / "lessons" / status.lesson_id / EXAMPLE_FILE if on_example else status.path
+    line = re.search(r"\bline (\d+)", status.detail) if state == "invalid" else None
+    where = f"file={_escape(str(path), True)},line={line[1] if line else 1}"
+    title = _escape(f"{status.lesson_id}: recording {state}", True)
+    message = _escape(f"{status.detail}; {FIXES[state]}" if status.detail else FIXES[state])
+    return f"::{level} {where},title={title}::{message}"
+
+
+def _escape(text: str, property: bool = False) -> str:
+    """GitHub's workflow-command encoding (a property also escapes ':' and ',')."""
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return text.replace(":", "%3A").replace(",", "%2C") if property else text
+
+
+def _diff(args: argparse.Namespace) -> int:
+    from .review.diff import diff
+    from .review.report import render
+
+    changes = diff(args.content, args.recordings, args.base, args.head, pages=not args.no_pages)
+    sys.stdout.write(render(changes, args.format))
+    return 0
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from .course.recording import load
+    from .course.rules import INPUTS_DIR
+
+    failed = 0
+    for path in args.files:
+        if path.parent.name == INPUTS_DIR:  # so that `validate recordings/**/*.json` works
+            print(f"{path}: skipped: an inputs sidecar, not a recording")
+            continue
+        try:
+            load(path)
+            print(f"{path}: valid")
+        except BuildError as error:
+            failed += 1
+            print(f"{path}: {error.problem}")
+    return 1 if failed else 0
+
+
+def _schema(args: argparse.Namespace) -> int:
+    from .core.fsutil import write_atomic
+    from .course.model import json_schemas
+    from .course.recording import json_schema
+
+    def text(schema: dict[str, object]) -> str:
+        return json.dumps(schema, indent=2) + "\n"
+
+    if args.dir:
+        for name, schema in {"recording.schema.json": json_schema(), **json_schemas()}.items():
+            write_atomic(args.dir / name, text(schema).encode())
+    elif args.out:
+        write_atomic(args.out, text(json_schema()).encode())
+    else:
+        sys.stdout.write(text(json_schema()))
+    return 0
+
+
+if __name__ == "__main__":
+    import gc
+
+    # A build allocates hundreds of thousands of objects that all live until it ends: the
+    # cyclic collector would walk them again and again for nothing (~10% of a build), and
+    # freeing them one by one at exit costs a tenth of a second at 1,000 lessons. Nothing
+    # here makes reference cycles that need collecting, and every file and pool is closed by
+    # the time main() returns, so the process ends as soon as its output is flushed.
+    gc.disable()
+    code = main()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

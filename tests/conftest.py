@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from builder.build import Paths
-from builder.course import Lesson
-from builder.execute import Execution, Limits, Outcome, Runner, run_example
+from builder.core.observe import Paths
+from builder.course.model import Lesson
+from builder.run.execute import Execution, Limits, Outcome, Runner, run_example
 
 HERE = Path(__file__).parent
 FIXTURE_COURSE = HERE / "fixture_course"
@@ -63,8 +63,8 @@ def copy_course(root: Path, *, broken: bool = True) -> Paths:
 
 def load_errors(paths: Paths) -> str:
     """What loading the course at `paths` reports (it must fail)."""
-    from builder.course import load_course
-    from builder.errors import BuildError
+    from builder.core.errors import BuildError
+    from builder.course.model import load_course
 
     with pytest.raises(BuildError) as caught:
         load_course(paths.content)
@@ -81,7 +81,7 @@ def course_copy(tmp_path: Path) -> Paths:
 def recorded_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The fixture course without its broken lesson, recorded once per session from the
     canned runs (tests that need real JAX run examples themselves, marked slow)."""
-    from builder.build import build
+    from builder.build.pipeline import build
 
     root = tmp_path_factory.mktemp("recorded")
     build(copy_course(root, broken=False), execute=True, jobs=2, runner=canned_run)

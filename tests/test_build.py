@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from builder.build import Paths, build
-from builder.cli import main
-from builder.errors import ExecutionError
+from builder.__main__ import main
+from builder.build.pipeline import build
+from builder.core.errors import ExecutionError
+from builder.core.observe import Paths
 from tests.conftest import CountingRunner, copy_course, edit
 
 pytestmark = pytest.mark.slow
@@ -163,7 +164,7 @@ def test_no_machine_path_reaches_a_recording_or_page(recorded: Paths) -> None:
 def test_check_imports_neither_jax_nor_matplotlib(recorded: Paths) -> None:
     """Nor pydantic when all is fresh: builder/quickcheck.py proves it without."""
     code = (
-        "import sys; from builder.cli import main; code = main(sys.argv[1:]); "
+        "import sys; from builder.__main__ import main; code = main(sys.argv[1:]); "
         "heavy = sorted(m for m in ('jax', 'matplotlib', 'jinja2', 'markdown_it', 'pydantic') "
         "if m in sys.modules); print(code, heavy)"
     )
@@ -193,8 +194,9 @@ def test_record_only_named_lessons_and_force(recorded: Paths) -> None:
 
 
 def test_record_starts_the_examples_that_took_longest_first(recorded: Paths) -> None:
-    from builder.build import check, record_stale
-    from builder.course import load_course
+    from builder.build.pipeline import check
+    from builder.course.model import load_course
+    from builder.run.batch import record_stale
 
     sidecars = recorded.recordings / "_inputs"
     for lesson_id, seconds in {"basics-01": 0.5, "basics-02": 2.0}.items():
@@ -237,8 +239,8 @@ def test_the_project_course_recordings_are_fresh() -> None:
 def test_the_canned_runs_are_what_the_examples_print(tmp_path: Path) -> None:
     """The fast tests record the fixture course from tests/fixtures/fixture-course-recordings
     (conftest.canned_run): each must be what its example prints when it really runs."""
-    from builder.course import load_course
-    from builder.execute import Limits, run_example
+    from builder.course.model import load_course
+    from builder.run.execute import Limits, run_example
     from tests.conftest import canned_run
 
     paths = copy_course(tmp_path, broken=False)

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from bench.charts import CASES
-from builder import charts
-from builder.recording import BarPanel, Series
+from builder.course.recording import BarPanel, Series
+from builder.render import charts
 
 ROOT = Path(__file__).resolve().parent.parent
 

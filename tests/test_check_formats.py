@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from builder.build import Paths
-from builder.cli import main
+from builder.__main__ import main
+from builder.core.observe import Paths
 from tests.conftest import edit
 
 

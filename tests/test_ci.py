@@ -18,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from builder.build import Paths
+from builder.core.observe import Paths
 from tests.conftest import edit
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -97,7 +97,7 @@ def test_pre_commit_hook_runs_make_check() -> None:
     target = hooks[0]["entry"].split()[-1]
     assert hooks[0]["entry"].startswith("make ") and target in _make_targets()
     assert re.search(hooks[0]["files"], "recordings/performance-05.json")
-    assert not re.search(hooks[0]["files"], "builder/render.py")
+    assert not re.search(hooks[0]["files"], "builder/render/lessons.py")
 
 
 def test_light_requirements_are_pinned_as_in_the_lock() -> None:
@@ -113,7 +113,7 @@ def _blocked_check(paths: Paths, *args: str) -> subprocess.CompletedProcess[str]
         "import sys\n"
         "before = set(sys.modules)\n"  # what site.py loaded (setuptools' distutils hack)
         f"for name in {HEAVY!r}: sys.modules[name] = None\n"
-        "from builder.cli import main\n"
+        "from builder.__main__ import main\n"
         "code = main(sys.argv[1:])\n"
         "import importlib.metadata as md\n"
         "owners = md.packages_distributions()\n"

@@ -6,8 +6,8 @@ import shutil
 
 import pytest
 
-from builder.build import Paths
-from builder.course import load_course
+from builder.core.observe import Paths
+from builder.course.model import load_course
 from tests.conftest import edit, load_errors
 
 

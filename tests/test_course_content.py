@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from builder import figures, prose
-from builder.course import Course, Lesson, load_course
-from builder.recording import Recording, load
+from builder.course.model import Course, Lesson, load_course
+from builder.course.recording import Recording, load
+from builder.render import figures, prose
 
 ROOT = Path(__file__).parent.parent
 COURSE = load_course(ROOT / "content")
@@ -88,7 +88,7 @@ def test_every_glossary_term_is_taught_where_it_says_and_used(course: Course) ->
 
 
 def test_home_page_says_what_the_course_does_not_claim(course: Course) -> None:
-    from builder.render import page, site_nav
+    from builder.render.lessons import page, site_nav
 
     def home(of: Course) -> str:
         context = {"root": "", "title": "Course", "current": "", "description": ""}

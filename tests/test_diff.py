@@ -20,10 +20,10 @@ from pathlib import Path
 
 import pytest
 
-from builder.build import Paths
-from builder.changes import mask_timings, output_change
-from builder.cli import main
-from builder.recording import Environment, Recording, dumps, loads
+from builder.__main__ import main
+from builder.core.observe import Paths
+from builder.course.recording import Environment, Recording, dumps, loads
+from builder.review.changes import mask_timings, output_change
 
 CASES = Path(__file__).parent / "diff_cases"
 GIT_ENV = {
@@ -179,7 +179,7 @@ def test_diff_says_when_a_revision_is_unknown(
 
 
 def test_an_environment_bump_alone_is_a_change(history: Paths) -> None:
-    from builder.changes import lesson_change
+    from builder.review.changes import lesson_change
 
     before = recording(history, "basics-02")
     after = replace(before, environment=Environment("cpu", 1, "0.9.2", "2.4.5", "3.10.8"))
@@ -230,7 +230,7 @@ def test_without_the_renderer_diff_reports_all_but_the_pages(history: Paths) -> 
         "import sys\n"
         "for name in ('jax', 'matplotlib', 'jinja2', 'markdown_it', 'pygments'):\n"
         "    sys.modules[name] = None\n"
-        "from builder.cli import main\n"
+        "from builder.__main__ import main\n"
         "sys.exit(main(sys.argv[1:]))\n"
     )
     where = ["--content", str(history.content), "--recordings", str(history.recordings)]
@@ -248,7 +248,7 @@ def test_without_the_renderer_diff_reports_all_but_the_pages(history: Paths) -> 
 
 
 def test_site_since_rev_has_a_what_changed_page_linking_to_each_change(history: Paths) -> None:
-    from builder.build import build
+    from builder.build.pipeline import build
 
     build(history, execute=False, jobs=1)
     assert not (history.out / "changes").exists()

@@ -24,11 +24,13 @@ from typing import Any
 import pytest
 from conftest import canned_run, copy_course, make_paths
 
-from builder.build import Paths, build, check, record_stale
-from builder.cli import main
-from builder.course import Lesson, load_course
-from builder.errors import BuildError, ExecutionError
-from builder.execute import Execution, Limits, run_example
+from builder.__main__ import main
+from builder.build.pipeline import build, check
+from builder.core.errors import BuildError, ExecutionError
+from builder.core.observe import Paths
+from builder.course.model import Lesson, load_course
+from builder.run.batch import record_stale
+from builder.run.execute import Execution, Limits, run_example
 
 distributed = pytest.importorskip("distributed")
 
@@ -54,10 +56,12 @@ def gpu_canned_run(lesson: Lesson, limits: Limits) -> Execution:
 
 def fake_numpy(version: str) -> None:
     """On a worker: report another numpy than the one installed."""
-    import builder.distributed
+    import builder.run.distributed
 
-    real = builder.distributed.metadata.version
-    builder.distributed.installed_version = lambda name: version if name == "numpy" else real(name)
+    real = builder.run.distributed.metadata.version
+    builder.run.distributed.installed_version = (
+        lambda name: version if name == "numpy" else real(name)
+    )
 
 
 def _local_cluster(folder: Path, workers: int = 2, **options: Any) -> distributed.LocalCluster:
@@ -227,7 +231,7 @@ def test_ctrl_c_keeps_what_finished_and_leaves_nothing_queued(
 
 def test_a_task_on_a_worker_with_other_versions_runs_nothing(tmp_path: Path) -> None:
     """What a worker that joined after the check does: `work` checks again, first."""
-    from builder.distributed import Task, expected_versions, task_of, work
+    from builder.run.distributed import Task, expected_versions, task_of, work
 
     lesson = load_course(copy_course(tmp_path, broken=False).content).lessons[0]
     task = task_of(lesson, expected_versions())

@@ -6,10 +6,10 @@ import hashlib
 import json
 from pathlib import Path
 
-from builder import fingerprint
-from builder.build import Paths
-from builder.course import load_course
-from builder.status import State, course_status
+from builder.core.observe import Paths
+from builder.course import fingerprint
+from builder.course.model import load_course
+from builder.course.status import State, course_status
 from tests.conftest import edit
 
 
@@ -50,10 +50,10 @@ def _canonical(value: object) -> bytes:
 
 def test_hashes_can_be_recomputed_from_the_readme_recipe(recorded: Paths) -> None:
     """Another tool following README 'Recordings' gets the same hashes as the builder."""
-    builder = Path(fingerprint.__file__).parent
+    builder = Path(fingerprint.__file__).parents[1]
     harness = {
-        name: _sha((builder / name).read_bytes().replace(b"\r\n", b"\n"))
-        for name in ("harness.py", "panels.py")
+        name.rpartition("/")[2]: _sha((builder / name).read_bytes().replace(b"\r\n", b"\n"))
+        for name in ("run/harness.py", "panels.py")
     }
     folder = recorded.content / "lessons" / "speed-01"
     inputs = {
@@ -128,7 +128,7 @@ def test_a_damaged_inputs_sidecar_only_blunts_the_message(recorded: Paths) -> No
 
 def test_a_package_not_installed_is_compared_with_its_pin() -> None:
     """CI's light install has no jax: recordings are compared with requirements.lock."""
-    from builder.rules import LOCK_FILE, NOT_INSTALLED, expected_versions, lock_pins
+    from builder.course.rules import LOCK_FILE, NOT_INSTALLED, expected_versions, lock_pins
 
     lock = lock_pins(LOCK_FILE)
     installed = {"jax": NOT_INSTALLED, "numpy": "9.9", "matplotlib": NOT_INSTALLED}

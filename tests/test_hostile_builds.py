@@ -2,7 +2,7 @@
 
 Each test checks the bytes of what must survive (previous recordings, the previous site/).
 The builder runs as the real CLI in a subprocess where a signal or a second process is the
-point; elsewhere in-process through `builder.cli.main`.
+point; elsewhere in-process through `builder.__main__.main`.
 """
 
 from __future__ import annotations
@@ -20,13 +20,14 @@ from pathlib import Path
 
 import pytest
 
-from builder import serve
-from builder.build import Paths, build, build_lock
-from builder.cli import main
-from builder.errors import BuildError
-from builder.execute import BUILDER_ROOT
-from builder.manifest import Manifest
-from builder.store import Store
+from builder.__main__ import main
+from builder.build.manifest import Manifest
+from builder.build.pipeline import build, build_lock
+from builder.core.errors import BuildError
+from builder.core.observe import Paths
+from builder.core.store import Store
+from builder.preview import serve
+from builder.run.execute import BUILDER_ROOT
 from tests.test_hostile_examples import alive, wait_gone
 
 COURSE_YML = """\
@@ -229,7 +230,7 @@ def test_a_recording_that_cannot_be_saved_is_reported_and_the_rest_kept(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """recordings/ becomes unwritable after the check (full disk): the run is reported."""
-    from builder import record
+    from builder.run import batch as record
 
     write_course(tmp_path, {"calm-01": "print(1)\n"})
     (tmp_path / "recordings").mkdir()

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from builder.course import load_course
-from builder.execute import BUILDER_ROOT, Limits, Outcome, run_example
-from builder.record import record
+from builder.course.model import load_course
+from builder.run.batch import record
+from builder.run.execute import BUILDER_ROOT, Limits, Outcome, run_example
 from tests.conftest import load_errors, make_paths
 from tests.test_hostile_builds import write_course
 from tests.test_hostile_lessons import set_front

@@ -18,8 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from builder.course import FrontMatter, Lesson
-from builder.execute import (
+from builder.course.model import FrontMatter, Lesson
+from builder.course.status import recording_path
+from builder.run.batch import failure_summary, record
+from builder.run.execute import (
     MAX_OUTPUT,
     Execution,
     Limits,
@@ -28,8 +30,6 @@ from builder.execute import (
     child_environment,
     run_example,
 )
-from builder.record import failure_summary, record
-from builder.status import recording_path
 
 LESSON_ID = "hostile-01"
 
@@ -328,8 +328,8 @@ def test_a_failed_run_leaves_the_previous_recording_byte_for_byte(tmp_path: Path
     assert [x.outcome for x in report.failures] == [Outcome.RAISED]
     assert recording_path(recordings, LESSON_ID).read_bytes() == previous
     assert sorted(p.name for p in recordings.iterdir()) == [f"{LESSON_ID}.json"]
-    from builder.course import Course, CourseMeta
-    from builder.validation import validate
+    from builder.course.model import Course, CourseMeta
+    from builder.course.validation import validate
 
     course = Course(
         root=tmp_path,

@@ -21,13 +21,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from builder import charts, prose, recording
-from builder.cli import main
-from builder.course import Course, CourseMeta, FrontMatter, GlossaryTerm, Lesson, load_course
-from builder.errors import BuildError
-from builder.site import render_files
-from builder.status import LessonStatus, State
-from builder.validation import validate, validate_json
+from builder.__main__ import main
+from builder.build.site import render_files
+from builder.core.errors import BuildError
+from builder.course import recording
+from builder.course.model import Course, CourseMeta, FrontMatter, GlossaryTerm, Lesson, load_course
+from builder.course.status import LessonStatus, State
+from builder.course.validation import validate, validate_json
+from builder.render import charts, prose
 from tests.conftest import REFERENCE
 from tests.test_hostile_builds import cli, write_course
 

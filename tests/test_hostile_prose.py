@@ -26,9 +26,10 @@ from pathlib import Path
 
 import pytest
 
-from builder import bounded, prose, recording
-from builder.course import Course, Lesson, load_course
-from builder.errors import RenderError
+from builder.core.errors import RenderError
+from builder.course import recording
+from builder.course.model import Course, Lesson, load_course
+from builder.render import bounded, prose
 from tests.conftest import REFERENCE
 from tests.test_hostile_builds import write_course
 
@@ -372,7 +373,7 @@ def test_no_site_file_fetches_from_outside_the_site(tmp_path: Path) -> None:
     """A lesson with raw HTML of every fetching kind (shown as text: raw HTML is off), a
     relative image among its data files and outside links a reader clicks: across every
     HTML, SVG and CSS file of the built site, each fetch is a file inside the site."""
-    from builder.cli import main
+    from builder.__main__ import main
     from tests.test_hostile_builds import cli
 
     write_course(tmp_path, {"calm-01": "print(1)\n"})
@@ -431,7 +432,7 @@ def built(small_course: Path, tmp_path: Path) -> Path:
 def build_cli(root: Path, *extra: str) -> tuple[int, str]:
     """`python -m builder render` in this process: the exit code, and what it said on
     stderr besides the closing "Built ..." line."""
-    from builder.cli import main
+    from builder.__main__ import main
     from tests.test_hostile_builds import cli
 
     stderr = io.StringIO()
@@ -682,8 +683,9 @@ def test_a_full_or_read_only_disk_under_the_cache(three: Path, failure: str) -> 
 def test_a_full_or_read_only_disk_under_the_recordings(tmp_path: Path, failure: str) -> None:
     """A full disk: the example runs and its recording cannot be saved, named with the
     reason; read-only: nothing runs. Either way the old recording stays byte for byte."""
-    from builder.build import Paths, build
-    from builder.errors import BuildError
+    from builder.build.pipeline import build
+    from builder.core.errors import BuildError
+    from builder.core.observe import Paths
     from tests.conftest import canned_run, copy_course
 
     damage, reason, _ = FAILURES[failure]
@@ -777,7 +779,7 @@ def test_an_unwritable_cache_folder_costs_only_time(three: Path) -> None:
 def test_each_write_failure_says_what_to_do(number: int, remedy: str) -> None:
     """EDQUOT cannot be made here (no quota on tmpfs, and root is exempt): its message is
     checked as the others are, on the one function that words them all."""
-    from builder.fsutil import cannot_write
+    from builder.core.fsutil import cannot_write
 
     error = cannot_write(OSError(number, os.strerror(number), "/site/x.html"), "kept")
     assert str(error) == (

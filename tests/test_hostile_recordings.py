@@ -18,9 +18,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from builder import recording
-from builder.cli import main
-from builder.errors import RecordingError
+from builder.__main__ import main
+from builder.core.errors import RecordingError
+from builder.course import recording
 from tests.conftest import REFERENCE
 from tests.test_hostile_builds import cli, snapshot, write_course
 
@@ -279,7 +279,7 @@ def test_a_panel_value_too_large_to_draw_is_invalid_when_loaded(
 def test_diff_reads_the_work_trees_recordings_through_the_same_door(tmp_path: Path) -> None:
     """`diff` (and the What changed page) read recordings from the work tree: a FIFO there
     is named, never opened; an editor's lock file is not a recording."""
-    from builder import revision
+    from builder.review import git as revision
 
     (tmp_path / f"{LESSON}.json").write_bytes(reference_as(LESSON))
     (tmp_path / f".#{LESSON}.json").symlink_to("root@host.4242:1700000000")

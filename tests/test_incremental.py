@@ -14,9 +14,10 @@ from pathlib import Path
 import pytest
 
 from bench.generate import generate, write_recordings
-from builder.build import Paths, build
-from builder.make import MIN_PER_WORKER
-from builder.store import Store
+from builder.build.make import MIN_PER_WORKER
+from builder.build.pipeline import build
+from builder.core.observe import Paths
+from builder.core.store import Store
 
 LESSON = "a01-002"
 
@@ -203,7 +204,7 @@ def test_deleting_a_stale_file_never_follows_a_link(paths: Paths, tmp_path: Path
 
 def test_a_cold_build_made_in_workers_equals_one_made_in_this_process(tmp_path: Path) -> None:
     """Enough lessons that a cold build with two jobs makes its pages and charts in forked
-    workers (builder.make), which take artifacts as they go: same files, byte for byte."""
+    workers (builder.build.make), which take artifacts as they go: same files, byte for byte."""
     generate(30, tmp_path)  # 60 pages and charts: enough for 2 workers
     assert 60 // MIN_PER_WORKER >= 2, "too few artifacts to be made in workers"
     content, recordings = tmp_path / "content", tmp_path / "recordings"

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from builder import bounded, figures, prose
-from builder.course import Course, Lesson, load_course
-from builder.recording import Recording, load
+from builder.course.model import Course, Lesson, load_course
+from builder.course.recording import Recording, load
+from builder.render import bounded, figures, prose
 from tests.conftest import FIXTURE_COURSE, REFERENCE
 
 CASES = Path(__file__).parent / "render_cases"

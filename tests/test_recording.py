@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from builder import recording
-from builder.cli import main
-from builder.errors import RecordingError
+from builder.__main__ import main
+from builder.core.errors import RecordingError
+from builder.course import recording
 from tests.conftest import HERE, REFERENCE
 
 

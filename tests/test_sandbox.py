@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from builder.execute import BUILDER_ROOT, Limits, run_example, run_sandboxed
-from builder.sandbox import NEEDED, sandbox_problem, sandboxed
+from builder.run.execute import BUILDER_ROOT, Limits, run_example, run_sandboxed
+from builder.run.sandbox import NEEDED, sandbox_problem, sandboxed
 from tests.test_hostile_builds import cli, write_course
 from tests.test_hostile_examples import make_lesson
 
@@ -57,7 +57,7 @@ try:
 except OSError as error:
     print("network refused:", error.strerror)
 print("builders:", sum(1 for p in os.listdir("/proc") if p.isdigit()
-                       and b"builder.supervise" in open(f"/proc/{p}/cmdline", "rb").read()))
+                       and b"builder.run.supervise" in open(f"/proc/{p}/cmdline", "rb").read()))
 """
 
 

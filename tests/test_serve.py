@@ -1,5 +1,5 @@
-"""The preview: the in-memory session (builder.live), the server and its event stream
-(builder.serve), and background re-recording (builder.recorder). Browser behaviour is in
+"""The preview: the in-memory session (builder.preview.session), the server and its event stream
+(builder.preview.serve), and background re-recording (builder.preview.rerecord). Browser behaviour is in
 tests/browser/test_preview.py."""
 
 from __future__ import annotations
@@ -16,13 +16,14 @@ from pathlib import Path
 
 import pytest
 
-from builder.build import Paths, build
-from builder.errors import RenderError
-from builder.execute import Execution, Limits, Outcome
-from builder.live import Changed, Session
-from builder.manifest import TEMPLATES, Manifest
-from builder.serve import LIVE_SCRIPT, Preview, inject_live, problems, wanted
-from builder.store import Store
+from builder.build.manifest import TEMPLATES, Manifest
+from builder.build.pipeline import build
+from builder.core.errors import RenderError
+from builder.core.observe import Paths
+from builder.core.store import Store
+from builder.preview.serve import LIVE_SCRIPT, Preview, inject_live, problems, wanted
+from builder.preview.session import Changed, Session
+from builder.run.execute import Execution, Limits, Outcome
 from tests.conftest import canned_run, edit
 
 LESSON = "basics-01"  # slug "first"

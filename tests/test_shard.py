@@ -10,10 +10,12 @@ from pathlib import Path
 import pytest
 from conftest import canned_run, copy_course, make_paths
 
-from builder.build import Paths, check, record_stale
-from builder.cli import main
-from builder.course import load_course
-from builder.shard import Shard, split
+from builder.__main__ import main
+from builder.build.pipeline import check
+from builder.core.observe import Paths
+from builder.course.model import load_course
+from builder.run.batch import record_stale
+from builder.run.shard import Shard, split
 
 
 def test_a_shard_is_k_of_n() -> None:

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from builder.build import Paths
-from builder.course import load_course
-from builder.recording import load
+from builder.core.observe import Paths
+from builder.course.model import load_course
+from builder.course.recording import load
 from tests.conftest import edit, load_errors
 
 LESSONS = ("lessons", "basics-01", "lesson.md")
@@ -71,7 +71,7 @@ def test_an_alias_writes_a_redirect_with_relative_urls(recorded: Paths) -> None:
 
 
 def test_removing_an_alias_removes_its_page(recorded: Paths) -> None:
-    from builder.build import build
+    from builder.build.pipeline import build
 
     edit(recorded.content.joinpath(*LESSONS), "aliases: [first-jaxpr]", "aliases: []")
     build(recorded, execute=False, jobs=1)
@@ -192,7 +192,7 @@ def test_headings_have_a_named_link_and_plain_contents(recorded: Paths) -> None:
 
 
 def test_the_contents_read_a_heading_without_its_markdown(course_copy: Paths) -> None:
-    from builder.prose import render_prose
+    from builder.render.prose import render_prose
 
     path = course_copy.content.joinpath(*LESSONS)
     edit(path, "## Tracing", "## What `jax.make_jaxpr` *traces*")
@@ -210,8 +210,8 @@ def test_the_contents_read_a_heading_without_its_markdown(course_copy: Paths) ->
 def test_an_edit_link_only_when_the_course_names_its_source(course_copy: Paths) -> None:
     import shutil
 
-    from builder.site import render_files
-    from builder.status import course_status
+    from builder.build.site import render_files
+    from builder.course.status import course_status
 
     shutil.rmtree(course_copy.content / "lessons" / "speed-02")
     course = load_course(course_copy.content)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from builder.store import Store
+from builder.core.store import Store
 
 
 def test_keys_used_in_one_thread_are_not_recorded_for_another(tmp_path: Path) -> None:

@@ -15,8 +15,8 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
-from builder.course import Course, load_course
-from builder.recording import load
+from builder.course.model import Course, load_course
+from builder.course.recording import load
 
 pytestmark = pytest.mark.browser
 
@@ -377,7 +377,7 @@ def test_screenshots_of_a_lesson_with_a_chart(
 def test_every_lesson_says_how_to_run_it_with_the_recorded_versions(
     new_page: Any, course_url: str, course: Course
 ) -> None:
-    from builder.pages import shim
+    from builder.render.pages import shim
 
     page = new_page()
     for lesson in course.lessons:

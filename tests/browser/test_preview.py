@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from builder.build import Paths
-from builder.course import Lesson
-from builder.execute import Execution, Limits, Outcome
-from builder.serve import Preview
+from builder.core.observe import Paths
+from builder.course.model import Lesson
+from builder.preview.serve import Preview
+from builder.run.execute import Execution, Limits, Outcome
 from tests.conftest import canned_run, edit
 
 pytestmark = pytest.mark.browser

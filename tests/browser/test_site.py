@@ -11,7 +11,7 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
-from builder.figures import format_number
+from builder.render.figures import format_number
 
 pytestmark = pytest.mark.browser
 

@@ -1,0 +1,170 @@
+"""The build, as a table of contents: observe, load, status, record, render, write.
+
+    observe   the inputs' and the site's file metadata: unchanged since the last good
+              build -> done (the no-op)
+    load      content/ -> Course (validated, frozen)
+    status    Course + recordings/ -> one LessonStatus per lesson
+    record    each lesson not fresh runs in its own process -> recordings/ (then status again)
+    render    lesson pages and charts, the other pages, the search bundles -> artifacts,
+              each made, or taken from the site or the store (builder.build.make)
+    write     the changed files into site/, all renamed into place; what is gone, removed
+    remember  the manifest of this build, and the store pruned to what it references
+
+Everything a build keeps is in the store (builder.core.store); it is committed only when a
+build succeeds, so a failed build leaves the last good manifest, and the site it describes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
+
+from ..core.observe import Observed, Paths, environment_snapshot, site_files, snapshot
+from ..core.store import Memo, Store
+from .manifest import Manifest, code_digest, installed_versions
+
+if TYPE_CHECKING:
+    from ..course.model import Course
+    from ..course.status import LessonStatus
+    from ..review.changes import CourseChanges
+    from ..run.execute import Runner
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    executed: tuple[str, ...]
+    written: int
+    removed: int
+    total: int
+
+
+def build(
+    paths: Paths,
+    *,
+    execute: bool,
+    jobs: int,
+    force: bool = False,
+    runner: Runner | None = None,
+    log: TextIO | None = None,
+    since: str | None = None,
+    dask: str | None = None,
+) -> BuildResult:
+    """Record what changed (unless `execute` is off), then render and write the site, in
+    `jobs` processes at once for either; with `since` (a git revision), a "What changed"
+    page against it too. Progress and warnings go to `log` (sys.stderr as it is when called)."""
+    log = log or sys.stderr
+    with build_lock(paths.cache), contextlib.closing(Store(paths.cache, _warning(log))) as store:
+        settings = (f"execute={execute}", f"since={_commit(paths, since)}")
+        now = Observed.take([paths.content, paths.recordings], paths.out, *settings)
+        last = Manifest.load(store)
+        if last is not None and last.unchanged(now) and not force:
+            return BuildResult((), 0, 0, len(last.files))
+        from ..run.batch import record_stale
+        from .stages import Kept, course_status, load_course, make_site, write  # not for a no-op
+
+        versions = installed_versions(now.environment, last)
+        memo = Memo(store, code_digest(versions))
+        course = load_course(paths.content, memo)
+        statuses = course_status(course, paths.recordings, versions, memo)
+        executed = (
+            record_stale(course, statuses, paths, jobs, force, runner, log, dask=dask)
+            if execute
+            else ()
+        )
+        if executed:
+            statuses = course_status(course, paths.recordings, versions, memo)
+        kept = Kept.since(last, paths.out, now)
+        changes = _changes(paths, since)
+        site = make_site(course, statuses, paths.recordings, memo, kept, jobs, changes)
+        written = write(site.files(), site.names(), paths.out, site_files(paths.out, now.site))
+        after = Manifest(now, versions, snapshot([paths.out]), site.names(), site.traces())
+        store.commit(after, keep=site.references(store.used))
+    return BuildResult(executed or (), written.written, written.removed, written.total)
+
+
+def _commit(paths: Paths, since: str | None) -> str:
+    """The commit `since` names now: a build keyed on it notices when the branch moves."""
+    if not since:
+        return ""
+    from ..review.git import commit  # git, tarfile: only with --since
+
+    return commit(paths.recordings, since)
+
+
+def _changes(paths: Paths, since: str | None) -> CourseChanges | None:
+    """What the recordings changed since `since` (builder.review), for the What changed page."""
+    if not since:
+        return None
+    from ..review.diff import diff  # git: only with --since
+
+    return diff(paths.content, paths.recordings, since, None)
+
+
+@dataclass(frozen=True)
+class Checked:
+    course: Course
+    statuses: list[LessonStatus]
+
+
+def check(paths: Paths) -> Checked:
+    """The course and every lesson's status, as the next build would see them, executing
+    nothing; what it validates is kept in the store for the next build or check. It
+    imports the two stages it runs, not builder.build.stages: jinja2 and markdown-it stay
+    unloaded."""
+    from ..course.model import load_course
+    from ..course.status import course_status
+
+    with contextlib.closing(Store(paths.cache, _warning(sys.stderr))) as store:
+        versions = installed_versions(environment_snapshot(), Manifest.load(store))
+        memo = Memo(store, code_digest(versions))
+        course = load_course(paths.content, memo)
+        statuses = course_status(course, paths.recordings, versions, memo)
+        store.commit()  # a store that cannot be written only costs time (and says so)
+    return Checked(course, statuses)
+
+
+def _warning(log: TextIO) -> Callable[[str], None]:
+    """Say a one-line warning on `log` (a damaged build cache)."""
+    return lambda message: print(f"warning: {message}", file=log, flush=True)
+
+
+@contextlib.contextmanager
+def build_lock(cache: Path) -> Iterator[None]:
+    """One build at a time per cache folder: a second one waits, and says so."""
+    with _lock_file(cache) as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().strip() or "another process"
+            print(
+                f"Another build is running ({holder}); waiting for it to finish...",
+                file=sys.stderr,
+                flush=True,
+            )
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        with contextlib.suppress(OSError):  # who holds it only informs; a full disk may not
+            handle.seek(0)
+            handle.truncate()
+            handle.write(f"pid {os.getpid()}")
+            handle.flush()
+        yield
+
+
+def _lock_file(cache: Path) -> TextIO:
+    """The cache folder's lock file, open; a folder that cannot hold it is a BuildError."""
+    from ..core.fsutil import cannot_write
+
+    path = cache / "build.lock"
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+        return open(path, "a+")
+    except OSError as error:
+        failure = OSError(error.errno, error.strerror, error.filename or str(path))
+        raise cannot_write(failure, "nothing was built") from None

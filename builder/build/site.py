@@ -1,0 +1,117 @@
+"""The site, made: every artifact of it (builder.build.make) by key, in the order they were made.
+
+`make_site` makes the lesson pages and charts first, then the pages that list what the
+lessons use (the glossary lists the terms each page uses), then the search bundles, which
+index the pages' bytes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..core.artifact import Made, Trace
+from ..core.errors import raise_all
+from ..core.store import Memo
+from ..course.model import Course
+from ..course.rules import read_inputs, run_seconds
+from ..course.status import LessonStatus
+from ..render import lessons as render
+from ..render import pages, search
+from .make import Kept, make
+
+if TYPE_CHECKING:
+    from ..review.changes import CourseChanges  # only with --since
+
+
+@dataclass(frozen=True)
+class Site:
+    made: dict[str, Made]  # by artifact key
+
+    def files(self) -> dict[str, bytes]:
+        """The files this build made (the site holds the others already)."""
+        return {n: data for m in self.made.values() if m.files for n, data in m.files.items()}
+
+    def names(self) -> dict[str, str]:
+        """Every file of the site, with the key of the artifact it came from."""
+        return {name: key for key, m in self.made.items() for name in m.trace.names}
+
+    def traces(self) -> dict[str, Trace]:
+        return {key: made.trace for key, made in self.made.items()}
+
+    def references(self, used: Iterable[str]) -> set[str]:
+        """Every store key the site was made with, and `used`: what the store keeps."""
+        uses = {key for made in self.made.values() for key in made.trace.uses}
+        return {*self.made, *uses, *used}
+
+
+def make_site(
+    course: Course,
+    statuses: list[LessonStatus],
+    recordings: Path,
+    memo: Memo,
+    kept: Kept,
+    jobs: int,
+    changes: CourseChanges | None = None,
+) -> Site:
+    pages_only = make_pages(course, statuses, recordings, memo, kept, jobs, changes)
+    return with_search(pages_only, course, memo, kept, jobs)
+
+
+def make_pages(
+    course: Course,
+    statuses: list[LessonStatus],
+    recordings: Path,
+    memo: Memo,
+    kept: Kept,
+    jobs: int,
+    changes: CourseChanges | None = None,
+) -> Site:
+    """The site without its search bundles: what the preview shows first."""
+    assert memo.store is not None
+    store, renderer = memo.store, render.Renderer(memo)
+    lessons = make(render.lesson_artifacts(course, statuses, renderer), store, kept, jobs)
+    used = pages.terms_used(course, lessons.values())
+    seconds = run_seconds(read_inputs(recordings))
+    changed = _changes_page(changes, course)
+    artifacts = pages.page_artifacts(course, statuses, used, seconds, renderer, changed)
+    return Site(lessons | make(artifacts, store, kept, jobs))
+
+
+def with_search(site: Site, course: Course, memo: Memo, kept: Kept, jobs: int) -> Site:
+    """The site and the search bundles that index its pages."""
+    assert memo.store is not None
+    files, names = site.files(), site.names()
+
+    def read(name: str) -> bytes:  # a page this build did not make is in the site as it was
+        return files[name] if name in files else (kept.out / name).read_bytes()
+
+    bundles = search.bundle_artifacts(course, names, read, render.Renderer(memo))
+    return Site(site.made | make(bundles, memo.store, kept, jobs, threads=True))
+
+
+def render_files(
+    course: Course, statuses: list[LessonStatus], changes: CourseChanges | None = None
+) -> dict[str, bytes]:
+    """Every page and chart, made in this process without a store and without search
+    bundles: the same bytes a build writes (for tests and tools)."""
+    renderer = render.Renderer(Memo())
+    lessons = [a.make() for a in render.lesson_artifacts(course, statuses, renderer)]
+    raise_all([error for made in lessons for error in made.errors])
+    used = pages.terms_used(course, lessons)
+    changed = _changes_page(changes, course)
+    artifacts = pages.page_artifacts(course, statuses, used, {}, renderer, changed)
+    others = [a.make() for a in artifacts]
+    return {name: data for made in [*lessons, *others] for name, data in (made.files or {}).items()}
+
+
+def _changes_page(changes: CourseChanges | None, course: Course) -> pages.ChangesPage | None:
+    """The "What changed" page's makings (`--since REV`), when there is one."""
+    if changes is None:
+        return None
+    from ..review.page import context
+
+    return changes, partial(context, changes, course)

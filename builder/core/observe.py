@@ -1,0 +1,152 @@
+"""What a build is about to read, observed before it reads anything: the metadata of every
+input file and of the site folder, the interpreter's package folders and the versions
+installed there, and where the builder's own code and templates live.
+
+Metadata, not bytes (as make and git do); a file is (mtime_ns, size, inode, ctime_ns).
+Editors' lock, swap and backup files are never inputs. Standard library only: the no-op is
+decided before anything heavy is imported.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import sys
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+NOT_INSTALLED = "not installed"
+RACY_NS = 2_000_000_000
+BUILDER = Path(__file__).resolve().parent.parent  # the builder package
+TEMPLATES = BUILDER.parent / "templates"
+PACKAGES = (  # whose versions a recording's environment or a page's bytes depend on
+    "jax",
+    "numpy",
+    "matplotlib",
+    "pygments",
+    "jinja2",
+    "markdown-it-py",
+    "mdit-py-plugins",
+    "pagefind-bin",
+)
+
+Snapshot = dict[str, tuple[int, ...]]
+
+# What editors leave beside the file being edited: Emacs' lock (.#name, a dangling link)
+# and auto-save (#name#), backups (name~), Vim's swap files (.name.swp, .swo, ...) and the
+# file it writes to test a folder (4913). No build reads them, and none is a change.
+EDITOR_FILE = re.compile(r"\.#.*|#.*#|.*~|\..*\.sw[a-p]|4913")
+
+
+def editor_file(name: str) -> bool:
+    """Whether a file name is an editor's lock, swap or backup file."""
+    return EDITOR_FILE.fullmatch(name) is not None
+
+
+def snapshot(roots: Iterable[Path], deep: bool = True) -> Snapshot:
+    """Metadata of every file under each root (each root itself when it is a file, or when
+    `deep` is off). Links are listed, never followed; folders are listed as (-1,)."""
+    files: Snapshot = {}
+    for root in roots:
+        try:
+            info = root.lstat()
+        except OSError:
+            files[str(root)] = ()  # absent: its appearance is a change
+            continue
+        if deep and root.is_dir() and not root.is_symlink():
+            _walk(str(root), files)
+        else:
+            files[str(root)] = _meta(info)
+    return files
+
+
+def _walk(folder: str, files: Snapshot) -> None:
+    """Editor files are left out; a file or folder deleted while it is walked is absent
+    (an editor's lock or swap file comes and goes while an author saves)."""
+    try:
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if entry.name == "__pycache__" or editor_file(entry.name):
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    _walk(entry.path, files)
+                    continue
+                with contextlib.suppress(FileNotFoundError):
+                    files[entry.path] = _meta(entry.stat(follow_symlinks=False))
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    files[folder] = (-1,)
+
+
+def _meta(info: os.stat_result) -> tuple[int, ...]:
+    """What says a file changed. ctime too, as git does: a write always sets it, and unlike
+    mtime it cannot be set back (an edit of the same size with its mtime restored shows)."""
+    return (info.st_mtime_ns, info.st_size, info.st_ino, info.st_ctime_ns)
+
+
+def environment_files() -> list[Path]:
+    """The interpreter and the folders packages are installed into (not their contents:
+    installing or removing a package adds or removes a *.dist-info folder, which changes
+    the folder's own mtime)."""
+    folders = [Path(p) for p in sys.path if p and "site-packages" in p and Path(p).is_dir()]
+    return [Path(sys.executable), *folders]
+
+
+def environment_snapshot() -> Snapshot:
+    return snapshot(environment_files(), deep=False)
+
+
+def site_files(out: Path, site: Snapshot) -> dict[str, tuple[int, ...]]:
+    """The files of a snapshot of the site folder, by their name inside it."""
+    prefix = len(str(out)) + 1
+    return {
+        path[prefix:].replace(os.sep, "/"): meta
+        for path, meta in site.items()
+        if len(meta) > 1 and path != str(out)
+    }
+
+
+@dataclass(frozen=True)
+class Paths:
+    """Where a build reads the course and its recordings, and writes the site and its cache."""
+
+    content: Path
+    recordings: Path
+    out: Path
+    cache: Path
+
+
+@dataclass(frozen=True)
+class Observed:
+    """What a build is about to read and the site folder as it is, taken before reading."""
+
+    settings: tuple[str, ...]  # what the build was asked, and where it reads
+    out: str  # the site folder, resolved
+    inputs: Snapshot
+    environment: Snapshot
+    site: Snapshot
+    taken_ns: int
+
+    @classmethod
+    def take(cls, roots: list[Path], out: Path, *settings: str) -> Observed:
+        taken = time.time_ns()
+        where = tuple(str(p.resolve()) for p in roots)
+        environment = environment_snapshot()
+        inputs = snapshot([*roots, TEMPLATES, BUILDER])
+        site = snapshot([out])
+        return cls((*settings, *where), str(out.resolve()), inputs, environment, site, taken)
+
+
+def read_versions() -> dict[str, str]:
+    from importlib import metadata
+
+    versions = {}
+    for name in PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = NOT_INSTALLED
+    return versions

@@ -1,0 +1,248 @@
+"""The build's one cache: derived artifacts by the digest of what they are made of.
+
+Everything a build can skip is here, in one SQLite file (`.cache/store.sqlite`): validated
+front matter and recordings, highlighted code, pages, charts, search bundles, and the
+manifest of the last good build. A key is `digest(...)` of an artifact's
+inputs, so an entry is either right or never asked for; nothing is ever updated in place.
+After a good build the store keeps only what its manifest references (`keep_only`).
+
+The store is disposable, and nothing in it can fail a build: every value carries a
+checksum, and one that does not match (a flipped bit, a truncated row) reads as missing; a
+file that is not a database of this layout is replaced; one that cannot be replaced (a
+folder in its place) or written (a full disk) leaves the build without a cache. Each of
+these is one line of warning (`warn`) naming the file. Writes are gathered in memory and
+committed once (`commit`), so a killed build leaves the store as the last commit left it.
+A connection is never shared across fork(): a worker opens its own `Store`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import pickle
+import sqlite3
+import threading
+import zlib
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+FILE = "store.sqlite"
+MANIFEST = "manifest"  # the one row of the manifest table
+LAYOUT = (
+    "CREATE TABLE IF NOT EXISTS artifacts (key TEXT PRIMARY KEY, data BLOB)",
+    "CREATE TABLE IF NOT EXISTS manifest (id TEXT PRIMARY KEY, data BLOB)",
+    "SELECT key, data FROM artifacts LIMIT 0",  # an older or foreign layout fails here
+    "SELECT id, data FROM manifest LIMIT 0",
+)
+
+
+def digest(*parts: str | bytes) -> str:
+    """The one key of the store: sha256 over the parts, each length-prefixed, so that no
+    choice of parts can read as another."""
+    hasher = hashlib.sha256()
+    for part in parts:
+        data = part.encode("utf-8", "surrogatepass") if isinstance(part, str) else part
+        hasher.update(len(data).to_bytes(8, "little"))
+        hasher.update(data)
+    return hasher.hexdigest()
+
+
+class Memo:
+    """A function's results in a store, by the digest of its arguments and of the code
+    (`salt`, manifest.code_digest): wraps pure functions from outside. Without a store
+    (tools, tests), it just calls them."""
+
+    def __init__(self, store: Store | None = None, salt: str = "") -> None:
+        self.store = store
+        self.salt = salt
+
+    def key(self, kind: str, *parts: str | bytes) -> str:
+        return digest(self.salt, kind, *parts)
+
+    def __call__(self, kind: str, parts: tuple[str | bytes, ...], make: Callable[[], T]) -> T:
+        if self.store is None:
+            return make()
+        return self.store.value(self.key(kind, *parts), make)
+
+
+class Store:
+    """Bytes by key; values by key (pickled); the manifest of the last good build."""
+
+    def __init__(self, folder: Path, warn: Callable[[str], None] = lambda message: None) -> None:
+        self.folder = folder
+        self.path = folder / FILE
+        self.warn = warn  # told, once, of a damaged store and what was done about it
+        self.warned = False
+        self.pending: dict[str, bytes] = {}
+        self.used: set[str] = set()  # every key this build asked for or added
+        self._scopes: dict[int, list[set[str]]] = {}  # by thread: see `recording`
+        self._db: sqlite3.Connection | None = None
+
+    @contextlib.contextmanager
+    def recording(self) -> Iterator[set[str]]:
+        """The keys this thread asks for or adds inside the block (what an artifact was made
+        with). Per thread: search bundles are made in threads side by side, and a key one
+        of them stores must not count as used by another (it would never be pruned)."""
+        used: set[str] = set()
+        scopes = self._scopes.setdefault(threading.get_ident(), [])
+        scopes.append(used)
+        try:
+            yield used
+        finally:
+            scopes.pop()  # blocks nest: this block's set is the last
+
+    def _use(self, key: str) -> None:
+        self.used.add(key)
+        for scope in self._scopes.get(threading.get_ident(), ()):
+            scope.add(key)
+
+    def get(self, key: str) -> bytes | None:
+        self._use(key)
+        if key in self.pending:
+            return self.pending[key]
+        try:
+            row = self._connection().execute("SELECT data FROM artifacts WHERE key = ?", (key,))
+            found = row.fetchone()
+        except sqlite3.Error:
+            return None
+        return _unsealed(found[0]) if found else None
+
+    def put(self, key: str, data: bytes) -> None:
+        self._use(key)
+        self.pending[key] = data
+
+    def value(self, key: str, make: Callable[[], T]) -> T:
+        """The value stored under `key`, or `make()`'s, stored for next time."""
+        data = self.get(key)
+        if data is not None:
+            with contextlib.suppress(Exception):  # damaged or from another version: remake
+                found: T = pickle.loads(data)
+                return found
+        made = make()
+        self.put(key, pickle.dumps(made, protocol=5))
+        return made
+
+    def manifest(self) -> Any:
+        """The last good build's manifest (unpickled), or None."""
+        try:
+            row = self._connection().execute("SELECT data FROM manifest WHERE id = ?", (MANIFEST,))
+            found = _unsealed(row.fetchone()[0])
+            return pickle.loads(found) if found is not None else None
+        except Exception:  # missing, damaged, or from another version of the builder
+            return None
+
+    def commit(self, manifest: Any = None, keep: Iterable[str] | None = None) -> None:
+        """Write what this build added; with `manifest`, make it the last good build's and,
+        with `keep`, delete every entry it does not reference."""
+
+        pending = list(self.pending.items())  # threads may add more meanwhile (builder.build.make)
+
+        def work(db: sqlite3.Connection) -> None:
+            rows = ((key, _sealed(data)) for key, data in pending)
+            db.executemany("INSERT OR REPLACE INTO artifacts VALUES (?, ?)", rows)
+            if manifest is not None:
+                data = _sealed(pickle.dumps(manifest, protocol=5))
+                db.execute("INSERT OR REPLACE INTO manifest VALUES (?, ?)", (MANIFEST, data))
+            if keep is not None:
+                stored = {row[0] for row in db.execute("SELECT key FROM artifacts")}
+                stale = stored - set(keep)
+                db.executemany("DELETE FROM artifacts WHERE key = ?", ((k,) for k in stale))
+
+        if pending or manifest is not None or keep is not None:
+            self._write(work)
+        for key, _ in pending:
+            self.pending.pop(key, None)
+
+    def keys(self) -> list[str]:
+        """Every stored key (for tests and tools)."""
+        try:
+            return [row[0] for row in self._connection().execute("SELECT key FROM artifacts")]
+        except sqlite3.Error:
+            return []
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+    def _write(self, work: Callable[[sqlite3.Connection], None]) -> None:
+        """Run `work` in one transaction; a file that cannot be written (found damaged only
+        now) is started afresh once; if that fails too (a full disk), this build's work is
+        not kept, and a warning says why."""
+        for attempt in range(2):
+            try:
+                db = self._connection()
+                with db:  # one transaction: committed, or rolled back on any error
+                    work(db)
+                return
+            except (sqlite3.Error, OSError) as error:
+                if attempt:
+                    self._warn(f"cannot be written ({error}); this build's work is not kept")
+                    return
+                self._discard()
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._db is None:
+            try:
+                self._db = _open(self.path)
+            except (sqlite3.Error, OSError) as error:
+                self._db = self._afresh(error)
+        return self._db
+
+    def _afresh(self, error: Exception) -> sqlite3.Connection:
+        """A store that did not open: deleted and started afresh, or, where it cannot be
+        (a folder in its place, a read-only disk), this build runs without one."""
+        try:
+            self._discard()
+            db = _open(self.path)
+        except (sqlite3.Error, OSError):
+            self._warn(f"is not a usable database ({error}); building without the cache")
+            return _open(":memory:")
+        self._warn(f"was damaged ({error}); started afresh")
+        return db
+
+    def _warn(self, problem: str) -> None:
+        if not self.warned:
+            self.warned = True
+            self.warn(f"the build cache {self.path} {problem}")
+
+    def _discard(self) -> None:
+        self.close()
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(f"{self.path}{suffix}")
+
+
+def _open(path: Path | str) -> sqlite3.Connection:
+    """A connection to the store at `path`, whose tables have the store's layout."""
+    if path != ":memory:":
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+    db = sqlite3.connect(path, timeout=60)
+    try:
+        # WAL: a forked worker reads while another commits. NORMAL: a crash may lose the
+        # last transactions, never corrupt the file.
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        for statement in LAYOUT:
+            db.execute(statement)
+    except BaseException:
+        db.close()
+        raise
+    return db
+
+
+def _sealed(data: bytes) -> bytes:
+    """`data` after its CRC-32: a row damaged on disk is found out, not used."""
+    return zlib.crc32(data).to_bytes(4, "little") + data
+
+
+def _unsealed(row: object) -> bytes | None:
+    """The data of a sealed row, or None if the row is damaged or not bytes at all."""
+    if not isinstance(row, bytes) or len(row) < 4:
+        return None
+    data = row[4:]
+    return data if zlib.crc32(data).to_bytes(4, "little") == row[:4] else None

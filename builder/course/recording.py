@@ -1,0 +1,211 @@
+"""The recording: schema version 1, its types (validated by pydantic), loading and saving it.
+
+Saving gives 2-space indented JSON with keys in schema order and no trailing newline, so
+loading and saving a recording gives back the same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from annotated_types import Interval, Len, MaxLen, MinLen
+
+from ..core.errors import RecordingError
+from .rules import (
+    CONFLICT_MARKER,
+    LESSON_ID_PATTERN,
+    MAX_RECORDING_BYTES,
+    SCHEMA_VERSION,
+    SHA256_PATTERN,
+    finite_number,
+    iso_with_timezone,
+    read_file,
+    series_lengths_match,
+)
+from .validation import STRICT, Check, Pattern, problems, validate_json
+
+if TYPE_CHECKING:
+    from pydantic import GetCoreSchemaHandler
+
+# Validated by pydantic (builder.course.validation), but not pydantic models: see there why.
+Number = Annotated[int | float, Check(finite_number)]  # strict: no bool, no "1"
+Text = Annotated[str, Len(1, 200)]
+
+
+def _an_integer(value: object) -> object:
+    """Literal[1] takes `true` and `1.0` (they equal 1), and they would be saved as 1."""
+    if type(value) is not int:
+        raise ValueError(f"must be the integer {SCHEMA_VERSION}")
+    return value
+
+
+@dataclass(frozen=True)
+class Series:
+    __pydantic_config__ = STRICT
+
+    label: Text
+    y: list[Number]
+
+
+@dataclass(frozen=True)
+class BarPanel:
+    __pydantic_config__ = STRICT
+
+    kind: Literal["bar"]
+    title: Text
+    labels: Annotated[list[Text], MinLen(1)]
+    ylabel: Text
+    series: Annotated[list[Series], MinLen(1)]
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> Any:
+        """The panel's own fields, then: every series has one value per label."""
+        return Check(_lengths_match).__get_pydantic_core_schema__(source, handler)
+
+
+def _lengths_match(panel: BarPanel) -> BarPanel:
+    series_lengths_match(panel.labels, [(s.label, s.y) for s in panel.series])
+    return panel
+
+
+@dataclass(frozen=True)
+class PanelData:
+    __pydantic_config__ = STRICT
+
+    kind: Literal["panels"]
+    panels: list[BarPanel]
+
+
+@dataclass(frozen=True)
+class Environment:
+    __pydantic_config__ = STRICT
+
+    backend: Text
+    deviceCount: Annotated[int, Interval(ge=1)]
+    jax: Text
+    numpy: Text
+    matplotlib: Text
+
+
+@dataclass(frozen=True)
+class Recording:
+    """One executed lesson: what its example printed and the panels it emitted."""
+
+    __pydantic_config__ = STRICT
+
+    schemaVersion: Annotated[Literal[1], Check(_an_integer, before=True)]
+    lessonId: Annotated[str, Pattern(LESSON_ID_PATTERN), MaxLen(64)]
+    contentHash: Annotated[str, Pattern(SHA256_PATTERN)]
+    rendererHash: Annotated[str, Pattern(SHA256_PATTERN)]
+    kind: Literal["executed"]
+    generatedAt: Annotated[str, Check(iso_with_timezone)]
+    provenance: Annotated[str, Pattern(r"^recorded_[a-z0-9]+_computation$")]
+    environment: Environment
+    stdout: str
+    data: PanelData
+
+    @property
+    def panels(self) -> list[BarPanel]:
+        return self.data.panels
+
+    @property
+    def device(self) -> str:
+        """The instrument in words: 'CPU' for recorded_cpu_computation."""
+        return self.provenance.removeprefix("recorded_").removesuffix("_computation").upper()
+
+
+def dumps(recording: Recording) -> bytes:
+    """The recording's bytes on disk: 2-space indent, schema key order, no final newline."""
+    text = json.dumps(asdict(recording), indent=2, ensure_ascii=False)
+    return text.encode("utf-8")
+
+
+def loads(data: bytes, source: Path | str) -> Recording:
+    """Parse and validate a recording; errors name `source` and the field."""
+    if len(data) > MAX_RECORDING_BYTES:
+        raise RecordingError(
+            f"is {len(data) / 2**20:.1f} MiB, over the {MAX_RECORDING_BYTES // 2**20} MiB limit",
+            path=source,
+            hint=_TOO_BIG,
+        )
+    from pydantic import ValidationError
+
+    try:  # the common case, parsed and validated in one pass by pydantic-core
+        return validate_json(Recording, data)
+    except ValidationError:
+        pass  # read it again step by step, to say exactly what is wrong
+    raw = _parse_json(data, source)
+    version = raw.get("schemaVersion", SCHEMA_VERSION) if isinstance(raw, dict) else None
+    if isinstance(raw, dict) and (type(version) is not int or version != SCHEMA_VERSION):
+        raise RecordingError(
+            f"schemaVersion {raw['schemaVersion']!r} is not supported (this builder reads "
+            f"{SCHEMA_VERSION})",
+            path=source,
+            hint="re-record it with this builder: make record FORCE=1",
+        )
+    try:
+        return validate_json(Recording, data)
+    except ValidationError as error:
+        raise RecordingError(_describe(error), path=source, hint=_REPAIR) from None
+
+
+def load(path: Path) -> Recording:
+    try:
+        data = read_bytes(path)
+    except FileNotFoundError:
+        raise RecordingError("cannot be read: No such file or directory", path=path) from None
+    return loads(data, path)
+
+
+def read_bytes(path: Path) -> bytes:
+    """A recording file's bytes, read only when it is a regular file within the size limit
+    (a FIFO made `check` wait forever; a link to /dev/zero, run out of memory)."""
+    return read_file(path, MAX_RECORDING_BYTES, RecordingError, _TOO_BIG)
+
+
+def json_schema() -> dict[str, Any]:
+    from .validation import json_schema
+
+    schema = json_schema(Recording)
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["$id"] = "recording.schema.json"
+    return schema
+
+
+_TOO_BIG = "an example printing this much is a mistake; trim its output and re-record"
+_REPAIR = "recordings are data, not code: re-record with `make record` rather than editing it"
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a finite number")
+
+
+def _parse_json(data: bytes, source: Path | str) -> Any:
+    if CONFLICT_MARKER.search(data):
+        raise RecordingError(
+            "contains git merge-conflict markers (<<<<<<< / ======= / >>>>>>>)",
+            path=source,
+            hint="do not merge recordings by hand: take either side, then re-record with "
+            "`make record`",
+        )
+    try:
+        return json.loads(data.decode("utf-8"), parse_constant=_reject_constant)
+    except UnicodeDecodeError as error:
+        raise RecordingError(
+            f"is not UTF-8 (byte {error.start})", path=source, hint=_REPAIR
+        ) from None
+    except json.JSONDecodeError as error:
+        raise RecordingError(
+            f"is not valid JSON: {error.msg} at line {error.lineno} column {error.colno}",
+            path=source,
+            hint=_REPAIR,
+        ) from None
+    except ValueError as error:
+        raise RecordingError(str(error), path=source, hint=_REPAIR) from None
+
+
+def _describe(error: Exception) -> str:
+    return "; ".join(f"field {where or '(top level)'}: {msg}" for where, msg in problems(error))

@@ -1,0 +1,318 @@
+"""The rules lessons and recordings follow that the JSON Schemas cannot say (the types in
+course.py and recording.py call them as pydantic validators), and reading the files they
+come from. Standard library only, PyYAML when a YAML file must be parsed.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import stat
+import unicodedata
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from ..core.errors import BuildError, ContentError
+from ..core.observe import NOT_INSTALLED
+
+SCHEMA_VERSION = 1
+MAX_RECORDING_BYTES = 20 * 1024 * 1024
+MAX_LESSON_BYTES = 256 * 1024  # the longest lesson of the course is 10 KiB
+MAX_SOURCE_BYTES = 1024 * 1024  # an example, course.yml, glossary.yml
+MAX_DRAWABLE = 1e300  # a panel value's size: floats end at 1.8e308; a margin for the axes
+LESSON_ID_PATTERN = r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$"
+SHA256_PATTERN = r"^[0-9a-f]{64}$"
+SLUG_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
+ENV_NAME_PATTERN = re.compile(r"^[A-Z_][A-Z0-9_]*$")
+DATA_NAME_PATTERN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
+CONFLICT_MARKER = re.compile(rb"^(<{7}|={7}|>{7})( |$)", re.MULTILINE)
+DEFAULT_TIMEOUT = 120.0
+LESSON_FILE = "lesson.md"
+EXAMPLE_FILE = "example.py"
+INPUTS_DIR = "_inputs"  # recordings/_inputs/<lessonId>.json: one small file per lesson
+PINNED_PACKAGES = ("jax", "numpy", "matplotlib")
+LOCK_FILE = Path(__file__).resolve().parents[2] / "requirements.lock"
+
+
+# -- recordings ------------------------------------------------------------------------------
+
+
+def finite_number(value: object) -> int | float:
+    """A panel value: an int or float, not a bool, not NaN or infinite, and small enough to
+    draw (an int of 400 digits passed as finite, then failed the render: OverflowError)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"must be a number, got {type(value).__name__}")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError("must be a finite number")
+    if not drawable(value):
+        raise ValueError(f"must be at most {MAX_DRAWABLE:g} in size to be drawn")
+    return value
+
+
+def drawable(value: int | float) -> bool:
+    """A number a chart can draw: its size at most MAX_DRAWABLE (never converted to float
+    first: a huge int overflows)."""
+    return -MAX_DRAWABLE <= value <= MAX_DRAWABLE
+
+
+def same_name(text: str) -> str:
+    """What two names that are the same name have in common: Unicode-equal (NFC and NFD
+    spellings of "é"), any case; canonical caseless matching, as Unicode defines it."""
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFD", text).casefold())
+
+
+def iso_with_timezone(value: str) -> str:
+    """generatedAt: an ISO 8601 date and time that carries a timezone."""
+    try:
+        stamp = datetime.fromisoformat(value)
+    except ValueError:
+        raise ValueError("must be an ISO 8601 date and time") from None
+    if stamp.tzinfo is None:
+        raise ValueError("must carry a timezone, such as +00:00")
+    return value
+
+
+def series_lengths_match(labels: list[Any], series: list[tuple[str, list[Any]]]) -> None:
+    """Every series of a bar panel has one value per label."""
+    for label, ys in series:
+        if len(ys) != len(labels):
+            raise ValueError(f"series {label!r} has {len(ys)} values for {len(labels)} labels")
+
+
+def expected_versions(installed: dict[str, str]) -> dict[str, tuple[str, str]]:
+    """Per pinned package, the version recordings must have been made with, and whence it
+    comes: the installed version, or, where the package is not installed (CI's light
+    install of requirements-check.txt), the version requirements.lock pins."""
+    missing = {
+        name for name in PINNED_PACKAGES if installed.get(name, NOT_INSTALLED) == NOT_INSTALLED
+    }
+    pins = lock_pins(LOCK_FILE) if missing else {}
+    return {
+        name: (pins[name], "pinned in requirements.lock")
+        if name in missing and name in pins
+        else (installed.get(name, NOT_INSTALLED), "installed")
+        for name in PINNED_PACKAGES
+    }
+
+
+def lock_pins(path: Path) -> dict[str, str]:
+    """`name==version` lines of a requirements file, by lower-case name; {} if unreadable."""
+    try:
+        lines = path.read_text("utf-8").splitlines()
+    except OSError:
+        return {}
+    pairs = [line.split("#")[0].strip().partition("==") for line in lines]
+    return {name.strip().lower(): version.strip() for name, eq, version in pairs if eq}
+
+
+def inputs_path(recordings: Path, lesson_id: str) -> Path:
+    return recordings / INPUTS_DIR / f"{lesson_id}.json"
+
+
+def read_inputs(recordings: Path) -> dict[str, Any]:
+    """What each recording's sidecar remembers (its inputs and run time), by lesson id.
+
+    One file per lesson, so that shards of a record (`--shard K/N`) never rewrite a file
+    that another shard writes too: merging them is copying files. It only sharpens
+    messages ("the example changed") and the recordings page; losing it loses nothing that
+    matters, so a damaged one is ignored rather than fatal.
+    """
+    paths = sorted((recordings / INPUTS_DIR).glob("*.json"))
+    found = {path.stem: _sidecar(path) for path in paths}
+    return {lesson: data for lesson, data in found.items() if data is not None}
+
+
+def read_input(recordings: Path, lesson_id: str) -> dict[str, Any] | None:
+    """One lesson's sidecar (`read_inputs`), or None."""
+    return _sidecar(inputs_path(recordings, lesson_id))
+
+
+def _sidecar(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(read_file(path, MAX_RECORDING_BYTES))
+    except (OSError, ValueError, ContentError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def run_seconds(sidecars: dict[str, Any]) -> dict[str, float]:
+    """How long each example ran when it was last recorded, from `read_inputs`."""
+    return {
+        lesson: float(entry["seconds"])
+        for lesson, entry in sidecars.items()
+        if isinstance(entry, dict) and isinstance(entry.get("seconds"), int | float)
+    }
+
+
+# -- lessons ---------------------------------------------------------------------------------
+
+
+PAGE_FILE = re.compile(r"index\.html|panel-\d+(?:-[a-z]+)?\.svg")  # beside it on the site
+
+
+def plain_data_names(names: tuple[str, ...]) -> tuple[str, ...]:
+    """`data:` names files beside the example, never a path or the example itself; the site
+    offers them for download beside the lesson's page, so never one of the page's files."""
+    for name in names:
+        if not DATA_NAME_PATTERN.fullmatch(name) or name == EXAMPLE_FILE:
+            raise ValueError(f"{name!r} must be a plain file name beside the example")
+        if PAGE_FILE.fullmatch(name):
+            raise ValueError(f"{name!r} is the name of a file of the lesson's page on the site")
+    return names
+
+
+def env_names(env: dict[str, str]) -> dict[str, str]:
+    """`env:` keys are environment variable names."""
+    for name in env:
+        if not ENV_NAME_PATTERN.match(name):
+            raise ValueError(f"{name!r} is not an environment variable name")
+    return env
+
+
+def read_text(path: Path | str, limit: int = MAX_SOURCE_BYTES, hint: str = "") -> str:
+    """A content file as text (UTF-8, an optional BOM dropped); errors name the file."""
+    try:
+        data = read_file(path, limit, hint=hint)
+    except FileNotFoundError:
+        raise ContentError("is missing", path=path) from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise ContentError(
+            f"is not UTF-8 (invalid byte at offset {error.start})",
+            path=path,
+            hint="save the file as UTF-8",
+        ) from None
+
+
+def read_file(
+    path: Path | str,
+    limit: int,
+    error: type[BuildError] = ContentError,
+    hint: str = "",
+) -> bytes:
+    """The bytes of the regular file at `path` (links followed), at most `limit` of them;
+    anything else is `error` naming the file. FileNotFoundError is left to the caller.
+
+    The file is opened without waiting and checked before it is read: a FIFO waited
+    forever for a writer, and a link to /dev/zero filled the memory.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise
+    except OSError as failure:  # a socket cannot be opened at all (ENXIO)
+        raise error(_not_readable(path, failure), path=path) from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise error(
+                f"is {_file_kind(info.st_mode)}, not a regular file",
+                path=path,
+                hint="replace it with an ordinary file",
+            )
+        data = _read_at_most(fd, limit + 1) if info.st_size <= limit else b""
+    finally:
+        os.close(fd)
+    if info.st_size > limit or len(data) > limit:
+        size = max(info.st_size, len(data))
+        problem = f"is {_size(size)}, over the {_size(limit, 0)} limit"
+        raise error(problem, path=path, hint=hint or "a file this large is a mistake")
+    return data
+
+
+def _read_at_most(fd: int, count: int) -> bytes:
+    chunks: list[bytes] = []
+    while count > 0 and (chunk := os.read(fd, count)):
+        chunks.append(chunk)
+        count -= len(chunk)
+    return b"".join(chunks)
+
+
+def special_file(path: Path | str) -> str:
+    """What is at `path` (links followed) when it is there but not a regular file: "a FIFO
+    (named pipe)", "a folder", ...; "" otherwise."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return ""
+    return "" if stat.S_ISREG(mode) else _file_kind(mode)
+
+
+def _not_readable(path: Path | str, failure: OSError) -> str:
+    kind = special_file(path)
+    return f"is {kind}, not a regular file" if kind else f"cannot be read: {failure.strerror}"
+
+
+def _file_kind(mode: int) -> str:
+    kinds = {
+        stat.S_ISDIR: "a folder",
+        stat.S_ISFIFO: "a FIFO (named pipe)",
+        stat.S_ISSOCK: "a socket",
+        stat.S_ISCHR: "a character device",
+        stat.S_ISBLK: "a block device",
+    }
+    return next((name for test, name in kinds.items() if test(mode)), "a special file")
+
+
+def _size(count: int, digits: int = 1) -> str:
+    if count >= 2**20:
+        return f"{count / 2**20:.{digits}f} MiB"
+    return f"{count / 2**10:.{digits}f} KiB"
+
+
+def load_yaml(text: str, path: Path | str) -> Any:
+    """YAML by libyaml's safe loader when PyYAML has it (20x faster than PyYAML's own)."""
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        return yaml.load(text, Loader=loader)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        problem = getattr(error, "problem", None) or "invalid YAML"
+        raise ContentError(f"YAML error{where}: {problem}", path=path) from None
+
+
+def split_front_matter(text: str, path: Path | str) -> tuple[str, str, int]:
+    """The YAML block between the opening and closing '---' lines (not parsed), the
+    Markdown body after it, and the body's first line number."""
+    lines = _head_lines(text)
+    if not lines or lines[0].rstrip() != "---":
+        raise ContentError(
+            "has no front matter: the file must start with a '---' line",
+            path=path,
+            hint="see README, 'Writing a lesson'",
+        )
+    end = next((i for i in range(1, len(lines)) if lines[i].rstrip() == "---"), None)
+    if end is None:
+        raise ContentError("front matter is not closed by a '---' line", path=path)
+    return "".join(lines[1:end]), text[sum(map(len, lines[: end + 1])) :], end + 2
+
+
+def front_matter_fields(block: str, path: Path | str) -> dict[str, Any]:
+    """The front matter block's fields."""
+    raw = load_yaml(block, path)
+    if not isinstance(raw, dict):
+        raise ContentError("front matter must be a YAML mapping of fields", path=path)
+    return raw
+
+
+def _head_lines(text: str) -> list[str]:
+    """text.splitlines(keepends=True), or its first lines when they hold a closing '---'.
+
+    A prefix ending just after a newline splits into the same first lines as the whole
+    text, so splitting the body of a long lesson (the slow part) is needed only when the
+    front matter does not end before the first newline-'---' line.
+    """
+    start = text.find("\n---")
+    stop = text.find("\n", start + 1) if start >= 0 else -1
+    if stop >= 0:
+        lines = text[: stop + 1].splitlines(keepends=True)
+        if any(line.rstrip() == "---" for line in lines[1:]):
+            return lines
+    return text.splitlines(keepends=True)

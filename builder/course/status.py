@@ -1,0 +1,168 @@
+"""Compare the course with recordings/: one state per lesson, by hashing only.
+
+Nothing here executes an example or imports jax or matplotlib.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from ..core.errors import RecordingError
+from ..core.observe import editor_file, read_versions
+from ..core.store import Memo
+from . import fingerprint
+from .model import Course, Lesson
+from .recording import Recording, loads, read_bytes
+from .rules import expected_versions, read_input
+
+
+class State(enum.StrEnum):
+    FRESH = "fresh"
+    MISSING = "missing"
+    STALE_CONTENT = "stale(content)"
+    STALE_HARNESS = "stale(harness)"
+    STALE_ENVIRONMENT = "stale(environment)"
+    INVALID = "invalid"
+    ORPHAN = "orphan"
+    NEEDS_GPU = "needs a GPU machine"  # a `requires: gpu` lesson, missing or stale
+
+
+@dataclass(frozen=True)
+class LessonStatus:
+    lesson_id: str
+    state: State
+    detail: str
+    path: Path
+    recording: Recording | None = None
+    digest: str = ""  # of the recording file's bytes, when it was read
+
+    @property
+    def fresh(self) -> bool:
+        return self.state is State.FRESH
+
+    @property
+    def needs_run(self) -> bool:
+        """On this machine: a lesson that needs a GPU runs only where one is asked for."""
+        return self.state not in (State.FRESH, State.ORPHAN, State.NEEDS_GPU)
+
+    @property
+    def passes(self) -> bool:
+        """What `check` accepts: fresh, or waiting for a GPU machine (CI runs on CPUs)."""
+        return self.state in (State.FRESH, State.NEEDS_GPU)
+
+
+_RECORDABLE = (State.MISSING, State.STALE_CONTENT, State.STALE_HARNESS, State.STALE_ENVIRONMENT)
+
+
+def recording_path(recordings: Path, lesson_id: str) -> Path:
+    return recordings / f"{lesson_id}.json"
+
+
+def course_status(
+    course: Course,
+    recordings: Path,
+    versions: dict[str, str] | None = None,
+    memo: Memo | None = None,
+    kept: Mapping[str, LessonStatus] | None = None,
+) -> list[LessonStatus]:
+    """The state of every lesson in course order, then every orphaned recording.
+
+    `versions` are the installed packages' (read here when not given: a build takes them
+    from its manifest); `memo` keeps each recording as validated, by its bytes; `kept`:
+    statuses taken before, by lesson id, of lessons whose inputs and recording have not
+    changed since (the preview knows from the file events).
+    """
+    memo = memo or Memo()
+    kept = kept or {}
+    versions = versions or read_versions()
+    renderer = fingerprint.renderer_hash()
+    expected = expected_versions(versions)
+    statuses = [
+        kept.get(x.id) or _lesson_status(x, recordings, renderer, expected, memo)
+        for x in course.lessons
+    ]
+    ids = {lesson.id for lesson in course.lessons}
+    for path in sorted(recordings.glob("*.json")):
+        if path.stem not in ids and not path.name.startswith("_") and not editor_file(path.name):
+            statuses.append(LessonStatus(path.stem, State.ORPHAN, "no lesson has this id", path))
+    return statuses
+
+
+def _lesson_status(
+    lesson: Lesson,
+    recordings: Path,
+    renderer: str,
+    expected: dict[str, tuple[str, str]],
+    memo: Memo,
+) -> LessonStatus:
+    path = recording_path(recordings, lesson.id)
+    try:
+        data = read_bytes(path)
+    except FileNotFoundError:
+        return _on_gpu(lesson, LessonStatus(lesson.id, State.MISSING, "never recorded", path))
+    except RecordingError as error:
+        return LessonStatus(lesson.id, State.INVALID, error.problem, path)
+    digest = fingerprint.sha256(data)
+    try:
+        recording = memo("recording", (digest,), lambda: loads(data, path))
+    except RecordingError as error:
+        return LessonStatus(lesson.id, State.INVALID, error.problem, path)
+    if recording.lessonId != lesson.id:
+        detail = f"its lessonId is {recording.lessonId!r}, not {lesson.id!r}"
+        return LessonStatus(lesson.id, State.INVALID, detail, path, digest=digest)
+    state, detail = _staleness(lesson, recording, renderer, expected, recordings)
+    return _on_gpu(lesson, LessonStatus(lesson.id, state, detail, path, recording, digest))
+
+
+def _on_gpu(lesson: Lesson, status: LessonStatus) -> LessonStatus:
+    """A `requires: gpu` lesson whose recording is missing or stale needs a GPU machine:
+    not a failure of a CPU machine's check. An invalid recording stays invalid."""
+    if not lesson.needs_gpu or status.state not in _RECORDABLE:
+        return status
+    detail = f"{status.state}" + (f": {status.detail}" if status.detail else "")
+    return replace(status, state=State.NEEDS_GPU, detail=detail)
+
+
+def _staleness(
+    lesson: Lesson,
+    recording: Recording,
+    renderer: str,
+    expected: dict[str, tuple[str, str]],
+    recordings: Path,
+) -> tuple[State, str]:
+    inputs = fingerprint.lesson_inputs(lesson)
+    if recording.contentHash != fingerprint.content_hash(inputs):
+        remembered = read_input(recordings, lesson.id)  # only a stale lesson's is read
+        return State.STALE_CONTENT, _content_detail(recording, inputs, remembered)
+    if recording.rendererHash != renderer:
+        return (
+            State.STALE_HARNESS,
+            "the recording harness (builder/run/harness.py, builder/panels.py) changed",
+        )
+    drift = environment_drift(recording, expected)
+    if drift:
+        return State.STALE_ENVIRONMENT, drift
+    return State.FRESH, ""
+
+
+def _content_detail(recording: Recording, inputs: dict[str, Any], remembered: Any) -> str:
+    old = remembered.get("inputs") if isinstance(remembered, dict) else None
+    if not isinstance(old, dict) or remembered.get("contentHash") != recording.contentHash:
+        return "the example, its data files or its settings changed"
+    changes = fingerprint.changed_inputs(old, inputs)
+    return (", ".join(changes) or "the inputs") + " changed"
+
+
+def environment_drift(recording: Recording, expected: dict[str, tuple[str, str]]) -> str:
+    """'jax 0.9.2 recorded, 0.9.3 installed' for each pinned package that differs from
+    `expected` (builder.course.rules.expected_versions)."""
+    drift = [
+        f"{name} {getattr(recording.environment, name)} recorded, {version} {whence}"
+        for name, (version, whence) in expected.items()
+        if getattr(recording.environment, name) != version
+    ]
+    return "; ".join(drift)

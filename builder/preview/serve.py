@@ -1,0 +1,257 @@
+"""python -m builder serve: the site over HTTP on localhost, rebuilt in memory as you type.
+
+The build lives in a Session (builder.preview.session): a file event from the OS (watchfiles) is one
+refresh that reads only what the event touched and makes only the pages whose keys
+changed; the site is served from memory, and site/ is brought up to date (search bundles,
+files, manifest: what `make site` would write) when the edits pause. Pages carry a small
+script (builder/live.js) added on the way out, so it never reaches site/: the server tells
+it over Server-Sent Events (/__events) which files changed, and a page reloads only when
+its own file did, keeping its scroll position. A build that fails, whatever the reason, is
+printed and shown over every open page (file, line, message) until a build succeeds; the
+server keeps the last good site. With execution on, an example whose recording is not
+fresh is re-recorded in the background (builder.run.batch, one lesson at a time): its page
+says "re-recording..." meanwhile; a failure is shown in the overlay until the example
+changes again, and the last good recording stays. Editors' lock, swap and backup files,
+and the builder's own temporary files, are no change.
+"""
+
+from __future__ import annotations
+
+import functools
+import mimetypes
+import queue
+import sys
+import threading
+import time
+import traceback
+import urllib.parse
+from collections.abc import Callable, Iterable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from ..build.write import TEMPORARY
+from ..core.errors import BuildError
+from ..core.observe import TEMPLATES, Paths, editor_file
+from .hub import Hub, problems
+from .session import Changed, Session
+
+if TYPE_CHECKING:
+    from ..run.execute import Runner
+    from .rerecord import Recorder
+
+EVENTS = "/__events"
+LIVE_SCRIPT = b"<script>" + Path(__file__).with_name("live.js").read_bytes() + b"</script>"
+STEP_MS = 20  # after a file event, how long to wait for the rest of its burst
+WATCH_MS = 300  # how often the watcher looks up from the OS's events (to stop when asked)
+# No event for this long: the author paused, bring site/ up to date. Writing it takes a
+# Pagefind run (0.15-0.4 s), and an edit that lands meanwhile waits for it: not sooner.
+SETTLE_AFTER = 1.0
+KEEP_ALIVE = 15.0  # seconds between SSE comments, so proxies and browsers keep the stream
+NO_BUILD = b"<!doctype html><html><body><h1>No build yet</h1></body></html>"
+
+
+class Preview:
+    """The running preview: its session, the files it serves, the HTTP server and the
+    pages' streams."""
+
+    def __init__(
+        self,
+        paths: Paths,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        execute: bool = True,
+        jobs: int = 1,
+        runner: Runner | None = None,
+        log: TextIO = sys.stderr,
+    ) -> None:
+        self.paths, self.log = paths, log
+        self.session = Session(paths, execute=execute)
+        self.hub = Hub()
+        self.files: dict[str, bytes] = {}  # replaced whole after each build, never changed
+        self.changes: queue.Queue[list[str]] = queue.Queue()  # file event batches
+        self.stopping = threading.Event()
+        self.recorder: Recorder | None = None
+        if execute:
+            from .rerecord import Recorder
+
+            self.recorder = Recorder(paths, self.hub, runner, jobs, log)
+        self.server = ThreadingHTTPServer((host, port), functools.partial(_Handler, self))
+        self.server.daemon_threads = True
+
+    @property
+    def url(self) -> str:
+        host, port = self.server.server_address[:2]
+        return f"http://{host!s}:{port}/"
+
+    def start(self) -> None:
+        """Watch, then the first build (site/ brought up to date too), then serve: an edit
+        made while the first build runs is the first rebuild."""
+        ready = threading.Event()
+        threading.Thread(target=self._watch, args=(ready,), daemon=True).start()
+        ready.wait()
+        if self.apply(self.session.start):
+            self.apply(self.session.settle, "Wrote site/")
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def _watch(self, ready: threading.Event) -> None:
+        """Every batch of file events into `changes` (a thread: the OS's events queue up
+        while a build runs, and none is lost between two batches)."""
+        from watchfiles import watch
+
+        roots = [self.paths.content, self.paths.recordings, TEMPLATES]
+        for events in watch(
+            *roots,
+            watch_filter=wanted,
+            step=STEP_MS,
+            rust_timeout=WATCH_MS,
+            yield_on_timeout=True,
+            stop_event=self.stopping,
+            raise_interrupt=False,
+        ):
+            ready.set()  # the first batch is empty: the OS watches from here on
+            if events:
+                self.changes.put([path for _, path in events])
+
+    def run(self, stop: threading.Event | None = None) -> None:
+        """Rebuild on every change until Ctrl-C (or `stop`)."""
+        dirty = False
+        while not (stop and stop.is_set()):
+            try:
+                files = self.changes.get(timeout=SETTLE_AFTER)
+            except queue.Empty:
+                if dirty:
+                    dirty = not self.apply(self.session.settle, "Wrote site/")
+            else:
+                while not self.changes.empty():  # a burst: one rebuild
+                    files += self.changes.get()
+                dirty = self.rebuild(files) or dirty
+            if self.recorder and self.session.course:
+                self.recorder.poll(self.session.course, self.session.statuses)
+
+    def rebuild(self, files: Iterable[str]) -> bool:
+        session = self.session
+        if session.course is None:  # the first build failed: start again
+            return self.apply(session.start)
+        changed = Changed.of(self.paths, files)
+        return self.apply(lambda: session.refresh(changed))
+
+    def apply(self, step: Callable[[], list[str]], what: str = "Rebuilt") -> bool:
+        """Run a build step; tell the pages what changed, or show them why it failed.
+        Only Ctrl-C (KeyboardInterrupt) stops the server."""
+        started = time.perf_counter()
+        try:
+            changed = step()
+        except Exception as error:  # a BuildError, a bug, an OSError: never fatal here
+            if not isinstance(error, BuildError):
+                traceback.print_exc(file=self.log)
+            self.hub.publish(errors=problems(error))
+            print(f"error: {error}\n(still serving the last good site)", file=self.log)
+            return False
+        self.files = self.session.served()
+        self.hub.publish(changed, errors=[])
+        seconds = time.perf_counter() - started
+        print(f"{what}: {len(changed)} file(s) changed in {seconds:.2f} s.", file=self.log)
+        return True
+
+    def close(self) -> None:
+        self.stopping.set()
+        self.hub.close()
+        self.server.shutdown()
+        self.server.server_close()
+        if self.recorder:
+            self.recorder.stop()
+        self.session.close()
+
+
+def serve(
+    paths: Paths,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    execute: bool = True,
+    jobs: int = 1,
+    log: TextIO = sys.stderr,
+) -> None:
+    """Build, serve, and rebuild on every change until Ctrl-C."""
+    preview = Preview(paths, host=host, port=port, execute=execute, jobs=jobs, log=log)
+    try:
+        preview.start()
+        print(f"Serving {paths.out}/ at {preview.url} (Ctrl-C stops)", file=log)
+        preview.run()
+    finally:
+        preview.close()
+
+
+def wanted(change: object, path: str) -> bool:
+    """A file event that may change the site: not an editor's lock, swap or backup file,
+    nor a temporary file the builder renames into place."""
+    name = Path(path).name
+    return not (editor_file(name) or TEMPORARY.fullmatch(name) or "__pycache__" in path)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    def __init__(self, preview: Preview, *args: Any, **kwargs: Any) -> None:
+        self.preview = preview
+        super().__init__(*args, **kwargs)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        path = urllib.parse.unquote(self.path.split("?", 1)[0].split("#", 1)[0])
+        if path == EVENTS:
+            self._events()
+            return
+        files, name = self.preview.files, path.lstrip("/")
+        if name == "" or name.endswith("/"):
+            name += "index.html"
+        if name not in files and f"{name}/index.html" in files:
+            self.send_response(301)
+            self.send_header("Location", f"{path}/")
+            self.end_headers()
+            return
+        data, status = files.get(name), 200
+        if data is None:
+            name, status = "404.html", 404
+            data = files.get(name, NO_BUILD)
+        if name.endswith(".html"):
+            self._send(status, inject_live(data), "text/html; charset=utf-8")
+            return
+        self._send(status, data, mimetypes.guess_type(name)[0] or "application/octet-stream")
+
+    def _send(self, status: int, data: bytes, kind: str) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Cache-Control", "no-store")
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _events(self) -> None:
+        """One long-lived response per page: the state now, then every change."""
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-store")
+        self.end_headers()
+        stream = self.preview.hub.subscribe()
+        try:
+            while True:
+                try:
+                    message = stream.get(timeout=KEEP_ALIVE)
+                except queue.Empty:
+                    message = ": keep-alive\n\n"
+                if message is None:  # the server is closing
+                    return
+                self.wfile.write(message.encode())
+        except OSError:  # the page went away
+            return
+        finally:
+            self.preview.hub.unsubscribe(stream)
+
+
+def inject_live(page: bytes) -> bytes:
+    """The page with the preview's script just before </body> (or at its end)."""
+    index = page.rfind(b"</body>")
+    return page + LIVE_SCRIPT if index < 0 else page[:index] + LIVE_SCRIPT + page[index:]

@@ -1,0 +1,195 @@
+"""The preview's build, kept in memory between edits (python -m builder serve).
+
+A Session runs the build's own stages (load_course, course_status, make_pages, with_search,
+write; builder/build/pipeline.py is the one-shot pipeline) and keeps what they made: the course,
+every lesson's status and every artifact, files and all. An edit is told by its file
+events (`Changed`), so the next build reads only what they touched:
+
+    refresh   the changed lessons loaded again (the others kept as they were), their
+              statuses, and the pages whose keys changed made again; every other artifact
+              comes from memory -> the names of the site files that changed, served at once
+    settle    when the edits pause: the search bundles, the changed files written into
+              site/, and the manifest, as `make site` would leave them (the same bytes)
+
+The served site is the session's memory, not site/: writing site/ and its manifest costs
+more than rendering one page (it walks the site and the inputs), so it waits for a pause.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from ..build.make import Kept
+from ..build.manifest import Manifest, code_digest, installed_versions
+from ..build.pipeline import build_lock
+from ..build.site import Site, make_pages, with_search
+from ..build.write import write
+from ..core.artifact import Made
+from ..core.observe import TEMPLATES, Observed, Paths
+from ..core.store import Memo, Store
+from ..course.model import Course, Lesson, load_course
+from ..course.rules import INPUTS_DIR
+from ..course.status import LessonStatus, course_status
+
+JOBS = 2  # forked workers only when many artifacts are missing (a template edit)
+
+
+@dataclass(frozen=True)
+class Changed:
+    """What a batch of file events touched, as the session's stages see it."""
+
+    lessons: frozenset[str] = frozenset()  # lesson folder names
+    recordings: frozenset[str] = frozenset()  # lesson ids: a recording or its sidecar
+    templates: bool = False  # every page's key (the code digest covers templates/)
+    everything: bool = False  # anything else: load and compare all again
+
+    @classmethod
+    def of(cls, paths: Paths, files: Iterable[str]) -> Changed:
+        lessons, recordings = set(), set()
+        templates = everything = False
+        sidecars = paths.recordings.resolve() / INPUTS_DIR
+        content, folders = paths.content.resolve(), paths.content.resolve() / "lessons"
+        for name in files:
+            path = Path(name).resolve()
+            if path.is_relative_to(folders) and path != folders:
+                lessons.add(path.relative_to(folders).parts[0])
+            elif path.parent in (paths.recordings.resolve(), sidecars) and path.suffix == ".json":
+                recordings.add(path.stem)  # a stale lesson's detail reads its sidecar
+            elif path.is_relative_to(TEMPLATES):
+                templates = True
+            elif path.parent != content or path == folders:  # course.yml, glossary.yml: read anyway
+                everything = True
+        return cls(frozenset(lessons), frozenset(recordings), templates, everything)
+
+
+class Keys(Memo):
+    """A Memo that remembers the digests it made for the last build and this one: most of
+    a build's keys are of lessons that did not change, whose texts are the same objects
+    as last time (their hashes cached by Python), so looking a key up costs nothing next
+    to hashing its parts again (a third of a one-page refresh at 1,000 lessons)."""
+
+    def __init__(self, store: Store, salt: str) -> None:
+        super().__init__(store, salt)
+        self.last: dict[tuple[str | bytes, ...], str] = {}
+        self.now: dict[tuple[str | bytes, ...], str] = {}
+
+    def key(self, kind: str, *parts: str | bytes) -> str:
+        wanted = (kind, *parts)
+        found = self.now.get(wanted) or self.last.get(wanted) or super().key(kind, *parts)
+        self.now[wanted] = found
+        return found
+
+    def turn(self) -> None:
+        """A build begins: forget the keys the one before last made."""
+        self.last, self.now = self.now, {}
+
+
+class Session:
+    """The last build in memory: `served` is the site as the browser gets it."""
+
+    def __init__(self, paths: Paths, *, execute: bool) -> None:
+        self.paths = paths
+        self.settings = (f"execute={execute}", "since=")  # as build() keys a build
+        self.store = Store(paths.cache)
+        self.course: Course | None = None
+        self.statuses: list[LessonStatus] = []
+        self.pages = Site({})  # the last refresh: every page and chart, no search bundles
+        self.bundles: dict[str, Made] = {}  # the search bundles of the last settle
+        self.on_disk: dict[str, str] = {}  # what site/ holds: file -> artifact key
+        self.read_ns = 0  # when the last refresh started reading
+        self.versions: dict[str, str] = {}
+        self.memo = Keys(self.store, "")
+
+    def start(self) -> list[str]:
+        """The first build: all read, the pages the site folder holds taken from it."""
+        self.read_ns = time.time_ns()
+        now = Observed.take([self.paths.content, self.paths.recordings], self.paths.out)
+        last = Manifest.load(self.store)
+        self.versions = installed_versions(now.environment, last)
+        self.memo = Keys(self.store, code_digest(self.versions))
+        kept = Kept.since(last, self.paths.out, now)
+        self.on_disk = {n: last.files[n] for n in kept.intact if n in last.files} if last else {}
+        return self._build(Changed(everything=True), kept)
+
+    def refresh(self, changed: Changed) -> list[str]:
+        """Build again after `changed`; the names of the site files that changed."""
+        self.read_ns = time.time_ns()
+        if changed.templates:
+            self.memo = Keys(self.store, code_digest(self.versions))
+        return self._build(changed, Kept(None, self.paths.out, frozenset(), self._held()))
+
+    def _build(self, changed: Changed, kept: Kept) -> list[str]:
+        paths, memo = self.paths, self.memo
+        memo.turn()
+        lessons = self._unchanged_lessons(changed)
+        course = load_course(paths.content, memo, lessons)
+        statuses = course_status(
+            course, paths.recordings, self.versions, memo, self._unchanged(changed, lessons)
+        )
+        pages = make_pages(course, statuses, paths.recordings, memo, kept, JOBS)
+        before, self.pages = self.pages.names(), _filled(pages, paths.out)
+        self.course, self.statuses = course, statuses
+        after = self.pages.names()
+        return sorted(n for n in {*before, *after} if before.get(n) != after.get(n))
+
+    def _unchanged_lessons(self, changed: Changed) -> dict[str, Lesson]:
+        if self.course is None or changed.everything:
+            return {}
+        lessons = self.course.lessons
+        return {x.folder.name: x for x in lessons if x.folder.name not in changed.lessons}
+
+    def _unchanged(self, changed: Changed, lessons: dict[str, Lesson]) -> dict[str, LessonStatus]:
+        """The statuses of lessons read before whose recordings (and sidecars) did not
+        change either."""
+        kept = {x.id for x in lessons.values()} - changed.recordings
+        return {s.lesson_id: s for s in self.statuses if s.lesson_id in kept}
+
+    def _held(self) -> dict[str, Made]:
+        return {**self.bundles, **self.pages.made}
+
+    def served(self) -> dict[str, bytes]:
+        """Every file of the site as it is served: the last refresh's pages, the last
+        settle's search bundles."""
+        made = self._held().values()
+        return {name: data for m in made for name, data in (m.files or {}).items()}
+
+    def settle(self) -> list[str]:
+        """The search bundles, then site/ and the manifest as `make site` leaves them;
+        the names of the search bundles' files that changed (the pages are served already)."""
+        assert self.course is not None
+        kept = Kept(None, self.paths.out, frozenset(), self._held())
+        site = with_search(self.pages, self.course, self.memo, kept, JOBS)
+        self.bundles = {k: m for k, m in site.made.items() if k not in self.pages.made}
+        names = site.names()
+        files = {n: data for n, data in site.files().items() if self.on_disk.get(n) != names[n]}
+        out, store = self.paths.out, self.store
+        with build_lock(self.paths.cache):
+            write(files, names, out)
+            seen = Observed.take([self.paths.content, self.paths.recordings], out, *self.settings)
+            # Taken after reading: an input edited since the refresh began is newer than
+            # read_ns, so the next build does not trust it (the manifest's racy rule).
+            seen = replace(seen, taken_ns=self.read_ns)
+            after = Manifest(seen, self.versions, seen.site, names, site.traces())
+            store.commit(after, keep=site.references(store.used))
+        self.on_disk = names
+        return sorted(set(files) - set(self.pages.names()))
+
+    def close(self) -> None:
+        self.store.close()
+
+
+def _filled(site: Site, out: Path) -> Site:
+    """The site with every artifact's files in memory: those the site folder held (the
+    first build keeps them there) read from it."""
+    made = {
+        key: m if m.files is not None else Made(_read(out, m.trace.names), m.trace, m.errors)
+        for key, m in site.made.items()
+    }
+    return Site(made)
+
+
+def _read(out: Path, names: Iterable[str]) -> dict[str, bytes]:
+    return {name: (out / name).read_bytes() for name in names}

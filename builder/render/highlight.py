@@ -1,0 +1,52 @@
+"""Pygments highlighting for example code and fenced blocks in prose: pure functions.
+
+Pygments compiles a lexer's regular expressions on first use (a tenth of a second for
+Python), so a build that re-renders one page would spend much of its time there: the build
+hands rendering a `Highlighter` whose results the store keeps (builder.render.lessons.Renderer).
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable
+from functools import cache
+from typing import Any
+
+Highlighter = Callable[[str, str], str]  # (code, language) -> the block's HTML
+
+
+def code_block(code: str, language: str) -> str:
+    """A `<pre>` block of `code` highlighted as `language` (plain text when unknown)."""
+    name = html.escape(language or "text")
+    body = _highlight(code, language)
+    return f'<pre class="highlight" data-lang="{name}"><code>{body}</code></pre>'
+
+
+def _highlight(code: str, language: str) -> str:
+    if not language:
+        return html.escape(code)
+    from pygments import highlight
+    from pygments.lexers import get_lexer_by_name
+    from pygments.util import ClassNotFound
+
+    try:
+        lexer = get_lexer_by_name(language)
+    except ClassNotFound:
+        lexer = get_lexer_by_name("text")
+    return str(highlight(code, lexer, _formatter()))
+
+
+@cache
+def _formatter() -> Any:
+    from pygments.formatters import HtmlFormatter
+
+    return HtmlFormatter(nowrap=True)
+
+
+def stylesheet() -> str:
+    """The CSS of both themes' highlighting."""
+    from pygments.formatters import HtmlFormatter
+
+    light = HtmlFormatter(style="xcode").get_style_defs(".highlight")
+    dark = HtmlFormatter(style="lightbulb").get_style_defs(":root[data-theme=dark] .highlight")
+    return f"{light}\n{dark}\n"

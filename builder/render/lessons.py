@@ -1,0 +1,296 @@
+"""Course + recordings -> the lesson pages and their charts, as artifacts (builder.build.make).
+
+Each artifact's key is the digest of everything its page shows (`Renderer.key`: the code,
+templates and package versions are in every key); making it is a pure function of the
+course and the recordings, so the same inputs give byte-identical files. The site's other
+pages are builder/render/pages.py's; nothing here reads or writes site/.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass
+from functools import cache, partial
+from typing import Any
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from markupsafe import Markup
+
+from ..core.artifact import Artifact, Made, Trace
+from ..core.observe import TEMPLATES
+from ..core.store import Memo
+from ..course import fingerprint
+from ..course.model import Arc, Course, Lesson
+from ..course.recording import BarPanel, Recording
+from ..course.rules import PINNED_PACKAGES
+from ..course.status import LessonStatus, State
+from . import charts, figures, prose
+from . import marks as recorded
+from .highlight import code_block
+
+
+@dataclass(frozen=True)
+class NavItem:
+    id: str
+    title: str
+    url: str
+    summary: str
+    label: str
+
+
+@dataclass(frozen=True)
+class NavArc:
+    id: str
+    title: str
+    summary: str
+    lessons: list[NavItem]
+
+
+@dataclass(frozen=True)
+class SiteNav:
+    title: str
+    summary: str
+    arcs: list[NavArc]
+
+
+SHIM = "static/builder.py"  # `from builder import panels` for a downloaded example
+_IMPORTS_BUILDER = re.compile(rb"^\s*(?:from\s+builder[\s.]|import\s+builder\b)", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class RunIt:
+    """The "Run it yourself" block: what to download and the commands that run the example
+    as it was recorded."""
+
+    files: list[tuple[str, str]]  # (href, file name), all into one folder
+    shim: bool  # the example imports `builder`: builder.py is one of the files
+    install: str  # pip install with the recording's exact versions ("" if not recorded)
+    command: str  # the lesson's env: settings, then python example.py
+    cited_as: str  # the name positions in the recorded output use, if they cite the example
+
+
+@dataclass(frozen=True)
+class LessonPage:
+    title: str
+    label: str
+    arc_title: str
+    arc_url: str
+    body: Markup
+    toc: list[tuple[int, str, str]]
+    provenance: str
+    notice: str
+    prev: NavItem | None
+    next: NavItem | None
+    run: RunIt
+    edit_url: str  # the lesson's lesson.md where course.yml's source_url says ("": none)
+
+
+@dataclass(frozen=True)
+class GlossaryEntry:
+    id: str
+    term: str
+    definition: str
+    teacher: NavItem
+    used_in: list[NavItem]
+
+
+@dataclass(frozen=True)
+class RecordingRow:
+    lesson: NavItem
+    state: str
+    detail: str
+    recorded: str
+    provenance: str
+    environment: str
+    content_hash: str
+    panels: int | None
+    seconds: str
+
+
+@dataclass(frozen=True)
+class Renderer:
+    """What every page is rendered with besides the course: the templates, and the memo
+    that keeps highlighted code in the store (Pygments would cost a one-page edit more
+    than the rest of its page)."""
+
+    memo: Memo
+
+    def key(self, kind: str, *parts: str | bytes) -> str:
+        return self.memo.key(kind, *parts)
+
+    def highlight(self, code: str, language: str) -> str:
+        return self.memo("highlight", (language, code), lambda: code_block(code, language))
+
+
+def page(template: str, nav: SiteNav, **context: Any) -> bytes:
+    html = _environment().get_template(template).render(site=nav, **context)
+    return html.encode("utf-8")
+
+
+@cache
+def _environment() -> Environment:
+    return Environment(
+        loader=FileSystemLoader(TEMPLATES),
+        autoescape=True,
+        undefined=StrictUndefined,
+        keep_trailing_newline=True,
+    )
+
+
+def site_nav(course: Course) -> SiteNav:
+    by_arc = course.by_arc()
+    arcs = [
+        NavArc(arc.id, arc.title, arc.summary, [item(x) for x in by_arc[arc.id]])
+        for arc in course.meta.arcs
+    ]
+    return SiteNav(course.meta.title, course.meta.summary, [arc for arc in arcs if arc.lessons])
+
+
+def item(lesson: Lesson) -> NavItem:
+    return NavItem(lesson.id, lesson.title, lesson.url, lesson.meta.summary, lesson.id.upper())
+
+
+def lesson_artifacts(
+    course: Course, statuses: list[LessonStatus], renderer: Renderer
+) -> list[Artifact]:
+    """Each lesson's page, then the charts of its panels."""
+    nav = site_nav(course)
+    by_id = {status.lesson_id: status for status in statuses}
+    index = [f"{x.id}\0{x.slug}\0{x.meta.arc}" for x in course.lessons]
+    shared = renderer.key("lesson page", repr(course.meta), *index, repr(course.glossary))
+    lessons = course.lessons
+    artifacts = []
+    for number, lesson in enumerate(lessons):
+        status = by_id[lesson.id]
+        near = [lessons[i].front if 0 <= i < len(lessons) else "" for i in (number - 1, number + 1)]
+        key = renderer.key(
+            shared,
+            lesson.front,
+            lesson.body,
+            lesson.source,
+            f"{status.state}\0{status.detail}\0{status.digest}",
+            *near,
+            *_data_digests(lesson),
+        )
+        artifacts.append(
+            Artifact(
+                key,
+                partial(_lesson_page, course, nav, lesson, number, status, renderer),
+                "page",
+            )
+        )
+        artifacts += _chart_artifacts(lesson, status, renderer)
+    return artifacts
+
+
+def _data_digests(lesson: Lesson) -> list[str]:
+    """The data files the page offers for download beside the example, by content."""
+    return [fingerprint.sha256((lesson.folder / n).read_bytes()) for n in lesson.meta.data]
+
+
+def run_it(lesson: Lesson, recording: Recording | None, root: str) -> RunIt:
+    example = recorded.EXAMPLE_FILE
+    shim = bool(_IMPORTS_BUILDER.search(lesson.source))
+    files = [(example, example), *((name, name) for name in lesson.meta.data)]
+    if shim:
+        files.append((f"{root}{SHIM}", "builder.py"))
+    install = ""
+    cited = ""
+    if recording is not None:
+        env = recording.environment
+        pins = {"jax": env.jax, "numpy": env.numpy, "matplotlib": env.matplotlib}
+        install = "pip install " + " ".join(f"{p}=={pins[p]}" for p in PINNED_PACKAGES)
+        name = f"{lesson.id}-example"
+        cited = name if f"{name}:" in recording.stdout else ""
+    settings = [f"{key}={shlex.quote(value)}" for key, value in lesson.meta.env.items()]
+    command = " ".join([*settings, "python", example])
+    return RunIt(files, shim, install, command, cited)
+
+
+def _chart_artifacts(lesson: Lesson, status: LessonStatus, renderer: Renderer) -> list[Artifact]:
+    """Each panel's chart, in both themes."""
+    panels = status.recording.panels if status.recording else []
+    return [
+        Artifact(
+            renderer.key("chart", lesson.url, str(n), status.digest),  # the recording's
+            partial(_chart, lesson.url, n, panel),
+            "chart",
+        )
+        for n, panel in enumerate(panels, start=1)
+    ]
+
+
+def _chart(folder: str, number: int, panel: BarPanel) -> Made:
+    svgs = charts.bar_svgs(panel)
+    return Made({f"{folder}{figures.panel_file(number, t)}": svgs[t] for t in charts.THEMES})
+
+
+def _lesson_page(
+    course: Course,
+    nav: SiteNav,
+    lesson: Lesson,
+    index: int,
+    status: LessonStatus,
+    renderer: Renderer,
+) -> Made:
+    recording = status.recording
+    root = "../../"
+    rendered, errors = prose.render_prose(lesson, course, recording, root, renderer.highlight)
+    body = rendered.html + figures.unplaced_panels(recording, rendered.placed_panels)
+    lessons = course.lessons
+    content = LessonPage(
+        title=lesson.title,
+        label=lesson.id.upper(),
+        arc_title=_arc(course, lesson).title,
+        arc_url=f"a/{lesson.meta.arc}/",
+        body=Markup(body),
+        toc=rendered.toc,
+        provenance=figures.provenance(recording) if recording else "Not recorded yet",
+        notice="" if status.fresh else _notice(status),
+        prev=item(lessons[index - 1]) if index > 0 else None,
+        next=item(lessons[index + 1]) if index + 1 < len(lessons) else None,
+        run=run_it(lesson, recording, root),
+        edit_url=_edit_url(course, lesson),
+    )
+    html = page(
+        "lesson.html",
+        nav,
+        root=root,
+        title=lesson.title,
+        current=lesson.id,
+        page=content,
+        description=lesson.meta.summary,
+    )
+    files = {
+        f"{lesson.url}index.html": html,
+        f"{lesson.url}{recorded.EXAMPLE_FILE}": lesson.source,  # the code figures' download link
+        # and the data files it reads, beside it as when it was recorded
+        **{f"{lesson.url}{n}": (lesson.folder / n).read_bytes() for n in lesson.meta.data},
+    }
+    return Made(files, Trace(terms=tuple(rendered.terms)), tuple(errors))
+
+
+def _edit_url(course: Course, lesson: Lesson) -> str:
+    base = course.meta.source_url
+    if not base:
+        return ""
+    return f"{base}/{lesson.lesson_path.relative_to(course.root).as_posix()}"
+
+
+def _arc(course: Course, lesson: Lesson) -> Arc:
+    return next(a for a in course.meta.arcs if a.id == lesson.meta.arc)
+
+
+def _notice(status: LessonStatus) -> str:
+    if status.state is State.NEEDS_GPU:
+        return (
+            f"this lesson needs a GPU machine to be recorded ({status.detail}). What it shows "
+            "is from an earlier run, if any; record it on a Dask cluster with a GPU worker."
+        )
+    if status.recording is None:
+        return f"this lesson's recording is {status.state} ({status.detail}). Run `make record`."
+    return (
+        f"this lesson's recording is {status.state}: {status.detail}. What it shows is from an "
+        "earlier run; run `make record` to bring it up to date."
+    )

@@ -1,0 +1,347 @@
+"""The recorded things a lesson's prose places: `{{ example }}`, `{{ output }}`,
+`{{ panel N }}`, `{{ panels }}` and inline `{{ value ... }}`, resolved against the lesson's
+recording while builder/render/prose.py renders its Markdown. Everything recorded is escaped; a
+reference to something that does not exist is a RenderError naming the lesson and line.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import shlex
+import unicodedata
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from ..core.errors import RenderError
+from ..course.model import Course, Lesson
+from ..course.recording import Recording
+from .bounded import MAX_SEARCHED, compile_pattern, format_value
+from .figures import figure_html, format_number, provenance, scrollable
+from .highlight import Highlighter
+
+
+@dataclass
+class PageEnv:
+    """What the Markdown rules need to resolve a lesson's marks; filled as it renders."""
+
+    lesson: Lesson
+    course: Course
+    recording: Recording | None
+    root: str
+    highlight: Highlighter
+    errors: list[RenderError] = field(default_factory=list)
+    placed_panels: list[int] = field(default_factory=list)
+    terms: list[str] = field(default_factory=list)
+    toc: list[tuple[int, str, str]] = field(default_factory=list)
+    line: int = 0
+    whole_example_shown: bool = False
+    searched: int = 0  # characters of recorded output its references searched (bounded.py)
+
+    def fail(self, message: str) -> str:
+        at = self.lesson.body_line + self.line
+        self.errors.append(RenderError(f"line {at}: {message}", path=self.lesson.lesson_path))
+        return f'<mark class="broken">{html.escape(message)}</mark>'
+
+
+# -- block directives --------------------------------------------------------------------
+
+Args = dict[str, list[str]]
+
+
+def parse_args(text: str, page: PageEnv) -> Args | None:
+    try:
+        words = shlex.split(text)
+    except ValueError as error:
+        page.fail(f"{{{{ {text} }}}}: {error}")
+        return None
+    args: Args = {}
+    for word in words:
+        key, eq, value = word.partition("=")
+        if eq:
+            args[key] = [value]
+        else:
+            args.setdefault("", []).append(word)
+    return args
+
+
+def _line_range(spec: str, total: int, page: PageEnv, what: str) -> slice | None:
+    match = re.fullmatch(r"(\d+)(?:-(\d+))?", spec)
+    if not match:
+        page.fail(f"{what} lines={spec!r}: expected N or N-M")
+        return None
+    first, last = int(match[1]), int(match[2] or match[1])
+    if not 1 <= first <= last <= total:
+        page.fail(f"{what} lines={spec}: it has {total} lines")
+        return None
+    return slice(first - 1, last)
+
+
+EXAMPLE_FILE = "example.py"  # the example, written beside each lesson page for download
+# Search ranks the prose over code and recorded output (Pagefind weighs headings higher on
+# its own), and leaves out captions, which repeat the same provenance on every figure.
+CODE_WEIGHT = 'data-pagefind-weight="0.5"'
+
+
+def _example(page: PageEnv, args: Args) -> str:
+    """The example's code, numbered as the file is (so `<id>-example:16:36` in the output is
+    line 16 here), with a download link. A `lines=` slice is numbered from its first line,
+    and the first slice on a page is followed by the whole file, collapsed."""
+    source = page.lesson.source.decode("utf-8-sig")
+    lines = source.splitlines(keepends=True)
+    if "lines" not in args:
+        page.whole_example_shown = True
+        return _example_figure(page, lines, 1, len(lines), "example")
+    part = _line_range(args["lines"][0], len(lines), page, "example")
+    if part is None:
+        return ""
+    figure = _example_figure(page, lines[part], part.start + 1, len(lines), "example")
+    if page.whole_example_shown:
+        return figure
+    page.whole_example_shown = True
+    return (
+        f'{figure}<details class="example-whole" data-pagefind-ignore><summary>'
+        f"The whole {EXAMPLE_FILE} ({len(lines)} lines), as it was recorded</summary>"
+        f"{_example_figure(page, lines, 1, len(lines), 'example-file')}</details>\n"
+    )
+
+
+def _example_figure(page: PageEnv, lines: list[str], first: int, total: int, kind: str) -> str:
+    last = first + len(lines) - 1
+    where = "" if (first, last) == (1, total) else f", lines {first}–{last} of {total}"
+    numbers = "\n".join(str(n) for n in range(first, last + 1))
+    code = scrollable(_python(page, "".join(lines)), f"{EXAMPLE_FILE}{where}")
+    return (
+        f'<figure class="{kind}" {CODE_WEIGHT}><figcaption data-pagefind-ignore>'
+        f"<span>{EXAMPLE_FILE}{where}</span> "
+        f'<a class="example-download" href="{EXAMPLE_FILE}" download="{EXAMPLE_FILE}">'
+        f"download {EXAMPLE_FILE}</a></figcaption>"
+        f'<div class="code-wrap numbered"><pre class="lineno" aria-hidden="true">{numbers}</pre>'
+        f"{code}</div></figure>\n"
+    )
+
+
+def _python(page: PageEnv, code: str) -> str:
+    """Highlighted code with every line kept: Pygments drops leading and trailing blank
+    lines (its `stripnl`), which would shift the line numbers beside them."""
+    core = code.strip("\n")
+    if not core:
+        return page.highlight(code, "")
+    block = page.highlight(core + "\n", "python")
+    lead = "\n" * (len(code) - len(code.lstrip("\n")))
+    trail = "\n" * (len(code) - len(code.rstrip("\n")) - 1)
+    head, end = block.split("<code>", 1)
+    return f"{head}<code>{lead}{end.removesuffix('</code></pre>')}{trail}</code></pre>"
+
+
+def _output(page: PageEnv, args: Args) -> str:
+    recording = page.recording
+    if recording is None:
+        return '<p class="not-recorded">Output: not recorded yet.</p>\n'
+    whole = recording.stdout.splitlines(keepends=True)
+    lines: list[str] | None = whole
+    if "lines" in args:
+        part = _line_range(args["lines"][0], len(whole), page, "output")
+        lines = whole[part] if part else None
+    if lines is not None and ("from" in args or "to" in args):
+        lines = _marked_block(lines, args, page)
+    if lines is None:  # one failed slice is one error, not a cascade of them
+        lines = []
+    elif "match" in args:
+        pattern = _regex(args["match"][0], page, lines)
+        lines = [line for line in lines if pattern and pattern.search(line)]
+        if pattern and not lines:
+            page.fail(f"output match={args['match'][0]!r} matches no line of the recorded output")
+    text = clean_output("".join(lines))
+    return (
+        f'<figure class="output" {CODE_WEIGHT}><figcaption data-pagefind-ignore>'
+        f"Recorded output · {html.escape(provenance(recording))}</figcaption>"
+        + scrollable(
+            f'<pre class="output"><code>{html.escape(text)}</code></pre>', "Recorded output"
+        )
+        + "</figure>\n"
+    )
+
+
+def _marked_block(lines: list[str], args: Args, page: PageEnv) -> list[str] | None:
+    """The lines from the first one matching `from=` through the first later one matching
+    `to=`, both included: a slice that follows the markers the example prints when a
+    re-record adds or removes lines around them. Without `from=` the block starts at the
+    first line; without `to=` it runs to the last."""
+    start = 0
+    if "from" in args:
+        pattern = _regex(args["from"][0], page, lines)
+        if pattern is None:
+            return None
+        found = next((n for n, line in enumerate(lines) if pattern.search(line)), None)
+        if found is None:
+            page.fail(f"output from={args['from'][0]!r} matches no line of the recorded output")
+            return None
+        start = found
+    if "to" not in args:
+        return lines[start:]
+    pattern = _regex(args["to"][0], page, lines)
+    if pattern is None:
+        return None
+    after = start + 1 if "from" in args else 0
+    end = next((n for n in range(after, len(lines)) if pattern.search(lines[n])), None)
+    if end is None:
+        where = f" after the line from= matched ({lines[start].strip()!r})" if after else ""
+        page.fail(f"output to={args['to'][0]!r} matches no line of the recorded output{where}")
+        return None
+    return lines[start : end + 1]
+
+
+def _panel(page: PageEnv, args: Args) -> str:
+    numbers = args.get("", [])
+    if len(numbers) != 1 or not numbers[0].isdigit():
+        return page.fail("{{ panel N }} needs one panel number, 1-based")
+    return panel_figures(page, [int(numbers[0])])
+
+
+def _panels(page: PageEnv, args: Args) -> str:
+    count = len(page.recording.panels) if page.recording else 0
+    return panel_figures(page, list(range(1, count + 1)))
+
+
+def panel_figures(page: PageEnv, numbers: list[int]) -> str:
+    recording = page.recording
+    if recording is None:
+        return '<p class="not-recorded">Chart: not recorded yet.</p>\n'
+    out = []
+    for number in numbers:
+        if not 1 <= number <= len(recording.panels):
+            out.append(
+                page.fail(f"panel {number}: the recording has {len(recording.panels)} panel(s)")
+            )
+            continue
+        page.placed_panels.append(number)
+        out.append(figure_html(recording, number))
+    return "".join(out)
+
+
+BLOCKS = MappingProxyType(
+    {"example": _example, "output": _output, "panel": _panel, "panels": _panels}
+)
+
+
+# -- inline values -----------------------------------------------------------------------
+
+
+def value(page: PageEnv, args: Args, text: str) -> str:
+    recording = page.recording
+    if recording is None:
+        return '<span class="not-recorded">[not recorded]</span>'
+    found = _lookup(page, recording, args, text)
+    if found is None:  # failed, and said why: mark the place (`diff` compares marks in order)
+        return f'<mark class="broken">{html.escape(page.errors[-1].problem)}</mark>'
+    value, source = found
+    shown = _format(value, args.get("fmt", [""])[0], page, text)
+    note = f"{provenance(recording)}; {source}"
+    return (
+        f'<data class="rv" value="{html.escape(str(value))}" title="{html.escape(note)}">'
+        f"{html.escape(shown)}</data>"
+    )
+
+
+def _lookup(
+    page: PageEnv, recording: Recording, args: Args, text: str
+) -> tuple[float | str, str] | None:
+    if "panel" in args:
+        return _panel_value(page, recording, args, text)
+    if "output" in args:
+        return _output_value(page, recording, args["output"][0], text)
+    if "line" in args:
+        lines = recording.stdout.splitlines()
+        number = args["line"][0]
+        if number.isdigit() and 1 <= int(number) <= len(lines):
+            return lines[int(number) - 1].strip(), f"recorded output, line {number}"
+        page.fail(f"{{{{ {text} }}}}: the recorded output has {len(lines)} lines")
+        return None
+    page.fail(f'{{{{ {text} }}}}: say panel=N label=..., output="regex" or line=N')
+    return None
+
+
+def _panel_value(
+    page: PageEnv, recording: Recording, args: Args, text: str
+) -> tuple[float, str] | None:
+    number = args["panel"][0]
+    if not number.isdigit() or not 1 <= int(number) <= len(recording.panels):
+        page.fail(f"{{{{ {text} }}}}: the recording has {len(recording.panels)} panel(s)")
+        return None
+    panel = recording.panels[int(number) - 1]
+    labels = [_nfc(label) for label in panel.labels]  # "é" typed one way finds it typed another
+    label = _nfc(args.get("label", [""])[0])
+    if label not in labels:
+        page.fail(f"{{{{ {text} }}}}: panel {number} has labels {panel.labels}")
+        return None
+    names = [_nfc(series.label) for series in panel.series]
+    wanted = _nfc(args.get("series", [names[0] if len(names) == 1 else ""])[0])
+    if wanted not in names:
+        page.fail(f"{{{{ {text} }}}}: give series= one of {[s.label for s in panel.series]}")
+        return None
+    series = panel.series[names.index(wanted)]
+    value = series.y[labels.index(label)]
+    return value, f"panel {number} “{panel.title}”, {wanted}, {label} ({panel.ylabel})"
+
+
+def _nfc(name: str) -> str:
+    return unicodedata.normalize("NFC", name)
+
+
+def _output_value(
+    page: PageEnv, recording: Recording, pattern_text: str, text: str
+) -> tuple[str, str] | None:
+    pattern = _regex(pattern_text, page, recording.stdout)
+    match = pattern.search(recording.stdout) if pattern else None
+    if match is None:
+        if pattern:
+            page.fail(f"{{{{ {text} }}}}: the pattern matches nothing in the recorded output")
+        return None
+    value = match.group(1) if pattern and pattern.groups else match.group(0)
+    line = recording.stdout.count("\n", 0, match.start()) + 1
+    return value, f"recorded output, line {line}"
+
+
+def _regex(text: str, page: PageEnv, searched: str | list[str]) -> Any:
+    """The pattern `text`, bounded (builder/render/bounded.py), to search `searched`, which counts
+    against the page's budget; None, and said why, if it cannot be."""
+    before = page.searched
+    page.searched += len(searched) if isinstance(searched, str) else sum(map(len, searched))
+    if page.searched > MAX_SEARCHED:
+        if before <= MAX_SEARCHED:  # said once: the later references are not searched
+            page.fail(
+                f"regex {text!r}: the references on this page search over "
+                f"{MAX_SEARCHED // 2**20} MiB of recorded output in all; quote less of it"
+            )
+        return None
+    try:
+        return compile_pattern(text)
+    except ValueError as error:
+        page.fail(f"regex {text!r}: {error}")
+        return None
+
+
+def _format(value: float | str, spec: str, page: PageEnv, text: str) -> str:
+    if not spec:
+        return value if isinstance(value, str) else format_number(value)
+    try:
+        return format_value(value, spec)
+    except ValueError as error:  # a recorded inf or nan, a bad spec, a width of a gigabyte
+        page.fail(f"{{{{ {text} }}}}: cannot format {value!r} with {spec!r}: {error}")
+        return str(value)
+
+
+# -- shared text helpers -----------------------------------------------------------------
+
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-_]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def clean_output(text: str) -> str:
+    """Recorded stdout as a page shows it: no ANSI codes, control bytes made visible."""
+    text = _ANSI.sub("", text.replace("\r\n", "\n"))
+    return _CONTROL.sub(
+        lambda m: chr(0x2400 + ord(m[0]) % 0x80 if m[0] != "\x7f" else 0x2421), text
+    )

@@ -1,0 +1,366 @@
+"""Lesson Markdown -> HTML, with the recorded things placed where the prose says.
+
+markdown-it-py (CommonMark, tables, footnotes, heading anchors, admonitions; raw HTML off)
+plus four marks of our own:
+
+- `{{ example }}`, `{{ output }}`, `{{ panel N }}`, `{{ panels }}` alone in a paragraph;
+- `{{ value ... }}` inline: a number the run produced, read from the recording;
+- `[[term]]` / `[[text|term]]`: a glossary hover card;
+- `[text](lesson:slug)`: a relative link to another lesson.
+
+The recorded marks are resolved by builder/render/marks.py. Everything recorded is escaped; a
+reference to something that does not exist is collected as a RenderError naming the
+lesson file and the line. A page fetches nothing from outside the site: an image is a
+relative path inside it, and a link leaves it only over http(s) or mailto.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+from urllib.parse import unquote
+
+from markdown_it import MarkdownIt
+from markdown_it.common.utils import unescapeAll
+from markdown_it.rules_block import StateBlock
+from markdown_it.rules_core import StateCore
+from markdown_it.rules_inline import StateInline
+from markdown_it.token import Token
+from mdit_py_plugins.admon import admon_plugin
+from mdit_py_plugins.anchors import anchors_plugin
+from mdit_py_plugins.footnote import footnote_plugin
+
+from ..core.errors import RenderError
+from ..course.model import Course, Lesson
+from ..course.recording import Recording
+from .figures import scrollable, table_scroll
+from .highlight import Highlighter, code_block
+from .marks import BLOCKS, PageEnv, parse_args, value
+
+BLOCK_DIRECTIVES = ("example", "output", "panel", "panels")
+HEADINGS = ("h2", "h3")  # anchored, linked and listed in the page's contents
+SAFE_SCHEMES = ("http:", "https:", "mailto:")
+MAX_PARAGRAPH = 64 * 1024  # characters; see _bounded_paragraphs
+_BLOCK_LINE = re.compile(r"^\{\{\s*(example|output|panel|panels)\b(.*?)\}\}\s*$")
+
+
+@dataclass(frozen=True)
+class RenderedProse:
+    html: str
+    toc: list[tuple[int, str, str]]
+    placed_panels: list[int]
+    terms: list[str]
+
+
+def render_prose(
+    lesson: Lesson,
+    course: Course,
+    recording: Recording | None,
+    root: str,
+    highlight: Highlighter = code_block,
+) -> tuple[RenderedProse, list[RenderError]]:
+    """The lesson's prose as HTML; `highlight` turns code into HTML (a memoized
+    highlight.code_block, when the build has a store)."""
+    env = PageEnv(lesson, course, recording, root, highlight)
+    md = parser()
+    tokens = md.parse(lesson.body, {"page": env})
+    _collect_toc(tokens, env)
+    body = md.renderer.render(tokens, md.options, {"page": env})
+    return RenderedProse(body, env.toc, env.placed_panels, env.terms), env.errors
+
+
+@cache
+def parser() -> MarkdownIt:
+    md = MarkdownIt("commonmark", {"html": False})
+    md.enable(["table", "strikethrough"])
+    md.use(footnote_plugin).use(admon_plugin)
+    md.use(anchors_plugin, min_level=2, max_level=3)
+    md.block.ruler.before("paragraph", "recorded_block", _block_rule)
+    md.core.ruler.before("inline", "bounded_paragraphs", _bounded_paragraphs)
+    md.core.ruler.push("source_lines", _source_lines)
+    md.inline.ruler.before("link", "glossary_term", _term_rule)
+    md.inline.ruler.before("emphasis", "recorded_value", _value_rule)
+    md.add_render_rule("recorded_block", _render_block)
+    md.add_render_rule("recorded_value", _render_value)
+    md.add_render_rule("glossary_term", _render_term)
+    md.add_render_rule("link_open", _render_link_open)
+    md.add_render_rule("image", _render_image)
+    md.add_render_rule("fence", _render_fence)
+    md.add_render_rule("table_open", _render_table_open)
+    md.add_render_rule("table_close", _render_table_close)
+    md.add_render_rule("heading_open", _render_heading_open)
+    md.add_render_rule("heading_close", _render_heading_close)
+    return md
+
+
+# -- parsing rules -----------------------------------------------------------------------
+
+
+def _block_rule(state: StateBlock, start: int, end: int, silent: bool) -> bool:
+    begin = state.bMarks[start] + state.tShift[start]
+    line = state.src[begin : state.eMarks[start]]
+    match = _BLOCK_LINE.match(line)
+    if not match or state.sCount[start] - state.blkIndent >= 4:
+        return False
+    if not silent:
+        token = state.push("recorded_block", "", 0)
+        token.info, token.content, token.map = match[1], match[2], [start, start + 1]
+        token.block = True
+    state.line = start + 1
+    return True
+
+
+def _value_rule(state: StateInline, silent: bool) -> bool:
+    if not state.src.startswith("{{", state.pos):
+        return False
+    end = _find(state, "}}", state.pos + 2)
+    if end < 0:
+        return False
+    if not silent:
+        token = state.push("recorded_value", "", 0)
+        token.content = state.src[state.pos + 2 : end].strip()
+    state.pos = end + 2
+    return True
+
+
+def _term_rule(state: StateInline, silent: bool) -> bool:
+    if not state.src.startswith("[[", state.pos):
+        return False
+    start = state.pos + 2
+    end = _find(state, "]]", start)
+    if (
+        end < 0
+        or start <= _find(state, "[", start) < end
+        or start <= _find(state, "\n", start) < end
+    ):
+        return False
+    inner = state.src[start:end]
+    if not inner.strip():
+        return False
+    if not silent:
+        text, _, key = inner.partition("|")
+        token = state.push("glossary_term", "", 0)
+        token.content, token.info = text.strip(), (key or text).strip()
+    state.pos = end + 2
+    return True
+
+
+def _find(state: StateInline, needle: str, start: int) -> int:
+    """Where `needle` next occurs at or after `start` within what this rule may read (-1:
+    nowhere), remembered per inline block: a line of n unclosed `{{` or `[[` asked
+    `str.find` to scan to its end n times (a 400 KB line took minutes). The answer for any
+    later start up to the occurrence found is that same occurrence, so a run of marks asks
+    the string once, and parsing stays linear in the lesson's size."""
+    memo: dict[str, tuple[int, int]] = state.__dict__.setdefault("recorded_find", {})
+    since, found = memo.get(needle, (-1, -1))
+    if not (0 <= since <= start and (found < 0 or start <= found)):
+        found = state.src.find(needle, start)
+        memo[needle] = (start, found)
+    return found if found + len(needle) <= state.posMax else -1
+
+
+def _bounded_paragraphs(state: StateCore) -> None:
+    """Refuse a paragraph (a heading, a table cell) over MAX_PARAGRAPH characters.
+
+    markdown-it-py adds punctuation no rule takes to its pending text one character at a
+    time, copying the text each time: quadratic in the length of a run (one line of 400 KB
+    of `}}` took a minute). Bounded runs keep a lesson's rendering linear in its size.
+    """
+    page = _page(state.env)
+    for token in state.tokens:
+        if token.type == "inline" and len(token.content) > MAX_PARAGRAPH:
+            page.line = token.map[0] if token.map else 0
+            page.fail(
+                f"a paragraph of {len(token.content) // 1024} KiB is over the "
+                f"{MAX_PARAGRAPH // 1024} KiB limit: break it up with blank lines"
+            )
+            token.content = ""
+
+
+def _source_lines(state: Any) -> None:
+    """Give inline tokens their block's line, so an error can say where it is."""
+    for token in state.tokens:
+        for child in token.children or ():
+            child.meta["line"] = token.map[0] if token.map else 0
+
+
+def _collect_toc(tokens: list[Token], env: PageEnv) -> None:
+    for index, token in enumerate(tokens):
+        if token.type == "heading_open" and token.tag in HEADINGS:
+            text = plain_text(tokens[index + 1])
+            env.toc.append((int(token.tag[1]), str(token.attrs.get("id", "")), text))
+
+
+def plain_text(inline: Token) -> str:
+    """A heading as a reader sees it, without its Markdown: "What `jax.jit` does" reads
+    "What jax.jit does" (in the contents and the heading's link)."""
+    return "".join(
+        child.content
+        for child in inline.children or ()
+        if child.type in ("text", "code_inline", "glossary_term")
+    ).strip()
+
+
+# -- rendering rules ---------------------------------------------------------------------
+
+_MARKUP = re.compile(r"[`*_]")
+
+
+def _render_table_open(self: Any, tokens: list[Token], idx: int, options: Any, env: Any) -> str:
+    heads = []
+    for token in tokens[idx + 1 :]:
+        if token.type == "thead_close":
+            break
+        if token.type == "inline" and token.content.strip():
+            heads.append(_MARKUP.sub("", token.content.strip()))
+    label = "Table: " + ", ".join(heads) if heads else "Table"
+    opened = table_scroll(self.renderToken(tokens, idx, options, env), label)
+    return opened.removesuffix("</div>")
+
+
+def _render_table_close(self: Any, tokens: list[Token], idx: int, options: Any, env: Any) -> str:
+    closed: str = self.renderToken(tokens, idx, options, env)
+    return closed.rstrip("\n") + "</div>\n"
+
+
+def _render_heading_open(self: Any, tokens: list[Token], idx: int, options: Any, env: Any) -> str:
+    opened: str = self.renderToken(tokens, idx, options, env)
+    token = tokens[idx]
+    if token.tag in HEADINGS and token.attrs.get("id"):
+        return f'<div class="heading">{opened}'
+    return opened
+
+
+def _render_heading_close(self: Any, tokens: list[Token], idx: int, options: Any, env: Any) -> str:
+    """An anchored heading is followed by its link (`#`), outside the heading so that the
+    heading reads as its text alone; the link is named for screen readers."""
+    closed: str = self.renderToken(tokens, idx, options, env)
+    opening = tokens[idx - 2]  # heading_open, inline, heading_close
+    anchor = str(opening.attrs.get("id", ""))
+    if opening.tag not in HEADINGS or not anchor:
+        return closed
+    label = html.escape(f"Link to this section: {plain_text(tokens[idx - 1])}")
+    return (
+        closed.rstrip("\n")
+        + f'<a class="anchor" href="#{html.escape(anchor)}" aria-label="{label}" '
+        f'title="Link to this section" data-pagefind-ignore>#</a></div>\n'
+    )
+
+
+def _page(env: Any) -> PageEnv:
+    page: PageEnv = env["page"]
+    return page
+
+
+def _render_block(self: Any, tokens: list[Token], idx: int, options: Any, env: Any) -> str:
+    page, token = _page(env), tokens[idx]
+    page.line = token.map[0] if token.map else 0
+    args = parse_args(token.content, page)
+    if args is None:
+        return ""
+    return BLOCKS[token.info](page, args)
+
+
+def _render_fence(self: Any, tokens: list[Token], idx: int, options: Any, env: Any) -> str:
+    token = tokens[idx]
+    info = unescapeAll(token.info).strip() if token.info else ""
+    name = info.split()[0] if info else ""
+    block = _page(env).highlight(token.content, name)
+    return scrollable(block, f"Code, {name}" if name else "Code") + "\n"
+
+
+def _render_value(self: Any, tokens: list[Token], idx: int, options: Any, env: Any) -> str:
+    page, text = _page(env), tokens[idx].content
+    page.line = tokens[idx].meta.get("line", 0)
+    parts = parse_args(text, page)
+    if parts is None:
+        return ""
+    name = parts.pop("", ["value"])[0]
+    if name != "value":
+        hint = " must stand alone in its paragraph" if name in BLOCK_DIRECTIVES else " is unknown"
+        return page.fail(f"{{{{ {text} }}}}: {name!r}{hint}")
+    return value(page, parts, text)
+
+
+def _render_term(self: Any, tokens: list[Token], idx: int, options: Any, env: Any) -> str:
+    page, token = _page(env), tokens[idx]
+    page.line = token.meta.get("line", 0)
+    term = page.course.term(token.info)
+    if term is None:
+        return page.fail(f"[[{token.info}]] is not a glossary term (see content/glossary.yml)")
+    teacher = page.course.lesson(term.taught_in)
+    assert teacher is not None  # checked when the course was loaded
+    page.terms.append(term.id)
+    card_id = f"card-{term.id}-{len(page.terms)}"
+    url = f"{page.root}{teacher.url}index.html"
+    return (
+        f'<span class="term">'
+        f'<a class="term-link" href="{page.root}glossary/index.html#{term.id}" '
+        f'aria-describedby="{card_id}">{html.escape(token.content)}</a>'
+        f'<span class="term-card" role="tooltip" id="{card_id}" data-pagefind-ignore>'
+        f'<strong class="term-name">{html.escape(term.term)}</strong> '
+        f"<span>{html.escape(term.definition)}</span>"
+        f'<a href="{url}">taught in /l/{teacher.slug} →</a></span></span>'
+    )
+
+
+def _render_link_open(self: Any, tokens: list[Token], idx: int, options: Any, env: Any) -> str:
+    page, token = _page(env), tokens[idx]
+    page.line = token.meta.get("line", 0)
+    href = str(token.attrs.get("href", ""))
+    if href.startswith("lesson:"):
+        key, _, anchor = href.removeprefix("lesson:").partition("#")
+        target = page.course.lesson(key)
+        if target is None:
+            page.fail(f"link to lesson {key!r}: no lesson has that slug or id")
+            href = "#"
+        else:
+            href = f"{page.root}{target.url}index.html" + (f"#{anchor}" if anchor else "")
+    elif _scheme(href) and not href.lower().startswith(SAFE_SCHEMES):
+        page.fail(f"link {href!r}: only http, https, mailto and relative links are allowed")
+        href = "#"
+    elif not _scheme(href) and (problem := _outside(href, page.root)):
+        page.fail(f"link {href!r}: {problem}: use a relative path, lesson:slug or https://")
+        href = "#"
+    token.attrs["href"] = href
+    rendered: str = self.renderToken(tokens, idx, options, env)
+    return rendered
+
+
+def _render_image(self: Any, tokens: list[Token], idx: int, options: Any, env: Any) -> str:
+    """An image is a file of the site, named by a relative path: a page fetches nothing
+    from outside the site (no http:, //host, /path or data: source)."""
+    page, token = _page(env), tokens[idx]
+    page.line = token.meta.get("line", 0)
+    src = str(token.attrs.get("src", ""))
+    problem = "it is not a file of the site" if _scheme(src) else _outside(src, page.root)
+    if problem:
+        return page.fail(
+            f"image {src!r}: {problem}, and a page fetches nothing from outside the site: "
+            "list the image in the lesson's data: files and name it by its file name"
+        )
+    rendered: str = self.image(tokens, idx, options, env)
+    return rendered
+
+
+def _scheme(url: str) -> bool:
+    """`url` starts with a scheme (`https:`, `data:`, ...): a colon before any / ? #."""
+    return ":" in re.split(r"[/?#]", url, maxsplit=1)[0]
+
+
+def _outside(url: str, root: str) -> str:
+    """Why the relative `url`, on a page `root` (`../../`) below the site's root, leads
+    outside the site; "" if it stays inside. Browsers read `%2e%2e` as `..`."""
+    if url.startswith(("/", "\\")):
+        where = "another host" if url[1:2] in ("/", "\\") else "the root of the disk or host"
+        return f"it leads to {where}"
+    depth = root.count("../")
+    for part in re.split(r"[/\\]", re.split(r"[?#]", url, maxsplit=1)[0]):
+        step = unquote(part)
+        depth += -1 if step == ".." else 0 if step in ("", ".") else 1
+        if depth < 0:
+            return "it climbs out of the site's folder"
+    return ""

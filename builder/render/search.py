@@ -1,0 +1,147 @@
+"""Full-text search: Pagefind indexes of the rendered pages, as artifacts (builder.build.make).
+
+The site's search is split into bundles, merged in the reader's browser (Pagefind's
+`mergeIndex`): the main one in pagefind/ (the glossary, and the search UI), and one per run
+of up to BUNDLE_LESSONS lessons of an arc in search-index/<arc>-<n>/. Pagefind has no
+incremental mode, so an edit re-indexes only the bundle of the page it changed (a tenth of
+a second) instead of the whole course (two seconds at 1,000 lessons), and a cold build
+indexes the bundles in parallel. A bundle's key is made of its pages' keys, so it is
+never older than its pages; it is built before anything is written, and joins the site's
+files, written with them.
+Pagefind indexes only what the templates mark with `data-pagefind-body`.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Iterable, Mapping
+from functools import cache, partial
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
+
+from ..core.artifact import Artifact, Made
+from ..core.errors import BuildError
+from ..core.fsutil import cannot_write
+
+if TYPE_CHECKING:
+    from ..course.model import Course
+    from .lessons import Renderer
+
+BUNDLE = "pagefind"
+MERGED = "search-index"
+BUNDLE_LESSONS = 50
+UNUSED = ("pagefind-component-ui", "pagefind-modular-ui")  # other UIs the site does not load
+UI = ("pagefind-ui", "pagefind-highlight")  # loaded from the main bundle only
+
+
+def bundles(course: Course) -> dict[str, list[str]]:
+    """The pages of each search bundle, by bundle id ("" for the main one)."""
+    result = {"": ["glossary/index.html"]}
+    for arc, lessons in course.by_arc().items():
+        for n, start in enumerate(range(0, len(lessons), BUNDLE_LESSONS), start=1):
+            chunk = lessons[start : start + BUNDLE_LESSONS]
+            result[f"{arc}-{n}"] = [f"{lesson.url}index.html" for lesson in chunk]
+    return result
+
+
+def bundle_folder(bundle: str) -> str:
+    """Where a bundle lives inside the site."""
+    return f"{BUNDLE}/" if not bundle else f"{MERGED}/{bundle}/"
+
+
+def bundle_artifacts(
+    course: Course, keys: Mapping[str, str], read: Callable[[str], bytes], renderer: Renderer
+) -> list[Artifact]:
+    """Each search bundle, keyed by the keys of its pages (`keys`: the key of the artifact
+    each site file came from) and made from their bytes (`read(name)`)."""
+    return [
+        Artifact(
+            renderer.key("search", bundle, *(f"{name}\0{keys[name]}" for name in names)),
+            partial(_made, bundle, names, read),
+        )
+        for bundle, names in bundles(course).items()
+    ]
+
+
+def _made(bundle: str, names: list[str], read: Callable[[str], bytes]) -> Made:
+    return Made(index(bundle, names, read))
+
+
+def index(
+    bundle: str, names: list[str], read: Callable[[str], bytes], log: TextIO = sys.stderr
+) -> dict[str, bytes]:
+    """The Pagefind bundle of the pages `names`, by path inside the site; {} when it
+    cannot be made. A missing binary is an error in CI and a one-line warning elsewhere:
+    the site still works, and its search page says that the index was not built."""
+    binary = _binary()
+    if binary is None:
+        message = "the Pagefind binary is missing (pip install -r requirements.lock)"
+        if os.environ.get("CI") == "true":
+            raise BuildError(message)
+        print(f"warning: search index skipped: {message}", file=log)
+        return {}
+    with tempfile.TemporaryDirectory(prefix="coursebuilder-search-", dir=_memory()) as scratch:
+        pages, output = Path(scratch, "pages"), Path(scratch, BUNDLE)
+        _copy_pages(pages, names, read)
+        _run([str(binary), "--site", str(pages), "--output-path", str(output), "--keep-index-url"])
+        return {
+            f"{bundle_folder(bundle)}{path.relative_to(output).as_posix()}": path.read_bytes()
+            for path in sorted(output.rglob("*"))
+            if path.is_file()
+            and not path.name.startswith(UNUSED)
+            and not (bundle and path.name.startswith(UI))
+        }
+
+
+def _copy_pages(pages: Path, names: Iterable[str], read: Callable[[str], bytes]) -> None:
+    """The pages Pagefind reads, in its scratch folder; a full disk there names the file."""
+    for name in names:
+        path = pages / name
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(read(name))
+        except OSError as error:
+            failure = OSError(error.errno, error.strerror, error.filename or str(path))
+            raise cannot_write(failure, "the search index was not built") from None
+
+
+def _memory() -> str | None:
+    """Where a bundle's scratch folder goes: in memory (/dev/shm) when there is one and
+    TMPDIR does not say otherwise, else the temporary folder. A bundle writes and deletes
+    about 200 files there; on an ext4 disk, at 1,000 lessons, that cost 0.4 s of CPU, and the
+    deletions slowed the site's file creations that follow."""
+    if "TMPDIR" not in os.environ and os.access("/dev/shm", os.W_OK | os.X_OK):
+        return "/dev/shm"
+    return None
+
+
+@cache
+def _binary() -> Path | None:
+    """The Pagefind binary pagefind_bin ships, found where its get_executable() looks
+    (the package's own folder) without importing it: that import costs 25 ms of logging and
+    platform, a tenth of a one-page rebuild's search."""
+    from importlib.util import find_spec
+
+    spec = find_spec("pagefind_bin")
+    if spec is None or spec.origin is None:
+        return None
+    for name in ("pagefind_extended", "pagefind"):  # get_executable's order (not Windows)
+        candidate = Path(spec.origin).parent / name
+        if candidate.is_file():
+            return candidate
+    try:  # anything else: ask the package itself
+        from pagefind_bin import get_executable  # type: ignore[import-untyped]
+
+        return Path(get_executable())
+    except (ImportError, FileNotFoundError):
+        return None
+
+
+def _run(command: list[str]) -> None:
+    result = subprocess.run(command, capture_output=True, text=True, check=False, timeout=300)
+    if result.returncode != 0:
+        output = (result.stdout + result.stderr).strip()[-2000:]
+        raise BuildError(f"Pagefind failed to build the search index:\n{output}")

@@ -1,0 +1,303 @@
+"""What a re-record changed, in a reviewer's terms: per lesson, the output lines, the panel
+values, the environment and provenance, and lessons added or removed.
+
+Pure: two sides' recording files (bytes by lesson id) in, a `CourseChanges` out; reading
+them from git is builder/review/git.py's, saying it is builder/review/report.py's.
+
+**Timings** move on every run, so a change that only moved timings is told apart:
+
+- in the output, a number followed by a unit of time (`ns`, `us`, `µs`, `ms`, `s`, `sec`,
+  `seconds`, ...: `12.69 ms`, `0.4s`) is a timing; a line whose only changes are timings
+  is a timing line, counted but not shown;
+- a panel is a timing panel when its `ylabel` names a unit of time (`ms`, `ms (wall clock)`,
+  `milliseconds (ms)`, `GFLOP/s`) or says `wall clock`; its values are listed, folded.
+
+A lesson whose changes are all timings is "timing only". A number derived from timings but
+printed without a unit (`speed-up: 26x`) is an ordinary number: print the unit to have it
+folded.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass
+from difflib import SequenceMatcher
+from typing import Any, Literal
+
+from ..core.errors import RecordingError
+from ..course.recording import BarPanel, Recording, loads
+
+_UNIT = r"(?:ns|us|µs|μs|ms|s|sec|secs|seconds?|milliseconds?|microseconds?|nanoseconds?)"
+TIME_QUANTITY = re.compile(rf"(?<![\w.])\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?\s?{_UNIT}(?!\w)")
+TIMING_YLABEL = re.compile(
+    r"(?<!\w)(?:ns|us|µs|μs|ms|s|seconds|milliseconds|microseconds|nanoseconds)(?!\w)"
+    r"|wall[ -]clock",
+    re.IGNORECASE,
+)
+CONTEXT = 1  # unchanged lines shown around each changed stretch of output
+
+Category = Literal["added", "removed", "invalid", "changed", "timing", "same"]
+
+
+@dataclass(frozen=True)
+class Value:
+    """One bar's value, old -> new (None where the bar did not exist)."""
+
+    series: str
+    label: str
+    old: float | None
+    new: float | None
+    relative: float | None  # (new - old) / |old|; None when either is missing or old is 0
+
+
+@dataclass(frozen=True)
+class PanelChange:
+    number: int  # 1-based, in emission order
+    title: str
+    ylabel: str
+    timing: bool
+    values: tuple[Value, ...]
+    notes: tuple[str, ...]  # "added", "removed", "title was ...", "ylabel was ..."
+
+
+@dataclass(frozen=True)
+class OutputChange:
+    diff: tuple[str, ...]  # unified-diff hunks of the lines that changed beyond timings
+    added: int
+    removed: int
+    timing_lines: int  # lines whose only change is a timing, folded out of `diff`
+
+
+@dataclass(frozen=True)
+class Field:
+    name: str
+    old: str
+    new: str
+
+
+@dataclass(frozen=True)
+class PageMark:
+    """A recorded thing a page shows (an inline value, an output or panel figure) that a
+    re-record changed: where it is, what it is, and what it showed before and after."""
+
+    page: str  # the page's path in the site: l/<slug>/
+    section: str  # the heading it is under ("" before the first)
+    anchor: str  # that heading's id, or the figure's (panel-2)
+    what: str  # "value: panel 2 “Title”, series, label (unit)", "output", "panel 2"
+    old: str
+    new: str
+    timing: bool
+
+
+@dataclass(frozen=True)
+class LessonChange:
+    lesson_id: str
+    category: Category
+    output: OutputChange | None
+    panels: tuple[PanelChange, ...]
+    environment: tuple[Field, ...]  # provenance and environment.*
+    because: tuple[str, ...]  # "example", "harness": whose hash changed
+    recorded: Field | None  # generatedAt, old -> new
+    problem: str = ""  # why a side cannot be read (category "invalid")
+    pages: tuple[PageMark, ...] = ()  # what the lesson's page shows that changed
+
+
+@dataclass(frozen=True)
+class CourseChanges:
+    base: str
+    head: str
+    lessons: tuple[LessonChange, ...]  # only lessons whose recording files differ
+    unchanged: int
+    note: str = ""  # what could not be compared ("pages not compared: ...")
+
+    def count(self, category: Category) -> int:
+        return sum(1 for lesson in self.lessons if lesson.category == category)
+
+    def to_dict(self) -> dict[str, object]:
+        """As JSON for tools, keys in camelCase as in recordings and `check --json`."""
+        camel: dict[str, object] = _camel(asdict(self))
+        return camel
+
+
+def _camel(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {re.sub(r"_(\w)", lambda m: m[1].upper(), k): _camel(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_camel(item) for item in value]
+    return value
+
+
+def compare(old: dict[str, bytes], new: dict[str, bytes], base: str, head: str) -> CourseChanges:
+    """Every lesson whose recording differs between the two sides, by lesson id."""
+    ids = sorted(old.keys() | new.keys())
+    differ = [i for i in ids if old.get(i) != new.get(i)]
+    lessons = tuple(lesson_change(i, old.get(i), new.get(i), base, head) for i in differ)
+    return CourseChanges(base, head, lessons, len(ids) - len(differ))
+
+
+def lesson_change(
+    lesson_id: str, old: bytes | None, new: bytes | None, base: str, head: str
+) -> LessonChange:
+    try:
+        a = None if old is None else loads(old, f"{base}: recordings/{lesson_id}.json")
+        b = None if new is None else loads(new, f"{head}: recordings/{lesson_id}.json")
+    except RecordingError as error:
+        return LessonChange(lesson_id, "invalid", None, (), (), (), None, str(error))
+    if a is None or b is None:
+        return _added_or_removed(lesson_id, a, b)
+    output = output_change(a.stdout, b.stdout)
+    panels = panel_changes(a.panels, b.panels)
+    environment = _environment(a, b)
+    because = tuple(
+        name
+        for name, field in (("example", "contentHash"), ("harness", "rendererHash"))
+        if getattr(a, field) != getattr(b, field)
+    )
+    recorded = Field("generatedAt", a.generatedAt, b.generatedAt)
+    category = _category(output, panels, environment)
+    return LessonChange(lesson_id, category, output, panels, environment, because, recorded)
+
+
+def _added_or_removed(lesson_id: str, a: Recording | None, b: Recording | None) -> LessonChange:
+    one = b or a
+    assert one is not None
+    lines = len(one.stdout.splitlines())
+    output = OutputChange((), lines if b else 0, 0 if b else lines, 0)
+    note: Category = "added" if b else "removed"
+    panels = tuple(
+        PanelChange(n, p.title, p.ylabel, timing_panel(p), (), (note,))
+        for n, p in enumerate(one.panels, start=1)
+    )
+    return LessonChange(lesson_id, note, output, panels, (), (), None)
+
+
+def _category(
+    output: OutputChange | None, panels: tuple[PanelChange, ...], environment: tuple[Field, ...]
+) -> Category:
+    if environment or (output and output.diff) or any(not p.timing or p.notes for p in panels):
+        return "changed"
+    return "timing" if output or panels else "same"
+
+
+# -- output ----------------------------------------------------------------------------------
+
+
+def mask_timings(line: str) -> str:
+    """The line with every timing replaced by a placeholder: equal masks, same line."""
+    return TIME_QUANTITY.sub("<time>", line)
+
+
+def output_change(old: str, new: str) -> OutputChange | None:
+    """The output's changed lines as unified-diff hunks; lines that only moved timings are
+    aligned as unchanged (and counted), so they never show as changes."""
+    if old == new:
+        return None
+    a, b = old.splitlines(), new.splitlines()
+    matcher = SequenceMatcher(None, [mask_timings(x) for x in a], [mask_timings(x) for x in b])
+    codes = matcher.get_opcodes()
+    timing = sum(
+        a[i1 + k] != b[j1 + k]
+        for tag, i1, i2, j1, _ in codes
+        if tag == "equal"
+        for k in range(i2 - i1)
+    )
+    added = sum(j2 - j1 for tag, _, _, j1, j2 in codes if tag in ("insert", "replace"))
+    removed = sum(i2 - i1 for tag, i1, i2, _, _ in codes if tag in ("delete", "replace"))
+    diff: list[str] = []
+    if added or removed:
+        for group in matcher.get_grouped_opcodes(CONTEXT):
+            diff += _hunk(group, a, b)
+    return OutputChange(tuple(diff), added, removed, timing)
+
+
+def _hunk(group: list[tuple[str, int, int, int, int]], a: list[str], b: list[str]) -> list[str]:
+    first, last = group[0], group[-1]
+    lines = [f"@@ -{_range(first[1], last[2])} +{_range(first[3], last[4])} @@"]
+    for tag, i1, i2, j1, j2 in group:
+        if tag == "equal":
+            lines += [f" {line}" for line in b[j1:j2]]
+            continue
+        lines += [f"-{line}" for line in a[i1:i2]]
+        lines += [f"+{line}" for line in b[j1:j2]]
+    return lines
+
+
+def _range(start: int, stop: int) -> str:
+    """A hunk's line range as `diff -u` writes it (difflib's _format_range_unified)."""
+    length = stop - start
+    if length == 1:
+        return str(start + 1)
+    return f"{start if length == 0 else start + 1},{length}"
+
+
+# -- panels ----------------------------------------------------------------------------------
+
+
+def timing_panel(panel: BarPanel) -> bool:
+    return TIMING_YLABEL.search(panel.ylabel) is not None
+
+
+def panel_changes(old: list[BarPanel], new: list[BarPanel]) -> tuple[PanelChange, ...]:
+    """Panels compared by position: panel N of one side against panel N of the other."""
+    count = max(len(old), len(new))
+    pairs = [(n, _at(old, n), _at(new, n)) for n in range(1, count + 1)]
+    return tuple(change for n, a, b in pairs if (change := _panel_change(n, a, b)))
+
+
+def _at(panels: list[BarPanel], number: int) -> BarPanel | None:
+    return panels[number - 1] if number <= len(panels) else None
+
+
+def _panel_change(number: int, a: BarPanel | None, b: BarPanel | None) -> PanelChange | None:
+    one = b or a
+    assert one is not None
+    if a is None or b is None:
+        return PanelChange(number, one.title, one.ylabel, timing_panel(one), (), (_side(b),))
+    values = _values(a, b)
+    notes = tuple(
+        f"{name} was {old!r}"
+        for name, old, new in (("title", a.title, b.title), ("ylabel", a.ylabel, b.ylabel))
+        if old != new
+    )
+    if not values and not notes:
+        return None
+    return PanelChange(number, b.title, b.ylabel, timing_panel(a) or timing_panel(b), values, notes)
+
+
+def _side(new: BarPanel | None) -> str:
+    return "added" if new else "removed"
+
+
+def _values(a: BarPanel, b: BarPanel) -> tuple[Value, ...]:
+    old, new = _cells(a), _cells(b)
+    keys = [*new, *(key for key in old if key not in new)]
+    return tuple(
+        Value(*key, old.get(key), new.get(key), _relative(old.get(key), new.get(key)))
+        for key in keys
+        if old.get(key) != new.get(key)
+    )
+
+
+def _cells(panel: BarPanel) -> dict[tuple[str, str], float]:
+    return {
+        (s.label, label): y
+        for s in panel.series
+        for label, y in zip(panel.labels, s.y, strict=True)
+    }
+
+
+def _relative(old: float | None, new: float | None) -> float | None:
+    if old is None or new is None or old == 0:
+        return None
+    return (new - old) / abs(old)
+
+
+# -- environment -----------------------------------------------------------------------------
+
+
+def _environment(a: Recording, b: Recording) -> tuple[Field, ...]:
+    pairs = [("provenance", a.provenance, b.provenance)] + [
+        (f"environment.{name}", str(old), str(getattr(b.environment, name)))
+        for name, old in asdict(a.environment).items()
+    ]
+    return tuple(Field(name, str(old), new) for name, old, new in pairs if str(old) != new)

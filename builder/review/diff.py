@@ -1,0 +1,154 @@
+"""`python -m builder diff`: what a re-record changed between two revisions, for reviewers.
+
+    read      recordings/ at BASE and at HEAD (a git revision, or the work tree)
+    compare   per lesson: output lines, panel values, environment (builder/review/changes.py)
+    pages     each changed lesson's prose rendered against both recordings: every inline
+              value and recorded figure whose rendered text changed, by page and section
+    report    text, Markdown or JSON (builder/review/report.py)
+
+The pages step needs the course (at HEAD) and the Markdown renderer; without them (a light
+install, `--no-pages`, a course that does not load) the rest of the report is unchanged.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import tempfile
+from dataclasses import replace
+from pathlib import Path
+
+from ..core.errors import BuildError
+from ..course.model import Course, Lesson, load_course
+from ..course.recording import Recording, loads
+from . import git as revision
+from .changes import CourseChanges, LessonChange, PageMark, compare, mask_timings, timing_panel
+
+
+def diff(
+    content: Path, recordings: Path, base: str, head: str | None, *, pages: bool = True
+) -> CourseChanges:
+    old = revision.json_files(recordings, base)
+    new = revision.json_files(recordings, head)
+    base_name = revision.describe(recordings, base)
+    changes = compare(old, new, base_name, revision.describe(recordings, head))
+    if not pages or not any(x.category in ("changed", "timing") for x in changes.lessons):
+        return changes
+    try:
+        lessons = _with_pages(changes.lessons, content, head, old, new)
+    except (BuildError, ImportError) as error:  # a course that does not load; a light install
+        problem = str(error).splitlines()[0]
+        return replace(changes, note=f"pages not compared: {problem}")
+    return replace(changes, lessons=lessons)
+
+
+def _with_pages(
+    lessons: tuple[LessonChange, ...],
+    content: Path,
+    head: str | None,
+    old: dict[str, bytes],
+    new: dict[str, bytes],
+) -> tuple[LessonChange, ...]:
+    with tempfile.TemporaryDirectory(prefix="builder-diff-") as scratch:
+        root = content if head is None else revision.extract(content, head, Path(scratch))
+        course = load_course(root)
+        return tuple(_lesson_pages(x, course, old, new) for x in lessons)
+
+
+def _lesson_pages(
+    change: LessonChange, course: Course, old: dict[str, bytes], new: dict[str, bytes]
+) -> LessonChange:
+    lesson = course.lesson(change.lesson_id)
+    if lesson is None or change.category not in ("changed", "timing"):
+        return change
+    a, b = loads(old[lesson.id], lesson.id), loads(new[lesson.id], lesson.id)
+    return replace(change, pages=page_marks(course, lesson, a, b))
+
+
+# -- which pages show a changed number -------------------------------------------------------
+
+_MARK = re.compile(
+    r'<h[23] id="(?P<hid>[^"]*)"[^>]*>(?P<heading>.*?)</h[23]>'
+    r'|<data class="rv" value="[^"]*" title="[^"]*?; (?P<note>[^"]*)">(?P<value>.*?)</data>'
+    r'|<figure class="output"[^>]*>.*?<code>(?P<output>.*?)</code>'
+    r'|<figure class="panel" id="panel-(?P<panel>\d+)"[^>]*>.*?(?P<table><table.*?</table>)'
+    r'|<mark class="broken">(?P<broken>.*?)</mark>',
+    re.DOTALL,
+)
+_TAG = re.compile(r"<[^>]+>")
+
+
+def page_marks(
+    course: Course, lesson: Lesson, old: Recording, new: Recording
+) -> tuple[PageMark, ...]:
+    """Every recorded thing the lesson's page shows whose text differs between the two
+    recordings (the same prose, so the k-th mark of one side is the k-th of the other)."""
+    before, after = _marks(course, lesson, old), _marks(course, lesson, new)
+    if len(before) != len(after):  # cannot happen: a failed reference leaves a mark
+        return ()
+    return tuple(
+        PageMark(lesson.url, b[0], b[1], b[2], a[3], b[3], _timing(a, b, old, new))
+        for a, b in zip(before, after, strict=True)
+        if a[3] != b[3]
+    )
+
+
+Mark = tuple[str, str, str, str]  # section, anchor, what, shown
+
+
+def _marks(course: Course, lesson: Lesson, recording: Recording) -> list[Mark]:
+    from ..render.figures import unplaced_panels
+    from ..render.prose import render_prose  # markdown-it: only when pages are compared
+
+    rendered, _ = render_prose(lesson, course, recording, "../../", _plain)
+    body = rendered.html + unplaced_panels(recording, rendered.placed_panels)
+    section = anchor = ""
+    marks: list[Mark] = []
+    for match in _MARK.finditer(body):
+        if match["hid"] is not None:
+            section, anchor = _text(match["heading"]), match["hid"]
+        elif match["note"] is not None:
+            marks.append((section, anchor, f"value: {_text(match['note'])}", _text(match["value"])))
+        elif match["output"] is not None:
+            marks.append((section, anchor, "recorded output", html.unescape(match["output"])))
+        elif match["panel"] is not None:
+            panel = match["panel"]
+            marks.append((section, f"panel-{panel}", f"panel {panel}", _table(match["table"])))
+        else:
+            marks.append((section, anchor, "a reference this recording cannot resolve", ""))
+    return marks
+
+
+def _timing(a: Mark, b: Mark, old: Recording, new: Recording) -> bool:
+    """A mark that only moved timings: its output text (or the output line a value reads)
+    is the same once timings are masked, or the value is read from a timing panel."""
+    what = b[2]
+    if what == "recorded output":
+        return mask_timings(a[3]) == mask_timings(b[3])
+    lines = [re.search(r"recorded output, line (\d+)$", x[2]) for x in (a, b)]
+    if lines[0] and lines[1]:
+        return mask_timings(_line(old, lines[0][1])) == mask_timings(_line(new, lines[1][1]))
+    panel = re.match(r"(?:value: )?panel (\d+)", what)
+    number = int(panel[1]) if panel else 0
+    return 0 < number <= len(new.panels) and timing_panel(new.panels[number - 1])
+
+
+def _line(recording: Recording, number: str) -> str:
+    lines = recording.stdout.splitlines()
+    return lines[int(number) - 1] if int(number) <= len(lines) else ""
+
+
+def _plain(code: str, language: str) -> str:
+    """Code as the page would show it, unhighlighted: pages compare recorded text only."""
+    return f'<pre class="plain"><code>{html.escape(code)}</code></pre>'
+
+
+def _text(fragment: str) -> str:
+    return html.unescape(_TAG.sub("", fragment)).strip()
+
+
+def _table(table: str) -> str:
+    """A panel's table as text: each row's cells, rows joined with ' / '."""
+    rows = re.findall(r"<tr>(.*?)</tr>", table, re.DOTALL)[1:]  # not the head row
+    cells = [re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row) for row in rows]
+    return " / ".join(" ".join(_text(cell) for cell in row) for row in cells)

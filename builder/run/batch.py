@@ -1,0 +1,428 @@
+"""Re-execute the lessons that are not fresh, several at once, and keep what succeeded.
+
+Each successful run is written atomically as soon as it finishes, so Ctrl-C never loses
+finished work; a failed run leaves that lesson's previous recording byte-for-byte intact.
+Nothing is written once a file the builder owns changed without the builder writing it
+(builder/run/guard.py): an example wrote outside its scratch folder.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+import unicodedata
+from collections.abc import Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, TextIO
+
+from ..core.errors import BuildError, ExecutionError, RecordingError
+from ..core.fsutil import check_writable, write_atomic
+from ..core.observe import Paths
+from ..course import fingerprint
+from ..course.model import Course, Lesson
+from ..course.recording import Recording, dumps
+from ..course.rules import MAX_DRAWABLE, drawable, inputs_path, read_inputs, run_seconds
+from ..course.status import LessonStatus, State, recording_path
+from .execute import (
+    BUILDER_ROOT,
+    Execution,
+    Limits,
+    Outcome,
+    Runner,
+    allow_runs,
+    kill_all,
+    run_example,
+)
+from .guard import Watch
+
+if TYPE_CHECKING:
+    from .shard import Shard
+
+
+@dataclass(frozen=True)
+class RecordReport:
+    executions: list[Execution]
+
+    @property
+    def failures(self) -> list[Execution]:
+        return [execution for execution in self.executions if not execution.ok]
+
+
+def lessons_to_run(
+    course: Course,
+    statuses: Iterable[LessonStatus],
+    *,
+    force: bool,
+    only: Iterable[str] = (),
+    gpu: bool = False,
+) -> list[Lesson]:
+    """The lessons `only` names, or every lesson with `force`, or those not fresh; a
+    lesson that `requires: gpu` only when the executor has a GPU (`gpu`)."""
+    wanted = set(only)
+    due = {s.lesson_id for s in statuses if s.needs_run or (gpu and s.state is State.NEEDS_GPU)}
+    chosen = [
+        lesson
+        for lesson in course.lessons
+        if (lesson.id in wanted or lesson.slug in wanted if wanted else force or lesson.id in due)
+    ]
+    return [lesson for lesson in chosen if gpu or not lesson.needs_gpu]
+
+
+class Executor(Protocol):
+    """Where examples run: this machine's processes (`Local`) or a Dask cluster
+    (builder.run.distributed). It runs `lessons` in the order given, hands back each execution
+    as it finishes, with a note for the progress line, and writes nothing."""
+
+    @property
+    def where(self) -> str:
+        """'with -j 2', for the first line of a record."""
+
+    @property
+    def gpu(self) -> bool:
+        """Whether `requires: gpu` lessons can run there."""
+
+    def __call__(
+        self, lessons: list[Lesson], seconds: dict[str, float]
+    ) -> Iterable[tuple[Lesson, Execution, str]]: ...
+
+
+@dataclass(frozen=True)
+class Local:
+    """At most `jobs` examples at once, each in its own process on this machine."""
+
+    jobs: int
+    runner: Runner = run_example
+    gpu = False
+
+    @property
+    def where(self) -> str:
+        return f"with -j {self.jobs}"
+
+    def __call__(
+        self, lessons: list[Lesson], seconds: dict[str, float]
+    ) -> Iterable[tuple[Lesson, Execution, str]]:
+        for lesson, execution in _run_all(lessons, self.runner, self.jobs):
+            yield lesson, execution, ""
+
+
+def record(
+    lessons: list[Lesson],
+    recordings: Path,
+    *,
+    jobs: int = 1,
+    runner: Runner = run_example,
+    log: TextIO = sys.stderr,
+    executor: Executor | None = None,
+) -> RecordReport:
+    """Run `lessons` (by default with at most `jobs` at once, here); write each success as
+    it lands."""
+    renderer = fingerprint.renderer_hash()
+    progress = _Progress(len(lessons), log)
+    seconds = run_seconds(read_inputs(recordings))
+    run = executor or Local(jobs, runner)
+    watch = Watch.take(owned(lessons, recordings))
+    done: list[Execution] = []
+    for lesson, execution, note in run(longest_first(lessons, seconds), seconds):
+        execution = _keep(lesson, execution, recordings, renderer, watch)
+        done.append(execution)
+        progress.show(execution, note)
+    return RecordReport(done)
+
+
+def owned(lessons: list[Lesson], recordings: Path) -> list[Path]:
+    """The folders of the checkout the builder owns while examples run: the course, the
+    recordings, the builder's code and templates."""
+    courses = sorted({lesson.folder.parent.parent for lesson in lessons})
+    return [*courses, recordings, BUILDER_ROOT / "builder", BUILDER_ROOT / "templates"]
+
+
+def longest_first(lessons: list[Lesson], seconds: dict[str, float]) -> list[Lesson]:
+    """Start the examples that took longest last time first (never-run ones before all):
+    with -j 2, the course order left the longest example of six running alone at the end,
+    and the whole run took 1.25x what this order takes."""
+    # stable: ties keep course order
+    return sorted(lessons, key=lambda x: seconds.get(x.id, float("inf")), reverse=True)
+
+
+def _run_all(
+    lessons: list[Lesson], runner: Runner, jobs: int
+) -> Iterable[tuple[Lesson, Execution]]:
+    allow_runs()
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        futures: dict[Future[Execution], Lesson] = {
+            pool.submit(runner, lesson, Limits(timeout=lesson.meta.timeout)): lesson
+            for lesson in lessons
+        }
+        pending = set(futures)
+        try:
+            while pending:
+                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for future in sorted(finished, key=lambda f: futures[f].id):
+                    yield futures[future], future.result()
+        except BaseException:
+            for future in pending:
+                future.cancel()
+            kill_all()
+            raise
+
+
+def _keep(
+    lesson: Lesson,
+    execution: Execution,
+    recordings: Path,
+    renderer: str,
+    watch: Watch,
+) -> Execution:
+    if not execution.ok:
+        return execution
+    if lesson.needs_gpu and execution.environment.get("backend") != "gpu":
+        backend = execution.environment.get("backend")
+        detail = f"it `requires: gpu`, but jax ran it on {backend!r}; nothing was kept"
+        return Execution(lesson.id, Outcome.WRONG_DEVICE, execution.seconds, detail=detail)
+    problem = undrawable(execution.panels) or same_names(execution.panels)
+    if problem:
+        return Execution(lesson.id, Outcome.BAD_PANEL, execution.seconds, detail=problem)
+    changed = watch.changed()
+    if changed:
+        detail = (
+            f"{changed} while examples ran, and the builder did not write it: an example "
+            "wrote outside its scratch folder (or someone edited it meanwhile); nothing more "
+            "is recorded in this run"
+        )
+        return Execution(lesson.id, Outcome.TAMPERED, execution.seconds, detail=detail)
+    inputs = fingerprint.lesson_inputs(lesson)
+    try:
+        recording = to_recording(lesson, execution, fingerprint.content_hash(inputs), renderer)
+    except RecordingError as error:
+        return Execution(lesson.id, Outcome.HARNESS, execution.seconds, detail=error.problem)
+    sidecar = {
+        "contentHash": recording.contentHash,
+        "inputs": inputs,
+        "seconds": round(execution.seconds, 2),
+    }
+    with contextlib.suppress(OSError):  # it only sharpens messages; never fatal
+        # first: a recording on disk has its sidecar, whenever Ctrl-C comes
+        write_atomic(inputs_path(recordings, lesson.id), _sidecar_bytes(sidecar))
+        watch.wrote(inputs_path(recordings, lesson.id))
+    path = recording_path(recordings, lesson.id)
+    try:
+        write_atomic(path, dumps(recording))
+        watch.wrote(path)
+    except OSError as error:
+        detail = f"the run succeeded but {path} could not be written: {error.strerror}"
+        return Execution(lesson.id, Outcome.NOT_SAVED, execution.seconds, detail=detail)
+    return execution
+
+
+def to_recording(
+    lesson: Lesson, execution: Execution, content_hash: str, renderer_hash: str
+) -> Recording:
+    from pydantic import ValidationError
+
+    from ..course.validation import validate_json
+
+    raw = {
+        "schemaVersion": 1,
+        "lessonId": lesson.id,
+        "contentHash": content_hash,
+        "rendererHash": renderer_hash,
+        "kind": "executed",
+        "generatedAt": datetime.now(UTC).isoformat(timespec="microseconds"),
+        "provenance": f"recorded_{execution.environment.get('backend', 'unknown')}_computation",
+        "environment": execution.environment,
+        "stdout": execution.stdout,
+        "data": {"kind": "panels", "panels": execution.panels},
+    }
+    try:  # validated as the text recording.dumps will write (strict types read JSON objects)
+        return validate_json(Recording, json.dumps(raw, indent=2, ensure_ascii=False))
+    except ValidationError as error:
+        raise RecordingError(f"the run did not make a valid recording: {error}") from None
+
+
+def undrawable(panels: list[dict[str, Any]]) -> str:
+    """The first panel value a chart cannot draw (an int of 400 digits passes panels.bar,
+    which is part of the harness), named by panel, series and label; "" when none."""
+    try:
+        for number, panel in enumerate(panels, start=1):
+            for series in panel["series"]:
+                for label, y in zip(panel["labels"], series["y"], strict=False):
+                    if isinstance(y, int | float) and not drawable(y):
+                        return (
+                            f"panel {number} ({panel['title']!r}), series {series['label']!r}, "
+                            f"label {label!r}: {_magnitude(y)} is too large to draw (a chart "
+                            f"draws numbers up to {MAX_DRAWABLE:g})"
+                        )
+    except (KeyError, TypeError):
+        pass  # not panels at all: to_recording names what is wrong
+    return ""
+
+
+def same_names(panels: list[dict[str, Any]]) -> str:
+    """Two labels (or two series) of one panel that are the same name in Unicode (NFC and
+    NFD spellings of "é"): a reference to either would find the first; "" when none."""
+    try:
+        for number, panel in enumerate(panels, start=1):
+            series = [s["label"] for s in panel["series"]]
+            for what, names in (("labels", panel["labels"]), ("series", series)):
+                seen: dict[str, str] = {}
+                for name in names:
+                    key = unicodedata.normalize("NFC", name)
+                    if key in seen:
+                        other = seen[key]
+                        return (
+                            f"panel {number} ({panel['title']!r}): {what} {other!r} and "
+                            f"{name!r} are the same name (equal in Unicode); give each its own"
+                        )
+                    seen[key] = name
+    except (KeyError, TypeError):
+        pass  # not panels at all: to_recording names what is wrong
+    return ""
+
+
+def _magnitude(y: int | float) -> str:
+    """A number too large to print whole (str() refuses ints of over 4,300 digits)."""
+    return (
+        f"a number of about {int(y.bit_length() * 0.30103) + 1} digits"
+        if isinstance(y, int)
+        else repr(y)
+    )
+
+
+def _sidecar_bytes(sidecar: dict[str, Any]) -> bytes:
+    return (json.dumps(sidecar, indent=2, sort_keys=True) + "\n").encode()
+
+
+class _Progress:
+    def __init__(self, total: int, log: TextIO) -> None:
+        self.total, self.count, self.log = total, 0, log
+        self.width = len(str(total))
+
+    def show(self, execution: Execution, note: str = "") -> None:
+        self.count += 1
+        mark = "ok  " if execution.ok else "FAIL"
+        print(
+            f"  [{self.count:>{self.width}}/{self.total}] {mark} {execution.lesson_id:<20} "
+            f"{execution.seconds:6.1f}s"
+            + ("" if execution.ok else f"  {execution.outcome}")
+            + (f"  {note}" if note else ""),
+            file=self.log,
+            flush=True,
+        )
+
+
+def failure_summary(failures: list[Execution], course: Course) -> str:
+    """One summary for all failed runs: which lesson, why, and what to do next."""
+    lines = [f"{len(failures)} example(s) failed; their previous recordings are untouched:"]
+    for execution in failures:
+        lesson = course.lesson(execution.lesson_id)
+        path = lesson.example_path if lesson else execution.lesson_id
+        lines.append(f"\n  {execution.lesson_id} ({path}): {execution.outcome}: {execution.detail}")
+        lines += [f"    | {line}" for line in _tail(execution.stderr)]
+        lines.append(f"    -> {_advice(execution, lesson)}")
+    lines.append("\nFix the examples, then run `make record` (only what is not fresh re-runs).")
+    return "\n".join(lines)
+
+
+def _tail(text: str, count: int = 12) -> list[str]:
+    return text.rstrip().splitlines()[-count:]
+
+
+def _advice(execution: Execution, lesson: Lesson | None) -> str:
+    timeout = lesson.meta.timeout if lesson else 0
+    advice: dict[Outcome, str] = {
+        Outcome.TIMEOUT: f"make it faster, or raise `timeout:` ({timeout:g} s now) in lesson.md",
+        Outcome.TOO_MUCH_OUTPUT: "print less: a recording keeps what a reader can read",
+        Outcome.RAISED: "run it by hand with .venv/bin/python example.py and fix the error",
+        Outcome.EXITED: "an example must finish with exit status 0",
+        Outcome.BAD_OUTPUT: "print text that reads the same on every machine",
+        Outcome.BAD_PANEL: "scale the values (say the unit in ylabel), or print the number "
+        "instead of charting it",
+        Outcome.HARNESS: "let the example end normally: no os._exit, no killing its own "
+        "process, no writing the harness's files; run it by hand to see what happens",
+        Outcome.ESCAPED: "wait for every process the example starts before it ends; find "
+        "and stop the one still running (ps -ef)",
+        Outcome.TAMPERED: "an example may write only in its working (scratch) folder: find "
+        "the one that wrote the file, restore the file (git status), then run `make record`; "
+        "`--sandbox` makes the checkout read-only to examples",
+        Outcome.BAD_DATA: "keep data files as regular files in the lesson folder, not links",
+        Outcome.WRONG_DEVICE: "record it on a Dask worker that has a GPU jax can use",
+        Outcome.REFUSED: "install this checkout's pinned versions on that worker "
+        "(requirements.lock), or leave it out of the cluster",
+        Outcome.LOST: "run the same command again: only what is not fresh re-runs",
+        Outcome.NOT_SAVED: "make recordings/ writable (and check the disk is not full), "
+        "then run `make record`",
+    }
+    return advice.get(execution.outcome, "see the message above")
+
+
+def record_stale(
+    course: Course,
+    statuses: list[LessonStatus],
+    paths: Paths,
+    jobs: int,
+    force: bool = False,
+    runner: Runner | None = None,
+    log: TextIO = sys.stderr,
+    only: tuple[str, ...] = (),
+    dask: str | None = None,
+    shard: Shard | None = None,
+) -> tuple[str, ...]:
+    """Re-execute what is not fresh (or everything with force), here or on the Dask
+    cluster at `dask`, all of it or one `shard`; raise if any run failed."""
+    from .execute import run_example  # only a build that may execute needs it
+
+    unknown = sorted(set(only) - {x.id for x in course.lessons} - {x.slug for x in course.lessons})
+    if unknown:
+        raise BuildError(
+            f"no lesson in {paths.content} has the id or slug {', '.join(unknown)}",
+            hint="`python -m builder check --json` lists every lesson id",
+        )
+    due = lessons_to_run(course, statuses, force=force, only=only, gpu=True)
+    if not due:
+        return ()  # and no cluster to reach
+    with _executor(dask, jobs, runner or run_example, log) as executor:
+        lessons = _runnable(due, executor.gpu, paths, shard, log)
+        return _record(course, lessons, paths, executor, log) if lessons else ()
+
+
+def _runnable(
+    due: list[Lesson], gpu: bool, paths: Paths, shard: Shard | None, log: TextIO
+) -> list[Lesson]:
+    """Of the lessons due, those the executor can run (`requires: gpu` ones only with a GPU),
+    and of those, this shard's."""
+    lessons = [lesson for lesson in due if gpu or not lesson.needs_gpu]
+    if len(due) > len(lessons):
+        names = ", ".join(x.id for x in due if x.needs_gpu)
+        print(f"Not recorded here, they need a GPU machine (requires: gpu): {names}", file=log)
+    if shard is None:
+        return lessons
+    mine = shard.pick(lessons, run_seconds(read_inputs(paths.recordings)))
+    print(f"Shard {shard}: {len(mine)} of the {len(lessons)} lesson(s) to record.", file=log)
+    return mine
+
+
+def _record(
+    course: Course, lessons: list[Lesson], paths: Paths, executor: Executor, log: TextIO
+) -> tuple[str, ...]:
+    check_writable(paths.recordings)
+    print(f"Recording {len(lessons)} lesson(s) {executor.where}:", file=log)
+    report = record(lessons, paths.recordings, log=log, executor=executor)
+    if report.failures:
+        raise ExecutionError(failure_summary(report.failures, course))
+    return tuple(execution.lesson_id for execution in report.executions)
+
+
+@contextlib.contextmanager
+def _executor(dask: str | None, jobs: int, runner: Runner, log: TextIO) -> Iterator[Executor]:
+    """This machine's processes, or a connection to the Dask cluster at `dask`."""
+    if dask is None:
+        yield Local(jobs, runner)
+        return
+    from .distributed import connect  # dask is imported only with --dask
+
+    with connect(dask, runner, log) as cluster:
+        yield cluster

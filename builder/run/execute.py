@@ -1,0 +1,386 @@
+"""Execute examples: the only module that starts a subprocess.
+
+`run_example` is the one door: a lesson goes in, an `Execution` comes back. It runs the
+example through builder/run/harness.py in a fresh interpreter, in a scratch directory, under
+builder/run/supervise.py (which ends every process the example started, even those that left
+its process group), optionally in a bubblewrap sandbox, with a timeout and an output cap,
+and always cleans up after itself. The harness's result comes back on a pipe only the
+harness holds, signed with a key only the harness is given; anything else on that pipe
+fails the run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import enum
+import errno
+import hashlib
+import hmac
+import json
+import os
+import secrets
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..course.model import Lesson
+from ..course.rules import EXAMPLE_FILE
+from .leaks import builder_secrets, leaked_path, leaked_secret, redact, texts
+from .pipes import Reader, wait_for
+from .sandbox import sandboxed
+
+MAX_OUTPUT = 512 * 1024
+STDERR_TAIL = 16 * 1024
+PASS_THROUGH = ("PATH", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "SYSTEMROOT")
+BUILDER_ROOT = Path(__file__).resolve().parents[2]
+MAX_RESULT = 16 * 1024 * 1024  # panels and environment, as JSON
+STOP_SECONDS = 15.0  # for the supervisor to end everything once told to stop
+DATA_RULE = "data files must be regular files inside the lesson folder"
+
+
+class Outcome(enum.StrEnum):
+    OK = "ok"
+    RAISED = "raised an exception"
+    EXITED = "exited with an error code"
+    TIMEOUT = "timed out"
+    TOO_MUCH_OUTPUT = "printed too much"
+    BAD_OUTPUT = "printed something a recording cannot keep"
+    BAD_PANEL = "emitted a panel that cannot be drawn"
+    HARNESS = "the harness failed"
+    INTERRUPTED = "interrupted"
+    NOT_SAVED = "could not be saved"
+    ESCAPED = "left a process running"
+    BAD_DATA = "could not be staged"
+    TAMPERED = "ran while a file the builder owns changed"
+    WRONG_DEVICE = "ran on the wrong kind of device"
+    REFUSED = "was refused by its worker"  # builder.run.distributed: versions differ
+    LOST = "lost its worker"  # builder.run.distributed: the worker or the scheduler went away
+
+
+@dataclass(frozen=True)
+class Execution:
+    """What one run of an example produced."""
+
+    lesson_id: str
+    outcome: Outcome
+    seconds: float
+    stdout: str = ""
+    stderr: str = ""
+    detail: str = ""
+    panels: list[dict[str, Any]] = field(default_factory=list)
+    environment: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome is Outcome.OK
+
+
+@dataclass(frozen=True)
+class Limits:
+    timeout: float
+    max_output: int = MAX_OUTPUT
+    sandbox: bool = False
+
+
+Runner = Callable[[Lesson, Limits], Execution]
+
+_active: set[subprocess.Popen[bytes]] = set()
+_active_lock = threading.Lock()
+_stopping = threading.Event()
+
+
+def kill_all() -> None:
+    """Stop every running example and all it started (used on Ctrl-C and SIGTERM).
+
+    Until `allow_runs()` is called again, an example that was about to start is stopped
+    as soon as it starts, so none slips past the interrupt.
+    """
+    with _active_lock:
+        _stopping.set()
+        for proc in _active:
+            _stop(proc)
+
+
+def allow_runs() -> None:
+    """Let examples start again (a new `record` after an interrupted one)."""
+    _stopping.clear()
+
+
+def run_example(lesson: Lesson, limits: Limits) -> Execution:
+    """Run one lesson's example in its own process and scratch directory."""
+    scratch = Path(tempfile.mkdtemp(prefix=f"course-{lesson.id}-"))
+    try:
+        problem = _stage(lesson, scratch)
+        if problem:
+            return Execution(lesson.id, Outcome.BAD_DATA, 0.0, detail=problem)
+        return _run_staged(lesson, scratch, limits)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _stage(lesson: Lesson, scratch: Path) -> str:
+    """Copy the example and its data files into `scratch`; what is wrong with a data file
+    (swapped for a link or a FIFO since the course was loaded), or ""."""
+    (scratch / EXAMPLE_FILE).write_bytes(lesson.source)
+    for name in lesson.meta.data:
+        path = lesson.folder / name
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError as error:
+            kind = "a symbolic link" if error.errno == errno.ELOOP else error.strerror
+            return f"data file {str(path)!r} is {kind} now: {DATA_RULE}"
+        with open(fd, "rb") as source:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return f"data file {str(path)!r} is not a regular file now: {DATA_RULE}"
+            with open(scratch / name, "wb") as copy:
+                shutil.copyfileobj(source, copy)
+    return ""
+
+
+def run_sandboxed(lesson: Lesson, limits: Limits) -> Execution:
+    """`run_example` inside bubblewrap (`--sandbox`; builder/run/sandbox.py)."""
+    return run_example(lesson, dataclasses.replace(limits, sandbox=True))
+
+
+def child_environment(lesson: Lesson, scratch: Path) -> dict[str, str]:
+    env = {name: os.environ[name] for name in PASS_THROUGH if name in os.environ}
+    env |= {
+        "HOME": str(scratch),
+        "TMPDIR": str(scratch),
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "PYTHONIOENCODING": "utf-8",
+        "PYTHONHASHSEED": "0",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONPATH": str(BUILDER_ROOT),
+        "MPLBACKEND": "Agg",
+    }
+    return env | dict(lesson.meta.env)
+
+
+@dataclass(frozen=True)
+class _Channels:
+    """The two pipes only the harness (result) and the supervisor (status) write to."""
+
+    result: tuple[int, int] = field(default_factory=os.pipe)
+    status: tuple[int, int] = field(default_factory=os.pipe)
+
+    def command(self, lesson: Lesson, scratch: Path, sandbox: bool) -> list[str]:
+        harness = [sys.executable, "-m", "builder.run.harness", lesson.id, EXAMPLE_FILE]
+        supervisor = [sys.executable, "-S", "-m", "builder.run.supervise", str(self.status[1])]
+        supervisor += [str(self.result[1]), str(os.getpid()), str(scratch), "--"]
+        wrap = sandboxed(scratch) if sandbox else []
+        return [*supervisor, *wrap, *harness, str(self.result[1])]
+
+
+def _run_staged(lesson: Lesson, scratch: Path, limits: Limits) -> Execution:
+    channels, key = _Channels(), secrets.token_bytes(32)
+    started = time.perf_counter()
+    try:
+        proc = subprocess.Popen(
+            channels.command(lesson, scratch, limits.sandbox),
+            cwd=scratch,
+            env=child_environment(lesson, scratch),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            pass_fds=(channels.result[1], channels.status[1]),
+        )
+    finally:
+        os.close(channels.result[1])
+        os.close(channels.status[1])
+    with _active_lock:
+        _active.add(proc)
+        if _stopping.is_set():
+            _stop(proc)
+    try:
+        ran = _communicate(proc, limits, key, channels)
+    finally:
+        with _active_lock:
+            _active.discard(proc)
+    seconds = time.perf_counter() - started
+    if _stopping.is_set():
+        return Execution(lesson.id, Outcome.INTERRUPTED, seconds, detail="stopped by Ctrl-C")
+    return _judge(lesson, scratch, ran, seconds, key)
+
+
+@dataclass(frozen=True)
+class _Ran:
+    """What came back from one run: its pipes, and an outcome decided on the way."""
+
+    out: bytes
+    err: bytes
+    result: bytes
+    status: bytes
+    outcome: Outcome | None
+
+
+def _communicate(
+    proc: subprocess.Popen[bytes], limits: Limits, key: bytes, channels: _Channels
+) -> _Ran:
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    with contextlib.suppress(OSError):  # a supervisor already stopped does not read it
+        proc.stdin.write(key)
+    with contextlib.suppress(OSError):
+        proc.stdin.close()
+    readers = [
+        Reader(proc.stdout.fileno(), limits.max_output, False, lambda: _stop(proc)),
+        Reader(proc.stderr.fileno(), STDERR_TAIL, True, lambda: None),
+        Reader(channels.result[0], MAX_RESULT, False, lambda: _stop(proc)),
+        Reader(channels.status[0], MAX_RESULT, False, lambda: None),
+    ]
+    for reader in readers:
+        reader.start()
+    outcome = None
+    try:
+        wait_for(proc, limits.timeout)
+    except subprocess.TimeoutExpired:
+        outcome = Outcome.TIMEOUT
+    _end(proc)
+    for reader in readers:
+        reader.finish()
+    for reader in readers:
+        reader.join()
+    for pipe in (proc.stdout, proc.stderr):
+        pipe.close()
+    for fd in (channels.result[0], channels.status[0]):
+        os.close(fd)
+    out, err, result, status = readers
+    if out.overflowed:
+        outcome = Outcome.TOO_MUCH_OUTPUT
+    elif outcome is None and not (out.eof and err.eof and result.eof):
+        outcome = Outcome.ESCAPED
+    return _Ran(bytes(out.data), bytes(err.data), bytes(result.data), bytes(status.data), outcome)
+
+
+def _end(proc: subprocess.Popen[bytes]) -> None:
+    """Have the supervisor end everything (it has, if it ended by itself); if it does not
+    within STOP_SECONDS, kill it and its process group."""
+    if proc.poll() is None:
+        _stop(proc)
+        try:
+            wait_for(proc, STOP_SECONDS)
+        except subprocess.TimeoutExpired:
+            _kill_group(proc)
+    proc.wait()
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    """SIGTERM to the supervisor: it kills every process of the run, then reports."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        if proc.returncode is None:
+            os.kill(proc.pid, signal.SIGTERM)
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+def _judge(lesson: Lesson, scratch: Path, ran: _Ran, seconds: float, key: bytes) -> Execution:
+    secrets = builder_secrets(child_environment(lesson, scratch))
+    stderr = redact(ran.err.decode("utf-8", "replace"), secrets)  # shown in the failure summary
+
+    def failed(outcome: Outcome, detail: str) -> Execution:
+        return Execution(lesson.id, outcome, seconds, stderr=stderr, detail=detail)
+
+    problem = _process_problem(ran, lesson.meta.timeout) or _result_problem(ran, key)
+    if problem:
+        return failed(*problem)
+    result = json.loads(ran.result.partition(b"\n")[2])
+    if result["outcome"] == "raised":
+        return failed(Outcome.RAISED, _last_line(stderr))
+    if result["outcome"] != "ok":
+        return failed(Outcome.EXITED, f"sys.exit({result['outcome']!r})")
+    try:
+        stdout = ran.out.decode("utf-8")
+    except UnicodeDecodeError as error:
+        return failed(
+            Outcome.BAD_OUTPUT,
+            f"stdout is not valid UTF-8 (byte {error.start}); print text, not raw bytes",
+        )
+    leak = leaked_path(stdout, [scratch, lesson.folder.resolve().parent.parent, BUILDER_ROOT])
+    leak = leak or leaked_secret({"stdout": stdout, "a panel": texts(result["panels"])}, secrets)
+    if leak:
+        return failed(Outcome.BAD_OUTPUT, leak)
+    return Execution(
+        lesson.id,
+        Outcome.OK,
+        seconds,
+        stdout=stdout,
+        stderr=stderr,
+        panels=result["panels"],
+        environment=result["environment"],
+    )
+
+
+def _process_problem(ran: _Ran, timeout: float) -> tuple[Outcome, str] | None:
+    """How the run's processes failed (timed out, flooded stdout, outlived it), or None."""
+    if ran.outcome is Outcome.TIMEOUT:
+        return ran.outcome, f"killed after {timeout:g} s"
+    if ran.outcome is Outcome.TOO_MUCH_OUTPUT:
+        return ran.outcome, f"more than {len(ran.out) // 1024} KiB on stdout; killed"
+    status = _read_json(ran.status)
+    if status is None:
+        return Outcome.ESCAPED, (
+            "the process supervising the run was killed, so the processes the example "
+            "started may still be running; the builder cannot stop them"
+        )
+    if status.get("left"):
+        return Outcome.ESCAPED, (
+            f"{len(status['left'])} process(es) it started could not be ended "
+            f"(pid {', '.join(map(str, status['left']))}); the builder cannot stop them"
+        )
+    if ran.outcome is Outcome.ESCAPED:
+        return ran.outcome, (
+            "a process it started is no longer below the builder's supervisor and still "
+            "holds its output; the builder cannot stop it"
+        )
+    if not ran.result:
+        return Outcome.HARNESS, (
+            f"the example's process ended (exit status {status.get('returncode')}) before "
+            "the run finished"
+        )
+    return None
+
+
+def _result_problem(ran: _Ran, key: bytes) -> tuple[Outcome, str] | None:
+    """The result pipe holds exactly one message, signed by the harness, or the run fails."""
+    signature, _, body = ran.result.partition(b"\n")
+    expected = hmac.new(key, body, hashlib.sha256).hexdigest().encode()
+    result = _read_json(body) if hmac.compare_digest(signature, expected) else None
+    if result is None or (result.get("outcome") == "ok" and not _well_formed(result)):
+        return Outcome.HARNESS, (
+            "something other than the harness wrote to the harness's result channel; an "
+            "example must not write to file descriptors it did not open"
+        )
+    return None
+
+
+def _well_formed(result: dict[str, Any]) -> bool:
+    """The example can reach `panels.emitted` and put anything in it."""
+    return isinstance(result.get("panels"), list) and isinstance(result.get("environment"), dict)
+
+
+def _read_json(data: bytes) -> dict[str, Any] | None:
+    try:
+        value = json.loads(data)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _last_line(text: str) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else ""

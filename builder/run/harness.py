@@ -1,0 +1,121 @@
+"""Runs inside the example's own process and turns the run into recording data.
+
+    python -m builder.run.harness LESSON_ID SOURCE RESULT_FD  (a key on stdin)
+
+reads a key from stdin (then stdin is /dev/null), compiles SOURCE under the stable name
+`<LESSON_ID>-example` (so positions JAX prints read `performance-05-example:14:20` on every
+machine), runs it as `__main__` in the current working directory, waits for its threads and
+runs its atexit hooks (as a run by hand would), and writes the emitted panels and the
+environment, read inside this process, once to the pipe RESULT_FD, signed with the key
+(HMAC-SHA256). Then it flushes stdio and leaves with os._exit: nothing the example left
+behind writes after the result. RESULT_FD is not inherited by the example's subprocesses.
+The example's stdout is left alone: it is the recording.
+
+This file and panels.py are hashed into every recording's rendererHash: keep them small
+and stable. Standard library only, apart from reading jax's backend after the run.
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import hmac
+import json
+import linecache
+import os
+import sys
+import threading
+import traceback
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from builder import panels
+
+
+def run(lesson_id: str, source_path: str) -> str | int:
+    """Run the example: 'ok', 'raised', or the exit code it asked for with sys.exit."""
+    name = f"{lesson_id}-example"
+    source = Path(source_path).read_text("utf-8-sig")
+    linecache.cache[name] = (len(source), None, source.splitlines(keepends=True), name)
+    namespace = {"__name__": "__main__", "__file__": os.path.abspath(source_path)}
+    sys.argv = [source_path]
+    try:
+        exec(compile(source, name, "exec", dont_inherit=True), namespace)
+    except SystemExit as stop:
+        return _exit_code(stop.code)
+    except BaseException as error:  # the example's own failure, shown as its traceback
+        _print_example_traceback(error)
+        return "raised"
+    return "ok"
+
+
+def _exit_code(code: object) -> str | int:
+    if code is None or code == 0:
+        return "ok"
+    if isinstance(code, int):
+        return code
+    print(code, file=sys.stderr)
+    return 1
+
+
+def _print_example_traceback(error: BaseException) -> None:
+    """The traceback without this harness's own frame: it starts in the example."""
+    sys.stdout.flush()
+    lines = traceback.TracebackException.from_exception(error).format()
+    frames = [line for line in lines if not line.startswith('  File "' + __file__)]
+    sys.stderr.write("".join(frames))
+
+
+def environment() -> dict[str, Any]:
+    import jax  # read inside the example's process, after the example ran
+
+    return {
+        "backend": jax.default_backend(),
+        "deviceCount": jax.device_count(),
+        **{name: metadata.version(name) for name in ("jax", "numpy", "matplotlib")},
+    }
+
+
+def read_key() -> bytes:
+    """The builder's key for this run, from stdin; stdin is /dev/null afterwards."""
+    key = b""
+    while chunk := os.read(0, 4096):
+        key += chunk
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    return key
+
+
+def join_threads() -> None:
+    """Wait for the example's non-daemon threads, as the interpreter does at exit."""
+    while others := [
+        t for t in threading.enumerate() if t is not threading.current_thread() and not t.daemon
+    ]:
+        for thread in others:
+            thread.join()
+
+
+def main(argv: list[str]) -> None:
+    lesson_id, source_path, result_fd = argv
+    channel = int(result_fd)
+    os.set_inheritable(channel, False)
+    key = read_key()
+    outcome = run(lesson_id, source_path)
+    join_threads()
+    result: dict[str, Any] = {"outcome": outcome}
+    if outcome == "ok":
+        result |= {"panels": panels.emitted, "environment": environment()}
+    atexit._run_exitfuncs()  # the example's hooks, now: none runs after the result
+    body = json.dumps(result).encode()
+    signed = hmac.new(key, body, hashlib.sha256).hexdigest().encode() + b"\n" + body
+    sys.stdout.flush()
+    sys.stderr.flush()
+    with open(channel, "wb") as pipe:
+        pipe.write(signed)
+    os._exit(0 if outcome == "ok" else 1)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
