@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from ..core.observe import Observed, Paths, environment_snapshot, site_files, snapshot
+from ..core.observe import Observed, Paths, environment_snapshot
 from ..core.store import Memo, Store
 from .manifest import Manifest, code_digest, installed_versions
 
@@ -60,13 +60,12 @@ def build(
     page against it too. Progress and warnings go to `log` (sys.stderr as it is when called)."""
     log = log or sys.stderr
     with build_lock(paths.cache), contextlib.closing(Store(paths.cache, _warning(log))) as store:
-        settings = (f"execute={execute}", f"since={_commit(paths, since)}")
-        now = Observed.take([paths.content, paths.recordings], paths.out, *settings)
+        now = observe(paths, settings(execute, _commit(paths, since)))
         last = Manifest.load(store)
         if last is not None and last.unchanged(now) and not force:
             return BuildResult((), 0, 0, len(last.files))
         from ..run.batch import record_stale
-        from .stages import Kept, course_status, load_course, make_site, write  # not for a no-op
+        from .stages import Kept, course_status, load_course, make_site, publish  # not a no-op
 
         versions = installed_versions(now.environment, last)
         memo = Memo(store, code_digest(versions))
@@ -82,10 +81,19 @@ def build(
         kept = Kept.since(last, paths.out, now)
         changes = _changes(paths, since)
         site = make_site(course, statuses, paths.recordings, memo, kept, jobs, changes)
-        written = write(site.files(), site.names(), paths.out, site_files(paths.out, now.site))
-        after = Manifest(now, versions, snapshot([paths.out]), site.names(), site.traces())
-        store.commit(after, keep=site.references(store.used))
+        written = publish(store, paths, site, site.files(), now, versions)
     return BuildResult(executed or (), written.written, written.removed, written.total)
+
+
+def settings(execute: bool, since: str) -> tuple[str, ...]:
+    """What a build was asked (`since`: the commit a What-changed page compares with): a
+    build asked something else is not a no-op."""
+    return (f"execute={execute}", f"since={since}")
+
+
+def observe(paths: Paths, asked: tuple[str, ...]) -> Observed:
+    """The inputs' and the site's file metadata, before anything is read."""
+    return Observed.take([paths.content, paths.recordings], paths.out, *asked)
 
 
 def _commit(paths: Paths, since: str | None) -> str:

@@ -1,10 +1,36 @@
 """The build's stages, in the order builder/build/pipeline.py runs them: imported together once a
-build is not a no-op (the no-op itself needs only builder.build.manifest and builder.core.store)."""
+build is not a no-op (the no-op itself needs only builder.build.manifest and builder.core.store).
 
+`publish` is the last stage of every build, `build()`'s and the preview's alike: the one
+writer of site/ and of the manifest.
+"""
+
+from __future__ import annotations
+
+from ..core.observe import Observed, Paths, site_files, snapshot
+from ..core.store import Store
 from ..course.model import load_course
 from ..course.status import course_status
 from .make import Kept
-from .site import make_site
-from .write import write
+from .manifest import Manifest
+from .site import Site, make_site
+from .write import Written, write
 
-__all__ = ("Kept", "course_status", "load_course", "make_site", "write")
+__all__ = ("Kept", "course_status", "load_course", "make_site", "publish")
+
+
+def publish(
+    store: Store,
+    paths: Paths,
+    site: Site,
+    files: dict[str, bytes],
+    now: Observed,
+    versions: dict[str, str],
+) -> Written:
+    """write, then remember: `files` (those of `site` that site/ does not hold already)
+    written and what `site` no longer has removed; then the manifest of this build (`now`:
+    what it observed before reading) committed, and the store pruned to what it references."""
+    written = write(files, site.names(), paths.out, site_files(paths.out, now.site))
+    after = Manifest(now, versions, snapshot([paths.out]), site.names(), site.traces())
+    store.commit(after, keep=site.references(store.used))
+    return written

@@ -24,11 +24,11 @@ from pathlib import Path
 
 from ..build.make import Kept
 from ..build.manifest import Manifest, code_digest, installed_versions
-from ..build.pipeline import build_lock
+from ..build.pipeline import build_lock, observe, settings
 from ..build.site import Site, make_pages, with_search
-from ..build.write import write
+from ..build.stages import publish
 from ..core.artifact import Made
-from ..core.observe import TEMPLATES, Observed, Paths
+from ..core.observe import TEMPLATES, Paths
 from ..core.store import Memo, Store
 from ..course.model import Course, Lesson, load_course
 from ..course.rules import INPUTS_DIR
@@ -92,7 +92,7 @@ class Session:
 
     def __init__(self, paths: Paths, *, execute: bool) -> None:
         self.paths = paths
-        self.settings = (f"execute={execute}", "since=")  # as build() keys a build
+        self.settings = settings(execute, since="")
         self.store = Store(paths.cache)
         self.course: Course | None = None
         self.statuses: list[LessonStatus] = []
@@ -106,7 +106,7 @@ class Session:
     def start(self) -> list[str]:
         """The first build: all read, the pages the site folder holds taken from it."""
         self.read_ns = time.time_ns()
-        now = Observed.take([self.paths.content, self.paths.recordings], self.paths.out)
+        now = observe(self.paths, ())
         last = Manifest.load(self.store)
         self.versions = installed_versions(now.environment, last)
         self.memo = Keys(self.store, code_digest(self.versions))
@@ -165,15 +165,11 @@ class Session:
         self.bundles = {k: m for k, m in site.made.items() if k not in self.pages.made}
         names = site.names()
         files = {n: data for n, data in site.files().items() if self.on_disk.get(n) != names[n]}
-        out, store = self.paths.out, self.store
         with build_lock(self.paths.cache):
-            write(files, names, out)
-            seen = Observed.take([self.paths.content, self.paths.recordings], out, *self.settings)
             # Taken after reading: an input edited since the refresh began is newer than
             # read_ns, so the next build does not trust it (the manifest's racy rule).
-            seen = replace(seen, taken_ns=self.read_ns)
-            after = Manifest(seen, self.versions, seen.site, names, site.traces())
-            store.commit(after, keep=site.references(store.used))
+            now = replace(observe(self.paths, self.settings), taken_ns=self.read_ns)
+            publish(self.store, self.paths, site, files, now, self.versions)
         self.on_disk = names
         return sorted(set(files) - set(self.pages.names()))
 
