@@ -48,8 +48,8 @@ def reaped(folder: Path) -> Iterator[None]:
 @pytest.mark.slow
 def test_an_atexit_hook_rewriting_the_result_file_changes_nothing(tmp_path: Path) -> None:
     """The issue's case: the hook wrote a well-formed TPU result after the harness wrote
-    its file, and it was accepted. There is no result file any more; the hook runs before
-    the result is sent, so the environment is the one read in the process."""
+    its file, and it was accepted. There is no result file any more, and the environment
+    is measured by a probe outside the example's process."""
     execution = run(
         tmp_path,
         f"""\
@@ -103,6 +103,29 @@ for fd in channels():
     assert "something other than the harness wrote to the harness's result channel" in (
         execution.detail
     )
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        # The issue's case, without the key it no longer needs: the harness's own message,
+        # sent first, saying the run was on a GPU, and the process left before the harness.
+        "for fd in channels():\n"
+        "    os.write(fd, json.dumps({'outcome': 'ok', 'panels': [],"
+        " 'environment': {'backend': 'gpu', 'deviceCount': 8}}).encode())\n"
+        "os._exit(0)",
+        # jax patched inside the example's process, where the harness once read it.
+        "import jax\njax.default_backend = lambda: 'gpu'\njax.device_count = lambda: 8",
+    ],
+    ids=["a result sent by the example", "jax patched in the example"],
+)
+def test_an_example_cannot_forge_what_its_recording_says_of_the_machine(
+    tmp_path: Path, claim: str
+) -> None:
+    execution = run(tmp_path, FIND_CHANNEL + "import json\n" + claim + "\n")
+    assert execution.ok, execution
+    assert execution.environment["backend"] == "cpu"
+    assert execution.environment["deviceCount"] == 1
 
 
 def test_an_atexit_hook_writing_to_the_pipe_fails_the_run(tmp_path: Path) -> None:

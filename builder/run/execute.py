@@ -4,9 +4,10 @@
 example through builder/run/harness.py in a fresh interpreter, in a scratch directory, under
 builder/run/supervise.py (which ends every process the example started, even those that left
 its process group), optionally in a bubblewrap sandbox, with a timeout and an output cap,
-and always cleans up after itself. The harness's result comes back on a pipe only the
-harness holds, signed with a key only the harness is given; anything else on that pipe
-fails the run.
+and always cleans up after itself. The harness's result (how the run ended, the panels)
+comes back on a pipe only the harness was given; anything but one such message on it
+fails the run. What the recording says about the machine (backend, devices, versions) is
+measured by builder/run/probe.py, outside the example's process.
 """
 
 from __future__ import annotations
@@ -15,11 +16,8 @@ import contextlib
 import dataclasses
 import enum
 import errno
-import hashlib
-import hmac
 import json
 import os
-import secrets
 import shutil
 import signal
 import stat
@@ -37,13 +35,14 @@ from ..course.model import Lesson
 from ..course.rules import EXAMPLE_FILE
 from .leaks import builder_secrets, leaked_path, leaked_secret, redact, texts
 from .pipes import Reader, wait_for
+from .probe import ProbeError, measure
 from .sandbox import sandboxed
 
 MAX_OUTPUT = 512 * 1024
 STDERR_TAIL = 16 * 1024
 PASS_THROUGH = ("PATH", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "SYSTEMROOT")
 BUILDER_ROOT = Path(__file__).resolve().parents[2]
-MAX_RESULT = 16 * 1024 * 1024  # panels and environment, as JSON
+MAX_RESULT = 16 * 1024 * 1024  # the panels, as JSON
 STOP_SECONDS = 15.0  # for the supervisor to end everything once told to stop
 DATA_RULE = "data files must be regular files inside the lesson folder"
 
@@ -184,14 +183,14 @@ class _Channels:
 
 
 def _run_staged(lesson: Lesson, scratch: Path, limits: Limits) -> Execution:
-    channels, key = _Channels(), secrets.token_bytes(32)
+    channels = _Channels()
     started = time.perf_counter()
     try:
         proc = subprocess.Popen(
             channels.command(lesson, scratch, limits.sandbox),
             cwd=scratch,
             env=child_environment(lesson, scratch),
-            stdin=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             start_new_session=True,
@@ -205,14 +204,24 @@ def _run_staged(lesson: Lesson, scratch: Path, limits: Limits) -> Execution:
         if _stopping.is_set():
             _stop(proc)
     try:
-        ran = _communicate(proc, limits, key, channels)
+        ran = _communicate(proc, limits, channels)
     finally:
         with _active_lock:
             _active.discard(proc)
     seconds = time.perf_counter() - started
     if _stopping.is_set():
         return Execution(lesson.id, Outcome.INTERRUPTED, seconds, detail="stopped by Ctrl-C")
-    return _judge(lesson, scratch, ran, seconds, key)
+    judged = _judge(lesson, scratch, ran, seconds)
+    return _measured(judged, lesson, scratch, limits) if judged.ok else judged
+
+
+def _measured(execution: Execution, lesson: Lesson, scratch: Path, limits: Limits) -> Execution:
+    """The run with the machine it ran on, as a probe with the same environment sees it."""
+    try:
+        environment = measure(child_environment(lesson, scratch), limits.sandbox)
+    except ProbeError as error:
+        return dataclasses.replace(execution, outcome=Outcome.HARNESS, detail=str(error))
+    return dataclasses.replace(execution, environment=environment)
 
 
 @dataclass(frozen=True)
@@ -226,14 +235,8 @@ class _Ran:
     outcome: Outcome | None
 
 
-def _communicate(
-    proc: subprocess.Popen[bytes], limits: Limits, key: bytes, channels: _Channels
-) -> _Ran:
-    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
-    with contextlib.suppress(OSError):  # a supervisor already stopped does not read it
-        proc.stdin.write(key)
-    with contextlib.suppress(OSError):
-        proc.stdin.close()
+def _communicate(proc: subprocess.Popen[bytes], limits: Limits, channels: _Channels) -> _Ran:
+    assert proc.stdout is not None and proc.stderr is not None
     readers = [
         Reader(proc.stdout.fileno(), limits.max_output, False, lambda: _stop(proc)),
         Reader(proc.stderr.fileno(), STDERR_TAIL, True, lambda: None),
@@ -288,17 +291,17 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
 
 
-def _judge(lesson: Lesson, scratch: Path, ran: _Ran, seconds: float, key: bytes) -> Execution:
+def _judge(lesson: Lesson, scratch: Path, ran: _Ran, seconds: float) -> Execution:
     secrets = builder_secrets(child_environment(lesson, scratch))
     stderr = redact(ran.err.decode("utf-8", "replace"), secrets)  # shown in the failure summary
 
     def failed(outcome: Outcome, detail: str) -> Execution:
         return Execution(lesson.id, outcome, seconds, stderr=stderr, detail=detail)
 
-    problem = _process_problem(ran, lesson.meta.timeout) or _result_problem(ran, key)
+    problem = _process_problem(ran, lesson.meta.timeout) or _result_problem(ran)
     if problem:
         return failed(*problem)
-    result = json.loads(ran.result.partition(b"\n")[2])
+    result = json.loads(ran.result)
     if result["outcome"] == "raised":
         return failed(Outcome.RAISED, _last_line(stderr))
     if result["outcome"] != "ok":
@@ -321,7 +324,6 @@ def _judge(lesson: Lesson, scratch: Path, ran: _Ran, seconds: float, key: bytes)
         stdout=stdout,
         stderr=stderr,
         panels=result["panels"],
-        environment=result["environment"],
     )
 
 
@@ -355,11 +357,9 @@ def _process_problem(ran: _Ran, timeout: float) -> tuple[Outcome, str] | None:
     return None
 
 
-def _result_problem(ran: _Ran, key: bytes) -> tuple[Outcome, str] | None:
-    """The result pipe holds exactly one message, signed by the harness, or the run fails."""
-    signature, _, body = ran.result.partition(b"\n")
-    expected = hmac.new(key, body, hashlib.sha256).hexdigest().encode()
-    result = _read_json(body) if hmac.compare_digest(signature, expected) else None
+def _result_problem(ran: _Ran) -> tuple[Outcome, str] | None:
+    """The result pipe holds exactly one message of the harness's shape, or the run fails."""
+    result = _read_json(ran.result)
     if result is None or (result.get("outcome") == "ok" and not _well_formed(result)):
         return Outcome.HARNESS, (
             "something other than the harness wrote to the harness's result channel; an "
@@ -370,7 +370,7 @@ def _result_problem(ran: _Ran, key: bytes) -> tuple[Outcome, str] | None:
 
 def _well_formed(result: dict[str, Any]) -> bool:
     """The example can reach `panels.emitted` and put anything in it."""
-    return isinstance(result.get("panels"), list) and isinstance(result.get("environment"), dict)
+    return isinstance(result.get("panels"), list)
 
 
 def _read_json(data: bytes) -> dict[str, Any] | None:

@@ -1,32 +1,31 @@
 """Runs inside the example's own process and turns the run into recording data.
 
-    python -m builder.run.harness LESSON_ID SOURCE RESULT_FD  (a key on stdin)
+    python -m builder.run.harness LESSON_ID SOURCE RESULT_FD
 
-reads a key from stdin (then stdin is /dev/null), compiles SOURCE under the stable name
-`<LESSON_ID>-example` (so positions JAX prints read `performance-05-example:14:20` on every
-machine), runs it as `__main__` in the current working directory, waits for its threads and
-runs its atexit hooks (as a run by hand would), and writes the emitted panels and the
-environment, read inside this process, once to the pipe RESULT_FD, signed with the key
-(HMAC-SHA256). Then it flushes stdio and leaves with os._exit: nothing the example left
-behind writes after the result. RESULT_FD is not inherited by the example's subprocesses.
-The example's stdout is left alone: it is the recording.
+compiles SOURCE under the stable name `<LESSON_ID>-example` (so positions JAX prints read
+`performance-05-example:14:20` on every machine), runs it as `__main__` in the current
+working directory, waits for its threads and runs its atexit hooks (as a run by hand
+would), and writes how it ended and the panels it emitted once to the pipe RESULT_FD. Then
+it flushes stdio and leaves with os._exit: nothing the example left behind writes after
+the result. RESULT_FD is not inherited by the example's subprocesses (a guard against
+accidents, not against an example that sets out to write there: everything sent here is
+the example's own output, which it could print anyway). What the recording says about the
+machine is not measured here but by builder/run/probe.py, a process the example cannot
+reach. The example's stdout is left alone: it is the recording.
 
 This file and panels.py are hashed into every recording's rendererHash: keep them small
-and stable. Standard library only, apart from reading jax's backend after the run.
+and stable. Standard library only.
 """
 
 from __future__ import annotations
 
 import atexit
-import hashlib
-import hmac
 import json
 import linecache
 import os
 import sys
 import threading
 import traceback
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -67,27 +66,6 @@ def _print_example_traceback(error: BaseException) -> None:
     sys.stderr.write("".join(frames))
 
 
-def environment() -> dict[str, Any]:
-    import jax  # read inside the example's process, after the example ran
-
-    return {
-        "backend": jax.default_backend(),
-        "deviceCount": jax.device_count(),
-        **{name: metadata.version(name) for name in ("jax", "numpy", "matplotlib")},
-    }
-
-
-def read_key() -> bytes:
-    """The builder's key for this run, from stdin; stdin is /dev/null afterwards."""
-    key = b""
-    while chunk := os.read(0, 4096):
-        key += chunk
-    devnull = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(devnull, 0)
-    os.close(devnull)
-    return key
-
-
 def join_threads() -> None:
     """Wait for the example's non-daemon threads, as the interpreter does at exit."""
     while others := [
@@ -101,19 +79,17 @@ def main(argv: list[str]) -> None:
     lesson_id, source_path, result_fd = argv
     channel = int(result_fd)
     os.set_inheritable(channel, False)
-    key = read_key()
     outcome = run(lesson_id, source_path)
     join_threads()
     result: dict[str, Any] = {"outcome": outcome}
     if outcome == "ok":
-        result |= {"panels": panels.emitted, "environment": environment()}
+        result["panels"] = panels.emitted
     atexit._run_exitfuncs()  # the example's hooks, now: none runs after the result
     body = json.dumps(result).encode()
-    signed = hmac.new(key, body, hashlib.sha256).hexdigest().encode() + b"\n" + body
     sys.stdout.flush()
     sys.stderr.flush()
     with open(channel, "wb") as pipe:
-        pipe.write(signed)
+        pipe.write(body)
     os._exit(0 if outcome == "ok" else 1)
 
 
