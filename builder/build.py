@@ -157,7 +157,7 @@ def record_stale(
     jobs: int,
     force: bool = False,
     runner: Runner | None = None,
-    log: TextIO = sys.stderr,
+    log: TextIO | None = None,
     only: tuple[str, ...] = (),
     dask: str | None = None,
     shard: Shard | None = None,
@@ -167,6 +167,7 @@ def record_stale(
     from .execute import run_example  # only a build that may execute needs it
     from .record import lessons_to_run
 
+    log = log or sys.stderr  # as it is when called: the CLI's escaping stream
     unknown = sorted(set(only) - {x.id for x in course.lessons} - {x.slug for x in course.lessons})
     if unknown:
         raise BuildError(

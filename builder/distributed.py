@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from .course import FrontMatter, Lesson
 from .errors import BuildError
+from .escape import write_control
 from .execute import Execution, Limits, Outcome, Runner
 from .rules import EXAMPLE_FILE, LOCK_FILE, NOT_INSTALLED, lock_pins
 
@@ -298,12 +299,12 @@ class Board:
 
     def _draw(self, pending: set[Future[Any]]) -> None:
         if self.live and pending:
-            self.log.write(f"\r\033[K  {self._summary(pending)}")
+            write_control(self.log, f"\r\033[K  {self._summary(pending)}")
             self.log.flush()
 
     def _clear(self) -> None:
         if self.live:
-            self.log.write("\r\033[K")
+            write_control(self.log, "\r\033[K")
 
 
 def _processing(client: Client) -> dict[str, Any]:

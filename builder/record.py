@@ -111,12 +111,13 @@ def record(
     *,
     jobs: int = 1,
     runner: Runner = run_example,
-    log: TextIO = sys.stderr,
+    log: TextIO | None = None,
     executor: Executor | None = None,
 ) -> RecordReport:
     """Run `lessons` (by default with at most `jobs` at once, here); write each success as
     it lands."""
     renderer = fingerprint.renderer_hash()
+    log = log or sys.stderr  # as it is when called: the CLI's escaping stream
     progress = _Progress(len(lessons), log)
     seconds = run_seconds(read_inputs(recordings))
     run = executor or Local(jobs, runner)
