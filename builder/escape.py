@@ -65,7 +65,8 @@ def one_line(text: str) -> str:
 
 def terminal(text: str, line_start: bool = True) -> str:
     """Text for a terminal or a CI log: newlines and tabs kept, everything else that a
-    terminal or GitHub's runner acts on shown escaped. `line_start`: `text` begins a line."""
+    terminal or GitHub's runner acts on shown escaped. `line_start`: what is before `text`
+    on its line is only spaces (the runner skips them before `::`)."""
     text = _COMMAND.sub(_shown, text)
     if not line_start:  # the first line continues one already written: not a line start
         head, newline, rest = text.partition("\n")
@@ -172,8 +173,8 @@ class TerminalStream(io.TextIOBase):
 
     def write(self, text: str) -> int:
         shown = terminal(text, self._line_start)
-        if text:
-            self._line_start = text.endswith("\n")
+        _, newline, last = text.rpartition("\n")
+        self._line_start = not last.strip() and (bool(newline) or self._line_start)
         self.unescaped.write(self._encodable(shown))
         return len(text)
 
@@ -214,8 +215,11 @@ def write_command(stream: TextIO, line: str) -> None:
 
 def write_control(stream: TextIO, text: str) -> None:
     """Terminal controls the builder itself means (a live progress line's `\\r\\033[K`)."""
-    target = stream.unescaped if isinstance(stream, TerminalStream) else stream
-    target.write(text)
+    if isinstance(stream, TerminalStream):
+        stream.unescaped.write(text)
+        stream._line_start = True  # GitHub's runner reads a carriage return as a new line
+    else:
+        stream.write(text)
 
 
 @contextmanager

@@ -179,3 +179,20 @@ def test_every_commands_errors_go_through_the_escaping_stream(
     assert _commands(done.stdout + done.stderr) == []
     assert _raw_controls(done.stdout + done.stderr) == []
     assert "x\\n::error file=README.md::forged ##\\u005bwarning]v1 \\x1b]0;pwned" in done.stderr
+
+
+def test_the_stream_defuses_a_command_printed_in_pieces() -> None:
+    """print() writes its arguments and separators one by one: `print("  ", "::error::x")`
+    starts a line with spaces, then the command."""
+    import io
+
+    from builder.escape import TerminalStream
+
+    written = io.StringIO()
+    stream = TerminalStream(written)
+    print("  ", "::error::x", file=stream)
+    print("a", "::b", file=stream)
+    stream.write("x\n \t")
+    stream.write("::c\n")
+    assert written.getvalue() == "   \\x3a:error::x\na ::b\nx\n \t\\x3a:c\n"
+    assert _commands(written.getvalue()) == []
