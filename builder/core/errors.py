@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+from .escape import one_line
+
 
 class BuildError(Exception):
     """A problem the user can fix; `str()` is the whole message."""
@@ -16,7 +18,7 @@ class BuildError(Exception):
         self.path = str(path) if path is not None else None
         self.problem = message
         self.hint = hint
-        where = f"{self.path}: " if self.path else ""
+        where = f"{one_line(self.path)}: " if self.path else ""  # a newline names no line
         super().__init__(f"{where}{message}" + (f"\n  -> {hint}" if hint else ""))
 
     def __reduce__(self) -> tuple[object, ...]:  # for errors sent back by worker processes

@@ -24,6 +24,7 @@ from .rules import (
     iso_with_timezone,
     read_file,
     series_lengths_match,
+    shallow_json,
 )
 from .validation import STRICT, Check, Pattern, problems, validate_json
 
@@ -191,6 +192,7 @@ def _parse_json(data: bytes, source: Path | str) -> Any:
             hint="do not merge recordings by hand: take either side, then re-record with "
             "`make record`",
         )
+    shallow_json(data, source, RecordingError, _REPAIR)  # before Python's parser recurses
     try:
         return json.loads(data.decode("utf-8"), parse_constant=_reject_constant)
     except UnicodeDecodeError as error:

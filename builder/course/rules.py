@@ -11,7 +11,9 @@ import os
 import re
 import stat
 import unicodedata
+from array import array
 from datetime import datetime
+from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +24,7 @@ SCHEMA_VERSION = 1
 MAX_RECORDING_BYTES = 20 * 1024 * 1024
 MAX_LESSON_BYTES = 256 * 1024  # the longest lesson of the course is 10 KiB
 MAX_SOURCE_BYTES = 1024 * 1024  # an example, course.yml, glossary.yml
+MAX_JSON_DEPTH = 64  # arrays and objects inside each other; a recording needs 7
 MAX_DRAWABLE = 1e300  # a panel value's size: floats end at 1.8e308; a margin for the axes
 LESSON_ID_PATTERN = r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$"
 SHA256_PATTERN = r"^[0-9a-f]{64}$"
@@ -132,7 +135,7 @@ def read_input(recordings: Path, lesson_id: str) -> dict[str, Any] | None:
 
 def _sidecar(path: Path) -> dict[str, Any] | None:
     try:
-        data = json.loads(read_file(path, MAX_RECORDING_BYTES))
+        data = json.loads(shallow_json(read_file(path, MAX_RECORDING_BYTES), path))
     except (OSError, ValueError, ContentError):
         return None
     return data if isinstance(data, dict) else None
@@ -145,6 +148,48 @@ def run_seconds(sidecars: dict[str, Any]) -> dict[str, float]:
         for lesson, entry in sidecars.items()
         if isinstance(entry, dict) and isinstance(entry.get("seconds"), int | float)
     }
+
+
+_JSON_STRING = re.compile(rb'"(?:[^"\\]++|\\.)*+"', re.DOTALL)
+_NOT_BRACKET = bytes(set(range(256)) - set(b"[]{}"))
+_DEPTH_STEP = bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff")  # +1, +1, -1, -1 as signed
+
+
+def shallow_json(
+    data: bytes, path: Path | str, error: type[BuildError] = ContentError, hint: str = ""
+) -> bytes:
+    """`data`, refused with `error` naming the file when its arrays and objects nest deeper
+    than MAX_JSON_DEPTH: every JSON the builder reads with Python's parser passes here
+    first (100,000 nested arrays made `json.loads` raise RecursionError in check, validate,
+    render and diff). Strings are cut out first, so brackets in text do not count; the
+    scan is linear and runs only where the fast parser (pydantic-core's) refused the file."""
+    steps = _JSON_STRING.sub(b"", data).translate(None, _NOT_BRACKET).translate(_DEPTH_STEP)
+    deepest = max(accumulate(array("b", steps)), default=0)
+    if deepest > MAX_JSON_DEPTH:
+        raise error(
+            f"nests arrays and objects {deepest} deep, over the {MAX_JSON_DEPTH} limit",
+            path=path,
+            hint=hint or "a file nested this deep is a mistake",
+        )
+    return data
+
+
+def _shallow_yaml(text: str, path: Path | str) -> None:
+    """Flow collections (`[`, `{`) nested deeper than MAX_JSON_DEPTH refused before PyYAML
+    reads them: 50,000 of them crashed the interpreter (SIGSEGV) in libyaml's loader. Every
+    bracket counts, quoted or not (a false alarm needs 65 unclosed brackets in one value),
+    and a closing one never goes below zero, so closers in a string cannot hide openers."""
+    steps = text.encode("utf-8", "surrogateescape").translate(None, _NOT_BRACKET)
+    if steps.count(b"[") + steps.count(b"{") <= MAX_JSON_DEPTH:
+        return  # the common case: a few brackets at most
+    depths = accumulate(array("b", steps.translate(_DEPTH_STEP)), lambda d, s: max(0, d + s))
+    deepest = max(depths, default=0)
+    if deepest > MAX_JSON_DEPTH:
+        raise ContentError(
+            f"nests lists and mappings {deepest} deep, over the {MAX_JSON_DEPTH} limit",
+            path=path,
+            hint="a file nested this deep is a mistake",
+        )
 
 
 # -- lessons ---------------------------------------------------------------------------------
@@ -269,6 +314,7 @@ def load_yaml(text: str, path: Path | str) -> Any:
     import yaml
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    _shallow_yaml(text, path)
     try:
         return yaml.load(text, Loader=loader)
     except yaml.YAMLError as error:

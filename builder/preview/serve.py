@@ -64,9 +64,9 @@ class Preview:
         execute: bool = True,
         jobs: int = 1,
         runner: Runner | None = None,
-        log: TextIO = sys.stderr,
+        log: TextIO | None = None,
     ) -> None:
-        self.paths, self.log = paths, log
+        self.paths, self.log = paths, log or sys.stderr  # as it is now: the CLI's stream
         self.session = Session(paths, execute=execute)
         self.hub = Hub()
         self.files: dict[str, bytes] = {}  # replaced whole after each build, never changed
@@ -76,7 +76,7 @@ class Preview:
         if execute:
             from .rerecord import Recorder
 
-            self.recorder = Recorder(paths, self.hub, runner, jobs, log)
+            self.recorder = Recorder(paths, self.hub, runner, jobs, self.log)
         self.server = ThreadingHTTPServer((host, port), functools.partial(_Handler, self))
         self.server.daemon_threads = True
 
@@ -172,9 +172,10 @@ def serve(
     port: int = 8000,
     execute: bool = True,
     jobs: int = 1,
-    log: TextIO = sys.stderr,
+    log: TextIO | None = None,
 ) -> None:
     """Build, serve, and rebuild on every change until Ctrl-C."""
+    log = log or sys.stderr
     preview = Preview(paths, host=host, port=port, execute=execute, jobs=jobs, log=log)
     try:
         preview.start()

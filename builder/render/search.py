@@ -71,7 +71,7 @@ def _made(bundle: str, names: list[str], read: Callable[[str], bytes]) -> Made:
 
 
 def index(
-    bundle: str, names: list[str], read: Callable[[str], bytes], log: TextIO = sys.stderr
+    bundle: str, names: list[str], read: Callable[[str], bytes], log: TextIO | None = None
 ) -> dict[str, bytes]:
     """The Pagefind bundle of the pages `names`, by path inside the site; {} when it
     cannot be made. A missing binary is an error in CI and a one-line warning elsewhere:
@@ -81,7 +81,7 @@ def index(
         message = "the Pagefind binary is missing (pip install -r requirements.lock)"
         if os.environ.get("CI") == "true":
             raise BuildError(message)
-        print(f"warning: search index skipped: {message}", file=log)
+        print(f"warning: search index skipped: {message}", file=log or sys.stderr)
         return {}
     with tempfile.TemporaryDirectory(prefix="coursebuilder-search-", dir=_memory()) as scratch:
         pages, output = Path(scratch, "pages"), Path(scratch, BUNDLE)
@@ -141,7 +141,7 @@ def _binary() -> Path | None:
 
 
 def _run(command: list[str]) -> None:
-    result = subprocess.run(command, capture_output=True, text=True, check=False, timeout=300)
-    if result.returncode != 0:
-        output = (result.stdout + result.stderr).strip()[-2000:]
+    result = subprocess.run(command, capture_output=True, check=False, timeout=300)
+    if result.returncode != 0:  # Pagefind writes UTF-8 whatever the locale says
+        output = (result.stdout + result.stderr).decode("utf-8", "replace").strip()[-2000:]
         raise BuildError(f"Pagefind failed to build the search index:\n{output}")

@@ -8,6 +8,7 @@ about them relative to the repository's top level, so commands work from any fol
 from __future__ import annotations
 
 import io
+import os
 import subprocess
 import tarfile
 from pathlib import Path
@@ -42,7 +43,7 @@ def json_files(folder: Path, rev: str | None) -> dict[str, bytes]:
         return {p.stem: data for p in wanted if (data := _read(p)) is not None}
     root, where = _locate(folder)
     listed = _git(root, "ls-tree", "-z", "--name-only", rev, "--", f"{where}/")
-    names = [Path(n).name for n in listed.decode().split("\0") if n]
+    names = [Path(n).name for n in _text(listed).split("\0") if n]
     names = sorted(n for n in names if n.endswith(".json") and not n.startswith("_"))
     blobs = _cat_files(root, [f"{rev}:{where}/{name}" for name in names])
     return {Path(name).stem: blob for name, blob in zip(names, blobs, strict=True)}
@@ -73,7 +74,7 @@ def _locate(folder: Path) -> tuple[Path, str]:
     """The repository's top level, and `folder` relative to it (POSIX, no trailing /)."""
     start = folder.resolve()
     probe = next((p for p in (start, *start.parents) if p.is_dir()), Path("/"))
-    root = Path(_git(probe, "rev-parse", "--show-toplevel").decode().strip()).resolve()
+    root = Path(_text(_git(probe, "rev-parse", "--show-toplevel")).strip()).resolve()
     try:
         return root, start.relative_to(root).as_posix()
     except ValueError:
@@ -95,10 +96,19 @@ def _cat_files(root: Path, specs: list[str]) -> list[bytes]:
     return blobs
 
 
+def _text(data: bytes) -> str:
+    """Names git printed, as the file system reads names (os.fsdecode): every byte kept,
+    so a name that is not UTF-8, or not in an ASCII locale's encoding, is the same file."""
+    return os.fsdecode(data)
+
+
 def _git(cwd: Path, *args: str, stdin: str | None = None) -> bytes:
     try:
         done = subprocess.run(
-            ["git", *args], cwd=cwd, input=stdin.encode() if stdin else None, capture_output=True
+            ["git", *args],
+            cwd=cwd,
+            input=os.fsencode(stdin) if stdin else None,
+            capture_output=True,
         )
     except FileNotFoundError:
         raise BuildError("git is not installed", hint="install git to compare revisions") from None

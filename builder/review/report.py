@@ -7,10 +7,10 @@ lesson, its timing lines and timing panels are folded into one line of their own
 
 from __future__ import annotations
 
-import json
-import re
+from collections.abc import Callable
 from types import MappingProxyType
 
+from ..core.escape import json_text, markdown_code, markdown_fence, markdown_text, one_line, visible
 from .changes import (
     Category,
     CourseChanges,
@@ -37,7 +37,7 @@ _WORDS = MappingProxyType({"added": "added", "removed": "removed", "invalid": "c
 
 def render(changes: CourseChanges, form: str) -> str:
     if form == "json":
-        return json.dumps(changes.to_dict(), indent=2, ensure_ascii=False) + "\n"
+        return json_text(changes.to_dict()) + "\n"
     return markdown(changes) if form == "markdown" else text(changes)
 
 
@@ -149,13 +149,11 @@ def _listed(changes: CourseChanges) -> list[LessonChange]:
     return [x for x in changes.lessons if x.category not in ("timing", "same")]
 
 
-def _folded_lessons(changes: CourseChanges, code: str) -> str:
+def _folded_lessons(changes: CourseChanges, name: Callable[[str], str]) -> str:
     timing = [
-        f"{code}{x.lesson_id}{code} ({folded(x)})"
-        for x in changes.lessons
-        if x.category == "timing"
+        f"{name(x.lesson_id)} ({folded(x)})" for x in changes.lessons if x.category == "timing"
     ]
-    same = [f"{code}{x.lesson_id}{code}" for x in changes.lessons if x.category == "same"]
+    same = [name(x.lesson_id) for x in changes.lessons if x.category == "same"]
     lines = [f"Timings only: {', '.join(timing)}"] if timing else []
     return "\n".join(lines + ([f"Same results: {', '.join(same)}"] if same else []))
 
@@ -164,25 +162,30 @@ def _folded_lessons(changes: CourseChanges, code: str) -> str:
 
 
 def text(changes: CourseChanges) -> str:
-    note = f"\n({changes.note})" if changes.note else ""
-    blocks = [f"Recordings: {changes.base} -> {changes.head}\n{summary(changes)}{note}"]
+    note = f"\n({one_line(changes.note)})" if changes.note else ""
+    sides = f"{one_line(changes.base)} -> {one_line(changes.head)}"
+    blocks = [f"Recordings: {sides}\n{summary(changes)}{note}"]
     blocks += ["\n".join(_text_lesson(lesson)) for lesson in _listed(changes)]
-    blocks += [_folded_lessons(changes, "")] if _folded_lessons(changes, "") else []
+    fold = _folded_lessons(changes, one_line)
+    blocks += [fold] if fold else []
     return "\n\n".join(blocks) + "\n"
 
 
 def _text_lesson(lesson: LessonChange) -> list[str]:
+    """Each name and value one_line(): nothing a recording holds starts a line of its own;
+    output lines as visible() (control characters shown; the CLI's stream does the rest)."""
+    name = one_line(lesson.lesson_id)
     if lesson.category != "changed":
         detail = lesson.problem if lesson.category == "invalid" else added_words(lesson)
-        return [f"{lesson.lesson_id}: {_WORDS[lesson.category]} ({detail})"]
-    lines = [f"{lesson.lesson_id}: changed ({why(lesson)})"]
+        return [f"{name}: {_WORDS[lesson.category]} ({one_line(detail)})"]
+    lines = [f"{name}: changed ({one_line(why(lesson))})"]
     if lesson.output and lesson.output.diff:
         lines.append(f"  output: {output_words(lesson.output)}")
-        lines += [f"    {line}" for line in _diff_lines(lesson.output)]
+        lines += [f"    {visible(line)}" for line in _diff_lines(lesson.output)]
     for panel in _shown_panels(lesson):
         lines += _text_panel(panel)
     if lesson.environment:
-        lines.append(f"  environment: {environment_words(lesson.environment)}")
+        lines.append(f"  environment: {one_line(environment_words(lesson.environment))}")
     lines += _text_pages(lesson.pages)
     if folded(lesson):
         lines.append(f"  timings moved: {folded(lesson)}")
@@ -190,12 +193,13 @@ def _text_lesson(lesson: LessonChange) -> list[str]:
 
 
 def _text_panel(panel: PanelChange) -> list[str]:
-    notes = f" ({'; '.join(panel.notes)})" if panel.notes else ""
-    lines = [f"  panel {panel.number} “{panel.title}” [{panel.ylabel}]{notes}"]
+    notes = f" ({one_line('; '.join(panel.notes))})" if panel.notes else ""
+    title = f"“{one_line(panel.title)}” [{one_line(panel.ylabel)}]"
+    lines = [f"  panel {panel.number} {title}{notes}"]
     for v in panel.values:
         change = relative(v.old, v.new, v.relative)
         lines.append(
-            f"    {v.series} · {v.label}: {number(v.old)} -> {number(v.new)}"
+            f"    {one_line(v.series)} · {one_line(v.label)}: {number(v.old)} -> {number(v.new)}"
             + (f" ({change})" if change else "")
         )
     return lines
@@ -207,7 +211,7 @@ def _text_pages(marks: tuple[PageMark, ...]) -> list[str]:
     for mark in shown:
         where = f"{mark.page}#{mark.anchor}" if mark.anchor else mark.page
         section = f" § {mark.section}" if mark.section else ""
-        lines.append(f"    {where}{section}: {mark.what}: {mark_change(mark)}")
+        lines.append(f"    {one_line(f'{where}{section}: {mark.what}: {mark_change(mark)}')}")
     return lines
 
 
@@ -221,26 +225,26 @@ def _short(shown: str) -> str:
 
 def markdown(changes: CourseChanges) -> str:
     blocks = [
-        f"### Recordings: {_code(changes.base)} → {_code(changes.head)}",
+        f"### Recordings: {markdown_code(changes.base)} → {markdown_code(changes.head)}",
         summary(changes),
     ]
     blocks += [f"_({_cell(changes.note)})_"] if changes.note else []
     for lesson in _listed(changes):
         blocks += _md_lesson(lesson)
-    fold = _folded_lessons(changes, "`")
+    fold = _folded_lessons(changes, markdown_code)
     blocks += [f"**{line.replace(':', ':**', 1)}" for line in fold.splitlines()] if fold else []
     return "\n\n".join(blocks) + "\n"
 
 
 def _md_lesson(lesson: LessonChange) -> list[str]:
-    head = f"#### {_code(lesson.lesson_id)}"
+    head = f"#### {markdown_code(lesson.lesson_id)}"
     if lesson.category != "changed":
         detail = lesson.problem if lesson.category == "invalid" else added_words(lesson)
         return [f"{head} — {_WORDS[lesson.category]}", _cell(detail)]
     blocks = [f"{head} — changed", _cell(why(lesson, "→"))]
     if lesson.output and lesson.output.diff:
         blocks.append(f"**Output**: {output_words(lesson.output)}")
-        blocks.append(_fenced("diff", _diff_lines(lesson.output)))
+        blocks.append(markdown_fence("diff", _diff_lines(lesson.output)))
     blocks += [_md_panel(panel) for panel in _shown_panels(lesson)]
     if lesson.environment:
         blocks.append(f"**Environment**: {_cell(environment_words(lesson.environment, '→'))}")
@@ -269,7 +273,7 @@ def _md_pages(marks: tuple[PageMark, ...]) -> list[str]:
     if not shown:
         return []
     items = [
-        f"- `{m.page}{'#' + m.anchor if m.anchor else ''}`"
+        f"- {markdown_code(m.page + ('#' + m.anchor if m.anchor else ''))}"
         + (f" § {_cell(m.section)}" if m.section else "")
         + f": {_cell(m.what)}: {_md_change(m)}"
         for m in shown
@@ -280,22 +284,8 @@ def _md_pages(marks: tuple[PageMark, ...]) -> list[str]:
 def _md_change(mark: PageMark) -> str:
     if mark.what == "recorded output" or mark.what.startswith("panel "):
         return mark_change(mark)
-    old, new = (_code(_short(x)) if x else UNRESOLVED for x in (mark.old, mark.new))
+    old, new = (markdown_code(_short(x)) if x else UNRESOLVED for x in (mark.old, mark.new))
     return f"{old} → {new}"
 
 
-def _cell(text: str) -> str:
-    """Text safe inside a Markdown paragraph or table cell."""
-    return re.sub(r"([\\`*_\[\]<>|])", r"\\\1", " ".join(text.split()))
-
-
-def _code(text: str) -> str:
-    ticks = "`" * (max((len(run) for run in re.findall("`+", text)), default=0) + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{ticks}{pad}{text}{pad}{ticks}"
-
-
-def _fenced(language: str, lines: list[str]) -> str:
-    runs = [len(run) for line in lines for run in re.findall("`{3,}", line)]
-    fence = "`" * max(3, max(runs, default=0) + 1)
-    return "\n".join([f"{fence}{language}", *lines, fence])
+_cell = markdown_text  # builder/core/escape.py: one place for Markdown

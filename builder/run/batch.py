@@ -115,12 +115,13 @@ def record(
     *,
     jobs: int = 1,
     runner: Runner = run_example,
-    log: TextIO = sys.stderr,
+    log: TextIO | None = None,
     executor: Executor | None = None,
 ) -> RecordReport:
     """Run `lessons` (by default with at most `jobs` at once, here); write each success as
     it lands."""
     renderer = fingerprint.renderer_hash()
+    log = log or sys.stderr  # as it is when called: the CLI's escaping stream
     progress = _Progress(len(lessons), log)
     seconds = run_seconds(read_inputs(recordings))
     run = executor or Local(jobs, runner)
@@ -366,7 +367,7 @@ def record_stale(
     jobs: int,
     force: bool = False,
     runner: Runner | None = None,
-    log: TextIO = sys.stderr,
+    log: TextIO | None = None,
     only: tuple[str, ...] = (),
     dask: str | None = None,
     shard: Shard | None = None,
@@ -375,6 +376,7 @@ def record_stale(
     cluster at `dask`, all of it or one `shard`; raise if any run failed."""
     from .execute import run_example  # only a build that may execute needs it
 
+    log = log or sys.stderr  # as it is when called: the CLI's escaping stream
     unknown = sorted(set(only) - {x.id for x in course.lessons} - {x.slug for x in course.lessons})
     if unknown:
         raise BuildError(

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ..core.errors import BuildError
+from ..core.escape import write_control
 from ..core.observe import NOT_INSTALLED
 from ..course.model import FrontMatter, Lesson
 from ..course.rules import EXAMPLE_FILE, LOCK_FILE, lock_pins
@@ -299,12 +300,12 @@ class Board:
 
     def _draw(self, pending: set[Future[Any]]) -> None:
         if self.live and pending:
-            self.log.write(f"\r\033[K  {self._summary(pending)}")
+            write_control(self.log, f"\r\033[K  {self._summary(pending)}")
             self.log.flush()
 
     def _clear(self) -> None:
         if self.live:
-            self.log.write("\r\033[K")
+            write_control(self.log, "\r\033[K")
 
 
 def _processing(client: Client) -> dict[str, Any]:
