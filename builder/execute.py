@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from .course import Lesson
-from .leaks import builder_secrets, leaked_path, leaked_secret, redact, texts
+from .leaks import builder_secrets, leaked, redact
 from .pipes import Reader, wait_for
 from .rules import EXAMPLE_FILE
 from .sandbox import sandboxed
@@ -310,8 +310,11 @@ def _judge(lesson: Lesson, scratch: Path, ran: _Ran, seconds: float, key: bytes)
             Outcome.BAD_OUTPUT,
             f"stdout is not valid UTF-8 (byte {error.start}); print text, not raw bytes",
         )
-    leak = leaked_path(stdout, [scratch, lesson.folder.resolve().parent.parent, BUILDER_ROOT])
-    leak = leak or leaked_secret({"stdout": stdout, "a panel": texts(result["panels"])}, secrets)
+    recorded = {"stdout": stdout}
+    recorded |= {f"panel {n}": panel for n, panel in enumerate(result["panels"], 1)}
+    recorded |= {"the environment": result["environment"]}
+    folders = [scratch, lesson.folder.resolve().parent.parent, BUILDER_ROOT]
+    leak = leaked(recorded, folders, secrets)
     if leak:
         return failed(Outcome.BAD_OUTPUT, leak)
     return Execution(

@@ -20,6 +20,7 @@ import pytest
 
 from builder.course import FrontMatter, Lesson
 from builder.execute import (
+    BUILDER_ROOT,
     MAX_OUTPUT,
     Execution,
     Limits,
@@ -28,6 +29,7 @@ from builder.execute import (
     child_environment,
     run_example,
 )
+from builder.leaks import leaked
 from builder.record import failure_summary, record
 from builder.status import recording_path
 
@@ -194,6 +196,63 @@ def test_an_absolute_path_on_stdout_is_refused(tmp_path: Path) -> None:
     execution = run(tmp_path, "import os\nprint(os.getcwd())\n")
     assert execution.outcome is Outcome.BAD_OUTPUT
     assert "absolute path" in execution.detail
+
+
+MACHINE_PATHS = """\
+import os, pwd
+from builder import panels
+checkout = os.environ["PYTHONPATH"]
+key = os.path.join(pwd.getpwuid(os.getuid()).pw_dir, ".ssh", "id_ed25519")
+panels.bar("Sizes", labels=["ok", os.getcwd()], ylabel=f"bytes of {key}",
+           series={f"{checkout}/trace": [1, 2]})
+print("sizes")
+"""
+
+
+def test_a_machine_path_in_a_panel_fails_the_run(tmp_path: Path) -> None:
+    """Issue 25: titles, labels, series names and ylabel carried the checkout, the scratch
+    folder and a home-folder key path into a committed recording, its page and its SVGs;
+    only stdout was checked. Every string the recording keeps is now (builder/leaks.py)."""
+    execution = run(tmp_path, MACHINE_PATHS)
+    assert execution.outcome is Outcome.BAD_OUTPUT
+    assert execution.detail.startswith("panel 1 (labels[1]) contains the absolute path '/")
+    assert execution.detail.endswith("; show paths relative to the cwd")
+
+
+@pytest.mark.parametrize("field", ["title", "labels[1]", "ylabel", "series[0].label"])
+@pytest.mark.parametrize("where", ["checkout", "scratch", "home key", "secret"])
+def test_every_string_of_a_panel_is_checked_for_paths_and_secrets(
+    tmp_path: Path, field: str, where: str
+) -> None:
+    scratch = tmp_path / "course-hostile-01-x1"
+    texts = {
+        "checkout": f"{BUILDER_ROOT}/content",
+        "scratch": f"dump at {scratch}/trace.json",
+        "home key": os.path.expanduser("~/.ssh/id_ed25519"),
+        "secret": f"token {TOKEN}",
+    }
+    panel: dict[str, object] = {"kind": "bar", "title": "t", "labels": ["a", "b"], "ylabel": "u"}
+    panel["series"] = [{"label": "s", "y": [1, 2]}]
+    if field == "labels[1]":
+        panel["labels"] = ["a", texts[where]]
+    elif field == "series[0].label":
+        panel["series"] = [{"label": texts[where], "y": [1, 2]}]
+    else:
+        panel[field] = texts[where]
+    recorded = {"stdout": "clean\n", "panel 1": {"kind": "bar"}, "panel 2": panel}
+    found = leaked(recorded, [scratch, BUILDER_ROOT], {TOKEN: "COURSE_DEPLOY_TOKEN"})
+    kind = "the value of the builder's" if where == "secret" else "the absolute path"
+    assert found.startswith(f"panel 2 ({field}) contains {kind}")
+    assert TOKEN not in found
+
+
+def test_a_panel_nested_100000_deep_is_walked_without_recursion() -> None:
+    deep: object = "/nowhere"
+    for _ in range(100_000):
+        deep = [deep]
+    assert leaked({"stdout": "", "panel 1": deep}, [Path("/nowhere")], {}).startswith(
+        "panel 1 ([0][0][0]) contains the absolute path '/nowhere'"
+    )
 
 
 @pytest.mark.slow
@@ -475,7 +534,8 @@ def test_a_secret_in_a_panel_is_refused(tmp_path: Path, monkeypatch: pytest.Monk
     execution = run(tmp_path, source)
     assert execution.outcome is Outcome.BAD_OUTPUT
     assert execution.detail.startswith(
-        "a panel contains the value of the builder's environment variable COURSE_DEPLOY_TOKEN"
+        "panel 1 (labels[0]) contains the value of the builder's environment variable "
+        "COURSE_DEPLOY_TOKEN"
     )
 
 
