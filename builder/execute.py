@@ -38,11 +38,13 @@ from .leaks import builder_secrets, leaked, redact
 from .pipes import Reader, wait_for
 from .rules import EXAMPLE_FILE
 from .sandbox import sandboxed
+from .supervise import EXAMPLE_ENV
 
 MAX_OUTPUT = 512 * 1024
 STDERR_TAIL = 16 * 1024
 PASS_THROUGH = ("PATH", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "SYSTEMROOT")
 BUILDER_ROOT = Path(__file__).resolve().parent.parent
+SUPERVISOR = Path(__file__).resolve().with_name("supervise.py")  # run as a script: see command
 MAX_RESULT = 16 * 1024 * 1024  # panels and environment, as JSON
 STOP_SECONDS = 15.0  # for the supervisor to end everything once told to stop
 DATA_RULE = "data files must be regular files inside the lesson folder"
@@ -153,6 +155,9 @@ def run_sandboxed(lesson: Lesson, limits: Limits) -> Execution:
 
 
 def child_environment(lesson: Lesson, scratch: Path) -> dict[str, str]:
+    """The example's environment: a clean one, and the lesson's `env:` over it, but its
+    `PYTHONPATH` goes after the builder's (the harness imports `builder` from there). Only
+    the example's process gets it: the supervisor and bwrap run with `supervisor_environment`."""
     env = {name: os.environ[name] for name in PASS_THROUGH if name in os.environ}
     env |= {
         "HOME": str(scratch),
@@ -165,7 +170,18 @@ def child_environment(lesson: Lesson, scratch: Path) -> dict[str, str]:
         "PYTHONPATH": str(BUILDER_ROOT),
         "MPLBACKEND": "Agg",
     }
-    return env | dict(lesson.meta.env)
+    own = dict(lesson.meta.env)
+    if "PYTHONPATH" in own:
+        own["PYTHONPATH"] = os.pathsep.join(filter(None, (env["PYTHONPATH"], own["PYTHONPATH"])))
+    return env | own
+
+
+def supervisor_environment(example: dict[str, str]) -> dict[str, str]:
+    """The supervisor's own: nothing of the lesson's `env:` (a `PYTHONPATH`, `PYTHONHOME`,
+    `LD_PRELOAD`, `PYTHONWARNINGS=error` broke it, and the run was reported as a killed
+    supervisor); it hands `example` to the command it runs (builder/supervise.py)."""
+    base = {name: os.environ[name] for name in PASS_THROUGH if name in os.environ}
+    return base | {"LC_ALL": "C.UTF-8", EXAMPLE_ENV: json.dumps(example)}
 
 
 @dataclass(frozen=True)
@@ -177,7 +193,8 @@ class _Channels:
 
     def command(self, lesson: Lesson, scratch: Path, sandbox: bool) -> list[str]:
         harness = [sys.executable, "-m", "builder.harness", lesson.id, EXAMPLE_FILE]
-        supervisor = [sys.executable, "-S", "-m", "builder.supervise", str(self.status[1])]
+        # -I: no PYTHON* variable, user site or cwd reaches the builder's own process
+        supervisor = [sys.executable, "-I", "-S", str(SUPERVISOR), str(self.status[1])]
         supervisor += [str(self.result[1]), str(os.getpid()), str(scratch), "--"]
         wrap = sandboxed(scratch) if sandbox else []
         return [*supervisor, *wrap, *harness, str(self.result[1])]
@@ -190,7 +207,7 @@ def _run_staged(lesson: Lesson, scratch: Path, limits: Limits) -> Execution:
         proc = subprocess.Popen(
             channels.command(lesson, scratch, limits.sandbox),
             cwd=scratch,
-            env=child_environment(lesson, scratch),
+            env=supervisor_environment(child_environment(lesson, scratch)),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

@@ -26,6 +26,7 @@ LESSON_ID_PATTERN = r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$"
 SHA256_PATTERN = r"^[0-9a-f]{64}$"
 SLUG_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
 ENV_NAME_PATTERN = re.compile(r"^[A-Z_][A-Z0-9_]*$")
+INTERPRETER_ENV = frozenset({"PYTHONHOME", "PYTHONPLATLIBDIR"})  # refused in a lesson's env:
 DATA_NAME_PATTERN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 CONFLICT_MARKER = re.compile(rb"^(<{7}|={7}|>{7})( |$)", re.MULTILINE)
 DEFAULT_TIMEOUT = 120.0
@@ -165,10 +166,18 @@ def plain_data_names(names: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def env_names(env: dict[str, str]) -> dict[str, str]:
-    """`env:` keys are environment variable names."""
+    """`env:` keys are environment variable names, none of which moves the interpreter's
+    own library (the example runs in the harness, on the project's interpreter). The rest
+    reach only the example's process (builder/execute.py `child_environment`)."""
     for name in env:
         if not ENV_NAME_PATTERN.match(name):
             raise ValueError(f"{name!r} is not an environment variable name")
+        if name in INTERPRETER_ENV:
+            raise ValueError(
+                f"{name} would make the example's interpreter load another standard library "
+                "(it ends before the example starts); an example runs on the project's "
+                "Python: leave it out"
+            )
     return env
 
 

@@ -56,7 +56,7 @@ def sandboxed(scratch: Path, needed: Iterable[Path] = NEEDED) -> list[str]:
     that exist, and what the example's process needs (`needed`, as given and resolved),
     read-only over an otherwise empty, read-only root; `scratch` writable."""
     return [
-        BWRAP,
+        shutil.which(BWRAP) or BWRAP,  # found on the builder's PATH, not the lesson's `env:`
         *("--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts"),
         *("--die-with-parent", "--new-session"),
         *(arg for name in SYSTEM for arg in _mount(Path("/", name), Path("/", name))),

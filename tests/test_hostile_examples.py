@@ -558,3 +558,72 @@ def test_a_variable_the_example_is_given_is_not_a_secret(
     lesson = make_lesson(tmp_path, "raise SystemExit(0)\n", env=env)
     scratch = tmp_path / "scratch"
     assert TOKEN not in builder_secrets(child_environment(lesson, scratch))
+
+
+# -- issue 25: a lesson's env: reaches the example's process, never the builder's --------------
+
+IMPORTS_ITS_OWN = """\
+import sys
+import helper
+from builder import panels
+print(helper.VALUE, sys.path.index(helper.FOLDER) > sys.path.index(panels.ROOT))
+"""
+
+
+def test_a_lessons_pythonpath_is_honoured_after_the_builders(tmp_path: Path) -> None:
+    """A regression: `env: {PYTHONPATH: ...}` replaced the builder's own, so the supervisor
+    (`python -m builder.supervise`) could not start, and the run was reported as a killed
+    supervisor. The lesson's folders now come after the builder's."""
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    (lib / "helper.py").write_text(f"VALUE = 'helped'\nFOLDER = {str(lib)!r}\n")
+    source = IMPORTS_ITS_OWN.replace("panels.ROOT", repr(str(BUILDER_ROOT)))
+    execution = run(tmp_path, source, env={"PYTHONPATH": str(lib)})
+    assert execution.ok, execution
+    assert execution.stdout == "helped True\n"
+
+
+@pytest.mark.parametrize(
+    "setting",
+    [
+        "PYTHONSAFEPATH=1",
+        "PYTHONNOUSERSITE=1",
+        "PYTHONINSPECT=1",
+        "PYTHONSTARTUP=startup.py",
+        "PYTHONWARNINGS=error",
+        "PYTHONDEVMODE=1",
+        "PYTHONVERBOSE=1",
+        "PATH=/nowhere",
+    ],
+)
+def test_python_settings_in_env_reach_the_example_not_the_supervisor(
+    tmp_path: Path, setting: str
+) -> None:
+    """Each of these changed the supervisor too: PYTHONINSPECT left a traceback of its
+    exit, PYTHONWARNINGS=error and PYTHONDEVMODE its warnings, PYTHONVERBOSE its imports,
+    in the run's stderr. The supervisor is isolated (`python -I`) and gets an environment of
+    its own; the example gets the lesson's."""
+    name, _, value = setting.partition("=")
+    source = f"import os, sys\nprint(os.environ[{name!r}] == {value!r})\n"
+    execution = run(tmp_path, source, env={name: value})
+    assert execution.ok, execution
+    assert execution.stdout == "True\n"
+    assert "supervise" not in execution.stderr
+
+
+@pytest.mark.parametrize("name", ["PYTHONHOME", "PYTHONPLATLIBDIR"])
+def test_a_setting_that_moves_the_interpreters_library_is_refused_at_load(
+    tmp_path: Path, name: str
+) -> None:
+    """The example's interpreter is the harness's: it cannot start on another standard
+    library (it was reported as a killed supervisor). `check` names the file and field."""
+    from tests.test_hostile_builds import cli, write_course
+
+    write_course(tmp_path, {"calm-01": "print(1)\n"}, env={name: "/usr"})
+    done = subprocess.run(cli(tmp_path, "check"), capture_output=True, text=True)
+    assert done.returncode == 1
+    [line] = done.stderr.strip().splitlines()
+    assert line.startswith("error: ") and line.endswith(
+        "an example runs on the project's Python: leave it out"
+    )
+    assert f"calm-01/lesson.md: front matter field 'env': Value error, {name} would make" in line

@@ -61,7 +61,7 @@ try:
 except OSError as error:
     print("network refused:", error.strerror)
 print("builders:", sum(1 for p in os.listdir("/proc") if p.isdigit()
-                       and b"builder.supervise" in open(f"/proc/{p}/cmdline", "rb").read()))
+                       and b"builder/supervise.py" in open(f"/proc/{p}/cmdline", "rb").read()))
 """
 
 
@@ -220,3 +220,13 @@ def test_an_abstract_unix_socket_of_the_host_is_not_reachable(tmp_path: Path) ->
         server.close()
     assert plain.stdout == "connected: host\n"
     assert sandboxed_run.stdout == "refused: Connection refused\n"
+
+
+def test_a_lessons_path_does_not_choose_the_sandbox(tmp_path: Path) -> None:
+    """`bwrap` was looked up on the lesson's `env: {PATH: ...}`, by the supervisor: a PATH
+    without it failed the run as a killed supervisor, and a PATH with a `bwrap` of the
+    lesson's own would have run the example outside any sandbox."""
+    lesson = make_lesson(tmp_path, "print('ran')\n", env={"PATH": str(tmp_path)})
+    execution = run_sandboxed(lesson, Limits(timeout=60))
+    assert execution.ok, execution
+    assert execution.stdout == "ran\n"
