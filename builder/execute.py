@@ -35,8 +35,9 @@ from typing import Any
 
 from .course import Lesson
 from .leaks import builder_secrets, leaked, redact
+from .panels import MAX_BARS
 from .pipes import Reader, wait_for
-from .rules import EXAMPLE_FILE
+from .rules import EXAMPLE_FILE, MAX_PANELS
 from .sandbox import sandboxed
 from .supervise import EXAMPLE_ENV
 
@@ -58,6 +59,7 @@ class Outcome(enum.StrEnum):
     TOO_MUCH_OUTPUT = "printed too much"
     BAD_OUTPUT = "printed something a recording cannot keep"
     BAD_PANEL = "emitted a panel that cannot be drawn"
+    TOO_MANY_PANELS = "emitted more panels than a page shows"
     HARNESS = "the harness failed"
     INTERRUPTED = "interrupted"
     NOT_SAVED = "could not be saved"
@@ -276,6 +278,8 @@ def _communicate(
     out, err, result, status = readers
     if out.overflowed:
         outcome = Outcome.TOO_MUCH_OUTPUT
+    elif result.overflowed:  # the panels: the environment is a few short strings
+        outcome = Outcome.TOO_MANY_PANELS
     elif outcome is None and not (out.eof and err.eof and result.eof):
         outcome = Outcome.ESCAPED
     return _Ran(bytes(out.data), bytes(err.data), bytes(result.data), bytes(status.data), outcome)
@@ -351,6 +355,11 @@ def _process_problem(ran: _Ran, timeout: float) -> tuple[Outcome, str] | None:
         return ran.outcome, f"killed after {timeout:g} s"
     if ran.outcome is Outcome.TOO_MUCH_OUTPUT:
         return ran.outcome, f"more than {len(ran.out) // 1024} KiB on stdout; killed"
+    if ran.outcome is Outcome.TOO_MANY_PANELS:
+        return ran.outcome, (
+            f"its panels came to more than {MAX_RESULT // 2**20} MiB; a lesson shows at most "
+            f"{MAX_PANELS} panels of {MAX_BARS} bars"
+        )
     status = _read_json(ran.status)
     if status is None:
         return Outcome.ESCAPED, (

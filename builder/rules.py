@@ -16,12 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from .errors import BuildError, ContentError
+from .panels import MAX_BARS  # the harness's bound on a panel, checked again on a recording
 
 SCHEMA_VERSION = 1
 MAX_RECORDING_BYTES = 20 * 1024 * 1024
 MAX_LESSON_BYTES = 256 * 1024  # the longest lesson of the course is 10 KiB
 MAX_SOURCE_BYTES = 1024 * 1024  # an example, course.yml, glossary.yml
 MAX_DRAWABLE = 1e300  # a panel value's size: floats end at 1.8e308; a margin for the axes
+MAX_PANELS = 32  # a lesson's panels, each a chart on its page (the course's most is 4)
 LESSON_ID_PATTERN = r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$"
 SHA256_PATTERN = r"^[0-9a-f]{64}$"
 SLUG_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
@@ -77,7 +79,14 @@ def iso_with_timezone(value: str) -> str:
 
 
 def series_lengths_match(labels: list[Any], series: list[tuple[str, list[Any]]]) -> None:
-    """Every series of a bar panel has one value per label."""
+    """Every series of a bar panel has one value per label, and the panel has at most
+    MAX_BARS bars (panels.bar's own bound: a recording made by hand with 100,000 labels
+    ran the render for over 200 s)."""
+    if len(labels) * len(series) > MAX_BARS:
+        raise ValueError(
+            f"{len(labels)} labels x {len(series)} series is {len(labels) * len(series)} bars, "
+            f"more than {MAX_BARS} in one panel"
+        )
     for label, ys in series:
         if len(ys) != len(labels):
             raise ValueError(f"series {label!r} has {len(ys)} values for {len(labels)} labels")

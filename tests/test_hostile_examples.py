@@ -15,6 +15,7 @@ import subprocess
 import textwrap
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -31,6 +32,7 @@ from builder.execute import (
 )
 from builder.leaks import leaked
 from builder.record import failure_summary, record
+from builder.rules import MAX_PANELS
 from builder.status import recording_path
 
 LESSON_ID = "hostile-01"
@@ -627,3 +629,52 @@ def test_a_setting_that_moves_the_interpreters_library_is_refused_at_load(
         "an example runs on the project's Python: leave it out"
     )
     assert f"calm-01/lesson.md: front matter field 'env': Value error, {name} would make" in line
+
+
+# -- issue 25: how many panels a lesson may emit -------------------------------------------------
+
+MANY_PANELS = """\
+from builder import panels
+for n in range({count}):
+    panels.bar(f"Panel {{n}}", labels=["a"], ylabel="u", series={{"s": [n]}})
+print("charted")
+"""
+
+
+def test_more_panels_than_a_page_shows_fail_the_run_naming_the_lesson_and_the_bound(
+    tmp_path: Path,
+) -> None:
+    """There was no bound: 20,000 one-bar panels made a recording, then 20,000 charts on one
+    page. Record refuses more than MAX_PANELS, and keeps the previous recording."""
+    lesson = make_lesson(tmp_path, MANY_PANELS.format(count=MAX_PANELS + 1))
+    recordings = tmp_path / "recordings"
+    recordings.mkdir()
+    report = record([lesson], recordings, jobs=1, log=io.StringIO())
+    [failure] = report.failures
+    assert failure.outcome is Outcome.TOO_MANY_PANELS
+    assert (
+        failure.detail == f"{MAX_PANELS + 1} panels is more than the {MAX_PANELS} a lesson may emit"
+    )
+    assert not recording_path(recordings, LESSON_ID).exists()
+    course = SimpleNamespace(lesson=lambda key: lesson)  # all failure_summary asks of it
+    summary = failure_summary(report.failures, course)  # type: ignore[arg-type]
+    assert f"{LESSON_ID} (" in summary and "emitted more panels than a page shows" in summary
+    assert f"(at most {MAX_PANELS} panels, each of up to 240 bars)" in summary
+
+
+def test_panels_over_the_result_limit_are_named_not_blamed_on_a_forger(tmp_path: Path) -> None:
+    """1,200 panels of 240 long labels are more than the 16 MiB result pipe keeps: the run
+    was cut and reported as "something other than the harness wrote to the harness's
+    result channel"."""
+    source = """\
+    from builder import panels
+    labels = [f"{n:03d}" + "x" * 60 for n in range(240)]
+    for n in range(1200):
+        panels.bar(f"Panel {n}", labels=labels, ylabel="u", series={"s": [1] * 240})
+    """
+    execution = run(tmp_path, source)
+    assert execution.outcome is Outcome.TOO_MANY_PANELS, execution.detail
+    assert execution.detail == (
+        f"its panels came to more than 16 MiB; a lesson shows at most {MAX_PANELS} panels of "
+        "240 bars"
+    )
