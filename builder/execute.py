@@ -158,8 +158,9 @@ def run_sandboxed(lesson: Lesson, limits: Limits) -> Execution:
 
 def child_environment(lesson: Lesson, scratch: Path) -> dict[str, str]:
     """The example's environment: a clean one, and the lesson's `env:` over it, but its
-    `PYTHONPATH` goes after the builder's (the harness imports `builder` from there). Only
-    the example's process gets it: the supervisor and bwrap run with `supervisor_environment`."""
+    `PYTHONPATH` goes after the builder's (the harness imports `builder` from there). The
+    supervisor hands it to the command it starts (the harness, or bwrap around it) and runs
+    itself with `supervisor_environment`."""
     env = {name: os.environ[name] for name in PASS_THROUGH if name in os.environ}
     env |= {
         "HOME": str(scratch),
