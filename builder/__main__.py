@@ -197,8 +197,8 @@ def _jobs(command: argparse.ArgumentParser, sandbox: bool = True) -> None:
         command.add_argument(
             "--sandbox",
             action="store_true",
-            help="run each example in a bubblewrap sandbox: the host read-only, its scratch "
-            "folder writable, no network (needs bwrap)",
+            help="run each example in a bubblewrap sandbox: only the system, the Python and the "
+            "builder's package, read-only, its scratch folder writable, no network (needs bwrap)",
         )
     command.add_argument(
         "-j",

@@ -15,13 +15,16 @@ import subprocess
 import textwrap
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from builder.course.model import FrontMatter, Lesson
+from builder.course.rules import MAX_PANELS
 from builder.course.status import recording_path
 from builder.run.batch import failure_summary, record
 from builder.run.execute import (
+    BUILDER_ROOT,
     MAX_OUTPUT,
     Execution,
     Limits,
@@ -30,6 +33,7 @@ from builder.run.execute import (
     child_environment,
     run_example,
 )
+from builder.run.leaks import leaked
 
 LESSON_ID = "hostile-01"
 
@@ -194,6 +198,63 @@ def test_an_absolute_path_on_stdout_is_refused(tmp_path: Path) -> None:
     execution = run(tmp_path, "import os\nprint(os.getcwd())\n")
     assert execution.outcome is Outcome.BAD_OUTPUT
     assert "absolute path" in execution.detail
+
+
+MACHINE_PATHS = """\
+import os, pwd
+from builder import panels
+checkout = os.environ["PYTHONPATH"]
+key = os.path.join(pwd.getpwuid(os.getuid()).pw_dir, ".ssh", "id_ed25519")
+panels.bar("Sizes", labels=["ok", os.getcwd()], ylabel=f"bytes of {key}",
+           series={f"{checkout}/trace": [1, 2]})
+print("sizes")
+"""
+
+
+def test_a_machine_path_in_a_panel_fails_the_run(tmp_path: Path) -> None:
+    """Issue 25: titles, labels, series names and ylabel carried the checkout, the scratch
+    folder and a home-folder key path into a committed recording, its page and its SVGs;
+    only stdout was checked. Every string the recording keeps is now (builder/run/leaks.py)."""
+    execution = run(tmp_path, MACHINE_PATHS)
+    assert execution.outcome is Outcome.BAD_OUTPUT
+    assert execution.detail.startswith("panel 1 (labels[1]) contains the absolute path '/")
+    assert execution.detail.endswith("; show paths relative to the cwd")
+
+
+@pytest.mark.parametrize("field", ["title", "labels[1]", "ylabel", "series[0].label"])
+@pytest.mark.parametrize("where", ["checkout", "scratch", "home key", "secret"])
+def test_every_string_of_a_panel_is_checked_for_paths_and_secrets(
+    tmp_path: Path, field: str, where: str
+) -> None:
+    scratch = tmp_path / "course-hostile-01-x1"
+    texts = {
+        "checkout": f"{BUILDER_ROOT}/content",
+        "scratch": f"dump at {scratch}/trace.json",
+        "home key": os.path.expanduser("~/.ssh/id_ed25519"),
+        "secret": f"token {TOKEN}",
+    }
+    panel: dict[str, object] = {"kind": "bar", "title": "t", "labels": ["a", "b"], "ylabel": "u"}
+    panel["series"] = [{"label": "s", "y": [1, 2]}]
+    if field == "labels[1]":
+        panel["labels"] = ["a", texts[where]]
+    elif field == "series[0].label":
+        panel["series"] = [{"label": texts[where], "y": [1, 2]}]
+    else:
+        panel[field] = texts[where]
+    recorded = {"stdout": "clean\n", "panel 1": {"kind": "bar"}, "panel 2": panel}
+    found = leaked(recorded, [scratch, BUILDER_ROOT], {TOKEN: "COURSE_DEPLOY_TOKEN"})
+    kind = "the value of the builder's" if where == "secret" else "the absolute path"
+    assert found.startswith(f"panel 2 ({field}) contains {kind}")
+    assert TOKEN not in found
+
+
+def test_a_panel_nested_100000_deep_is_walked_without_recursion() -> None:
+    deep: object = "/nowhere"
+    for _ in range(100_000):
+        deep = [deep]
+    assert leaked({"stdout": "", "panel 1": deep}, [Path("/nowhere")], {}).startswith(
+        "panel 1 ([0][0][0]) contains the absolute path '/nowhere'"
+    )
 
 
 @pytest.mark.slow
@@ -475,7 +536,8 @@ def test_a_secret_in_a_panel_is_refused(tmp_path: Path, monkeypatch: pytest.Monk
     execution = run(tmp_path, source)
     assert execution.outcome is Outcome.BAD_OUTPUT
     assert execution.detail.startswith(
-        "a panel contains the value of the builder's environment variable COURSE_DEPLOY_TOKEN"
+        "panel 1 (labels[0]) contains the value of the builder's environment variable "
+        "COURSE_DEPLOY_TOKEN"
     )
 
 
@@ -498,3 +560,121 @@ def test_a_variable_the_example_is_given_is_not_a_secret(
     lesson = make_lesson(tmp_path, "raise SystemExit(0)\n", env=env)
     scratch = tmp_path / "scratch"
     assert TOKEN not in builder_secrets(child_environment(lesson, scratch))
+
+
+# -- issue 25: a lesson's env: reaches the example's process, never the builder's --------------
+
+IMPORTS_ITS_OWN = """\
+import sys
+import helper
+from builder import panels
+print(helper.VALUE, sys.path.index(helper.FOLDER) > sys.path.index(panels.ROOT))
+"""
+
+
+def test_a_lessons_pythonpath_is_honoured_after_the_builders(tmp_path: Path) -> None:
+    """A regression: `env: {PYTHONPATH: ...}` replaced the builder's own, so the supervisor
+    (`python -m builder.run.supervise`) could not start, and the run was reported as a killed
+    supervisor. The lesson's folders now come after the builder's."""
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    (lib / "helper.py").write_text(f"VALUE = 'helped'\nFOLDER = {str(lib)!r}\n")
+    source = IMPORTS_ITS_OWN.replace("panels.ROOT", repr(str(BUILDER_ROOT)))
+    execution = run(tmp_path, source, env={"PYTHONPATH": str(lib)})
+    assert execution.ok, execution
+    assert execution.stdout == "helped True\n"
+
+
+@pytest.mark.parametrize(
+    "setting",
+    [
+        "PYTHONSAFEPATH=1",
+        "PYTHONNOUSERSITE=1",
+        "PYTHONINSPECT=1",
+        "PYTHONSTARTUP=startup.py",
+        "PYTHONWARNINGS=error",
+        "PYTHONDEVMODE=1",
+        "PYTHONVERBOSE=1",
+        "PATH=/nowhere",
+    ],
+)
+def test_python_settings_in_env_reach_the_example_not_the_supervisor(
+    tmp_path: Path, setting: str
+) -> None:
+    """Each of these changed the supervisor too: PYTHONINSPECT left a traceback of its
+    exit, PYTHONWARNINGS=error and PYTHONDEVMODE its warnings, PYTHONVERBOSE its imports,
+    in the run's stderr. The supervisor is isolated (`python -I`) and gets an environment of
+    its own; the example gets the lesson's."""
+    name, _, value = setting.partition("=")
+    source = f"import os, sys\nprint(os.environ[{name!r}] == {value!r})\n"
+    execution = run(tmp_path, source, env={name: value})
+    assert execution.ok, execution
+    assert execution.stdout == "True\n"
+    assert "supervise" not in execution.stderr
+
+
+@pytest.mark.parametrize("name", ["PYTHONHOME", "PYTHONPLATLIBDIR"])
+def test_a_setting_that_moves_the_interpreters_library_is_refused_at_load(
+    tmp_path: Path, name: str
+) -> None:
+    """The example's interpreter is the harness's: it cannot start on another standard
+    library (it was reported as a killed supervisor). `check` names the file and field."""
+    from tests.test_hostile_builds import cli, write_course
+
+    write_course(tmp_path, {"calm-01": "print(1)\n"}, env={name: "/usr"})
+    done = subprocess.run(cli(tmp_path, "check"), capture_output=True, text=True)
+    assert done.returncode == 1
+    [line] = done.stderr.strip().splitlines()
+    assert line.startswith("error: ") and line.endswith(
+        "an example runs on the project's Python: leave it out"
+    )
+    assert f"calm-01/lesson.md: front matter field 'env': Value error, {name} would make" in line
+
+
+# -- issue 25: how many panels a lesson may emit -------------------------------------------------
+
+MANY_PANELS = """\
+from builder import panels
+for n in range({count}):
+    panels.bar(f"Panel {{n}}", labels=["a"], ylabel="u", series={{"s": [n]}})
+print("charted")
+"""
+
+
+def test_more_panels_than_a_page_shows_fail_the_run_naming_the_lesson_and_the_bound(
+    tmp_path: Path,
+) -> None:
+    """There was no bound: 20,000 one-bar panels made a recording, then 20,000 charts on one
+    page. Record refuses more than MAX_PANELS, and keeps the previous recording."""
+    lesson = make_lesson(tmp_path, MANY_PANELS.format(count=MAX_PANELS + 1))
+    recordings = tmp_path / "recordings"
+    recordings.mkdir()
+    report = record([lesson], recordings, jobs=1, log=io.StringIO())
+    [failure] = report.failures
+    assert failure.outcome is Outcome.TOO_MANY_PANELS
+    assert (
+        failure.detail == f"{MAX_PANELS + 1} panels is more than the {MAX_PANELS} a lesson may emit"
+    )
+    assert not recording_path(recordings, LESSON_ID).exists()
+    course = SimpleNamespace(lesson=lambda key: lesson)  # all failure_summary asks of it
+    summary = failure_summary(report.failures, course)  # type: ignore[arg-type]
+    assert f"{LESSON_ID} (" in summary and "emitted more panels than a page shows" in summary
+    assert f"(at most {MAX_PANELS} panels, each of up to 240 bars)" in summary
+
+
+def test_panels_over_the_result_limit_are_named_not_blamed_on_a_forger(tmp_path: Path) -> None:
+    """1,200 panels of 240 long labels are more than the 16 MiB result pipe keeps: the run
+    was cut and reported as "something other than the harness wrote to the harness's
+    result channel"."""
+    source = """\
+    from builder import panels
+    labels = [f"{n:03d}" + "x" * 60 for n in range(240)]
+    for n in range(1200):
+        panels.bar(f"Panel {n}", labels=labels, ylabel="u", series={"s": [1] * 240})
+    """
+    execution = run(tmp_path, source)
+    assert execution.outcome is Outcome.TOO_MANY_PANELS, execution.detail
+    assert execution.detail == (
+        f"its panels came to more than 16 MiB; a lesson shows at most {MAX_PANELS} panels of "
+        "240 bars"
+    )

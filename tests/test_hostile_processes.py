@@ -276,7 +276,7 @@ def test_killing_the_supervisor_fails_the_run_saying_what_may_still_run(tmp_path
         import os, signal
         parent = os.getppid()
         with open(f"/proc/{parent}/cmdline", "rb") as f:
-            if b"builder.run.supervise" in f.read():  # never the test runner itself
+            if b"builder/run/supervise.py" in f.read():  # never the test runner itself
                 os.kill(parent, signal.SIGKILL)
         print("done")
         """,

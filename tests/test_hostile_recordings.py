@@ -326,3 +326,39 @@ def test_a_deeply_nested_recording_is_one_line_in_validate_and_diff(
     assert "nests arrays and objects 100000 deep, over the 64 limit" in capsys.readouterr().out
     assert main(cli(tmp_path, "check")[3:]) == 1  # and the sidecar is ignored, as damaged ones are
     assert "100000 deep" in capsys.readouterr().out
+
+
+# -- issue 25: more panels or bars than a page shows ------------------------------------------
+
+
+def _many_panels(raw: dict[str, Any]) -> None:
+    raw["data"]["panels"] = raw["data"]["panels"][:1] * 33
+
+
+def _many_labels(raw: dict[str, Any]) -> None:
+    panel = raw["data"]["panels"][0]
+    panel["labels"] = [f"l{n}" for n in range(100_000)]
+    panel["series"] = [{"label": "s", "y": [1] * 100_000}]
+
+
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        (_many_panels, "field data.panels: List should have at most 32 items after validation"),
+        (_many_labels, "100000 labels x 1 series is 100000 bars, more than 240 in one panel"),
+    ],
+    ids=["33 panels", "100,000 labels"],
+)
+def test_more_panels_or_bars_than_a_page_shows_are_invalid_when_loaded(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], damage: Any, message: str
+) -> None:
+    """A recording made by hand (a pull request) with 100,000 labels loaded, and its chart
+    ran the render for over 200 s; panels had no bound at all. Both bounds of a recorded run hold
+    for a recording read from disk."""
+    raw = json.loads(reference_as(LESSON))
+    damage(raw)
+    course_with_recording(tmp_path, json.dumps(raw, indent=2).encode())
+    assert main(cli(tmp_path, "check")[3:]) == 1
+    out = capsys.readouterr().out
+    assert f"{LESSON}  invalid" in out and message in out
+    assert main(cli(tmp_path, "render")[3:]) == 0, "the page says so; nothing raises"

@@ -126,6 +126,59 @@ def test_recorded_stdout_is_escaped_and_control_codes_made_visible(
     assert "<script>" not in html
 
 
+PROGRESS = (
+    "loading 10%\rloading 60%\rloading 100%\n"  # a progress bar: only its last state shows
+    "step 1 of 3\rstep 3 of 3\r\n"  # \r then \r\n: the line stays as it was
+    "downloading\rdone\n"  # a shorter overwrite leaves the rest of the line
+    "\x1b[32m50%\x1b[0m\r\x1b[32m100%\x1b[0m\n"  # colour takes no room on a terminal
+    "total\x0bsize 42\n"
+)
+SHOWN = ["loading 100%", "step 3 of 3", "doneloading", "100%", "total\u240bsize 42"]
+
+
+def test_recorded_output_shows_what_a_terminal_would_show(
+    course: Course, reference: Recording
+) -> None:
+    """Issue 25: a carriage return overwrites the line on a terminal (progress bars); the
+    page showed every state with a visible \u240d, and only "\n" ends a line on the page."""
+    progress = replace(reference, stdout=PROGRESS)
+    html, errors = _render(course, progress, "{{ output }}\n")
+    assert errors == []
+    assert _shown(html) == SHOWN
+    html, errors = _render(course, progress, "{{ output lines=2-3 }}\n")
+    assert errors == [] and _shown(html) == SHOWN[1:3]
+
+
+def test_references_count_lines_as_the_page_shows_them(
+    course: Course, reference: Recording
+) -> None:
+    """`line=`, `lines=`, `output=`, `match=`, `from=`/`to=` read the output as the page
+    shows it (builder/render/marks.py `terminal_lines`): `line=2` was "loading 60%", and
+    `output=` found a state the page never shows."""
+    progress = replace(reference, stdout=PROGRESS)
+    cases = {
+        "{{ value line=1 }}": ">loading 100%<",
+        "{{ value line=3 }}": ">doneloading<",
+        "{{ value line=5 }}": ">total\x0bsize 42<",
+        '{{ value output="size (\\d+)" }}': ">42<",
+        '{{ value output="step (\\d) of" }}': ">3<",
+    }
+    for markdown, expected in cases.items():
+        html, errors = _render(course, progress, markdown)
+        assert errors == [], markdown
+        assert expected in html, (markdown, html)
+    html, _ = _render(course, progress, '{{ value output="size (\\d+)" }}')
+    assert "recorded output, line 5" in html
+    html, errors = _render(course, progress, '{{ value output="loading 60%" }}')
+    assert len(errors) == 1 and errors[0].endswith(
+        '{{ value output="loading 60%" }}: the pattern matches nothing in the recorded output'
+    )
+    html, errors = _render(course, progress, "{{ value line=6 }}")
+    assert errors and "the recorded output has 5 lines" in errors[0]
+    html, errors = _render(course, progress, '{{ output from="^step" to="^done" match="o" }}\n')
+    assert errors == [] and _shown(html) == SHOWN[1:3]
+
+
 def test_value_formats(course: Course, reference: Recording) -> None:
     cases = {
         '{{ value output="argument_size_in_bytes.: (\\d+)" fmt="bytes" }}': ">64 B<",

@@ -6,10 +6,14 @@ builder's processes; a normal example records the same bytes as without it.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -57,7 +61,7 @@ try:
 except OSError as error:
     print("network refused:", error.strerror)
 print("builders:", sum(1 for p in os.listdir("/proc") if p.isdigit()
-                       and b"builder.run.supervise" in open(f"/proc/{p}/cmdline", "rb").read()))
+                       and b"builder/run/supervise.py" in open(f"/proc/{p}/cmdline", "rb").read()))
 """
 
 
@@ -67,9 +71,9 @@ def test_in_the_sandbox_the_checkout_is_read_only_and_the_network_gone(
 ) -> None:
     """Without the sandbox all three work (that is what the test would catch); inside it
     the write fails, the connection is refused and the builder's processes are not there."""
-    # The checkout itself in the sandbox (a write there would show in git status); a file
+    # The builder's package in the sandbox (a write there would show in git status); a file
     # of the test's own without it: /tmp is an empty tmpfs inside the sandbox.
-    target = BUILDER_ROOT / "recordings" / "sandbox-probe.txt" if sandbox else tmp_path / "t"
+    target = BUILDER_ROOT / "builder" / "sandbox-probe.txt" if sandbox else tmp_path / "t"
     lesson = make_lesson(tmp_path, REACH, env={"TARGET": str(target), "PORT": str(listener)})
     runner = run_sandboxed if sandbox else run_example
     try:
@@ -140,3 +144,89 @@ def test_what_the_example_needs_under_tmp_is_not_hidden_by_the_empty_tmp(tmp_pat
         timeout=60,
     )
     assert hidden.returncode != 0 and "No such file" in hidden.stderr
+
+
+def _unix_server(address: str | bytes) -> socket.socket:
+    """A Unix socket of the host listening at `address`, answering each caller "host"."""
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(address)
+    server.listen()
+    server.settimeout(10)
+
+    def answer() -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                connection, _ = server.accept()
+                connection.sendall(b"host")
+                connection.close()
+
+    threading.Thread(target=answer, daemon=True).start()
+    return server
+
+
+@pytest.fixture(params=["/var/tmp", "/run", "beside the checkout", "in the checkout"])
+def unix_socket(request: pytest.FixtureRequest) -> Iterator[str]:
+    """A listening Unix socket in a folder of the host where sockets live (a Docker or
+    agent socket under /run, /var/run, /tmp, a home folder, the checkout's .git)."""
+    parents = {"beside the checkout": BUILDER_ROOT.parent, "in the checkout": BUILDER_ROOT}
+    parent = parents.get(request.param, Path(request.param))
+    if not os.access(parent, os.W_OK):
+        pytest.skip(f"{parent} is not writable here")
+    folder = Path(tempfile.mkdtemp(prefix="sock-", dir=parent))
+    server = _unix_server(str(folder / "agent.sock"))
+    try:
+        yield str(folder / "agent.sock")
+    finally:
+        server.close()
+        shutil.rmtree(folder)
+
+
+CONNECT = """\
+import os, socket
+with socket.socket(socket.AF_UNIX) as client:
+    try:
+        client.connect(os.environ["SOCKET"].encode().replace(b"@", b"\\0", 1))
+        print("connected:", client.recv(4).decode())
+    except OSError as error:
+        print("refused:", error.strerror)
+"""
+
+
+@pytest.mark.parametrize("sandbox", [False, True], ids=["plain", "sandbox"])
+def test_no_unix_socket_of_the_host_is_reachable_from_the_sandbox(
+    tmp_path: Path, unix_socket: str, sandbox: bool
+) -> None:
+    """Issue 25: a read-only bind does not stop connect(), so with `--ro-bind / /` an
+    example reached every socket of the host outside /tmp (a Docker or containerd socket
+    is an escape). The folders where sockets live are not in the sandbox at all."""
+    lesson = make_lesson(tmp_path, CONNECT, env={"SOCKET": unix_socket})
+    execution = (run_sandboxed if sandbox else run_example)(lesson, Limits(timeout=60))
+    assert execution.ok, execution
+    if sandbox:
+        assert execution.stdout == "refused: No such file or directory\n"
+    else:
+        assert execution.stdout == "connected: host\n"
+
+
+def test_an_abstract_unix_socket_of_the_host_is_not_reachable(tmp_path: Path) -> None:
+    """Abstract names (no file) belong to the network namespace: --unshare-net cuts them."""
+    name = f"@course-test-{os.getpid()}"
+    server = _unix_server(b"\0" + name[1:].encode())
+    try:
+        lesson = make_lesson(tmp_path, CONNECT, env={"SOCKET": name})
+        plain = run_example(lesson, Limits(timeout=60))
+        sandboxed_run = run_sandboxed(lesson, Limits(timeout=60))
+    finally:
+        server.close()
+    assert plain.stdout == "connected: host\n"
+    assert sandboxed_run.stdout == "refused: Connection refused\n"
+
+
+def test_a_lessons_path_does_not_choose_the_sandbox(tmp_path: Path) -> None:
+    """`bwrap` was looked up on the lesson's `env: {PATH: ...}`, by the supervisor: a PATH
+    without it failed the run as a killed supervisor, and a PATH with a `bwrap` of the
+    lesson's own would have run the example outside any sandbox."""
+    lesson = make_lesson(tmp_path, "print('ran')\n", env={"PATH": str(tmp_path)})
+    execution = run_sandboxed(lesson, Limits(timeout=60))
+    assert execution.ok, execution
+    assert execution.stdout == "ran\n"

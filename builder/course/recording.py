@@ -17,6 +17,7 @@ from ..core.errors import RecordingError
 from .rules import (
     CONFLICT_MARKER,
     LESSON_ID_PATTERN,
+    MAX_PANELS,
     MAX_RECORDING_BYTES,
     SCHEMA_VERSION,
     SHA256_PATTERN,
@@ -77,7 +78,7 @@ class PanelData:
     __pydantic_config__ = STRICT
 
     kind: Literal["panels"]
-    panels: list[BarPanel]
+    panels: Annotated[list[BarPanel], MaxLen(MAX_PANELS)]
 
 
 @dataclass(frozen=True)

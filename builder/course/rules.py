@@ -19,6 +19,7 @@ from typing import Any
 
 from ..core.errors import BuildError, ContentError
 from ..core.observe import NOT_INSTALLED
+from ..panels import MAX_BARS  # the harness's bound on a panel, checked again on a recording
 
 SCHEMA_VERSION = 1
 MAX_RECORDING_BYTES = 20 * 1024 * 1024
@@ -26,10 +27,12 @@ MAX_LESSON_BYTES = 256 * 1024  # the longest lesson of the course is 10 KiB
 MAX_SOURCE_BYTES = 1024 * 1024  # an example, course.yml, glossary.yml
 MAX_JSON_DEPTH = 64  # arrays and objects inside each other; a recording needs 7
 MAX_DRAWABLE = 1e300  # a panel value's size: floats end at 1.8e308; a margin for the axes
+MAX_PANELS = 32  # a lesson's panels, each a chart on its page (the course's most is 4)
 LESSON_ID_PATTERN = r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$"
 SHA256_PATTERN = r"^[0-9a-f]{64}$"
 SLUG_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
 ENV_NAME_PATTERN = re.compile(r"^[A-Z_][A-Z0-9_]*$")
+INTERPRETER_ENV = frozenset({"PYTHONHOME", "PYTHONPLATLIBDIR"})  # refused in a lesson's env:
 DATA_NAME_PATTERN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 CONFLICT_MARKER = re.compile(rb"^(<{7}|={7}|>{7})( |$)", re.MULTILINE)
 DEFAULT_TIMEOUT = 120.0
@@ -79,7 +82,14 @@ def iso_with_timezone(value: str) -> str:
 
 
 def series_lengths_match(labels: list[Any], series: list[tuple[str, list[Any]]]) -> None:
-    """Every series of a bar panel has one value per label."""
+    """Every series of a bar panel has one value per label, and the panel has at most
+    MAX_BARS bars (panels.bar's own bound: a recording made by hand with 100,000 labels
+    ran the render for over 200 s)."""
+    if len(labels) * len(series) > MAX_BARS:
+        raise ValueError(
+            f"{len(labels)} labels x {len(series)} series is {len(labels) * len(series)} bars, "
+            f"more than {MAX_BARS} in one panel"
+        )
     for label, ys in series:
         if len(ys) != len(labels):
             raise ValueError(f"series {label!r} has {len(ys)} values for {len(labels)} labels")
@@ -210,10 +220,18 @@ def plain_data_names(names: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def env_names(env: dict[str, str]) -> dict[str, str]:
-    """`env:` keys are environment variable names."""
+    """`env:` keys are environment variable names, none of which moves the interpreter's
+    own library (the example runs in the harness, on the project's interpreter). The rest
+    reach only the example's process (builder/run/execute.py `child_environment`)."""
     for name in env:
         if not ENV_NAME_PATTERN.match(name):
             raise ValueError(f"{name!r} is not an environment variable name")
+        if name in INTERPRETER_ENV:
+            raise ValueError(
+                f"{name} would make the example's interpreter load another standard library "
+                "(it ends before the example starts); an example runs on the project's "
+                "Python: leave it out"
+            )
     return env
 
 

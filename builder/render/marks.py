@@ -38,6 +38,13 @@ class PageEnv:
     line: int = 0
     whole_example_shown: bool = False
     searched: int = 0  # characters of recorded output its references searched (bounded.py)
+    _shown: list[str] | None = None
+
+    def shown_lines(self) -> list[str]:
+        """The recording's stdout as the page shows it (`terminal_lines`), made once a page."""
+        if self._shown is None:
+            self._shown = terminal_lines(self.recording.stdout if self.recording else "")
+        return self._shown
 
     def fail(self, message: str) -> str:
         at = self.lesson.body_line + self.line
@@ -139,7 +146,7 @@ def _output(page: PageEnv, args: Args) -> str:
     recording = page.recording
     if recording is None:
         return '<p class="not-recorded">Output: not recorded yet.</p>\n'
-    whole = recording.stdout.splitlines(keepends=True)
+    whole = page.shown_lines()
     lines: list[str] | None = whole
     if "lines" in args:
         part = _line_range(args["lines"][0], len(whole), page, "output")
@@ -253,7 +260,7 @@ def _lookup(
     if "output" in args:
         return _output_value(page, recording, args["output"][0], text)
     if "line" in args:
-        lines = recording.stdout.splitlines()
+        lines = page.shown_lines()
         number = args["line"][0]
         if number.isdigit() and 1 <= int(number) <= len(lines):
             return lines[int(number) - 1].strip(), f"recorded output, line {number}"
@@ -293,14 +300,15 @@ def _nfc(name: str) -> str:
 def _output_value(
     page: PageEnv, recording: Recording, pattern_text: str, text: str
 ) -> tuple[str, str] | None:
-    pattern = _regex(pattern_text, page, recording.stdout)
-    match = pattern.search(recording.stdout) if pattern else None
+    shown = "".join(page.shown_lines())
+    pattern = _regex(pattern_text, page, shown)
+    match = pattern.search(shown) if pattern else None
     if match is None:
         if pattern:
             page.fail(f"{{{{ {text} }}}}: the pattern matches nothing in the recorded output")
         return None
     value = match.group(1) if pattern and pattern.groups else match.group(0)
-    line = recording.stdout.count("\n", 0, match.start()) + 1
+    line = shown.count("\n", 0, match.start()) + 1
     return value, f"recorded output, line {line}"
 
 
@@ -339,8 +347,35 @@ _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-_]")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
+def terminal_lines(stdout: str) -> list[str]:
+    """Recorded stdout as a terminal leaves it on the screen, in lines (each with its "\n",
+    the last perhaps without): ANSI codes take no room; a line ends at "\n" ("\r\n" is one)
+    and only there; in a line, "\r" goes back to its start and what follows overwrites it
+    character by character, so a progress bar shows its last state. The one reading of
+    stdout for the page (`{{ output }}`) and every reference into it (`line=`, `lines=`,
+    `output=`, `match=`, `from=`, `to=`), so a reference counts lines as the page shows them.
+    The recording keeps stdout exactly as printed."""
+    lines = _ANSI.sub("", stdout).replace("\r\n", "\n").split("\n")
+    ends = ["\n"] * (len(lines) - 1) + [""]
+    shown = [_overwritten(line) + end for line, end in zip(lines, ends, strict=True)]
+    return shown if shown[-1] else shown[:-1]
+
+
+def _overwritten(line: str) -> str:
+    """What is left of `line` once each "\r" returned to its start (linear time: each
+    earlier piece adds only what the later ones did not cover)."""
+    if "\r" not in line:
+        return line
+    shown = ""
+    for piece in reversed(line.split("\r")):
+        if len(piece) > len(shown):
+            shown += piece[len(shown) :]
+    return shown
+
+
 def clean_output(text: str) -> str:
-    """Recorded stdout as a page shows it: no ANSI codes, control bytes made visible."""
+    """Recorded stdout as a page shows it (after `terminal_lines`): no ANSI codes, control
+    bytes made visible."""
     text = _ANSI.sub("", text.replace("\r\n", "\n"))
     return _CONTROL.sub(
         lambda m: chr(0x2400 + ord(m[0]) % 0x80 if m[0] != "\x7f" else 0x2421), text

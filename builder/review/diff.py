@@ -21,6 +21,7 @@ from pathlib import Path
 from ..core.errors import BuildError
 from ..course.model import Course, Lesson, load_course
 from ..course.recording import Recording, loads
+from ..render.marks import terminal_lines
 from . import git as revision
 from .changes import CourseChanges, LessonChange, PageMark, compare, mask_timings, timing_panel
 
@@ -134,8 +135,8 @@ def _timing(a: Mark, b: Mark, old: Recording, new: Recording) -> bool:
 
 
 def _line(recording: Recording, number: str) -> str:
-    lines = recording.stdout.splitlines()
-    return lines[int(number) - 1] if int(number) <= len(lines) else ""
+    lines = terminal_lines(recording.stdout)  # numbered as the reference numbered it
+    return lines[int(number) - 1].rstrip("\n") if int(number) <= len(lines) else ""
 
 
 def _plain(code: str, language: str) -> str:

@@ -25,8 +25,9 @@ from ..core.observe import Paths
 from ..course import fingerprint
 from ..course.model import Course, Lesson
 from ..course.recording import Recording, dumps
-from ..course.rules import MAX_DRAWABLE, drawable, inputs_path, read_inputs, run_seconds
+from ..course.rules import MAX_DRAWABLE, MAX_PANELS, drawable, inputs_path, read_inputs, run_seconds
 from ..course.status import LessonStatus, State, recording_path
+from ..panels import MAX_BARS
 from .execute import (
     BUILDER_ROOT,
     Execution,
@@ -184,6 +185,9 @@ def _keep(
         backend = execution.environment.get("backend")
         detail = f"it `requires: gpu`, but jax ran it on {backend!r}; nothing was kept"
         return Execution(lesson.id, Outcome.WRONG_DEVICE, execution.seconds, detail=detail)
+    if len(execution.panels) > MAX_PANELS:
+        detail = f"{len(execution.panels)} panels is more than the {MAX_PANELS} a lesson may emit"
+        return Execution(lesson.id, Outcome.TOO_MANY_PANELS, execution.seconds, detail=detail)
     problem = undrawable(execution.panels) or same_names(execution.panels)
     if problem:
         return Execution(lesson.id, Outcome.BAD_PANEL, execution.seconds, detail=problem)
@@ -340,6 +344,8 @@ def _advice(execution: Execution, lesson: Lesson | None) -> str:
         Outcome.RAISED: "run it by hand with .venv/bin/python example.py and fix the error",
         Outcome.EXITED: "an example must finish with exit status 0",
         Outcome.BAD_OUTPUT: "print text that reads the same on every machine",
+        Outcome.TOO_MANY_PANELS: f"chart what the prose discusses (at most {MAX_PANELS} "
+        f"panels, each of up to {MAX_BARS} bars), and print the rest, or split the lesson",
         Outcome.BAD_PANEL: "scale the values (say the unit in ylabel), or print the number "
         "instead of charting it",
         Outcome.HARNESS: "let the example end normally: no os._exit, no killing its own "

@@ -32,16 +32,19 @@ from pathlib import Path
 from typing import Any
 
 from ..course.model import Lesson
-from ..course.rules import EXAMPLE_FILE
-from .leaks import builder_secrets, leaked_path, leaked_secret, redact, texts
+from ..course.rules import EXAMPLE_FILE, MAX_PANELS
+from ..panels import MAX_BARS
+from .leaks import builder_secrets, leaked, redact
 from .pipes import Reader, wait_for
 from .probe import ProbeError, measure
 from .sandbox import sandboxed
+from .supervise import EXAMPLE_ENV
 
 MAX_OUTPUT = 512 * 1024
 STDERR_TAIL = 16 * 1024
 PASS_THROUGH = ("PATH", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "SYSTEMROOT")
 BUILDER_ROOT = Path(__file__).resolve().parents[2]
+SUPERVISOR = Path(__file__).resolve().with_name("supervise.py")  # run as a script: see command
 MAX_RESULT = 16 * 1024 * 1024  # the panels, as JSON
 STOP_SECONDS = 15.0  # for the supervisor to end everything once told to stop
 DATA_RULE = "data files must be regular files inside the lesson folder"
@@ -55,6 +58,7 @@ class Outcome(enum.StrEnum):
     TOO_MUCH_OUTPUT = "printed too much"
     BAD_OUTPUT = "printed something a recording cannot keep"
     BAD_PANEL = "emitted a panel that cannot be drawn"
+    TOO_MANY_PANELS = "emitted more panels than a page shows"
     HARNESS = "the harness failed"
     INTERRUPTED = "interrupted"
     NOT_SAVED = "could not be saved"
@@ -152,6 +156,10 @@ def run_sandboxed(lesson: Lesson, limits: Limits) -> Execution:
 
 
 def child_environment(lesson: Lesson, scratch: Path) -> dict[str, str]:
+    """The example's environment: a clean one, and the lesson's `env:` over it, but its
+    `PYTHONPATH` goes after the builder's (the harness imports `builder` from there). The
+    supervisor hands it to the command it starts (the harness, or bwrap around it) and runs
+    itself with `supervisor_environment`."""
     env = {name: os.environ[name] for name in PASS_THROUGH if name in os.environ}
     env |= {
         "HOME": str(scratch),
@@ -164,7 +172,18 @@ def child_environment(lesson: Lesson, scratch: Path) -> dict[str, str]:
         "PYTHONPATH": str(BUILDER_ROOT),
         "MPLBACKEND": "Agg",
     }
-    return env | dict(lesson.meta.env)
+    own = dict(lesson.meta.env)
+    if "PYTHONPATH" in own:
+        own["PYTHONPATH"] = os.pathsep.join(filter(None, (env["PYTHONPATH"], own["PYTHONPATH"])))
+    return env | own
+
+
+def supervisor_environment(example: dict[str, str]) -> dict[str, str]:
+    """The supervisor's own: nothing of the lesson's `env:` (a `PYTHONPATH`, `PYTHONHOME`,
+    `LD_PRELOAD`, `PYTHONWARNINGS=error` broke it, and the run was reported as a killed
+    supervisor); it hands `example` to the command it runs (builder/run/supervise.py)."""
+    base = {name: os.environ[name] for name in PASS_THROUGH if name in os.environ}
+    return base | {"LC_ALL": "C.UTF-8", EXAMPLE_ENV: json.dumps(example)}
 
 
 @dataclass(frozen=True)
@@ -176,7 +195,8 @@ class _Channels:
 
     def command(self, lesson: Lesson, scratch: Path, sandbox: bool) -> list[str]:
         harness = [sys.executable, "-m", "builder.run.harness", lesson.id, EXAMPLE_FILE]
-        supervisor = [sys.executable, "-S", "-m", "builder.run.supervise", str(self.status[1])]
+        # -I: no PYTHON* variable, user site or cwd reaches the builder's own process
+        supervisor = [sys.executable, "-I", "-S", str(SUPERVISOR), str(self.status[1])]
         supervisor += [str(self.result[1]), str(os.getpid()), str(scratch), "--"]
         wrap = sandboxed(scratch) if sandbox else []
         return [*supervisor, *wrap, *harness, str(self.result[1])]
@@ -189,7 +209,7 @@ def _run_staged(lesson: Lesson, scratch: Path, limits: Limits) -> Execution:
         proc = subprocess.Popen(
             channels.command(lesson, scratch, limits.sandbox),
             cwd=scratch,
-            env=child_environment(lesson, scratch),
+            env=supervisor_environment(child_environment(lesson, scratch)),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -262,6 +282,8 @@ def _communicate(proc: subprocess.Popen[bytes], limits: Limits, channels: _Chann
     out, err, result, status = readers
     if out.overflowed:
         outcome = Outcome.TOO_MUCH_OUTPUT
+    elif result.overflowed:  # the panels: the environment is a few short strings
+        outcome = Outcome.TOO_MANY_PANELS
     elif outcome is None and not (out.eof and err.eof and result.eof):
         outcome = Outcome.ESCAPED
     return _Ran(bytes(out.data), bytes(err.data), bytes(result.data), bytes(status.data), outcome)
@@ -313,8 +335,10 @@ def _judge(lesson: Lesson, scratch: Path, ran: _Ran, seconds: float) -> Executio
             Outcome.BAD_OUTPUT,
             f"stdout is not valid UTF-8 (byte {error.start}); print text, not raw bytes",
         )
-    leak = leaked_path(stdout, [scratch, lesson.folder.resolve().parent.parent, BUILDER_ROOT])
-    leak = leak or leaked_secret({"stdout": stdout, "a panel": texts(result["panels"])}, secrets)
+    recorded = {"stdout": stdout}
+    recorded |= {f"panel {n}": panel for n, panel in enumerate(result["panels"], 1)}
+    folders = [scratch, lesson.folder.resolve().parent.parent, BUILDER_ROOT]
+    leak = leaked(recorded, folders, secrets)
     if leak:
         return failed(Outcome.BAD_OUTPUT, leak)
     return Execution(
@@ -333,6 +357,11 @@ def _process_problem(ran: _Ran, timeout: float) -> tuple[Outcome, str] | None:
         return ran.outcome, f"killed after {timeout:g} s"
     if ran.outcome is Outcome.TOO_MUCH_OUTPUT:
         return ran.outcome, f"more than {len(ran.out) // 1024} KiB on stdout; killed"
+    if ran.outcome is Outcome.TOO_MANY_PANELS:
+        return ran.outcome, (
+            f"its panels came to more than {MAX_RESULT // 2**20} MiB; a lesson shows at most "
+            f"{MAX_PANELS} panels of {MAX_BARS} bars"
+        )
     status = _read_json(ran.status)
     if status is None:
         return Outcome.ESCAPED, (

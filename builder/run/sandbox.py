@@ -1,18 +1,26 @@
 """`--sandbox`: each example inside bubblewrap (bwrap), where it is installed.
 
-The example sees the host read-only (`--ro-bind / /`), an empty /tmp, its scratch folder
-writable, a fresh /dev and /proc (its own pid namespace: it cannot see the builder's
-processes, their environment or working folder), and no network (`--unshare-net`: only a
-loopback interface of its own). bwrap dies with the supervisor that started it
-(`--die-with-parent`), and when it ends, the kernel ends everything left in its pid
-namespace.
+The example sees only what it needs, read-only: the system's programs and libraries
+(`/usr`, `/lib*`, `/bin`, `/sbin`), a few files of `/etc` (the loader's cache, users, the
+time zone; `ETC`), `/sys`, the interpreter and its packages, and the builder's package; an
+empty /tmp, its scratch folder writable, a fresh /dev and /proc (its own pid namespace: it
+cannot see the builder's processes, their environment or working folder), and no network
+(`--unshare-net`: only a loopback interface of its own, and its own abstract Unix socket
+names). Everything else of the host is not there: home folders, /run, /var, /tmp, /mnt,
+the rest of the checkout. That is the rule for Unix sockets: a read-only bind does not
+stop `connect()`, so no folder where a socket can live (a Docker, containerd or agent
+socket under /run, /var/run, /tmp, `$XDG_RUNTIME_DIR`, a home folder, the checkout's .git)
+is mounted at all. bwrap dies with the supervisor that started it (`--die-with-parent`),
+and when it ends, the kernel ends everything left in its pid namespace.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -20,23 +28,63 @@ from ..core.errors import BuildError
 from ..core.observe import BUILDER
 
 BWRAP = "bwrap"
-NEEDED = (BUILDER.parent, Path(sys.prefix), Path(sys.base_prefix))  # the builder, the Python
+# the builder's package (not the checkout around it), the Python and its packages
+NEEDED = (BUILDER, Path(sys.prefix), Path(sys.base_prefix), Path(sys.executable).parent)
+SYSTEM = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "sys")  # no sockets there
+ETC = (  # what Python, numpy, jax and matplotlib read of /etc (strace), and their kin
+    "alternatives",
+    "group",
+    "host.conf",
+    "hosts",
+    "ld.so.cache",
+    "ld.so.conf",
+    "ld.so.conf.d",
+    "ld.so.preload",
+    "localtime",
+    "mime.types",
+    "nsswitch.conf",
+    "os-release",
+    "passwd",
+    "ssl",
+    "timezone",
+)
 
 
 def sandboxed(scratch: Path, needed: Iterable[Path] = NEEDED) -> list[str]:
-    """The bwrap command line that runs a command in the sandbox for `scratch`. What the
-    example's process needs (`needed`: the builder, the Python and its packages) and lives
-    under /tmp (a CI clone, a venv there) is bound again, read-only, over the empty /tmp."""
-    hidden = sorted({str(path) for path in needed if Path(path).is_relative_to("/tmp")})
+    """The bwrap command line that runs a command in the sandbox for `scratch`: the host's
+    system folders (`SYSTEM`, a link such as /bin -> usr/bin kept a link) and `ETC` files
+    that exist, and what the example's process needs (`needed`, as given and resolved),
+    read-only over an otherwise empty, read-only root; `scratch` writable."""
     return [
-        BWRAP,
+        shutil.which(BWRAP) or BWRAP,  # found on the builder's PATH, not the lesson's `env:`
         *("--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts"),
         *("--die-with-parent", "--new-session"),
-        *("--ro-bind", "/", "/", "--tmpfs", "/tmp", "--dev", "/dev", "--proc", "/proc"),
-        *(arg for path in hidden for arg in ("--ro-bind", path, path)),
+        *(arg for name in SYSTEM for arg in _mount(Path("/", name), Path("/", name))),
+        *(arg for name in ETC for arg in _mount(Path("/etc", name), Path("/etc", name))),
+        *("--tmpfs", "/tmp", "--dev", "/dev", "--proc", "/proc"),
+        *(arg for path in _needed(needed) for arg in ("--ro-bind", path, path)),
         *("--bind", str(scratch), str(scratch), "--chdir", str(scratch)),
+        *("--remount-ro", "/"),  # the empty root bwrap makes: nothing is written there
         "--",
     ]
+
+
+def _mount(source: Path, target: Path) -> list[str]:
+    """Bind `source` read-only at `target`; a link is made again as the same link."""
+    if source.is_symlink():
+        return ["--symlink", os.readlink(source), str(target)]
+    return ["--ro-bind", str(source), str(target)] if source.exists() else []
+
+
+def _needed(paths: Iterable[Path]) -> list[str]:
+    """Each of `paths` as given and resolved (a venv that is a link), but those inside
+    another of them, parents first."""
+    found = sorted({form for path in paths for form in (Path(path), Path(path).resolve())})
+    kept: list[Path] = []
+    for path in found:
+        if path.exists() and not any(path.is_relative_to(parent) for parent in kept):
+            kept.append(path)
+    return [str(path) for path in kept]
 
 
 def sandbox_problem() -> str:
@@ -44,11 +92,12 @@ def sandbox_problem() -> str:
     if shutil.which(BWRAP) is None:
         return "bubblewrap (bwrap) is not installed"
     try:
-        tried = subprocess.run(
-            [BWRAP, "--ro-bind", "/", "/", "--unshare-net", "--", "true"],
-            capture_output=True,
-            timeout=30,
-        )
+        with tempfile.TemporaryDirectory(prefix="course-sandbox-") as scratch:
+            tried = subprocess.run(
+                [*sandboxed(Path(scratch)), sys.executable, "-S", "-c", ""],
+                capture_output=True,
+                timeout=30,
+            )
     except (OSError, subprocess.TimeoutExpired) as error:
         return f"bwrap cannot run: {error}"
     if tried.returncode:

@@ -1,8 +1,10 @@
 """Between the builder and one example: ends every process the example started.
 
-    python -m builder.run.supervise STATUS_FD RESULT_FD BUILDER_PID SCRATCH -- COMMAND...
+    python -I -S builder/run/supervise.py STATUS_FD RESULT_FD BUILDER_PID SCRATCH -- COMMAND...
 
-The builder starts this in a session of its own, in the example's scratch folder. It
+The builder starts this in a session of its own, in the example's scratch folder, isolated
+(`-I`: no PYTHON* variable of the lesson's can change this interpreter) and with an
+environment of its own: the example's is in EXAMPLE_ENV (JSON), and only COMMAND gets it. It
 
 - makes itself a child subreaper (Linux `prctl`), so a process the example starts and
   orphans (a double fork, `setsid`, a daemon with its stdio on /dev/null) is re-parented to
@@ -38,6 +40,7 @@ from typing import Any
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
 GIVE_UP_SECONDS = 10.0
+EXAMPLE_ENV = "COURSEBUILDER_EXAMPLE_ENV"  # COMMAND's environment, as a JSON object
 
 
 class Stop(Exception):
@@ -107,8 +110,13 @@ def run(command: list[str], result_fd: int, builder: int) -> int | None:
     prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
     if os.getppid() != builder:  # the builder died before the line above
         raise Stop
+    given = os.environ.get(EXAMPLE_ENV)
     child = subprocess.Popen(
-        command, pass_fds=(result_fd,), process_group=0, preexec_fn=_die_with_parent
+        command,
+        env=json.loads(given) if given is not None else None,
+        pass_fds=(result_fd,),
+        process_group=0,
+        preexec_fn=_die_with_parent,
     )
     os.close(result_fd)  # only the harness holds it now: its end is the harness's end
     return os.waitstatus_to_exitcode(os.waitpid(child.pid, 0)[1])
