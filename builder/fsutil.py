@@ -29,8 +29,17 @@ from types import MappingProxyType
 from .errors import BuildError
 
 
-def write_atomic(path: Path, data: bytes, *, durable: bool = True) -> None:
-    """Write `data` to a temporary file beside `path`, then rename it over `path`."""
+def write_atomic(
+    path: Path, data: bytes, *, durable: bool = True, root: Path | None = None
+) -> None:
+    """Write `data` to a temporary file beside `path`, then rename it over `path`; with
+    `root`, no link below it is followed (as `Staging` does; a file already holding `data`
+    is left as it is)."""
+    if root is not None:
+        with Staging(root, durable=durable) as staging:
+            staging.add({path.relative_to(root).as_posix(): data})
+            staging.commit()
+        return
     tmp = _stage(path, data, durable)
     try:
         os.replace(tmp, path)

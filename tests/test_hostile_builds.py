@@ -235,7 +235,7 @@ def test_a_recording_that_cannot_be_saved_is_reported_and_the_rest_kept(
     write_course(tmp_path, {"calm-01": "print(1)\n"})
     (tmp_path / "recordings").mkdir()
 
-    def full_disk(path: Path, data: bytes) -> None:
+    def full_disk(path: Path, data: bytes, **_: object) -> None:
         raise OSError(28, "No space left on device", str(path))
 
     monkeypatch.setattr(record, "write_atomic", full_disk)
