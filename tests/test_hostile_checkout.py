@@ -181,3 +181,23 @@ def test_prose_and_editor_files_changed_during_a_run_are_an_author_at_work(tmp_p
     report = record([busy], tmp_path / "recordings", jobs=1, log=io.StringIO())
     assert not report.failures, report.failures
     assert (tmp_path / "recordings" / "busy-02.json").exists()
+
+
+def test_a_linked_sidecar_folder_is_replaced_never_written_through(tmp_path: Path) -> None:
+    """Issue 25: recordings/_inputs committed as a link to a folder of the reviewer's: the
+    sidecar was written there, over a file of the same name. Recordings are written as the
+    site is (builder/core/fsutil.py open_below): the link is replaced, its target kept."""
+    write_course(tmp_path, {"calm-01": "print(1)\n"})
+    recordings, elsewhere = tmp_path / "recordings", tmp_path / "elsewhere"
+    recordings.mkdir()
+    elsewhere.mkdir()
+    (elsewhere / "calm-01.json").write_text("the user's own file")
+    (recordings / "_inputs").symlink_to(elsewhere)
+    lesson = load_course(tmp_path / "content").lesson("calm-01")
+    assert lesson is not None
+    report = record([lesson], recordings, jobs=1, log=io.StringIO())
+    assert not report.failures, report.failures
+    assert (elsewhere / "calm-01.json").read_text() == "the user's own file"
+    assert not (recordings / "_inputs").is_symlink()
+    assert (recordings / "_inputs" / "calm-01.json").exists()
+    assert (recordings / "calm-01.json").exists()

@@ -184,8 +184,13 @@ def test_a_build_killed_at_any_write_then_reverted_equals_a_clean_build(
     assert write > 5, "the build was killed at too few points to mean anything"
 
 
-def test_a_killed_first_build_does_not_lock_the_user_out(paths: Paths, tmp_path: Path) -> None:
-    assert _killed_at(paths, 3)
+@pytest.mark.parametrize("write", [1, 3], ids=["at the marker's rename", "at a page's"])
+def test_a_killed_first_build_does_not_lock_the_user_out(
+    paths: Paths, tmp_path: Path, write: int
+) -> None:
+    """Killed at its first rename, a first build left only the marker's temporary file,
+    and the next build refused the folder as not this builder's (issue 25)."""
+    assert _killed_at(paths, write)
     render(paths)
     assert_like_a_clean_build(paths, tmp_path)
 

@@ -17,6 +17,7 @@ build succeeds, so a failed build leaves the last good manifest, and the site it
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
 import sys
@@ -172,7 +173,14 @@ def _lock_file(cache: Path) -> TextIO:
     path = cache / "build.lock"
     try:
         cache.mkdir(parents=True, exist_ok=True)
-        return open(path, "a+")
+        try:  # never through a link: its target would be truncated to "pid N"
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        except OSError as error:
+            if error.errno != errno.ELOOP:
+                raise
+            os.unlink(path)  # the link, not what it points to: the lock file is ours
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+        return os.fdopen(fd, "r+")
     except OSError as error:
         failure = OSError(error.errno, error.strerror, error.filename or str(path))
         raise cannot_write(failure, "nothing was built") from None

@@ -5,19 +5,28 @@ there. Before anything is renamed into place it lists the old files and the new 
 after, the new ones only: a build stopped at any point leaves a list that covers whatever
 it left behind, so the next build can remove it. Only files on that list are ever deleted,
 only inside the site folder and never through a symbolic link; a folder that holds other
-files and no marker is refused.
+files and no marker is refused, unless all it holds is this builder's temporary files (a
+first build killed while it wrote): those are deleted.
+
+The marker is read as untrusted input: it must be a regular file (not a link), and every
+name in it plainly inside the site (fsutil.name_problem: no `..`, no absolute path, no
+`./`, `//`, backslash or control character), or the build stops before it writes or deletes
+anything. Every write and delete below the site folder goes through fsutil.open_below,
+which opens one folder at a time and never follows a link (builder.core.fsutil's docstring).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..core.errors import BuildError
-from ..core.fsutil import Staging, cannot_write, write_atomic
+from ..core.fsutil import Staging, cannot_write, make_folder, name_problem, open_below, write_atomic
 from ..course.rules import read_file
 
 MARKER = ".coursebuilder-site"
@@ -40,7 +49,8 @@ def write(
     delete the files an earlier build wrote that are not among `names`, and the temporary
     files a stopped build left among `present` (the site folder's files)."""
     names = sorted(set(names))
-    before = _listed(out) + [name for name in present if TEMPORARY.fullmatch(name)]
+    left = [name for name in present if TEMPORARY.fullmatch(name) and not name_problem(name)]
+    before = _listed(out) + left
     try:
         if not set(names) <= set(before):
             _list(out, sorted(set(before) | set(names)))
@@ -60,41 +70,101 @@ def write(
 
 
 def _listed(out: Path) -> list[str]:
-    """The files the marker lists; refuses a folder this builder did not make."""
+    """The files the marker lists; refuses a folder this builder did not make, and a marker
+    this builder did not write."""
+    marker = out / MARKER
+    if marker.is_symlink():
+        raise BuildError(
+            "is a symbolic link, not the list of files this builder wrote; "
+            "nothing was written or deleted",
+            path=marker,
+            hint="delete the link, or pass an empty or new folder with --out",
+        )
     try:
-        text = read_file(out / MARKER, MAX_MARKER_BYTES, BuildError).decode("utf-8")
+        data = read_file(marker, MAX_MARKER_BYTES, BuildError)
     except FileNotFoundError:
-        if out.is_dir() and any(out.iterdir()):
+        return _leftovers(out)
+    names = []
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        try:
+            line = raw.decode("utf-8")
+            problem = name_problem(line)
+        except UnicodeDecodeError:
+            line, problem = raw.decode("utf-8", "replace"), "is not UTF-8"
+        if not line or line.startswith("#"):
+            continue
+        if problem:
             raise BuildError(
-                "is not empty and was not made by this builder; refusing to write the site there",
-                path=out,
-                hint="pass an empty or new folder with --out",
-            ) from None
-        return []
-    return [line for line in text.splitlines() if line and not line.startswith("#")]
+                f"line {number} names {line!r}, which {problem}: this builder lists only "
+                "files inside the site; nothing was written or deleted",
+                path=marker,
+                hint="delete that line (this builder never writes one), then run the command again",
+            )
+        names.append(line)
+    return names
+
+
+def _leftovers(out: Path) -> list[str]:
+    """A site folder with no marker: the temporary files a killed first build left (to be
+    deleted), or nothing; any other file (or a link, or a folder it cannot read) is someone
+    else's, and refused."""
+    refused = BuildError(
+        "is not empty and was not made by this builder; refusing to write the site there",
+        path=out,
+        hint="pass an empty or new folder with --out",
+    )
+
+    def unreadable(error: OSError) -> None:
+        gone = isinstance(error, (FileNotFoundError, NotADirectoryError))
+        if not gone or error.filename != str(out):  # no folder yet, or a file: said on writing
+            raise refused from None
+
+    found: list[str] = []
+    for folder, folders, files in os.walk(out, onerror=unreadable):  # links are not followed
+        inside = os.path.relpath(folder, out)
+        for name in [*files, *(f for f in folders if os.path.islink(os.path.join(folder, f)))]:
+            relative = name if inside == "." else f"{inside}/{name}".replace(os.sep, "/")
+            ours = TEMPORARY.fullmatch(relative) and not name_problem(relative)
+            if not ours or not stat.S_ISREG(os.lstat(os.path.join(folder, name)).st_mode):
+                raise refused
+            found.append(relative)
+    return found
 
 
 def _list(out: Path, names: list[str]) -> None:
     listed = (HEADER + "".join(f"{n}\n" for n in names if not TEMPORARY.fullmatch(n))).encode()
-    out.mkdir(parents=True, exist_ok=True)
+    make_folder(out)
     write_atomic(out / MARKER, listed, durable=False)
 
 
 def _remove(out: Path, names: list[str]) -> None:
     """Delete each of `names` that is inside `out` with no link on the way, then the
     folders that leaves empty."""
-    root = os.path.realpath(out)
-    folders: set[str] = set()
-    for name in names:
-        path = os.path.join(root, name)
-        parent = os.path.dirname(path)
-        if os.path.realpath(parent) != os.path.normpath(parent) or not parent.startswith(root):
-            continue  # a link on the way, or a name leaving the site: not ours to delete
-        if os.path.isfile(path) or os.path.islink(path):
-            os.unlink(path)
-        while parent != root:
-            folders.add(parent)
-            parent = os.path.dirname(parent)
-    for folder in sorted(folders, key=len, reverse=True):
-        if not os.path.islink(folder) and os.path.isdir(folder) and not os.listdir(folder):
-            os.rmdir(folder)
+    root = os.open(out, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        folders: set[tuple[str, ...]] = set()
+        for name in names:
+            *parts, leaf = name.split("/")
+            folder = open_below(root, parts)
+            if folder is None:
+                continue  # a link (or no folder) on the way: not ours to delete
+            try:
+                info = os.stat(leaf, dir_fd=folder, follow_symlinks=False)
+                if not stat.S_ISDIR(info.st_mode):
+                    os.unlink(leaf, dir_fd=folder)  # a link itself, never what it points to
+            except FileNotFoundError:
+                pass
+            finally:
+                os.close(folder)
+            folders.update(tuple(parts[:n]) for n in range(1, len(parts) + 1))
+        for inside in sorted(folders, key=len, reverse=True):
+            parent = open_below(root, inside[:-1])
+            if parent is None:
+                continue
+            try:  # a link is not a folder (ENOTDIR); a folder still in use is not empty
+                with contextlib.suppress(OSError):
+                    os.rmdir(inside[-1], dir_fd=parent)
+            finally:
+                os.close(parent)
+    finally:
+        os.close(root)

@@ -48,7 +48,8 @@ def editor_file(name: str) -> bool:
 
 def snapshot(roots: Iterable[Path], deep: bool = True) -> Snapshot:
     """Metadata of every file under each root (each root itself when it is a file, or when
-    `deep` is off). Links are listed, never followed; folders are listed as (-1,)."""
+    `deep` is off). Links under a root are listed, never followed; a root that is a link to
+    a folder is walked (the user named it: `--out` may be one); folders are listed as (-1,)."""
     files: Snapshot = {}
     for root in roots:
         try:
@@ -56,7 +57,7 @@ def snapshot(roots: Iterable[Path], deep: bool = True) -> Snapshot:
         except OSError:
             files[str(root)] = ()  # absent: its appearance is a change
             continue
-        if deep and root.is_dir() and not root.is_symlink():
+        if deep and root.is_dir():
             _walk(str(root), files)
         else:
             files[str(root)] = _meta(info)

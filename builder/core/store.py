@@ -221,6 +221,9 @@ def _open(path: Path | str) -> sqlite3.Connection:
     """A connection to the store at `path`, whose tables have the store's layout."""
     if path != ":memory:":
         Path(path).parent.mkdir(parents=True, exist_ok=True)
+        for suffix in ("", "-wal", "-shm", "-journal"):  # SQLite would write through a link
+            if os.path.islink(f"{path}{suffix}"):
+                os.unlink(f"{path}{suffix}")  # the link, never what it points to
     db = sqlite3.connect(path, timeout=60)
     try:
         # WAL: a forked worker reads while another commits. NORMAL: a crash may lose the

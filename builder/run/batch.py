@@ -211,11 +211,11 @@ def _keep(
     }
     with contextlib.suppress(OSError):  # it only sharpens messages; never fatal
         # first: a recording on disk has its sidecar, whenever Ctrl-C comes
-        write_atomic(inputs_path(recordings, lesson.id), _sidecar_bytes(sidecar))
+        write_atomic(inputs_path(recordings, lesson.id), _sidecar_bytes(sidecar), root=recordings)
         watch.wrote(inputs_path(recordings, lesson.id))
     path = recording_path(recordings, lesson.id)
     try:
-        write_atomic(path, dumps(recording))
+        write_atomic(path, dumps(recording), root=recordings)  # _inputs/ a link: not followed
         watch.wrote(path)
     except OSError as error:
         detail = f"the run succeeded but {path} could not be written: {error.strerror}"
