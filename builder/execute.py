@@ -79,6 +79,7 @@ class Execution:
     detail: str = ""
     panels: list[dict[str, Any]] = field(default_factory=list)
     environment: dict[str, Any] = field(default_factory=dict)
+    timings: dict[str, Any] = field(default_factory=dict)  # the harness's, as it sent them
 
     @property
     def ok(self) -> bool:
@@ -90,6 +91,7 @@ class Limits:
     timeout: float
     max_output: int = MAX_OUTPUT
     sandbox: bool = False
+    python: str = ""  # the interpreter the example runs in (`rehearse`'s side environment)
 
 
 Runner = Callable[[Lesson, Limits], Execution]
@@ -175,11 +177,12 @@ class _Channels:
     result: tuple[int, int] = field(default_factory=os.pipe)
     status: tuple[int, int] = field(default_factory=os.pipe)
 
-    def command(self, lesson: Lesson, scratch: Path, sandbox: bool) -> list[str]:
-        harness = [sys.executable, "-m", "builder.harness", lesson.id, EXAMPLE_FILE]
+    def command(self, lesson: Lesson, scratch: Path, limits: Limits) -> list[str]:
+        python = limits.python or sys.executable
+        harness = [python, "-m", "builder.harness", lesson.id, EXAMPLE_FILE]
         supervisor = [sys.executable, "-S", "-m", "builder.supervise", str(self.status[1])]
         supervisor += [str(self.result[1]), str(os.getpid()), str(scratch), "--"]
-        wrap = sandboxed(scratch) if sandbox else []
+        wrap = sandboxed(scratch) if limits.sandbox else []
         return [*supervisor, *wrap, *harness, str(self.result[1])]
 
 
@@ -188,7 +191,7 @@ def _run_staged(lesson: Lesson, scratch: Path, limits: Limits) -> Execution:
     started = time.perf_counter()
     try:
         proc = subprocess.Popen(
-            channels.command(lesson, scratch, limits.sandbox),
+            channels.command(lesson, scratch, limits),
             cwd=scratch,
             env=child_environment(lesson, scratch),
             stdin=subprocess.PIPE,
@@ -322,6 +325,7 @@ def _judge(lesson: Lesson, scratch: Path, ran: _Ran, seconds: float, key: bytes)
         stderr=stderr,
         panels=result["panels"],
         environment=result["environment"],
+        timings=result.get("timings") if isinstance(result.get("timings"), dict) else {},
     )
 
 
