@@ -193,8 +193,8 @@ def rehearse(
     log = log or sys.stderr
 
     digest = lock_digest(lock)
-    home = cache / "rehearse" / digest[:16]
-    folder = out or home
+    home = (cache / "rehearse" / digest[:16]).absolute()  # examples run in other folders
+    folder = (out or home).absolute()
     _refuse_checkout_folders(folder, recordings, content)
     python = side_environment(lock, home, log)
     course = load_course(content)
