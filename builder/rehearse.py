@@ -356,7 +356,7 @@ def render(rehearsal: Rehearsal, form: str) -> str:
         return json.dumps(rehearsal.to_dict(), indent=2, ensure_ascii=False) + "\n"
     details = diff_render(rehearsal.changes, form)
     if form == "markdown":
-        return _markdown(rehearsal) + "\n" + details.replace("### Recordings", "### Details:", 1)
+        return _markdown(rehearsal) + "\n" + details.replace("### Recordings:", "### Details:", 1)
     return _text(rehearsal) + "\n" + details
 
 
@@ -367,8 +367,8 @@ def counts(rehearsal: Rehearsal) -> str:
     return f"{len(found)} lessons: {', '.join(parts)}."
 
 
-def _versions_words(rehearsal: Rehearsal) -> str:
-    moved = [f"{name} {old} -> {new}" for name, old, new in rehearsal.versions]
+def _versions_words(rehearsal: Rehearsal, arrow: str = "->") -> str:
+    moved = [f"{name} {old} {arrow} {new}" for name, old, new in rehearsal.versions]
     return "; ".join(moved) or "the same versions as the committed recordings"
 
 
@@ -421,7 +421,7 @@ def _markdown(rehearsal: Rehearsal) -> str:
     blocks = [
         f"### Rehearsal of {_code(Path(rehearsal.lock).name)} "
         f"(sha256 {_code(rehearsal.digest[:12])})",
-        f"**Versions**: {_cell(_versions_words(rehearsal))}",
+        f"**Versions**: {_cell(_versions_words(rehearsal, '→'))}",
         counts(rehearsal),
         "| lesson | result |\n|---|---|\n"
         + "\n".join(f"| {_code(i)} | {_WORDS[c]} |" for i, c in rehearsal.lessons),
