@@ -17,7 +17,7 @@ LINT_DIRS := builder tests $(wildcard bench)
 # shells set PYTHONDONTWRITEBYTECODE, and then every build recompiles builder/ (~0.1 s).
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: site test check record render serve diff lint bench bench-cluster schemas clean
+.PHONY: site test check record render serve diff rehearse lint bench bench-cluster schemas clean
 
 $(STAMP): $(LOCK) pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
@@ -44,6 +44,11 @@ render: $(STAMP)
 # What the recordings changed between two revisions (BASE=HEAD, HEAD= the work tree).
 diff: $(STAMP)
 	$(PY) -m builder diff $(BASE) $(HEAD) $(ARGS)
+
+# The course recorded and rendered in a side environment from another lock file (REHEARSE=
+# path), and what that would change; recordings/, site/ and requirements.lock are only read.
+rehearse: $(STAMP)
+	$(PY) -m builder rehearse $(REHEARSE) $(if $(JOBS),-j $(JOBS)) $(ARGS)
 
 serve: $(STAMP)
 	$(PY) -m builder serve $(ARGS)

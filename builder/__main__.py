@@ -1,4 +1,4 @@
-"""python -m builder site | record | check | render | serve | diff | validate | schema
+"""python -m builder site | record | check | render | serve | diff | rehearse | validate | schema
 
 Errors the user can fix are printed as one message, without a traceback, and exit 1.
 Heavy modules (jinja2, markdown-it, matplotlib, jax) are imported only by the commands
@@ -135,6 +135,7 @@ def _parser() -> argparse.ArgumentParser:
         "--json", dest="format", action="store_const", const="json", help="same as --format json"
     )
     _diff_command(commands)
+    _rehearse_command(commands)
     _since(_command(commands, "render", _render, "render site/ from recordings only"))
     serve = _command(
         commands, "serve", _serve, "serve site/ locally; rebuild and reload the browser on change"
@@ -182,6 +183,28 @@ def _diff_command(commands: argparse._SubParsersAction[argparse.ArgumentParser])
         "--no-pages", action="store_true", help="do not render pages to find changed numbers"
     )
     diff.set_defaults(run=_diff)
+
+
+def _rehearse_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    text = (
+        "record and render the course in a side environment made from another lock file, "
+        "and say what it would change; recordings/, site/ and the lock are only read"
+    )
+    rehearse = commands.add_parser("rehearse", help=text, description=text)
+    rehearse.add_argument("lock", type=Path, metavar="LOCKFILE", help="the requirements to try")
+    rehearse.add_argument("--content", type=Path, default=Path("content"), help="course folder")
+    rehearse.add_argument("--recordings", type=Path, default=Path("recordings"))
+    rehearse.add_argument("--cache", type=Path, default=Path(".cache"), help="build cache folder")
+    rehearse.set_defaults(run=_rehearse)
+    rehearse.add_argument(
+        "--out",
+        type=Path,
+        help="the rehearsal's folder (recordings/ and site/ inside; default "
+        ".cache/rehearse/<lock digest>/)",
+    )
+    rehearse.add_argument("--format", choices=DIFF_FORMATS, default="text")
+    rehearse.add_argument("--report", type=Path, help="also write the report to this file")
+    _jobs(rehearse, sandbox=False)
 
 
 def _since(command: argparse.ArgumentParser) -> None:
@@ -382,6 +405,32 @@ def _diff(args: argparse.Namespace) -> int:
 
     changes = diff(args.content, args.recordings, args.base, args.head, pages=not args.no_pages)
     sys.stdout.write(render(changes, args.format))
+    return 0
+
+
+def _rehearse(args: argparse.Namespace) -> int:
+    from .core.fsutil import write_atomic
+    from .review.rehearsal_report import render
+    from .review.rehearse import rehearse
+
+    untouched = "recordings/, site/ and requirements.lock were not touched"
+    try:
+        rehearsal = rehearse(
+            args.lock, args.content, args.recordings, args.cache, out=args.out, jobs=args.jobs
+        )
+    except KeyboardInterrupt as stop:
+        what = "terminated (SIGTERM)" if isinstance(stop, Terminated) else "interrupted"
+        print(
+            f"\nrehearsal {what}: running examples were stopped with every process they "
+            f"started; {untouched}; the rehearsal's own folder is left half-done",
+            file=sys.stderr,
+        )
+        return EXIT_TERMINATED if isinstance(stop, Terminated) else EXIT_INTERRUPTED
+    report = render(rehearsal, args.format)
+    if args.report:
+        write_atomic(args.report, report.encode())
+    sys.stdout.write(report)
+    print(f"Rehearsal done; {untouched}.", file=sys.stderr)
     return 0
 
 

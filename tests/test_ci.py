@@ -108,6 +108,51 @@ def test_make_lint_runs_zizmor_from_the_lock() -> None:
     assert "zizmor" in _pins(ROOT / "requirements.lock")
 
 
+REHEARSE_WORKFLOW = ROOT / ".github" / "workflows" / "rehearse.yml"
+
+
+def test_the_weekly_rehearsal_is_scheduled_read_only_and_pinned_as_check_is() -> None:
+    """It runs on a schedule (and by hand), may only read the repository, uses the same
+    action versions as the check workflow, and puts the report in the job summary."""
+    workflow = yaml.safe_load(REHEARSE_WORKFLOW.read_text())
+    triggers = workflow.get("on", workflow.get(True))
+    assert set(triggers) == {"schedule", "workflow_dispatch"}
+    assert triggers["schedule"][0]["cron"].split()[4] != "*"  # weekly: one day of the week
+    assert workflow["permissions"] == {"contents": "read"}
+    assert all(job.get("permissions") is None for job in workflow["jobs"].values())
+    check = yaml.safe_load(WORKFLOW.read_text())
+    pinned = {
+        step["uses"] for job in check["jobs"].values() for step in job["steps"] if "uses" in step
+    }
+    used = {s["uses"] for job in workflow["jobs"].values() for s in job["steps"] if "uses" in s}
+    assert used <= pinned
+    runs = " ".join(_run_lines(workflow))
+    assert "GITHUB_STEP_SUMMARY" in _run_lines(workflow)[-1]
+    assert "${{" not in runs  # inputs reach the shell through env, never pasted into it
+    for script in [*re.findall(r"(\.ci/[\w.-]+)", runs), ".ci/next-jax-lock"]:
+        assert os.access(ROOT / script, os.X_OK), script
+    script = (ROOT / ".ci" / "rehearse-next").read_text()
+    assert set(re.findall(r"\bmake --silent ([a-z-]+)", script)) == {"rehearse"} <= _make_targets()
+
+
+def test_the_next_jax_lock_changes_only_the_jax_pins() -> None:
+    done = subprocess.run(
+        [str(ROOT / ".ci" / "next-jax-lock"), "9.8.7"], capture_output=True, text=True, check=True
+    )
+    old = _pins(ROOT / "requirements.lock")
+    new = {
+        k: v
+        for k, v in (
+            line.split("==")
+            for line in done.stdout.splitlines()
+            if "==" in line and not line.startswith("#")
+        )
+    }
+    new = {_normal(k): v for k, v in new.items()}
+    assert {k for k in old if old[k] != new[k]} == {"jax", "jaxlib"}
+    assert new["jax"] == new["jaxlib"] == "9.8.7"
+
+
 def test_the_diff_summary_script_runs_make_diff() -> None:
     script = (ROOT / ".ci" / "diff-summary").read_text()
     assert set(re.findall(r"\bmake --silent ([a-z-]+)", script)) == {"diff"} <= _make_targets()

@@ -93,6 +93,35 @@ class Environment:
 
 
 @dataclass(frozen=True)
+class Span:
+    """Characters `start` to `end` (0-based, end excluded) of stdout's line `line` (1-based)."""
+
+    __pydantic_config__ = STRICT
+
+    line: Annotated[int, Interval(ge=1)]
+    start: Annotated[int, Interval(ge=0)]
+    end: Annotated[int, Interval(ge=1)]
+
+
+def _not_null(value: object) -> object:
+    """`timings` is left out when there are none declared, never written as null."""
+    if value is None:
+        raise ValueError("must be an object; leave the field out instead of null")
+    return value
+
+
+@dataclass(frozen=True)
+class Timings:
+    """What the example declared a timing (builder.panels.timing and bar(timing=True)):
+    where in stdout each printed timing is, and which panels (1-based) hold timings."""
+
+    __pydantic_config__ = STRICT
+
+    output: list[Span]
+    panels: list[Annotated[int, Interval(ge=1)]]
+
+
+@dataclass(frozen=True)
 class Recording:
     """One executed lesson: what its example printed and the panels it emitted."""
 
@@ -108,6 +137,9 @@ class Recording:
     environment: Environment
     stdout: str
     data: PanelData
+    # Optional (still schemaVersion 1): absent in recordings made before examples declared
+    # their timings; `diff` then recognises timings by their units (builder/review/changes.py).
+    timings: Annotated[Timings | None, Check(_not_null, before=True)] = None
 
     @property
     def panels(self) -> list[BarPanel]:
@@ -121,7 +153,10 @@ class Recording:
 
 def dumps(recording: Recording) -> bytes:
     """The recording's bytes on disk: 2-space indent, schema key order, no final newline."""
-    text = json.dumps(asdict(recording), indent=2, ensure_ascii=False)
+    fields = asdict(recording)
+    if fields["timings"] is None:
+        del fields["timings"]
+    text = json.dumps(fields, indent=2, ensure_ascii=False)
     return text.encode("utf-8")
 
 
@@ -172,6 +207,11 @@ def json_schema() -> dict[str, Any]:
     from .validation import json_schema
 
     schema = json_schema(Recording)
+    schema["properties"]["timings"] = {  # optional; when present, an object (never null)
+        "$ref": "#/$defs/Timings",
+        "description": "Optional. The timings the example declared (builder.panels.timing, "
+        "bar(timing=True)); absent in recordings made before examples declared them.",
+    }
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["$id"] = "recording.schema.json"
     return schema

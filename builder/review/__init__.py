@@ -2,5 +2,7 @@
 and its reports out.
 
 git (the one door to git), changes (compare two sides), diff (`python -m builder diff`),
-report (text, Markdown, JSON) and page (the site's "What changed" page).
+report (text, Markdown, JSON), page (the site's "What changed" page), and rehearse with
+rehearsal_report (`python -m builder rehearse LOCKFILE`: the course recorded in a side
+environment from another lock, compared with the committed recordings).
 """

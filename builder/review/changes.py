@@ -4,17 +4,19 @@ values, the environment and provenance, and lessons added or removed.
 Pure: two sides' recording files (bytes by lesson id) in, a `CourseChanges` out; reading
 them from git is builder/review/git.py's, saying it is builder/review/report.py's.
 
-**Timings** move on every run, so a change that only moved timings is told apart:
+**Timings** move on every run, so a change that only moved timings is told apart. A
+recording made by a harness that declares timings (its `timings` field: the example printed
+them through `panels.timing` and emitted `panels.bar(..., timing=True)`) says exactly which:
 
-- in the output, a number followed by a unit of time (`ns`, `us`, `µs`, `ms`, `s`, `sec`,
-  `seconds`, ...: `12.69 ms`, `0.4s`) is a timing; a line whose only changes are timings
-  is a timing line, counted but not shown;
-- a panel is a timing panel when its `ylabel` names a unit of time (`ms`, `ms (wall clock)`,
-  `milliseconds (ms)`, `GFLOP/s`) or says `wall clock`; its values are listed, folded.
+- in the output, the declared spans are timings, and nothing else is; a line whose only
+  changes are in them (and the spaces that pad them) is a timing line, counted, not shown;
+- a panel is a timing panel when it is declared one; its values are listed, folded.
 
-A lesson whose changes are all timings is "timing only". A number derived from timings but
-printed without a unit (`speed-up: 26x`) is an ordinary number: print the unit to have it
-folded.
+A recording without the field (made before examples declared them) is read as before: a
+number followed by a unit of time (`12.69 ms`, `0.4s`) is a timing, and a panel whose
+`ylabel` names a unit of time (`ms`, `GFLOP/s`) or says `wall clock` is a timing panel.
+Each side of a comparison is read by its own rule. A lesson whose changes are all timings
+is "timing only".
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from difflib import SequenceMatcher
 from typing import Any, Literal
 
 from ..core.errors import RecordingError
-from ..course.recording import BarPanel, Recording, loads
+from ..course.recording import BarPanel, Recording, Timings, loads
 
 _UNIT = r"(?:ns|us|µs|μs|ms|s|sec|secs|seconds?|milliseconds?|microseconds?|nanoseconds?)"
 TIME_QUANTITY = re.compile(rf"(?<![\w.])\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?\s?{_UNIT}(?!\w)")
@@ -35,6 +37,9 @@ TIMING_YLABEL = re.compile(
     re.IGNORECASE,
 )
 CONTEXT = 1  # unchanged lines shown around each changed stretch of output
+_HOLE = "\ue000"  # a timing, in a line's comparison key (a private-use character)
+_NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?")
+_PADDED_HOLE = re.compile(rf"[ \t]*{_HOLE}[ \t]*")
 
 Category = Literal["added", "removed", "invalid", "changed", "timing", "same"]
 
@@ -127,16 +132,34 @@ def _camel(value: Any) -> Any:
     return value
 
 
-def compare(old: dict[str, bytes], new: dict[str, bytes], base: str, head: str) -> CourseChanges:
-    """Every lesson whose recording differs between the two sides, by lesson id."""
+def compare(
+    old: dict[str, bytes],
+    new: dict[str, bytes],
+    base: str,
+    head: str,
+    *,
+    environment: bool = True,
+) -> CourseChanges:
+    """Every lesson whose recording differs between the two sides, by lesson id.
+    `environment=False` leaves the environment and provenance out (`rehearse`, where every
+    lesson ran on other versions on purpose and the report says which once)."""
     ids = sorted(old.keys() | new.keys())
     differ = [i for i in ids if old.get(i) != new.get(i)]
-    lessons = tuple(lesson_change(i, old.get(i), new.get(i), base, head) for i in differ)
+    lessons = tuple(
+        lesson_change(i, old.get(i), new.get(i), base, head, environment=environment)
+        for i in differ
+    )
     return CourseChanges(base, head, lessons, len(ids) - len(differ))
 
 
 def lesson_change(
-    lesson_id: str, old: bytes | None, new: bytes | None, base: str, head: str
+    lesson_id: str,
+    old: bytes | None,
+    new: bytes | None,
+    base: str,
+    head: str,
+    *,
+    environment: bool = True,
 ) -> LessonChange:
     try:
         a = None if old is None else loads(old, f"{base}: recordings/{lesson_id}.json")
@@ -145,17 +168,17 @@ def lesson_change(
         return LessonChange(lesson_id, "invalid", None, (), (), (), None, str(error))
     if a is None or b is None:
         return _added_or_removed(lesson_id, a, b)
-    output = output_change(a.stdout, b.stdout)
-    panels = panel_changes(a.panels, b.panels)
-    environment = _environment(a, b)
+    output = output_change(a.stdout, b.stdout, a.timings, b.timings)
+    panels = panel_changes(a.panels, b.panels, _declared_panels(a), _declared_panels(b))
+    fields = _environment(a, b) if environment else ()
     because = tuple(
         name
         for name, field in (("example", "contentHash"), ("harness", "rendererHash"))
         if getattr(a, field) != getattr(b, field)
     )
     recorded = Field("generatedAt", a.generatedAt, b.generatedAt)
-    category = _category(output, panels, environment)
-    return LessonChange(lesson_id, category, output, panels, environment, because, recorded)
+    category = _category(output, panels, fields)
+    return LessonChange(lesson_id, category, output, panels, fields, because, recorded)
 
 
 def _added_or_removed(lesson_id: str, a: Recording | None, b: Recording | None) -> LessonChange:
@@ -164,8 +187,9 @@ def _added_or_removed(lesson_id: str, a: Recording | None, b: Recording | None) 
     lines = len(one.stdout.splitlines())
     output = OutputChange((), lines if b else 0, 0 if b else lines, 0)
     note: Category = "added" if b else "removed"
+    declared = _declared_panels(one)
     panels = tuple(
-        PanelChange(n, p.title, p.ylabel, timing_panel(p), (), (note,))
+        PanelChange(n, p.title, p.ylabel, timing_panel(p, n, declared), (), (note,))
         for n, p in enumerate(one.panels, start=1)
     )
     return LessonChange(lesson_id, note, output, panels, (), (), None)
@@ -183,17 +207,52 @@ def _category(
 
 
 def mask_timings(line: str) -> str:
-    """The line with every timing replaced by a placeholder: equal masks, same line."""
+    """The line with every number-with-a-unit-of-time replaced by a placeholder (the rule
+    for recordings that do not declare their timings)."""
     return TIME_QUANTITY.sub("<time>", line)
 
 
-def output_change(old: str, new: str) -> OutputChange | None:
+def line_keys(stdout: str, timings: Timings | None) -> list[str]:
+    """Each stdout line as it is compared: its timings (the declared spans, or for a
+    recording that declares none, numbers with a unit of time) and the spaces around them
+    made one placeholder, so a timing that gained a digit and shifted its padding is the
+    same line. Two lines with equal keys differ only in timings."""
+    lines = stdout.splitlines()
+    if timings is None:  # the number is the timing, as a declared one is; its unit stays
+        holes = [TIME_QUANTITY.sub(_number_hole, line) for line in lines]
+    else:
+        spans: dict[int, list[tuple[int, int]]] = {}
+        for span in timings.output:
+            spans.setdefault(span.line, []).append((span.start, span.end))
+        holes = [_punch(line, spans.get(n, [])) for n, line in enumerate(lines, start=1)]
+    return [_PADDED_HOLE.sub(f" {_HOLE} ", line) for line in holes]
+
+
+def _number_hole(match: re.Match[str]) -> str:
+    number = _NUMBER.match(match[0])
+    return _HOLE + match[0][number.end() if number else 0 :]
+
+
+def _punch(line: str, spans: list[tuple[int, int]]) -> str:
+    """The line with each span (clamped to it; overlapping ones merged) made a hole."""
+    out, at = [], 0
+    for start, end in sorted(spans):
+        start, end = max(start, at), min(end, len(line))
+        if start < end:
+            out += [line[at:start], _HOLE]
+            at = end
+    return "".join([*out, line[at:]])
+
+
+def output_change(
+    old: str, new: str, old_timings: Timings | None = None, new_timings: Timings | None = None
+) -> OutputChange | None:
     """The output's changed lines as unified-diff hunks; lines that only moved timings are
     aligned as unchanged (and counted), so they never show as changes."""
     if old == new:
         return None
     a, b = old.splitlines(), new.splitlines()
-    matcher = SequenceMatcher(None, [mask_timings(x) for x in a], [mask_timings(x) for x in b])
+    matcher = SequenceMatcher(None, line_keys(old, old_timings), line_keys(new, new_timings))
     codes = matcher.get_opcodes()
     timing = sum(
         a[i1 + k] != b[j1 + k]
@@ -233,26 +292,48 @@ def _range(start: int, stop: int) -> str:
 # -- panels ----------------------------------------------------------------------------------
 
 
-def timing_panel(panel: BarPanel) -> bool:
+def timing_panel(panel: BarPanel, number: int = 0, declared: set[int] | None = None) -> bool:
+    """Panel `number` holds timings: declared so, or (when its recording declares none,
+    `declared` None) its ylabel names a unit of time or says wall clock."""
+    if declared is not None:
+        return number in declared
     return TIMING_YLABEL.search(panel.ylabel) is not None
 
 
-def panel_changes(old: list[BarPanel], new: list[BarPanel]) -> tuple[PanelChange, ...]:
+def _declared_panels(recording: Recording) -> set[int] | None:
+    return None if recording.timings is None else set(recording.timings.panels)
+
+
+def panel_changes(
+    old: list[BarPanel],
+    new: list[BarPanel],
+    old_declared: set[int] | None = None,
+    new_declared: set[int] | None = None,
+) -> tuple[PanelChange, ...]:
     """Panels compared by position: panel N of one side against panel N of the other."""
     count = max(len(old), len(new))
     pairs = [(n, _at(old, n), _at(new, n)) for n in range(1, count + 1)]
-    return tuple(change for n, a, b in pairs if (change := _panel_change(n, a, b)))
+    declared = (old_declared, new_declared)
+    return tuple(change for n, a, b in pairs if (change := _panel_change(n, a, b, declared)))
 
 
 def _at(panels: list[BarPanel], number: int) -> BarPanel | None:
     return panels[number - 1] if number <= len(panels) else None
 
 
-def _panel_change(number: int, a: BarPanel | None, b: BarPanel | None) -> PanelChange | None:
+def _panel_change(
+    number: int,
+    a: BarPanel | None,
+    b: BarPanel | None,
+    declared: tuple[set[int] | None, set[int] | None],
+) -> PanelChange | None:
     one = b or a
     assert one is not None
+    timing = (a is not None and timing_panel(a, number, declared[0])) or (
+        b is not None and timing_panel(b, number, declared[1])
+    )
     if a is None or b is None:
-        return PanelChange(number, one.title, one.ylabel, timing_panel(one), (), (_side(b),))
+        return PanelChange(number, one.title, one.ylabel, timing, (), (_side(b),))
     values = _values(a, b)
     notes = tuple(
         f"{name} was {old!r}"
@@ -261,7 +342,7 @@ def _panel_change(number: int, a: BarPanel | None, b: BarPanel | None) -> PanelC
     )
     if not values and not notes:
         return None
-    return PanelChange(number, b.title, b.ylabel, timing_panel(a) or timing_panel(b), values, notes)
+    return PanelChange(number, b.title, b.ylabel, timing, values, notes)
 
 
 def _side(new: BarPanel | None) -> str:

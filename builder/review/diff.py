@@ -21,9 +21,8 @@ from pathlib import Path
 from ..core.errors import BuildError
 from ..course.model import Course, Lesson, load_course
 from ..course.recording import Recording, loads
-from ..render.marks import terminal_lines
 from . import git as revision
-from .changes import CourseChanges, LessonChange, PageMark, compare, mask_timings, timing_panel
+from .changes import CourseChanges, LessonChange, PageMark, compare, line_keys, timing_panel
 
 
 def diff(
@@ -35,6 +34,18 @@ def diff(
     changes = compare(old, new, base_name, revision.describe(recordings, head))
     if not pages or not any(x.category in ("changed", "timing") for x in changes.lessons):
         return changes
+    return with_pages(changes, content, head, old, new)
+
+
+def with_pages(
+    changes: CourseChanges,
+    content: Path,
+    head: str | None,
+    old: dict[str, bytes],
+    new: dict[str, bytes],
+) -> CourseChanges:
+    """`changes` with each changed lesson's page marks (the course as of `head`, a git
+    revision, or None for the work tree); a note instead when pages cannot be compared."""
     try:
         lessons = _with_pages(changes.lessons, content, head, old, new)
     except (BuildError, ImportError) as error:  # a course that does not load; a light install
@@ -125,18 +136,36 @@ def _timing(a: Mark, b: Mark, old: Recording, new: Recording) -> bool:
     is the same once timings are masked, or the value is read from a timing panel."""
     what = b[2]
     if what == "recorded output":
-        return mask_timings(a[3]) == mask_timings(b[3])
+        return _figure_keys(old, a[3]) == _figure_keys(new, b[3])
     lines = [re.search(r"recorded output, line (\d+)$", x[2]) for x in (a, b)]
     if lines[0] and lines[1]:
-        return mask_timings(_line(old, lines[0][1])) == mask_timings(_line(new, lines[1][1]))
+        return _line_key(old, lines[0][1]) == _line_key(new, lines[1][1])
     panel = re.match(r"(?:value: )?panel (\d+)", what)
     number = int(panel[1]) if panel else 0
-    return 0 < number <= len(new.panels) and timing_panel(new.panels[number - 1])
+    declared = None if new.timings is None else set(new.timings.panels)
+    return 0 < number <= len(new.panels) and timing_panel(new.panels[number - 1], number, declared)
 
 
-def _line(recording: Recording, number: str) -> str:
-    lines = terminal_lines(recording.stdout)  # numbered as the reference numbered it
-    return lines[int(number) - 1].rstrip("\n") if int(number) <= len(lines) else ""
+def _line_key(recording: Recording, number: str) -> str:
+    keys = line_keys(recording.stdout, recording.timings)
+    return keys[int(number) - 1] if int(number) <= len(keys) else ""
+
+
+def _figure_keys(recording: Recording, shown: str) -> list[str]:
+    """A figure's lines (a slice of stdout) as compared: each by the key of the first stdout
+    line it is (a line the figure shows is a line of stdout)."""
+    keys = dict(
+        reversed(
+            list(
+                zip(
+                    recording.stdout.splitlines(),
+                    line_keys(recording.stdout, recording.timings),
+                    strict=True,
+                )
+            )
+        )
+    )
+    return [keys.get(line, line) for line in shown.splitlines()]
 
 
 def _plain(code: str, language: str) -> str:

@@ -8,6 +8,7 @@ Nothing is written once a file the builder owns changed without the builder writ
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import json
 import sys
@@ -242,10 +243,55 @@ def to_recording(
         "stdout": execution.stdout,
         "data": {"kind": "panels", "panels": execution.panels},
     }
+    if execution.timings:  # a harness that declares timings (older ones sent none)
+        raw["timings"] = declared_timings(
+            execution.stdout, execution.timings, len(execution.panels)
+        )
     try:  # validated as the text recording.dumps will write (strict types read JSON objects)
         return validate_json(Recording, json.dumps(raw, indent=2, ensure_ascii=False))
     except ValidationError as error:
         raise RecordingError(f"the run did not make a valid recording: {error}") from None
+
+
+def declared_timings(stdout: str, declared: dict[str, Any], panels: int) -> dict[str, Any]:
+    """The harness's declared timings as a recording keeps them: each printed timing's
+    place in stdout (line, start, end), found as the first occurrence of its text at or
+    after the point where it was made, and after the timing made before it when that one
+    was found there (two equal texts are two places); one never printed is dropped."""
+    lines, starts = stdout.splitlines(), [0]
+    for line in stdout.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+    spans, previous = [], 0
+    for item in _declared(declared.get("output")):
+        text, after = item["text"], min(item["after"], len(stdout))
+        found = stdout.find(text, max(after, previous))
+        found = found if found >= 0 else stdout.find(text, after)
+        if found < 0:
+            continue
+        previous = found + len(text)
+        number = bisect.bisect_right(starts, found)
+        column = found - starts[number - 1]
+        if column + len(text) <= len(lines[number - 1]):  # not across a line break
+            spans.append({"line": number, "start": column, "end": column + len(text)})
+    panel_numbers = declared.get("panels")
+    numbers = panel_numbers if isinstance(panel_numbers, list) else []
+    numbers = sorted({n for n in numbers if type(n) is int and 1 <= n <= panels})
+    return {"output": spans, "panels": numbers}
+
+
+def _declared(items: object) -> list[dict[str, Any]]:
+    """The well-formed entries of the harness's list (an example can reach the list)."""
+    if not isinstance(items, list):
+        return []
+    return [
+        x
+        for x in items
+        if isinstance(x, dict)
+        and isinstance(x.get("text"), str)
+        and x["text"]
+        and type(x.get("after")) is int
+        and x["after"] >= 0
+    ]
 
 
 def undrawable(panels: list[dict[str, Any]]) -> str:

@@ -82,6 +82,7 @@ class Execution:
     detail: str = ""
     panels: list[dict[str, Any]] = field(default_factory=list)
     environment: dict[str, Any] = field(default_factory=dict)
+    timings: dict[str, Any] = field(default_factory=dict)  # the harness's, as it sent them
 
     @property
     def ok(self) -> bool:
@@ -93,6 +94,7 @@ class Limits:
     timeout: float
     max_output: int = MAX_OUTPUT
     sandbox: bool = False
+    python: str = ""  # the interpreter the example runs in (`rehearse`'s side environment)
 
 
 Runner = Callable[[Lesson, Limits], Execution]
@@ -193,12 +195,13 @@ class _Channels:
     result: tuple[int, int] = field(default_factory=os.pipe)
     status: tuple[int, int] = field(default_factory=os.pipe)
 
-    def command(self, lesson: Lesson, scratch: Path, sandbox: bool) -> list[str]:
-        harness = [sys.executable, "-m", "builder.run.harness", lesson.id, EXAMPLE_FILE]
+    def command(self, lesson: Lesson, scratch: Path, limits: Limits) -> list[str]:
+        python = limits.python or sys.executable
+        harness = [python, "-m", "builder.run.harness", lesson.id, EXAMPLE_FILE]
         # -I: no PYTHON* variable, user site or cwd reaches the builder's own process
         supervisor = [sys.executable, "-I", "-S", str(SUPERVISOR), str(self.status[1])]
         supervisor += [str(self.result[1]), str(os.getpid()), str(scratch), "--"]
-        wrap = sandboxed(scratch) if sandbox else []
+        wrap = sandboxed(scratch) if limits.sandbox else []
         return [*supervisor, *wrap, *harness, str(self.result[1])]
 
 
@@ -207,7 +210,7 @@ def _run_staged(lesson: Lesson, scratch: Path, limits: Limits) -> Execution:
     started = time.perf_counter()
     try:
         proc = subprocess.Popen(
-            channels.command(lesson, scratch, limits.sandbox),
+            channels.command(lesson, scratch, limits),
             cwd=scratch,
             env=supervisor_environment(child_environment(lesson, scratch)),
             stdin=subprocess.DEVNULL,
@@ -238,7 +241,7 @@ def _run_staged(lesson: Lesson, scratch: Path, limits: Limits) -> Execution:
 def _measured(execution: Execution, lesson: Lesson, scratch: Path, limits: Limits) -> Execution:
     """The run with the machine it ran on, as a probe with the same environment sees it."""
     try:
-        environment = measure(child_environment(lesson, scratch), limits.sandbox)
+        environment = measure(child_environment(lesson, scratch), limits.sandbox, limits.python)
     except ProbeError as error:
         return dataclasses.replace(execution, outcome=Outcome.HARNESS, detail=str(error))
     return dataclasses.replace(execution, environment=environment)
@@ -348,6 +351,7 @@ def _judge(lesson: Lesson, scratch: Path, ran: _Ran, seconds: float) -> Executio
         stdout=stdout,
         stderr=stderr,
         panels=result["panels"],
+        timings=result.get("timings") if isinstance(result.get("timings"), dict) else {},
     )
 
 

@@ -39,6 +39,7 @@ def run(lesson_id: str, source_path: str) -> str | int:
     linecache.cache[name] = (len(source), None, source.splitlines(keepends=True), name)
     namespace = {"__name__": "__main__", "__file__": os.path.abspath(source_path)}
     sys.argv = [source_path]
+    _count_printed()
     try:
         exec(compile(source, name, "exec", dont_inherit=True), namespace)
     except SystemExit as stop:
@@ -47,6 +48,25 @@ def run(lesson_id: str, source_path: str) -> str | int:
         _print_example_traceback(error)
         return "raised"
     return "ok"
+
+
+def _count_printed() -> None:
+    """Count the characters written to sys.stdout, so a timing the example formats
+    (panels.timing) says how much had been printed before it: the builder finds it in
+    stdout from there. Writes that bypass sys.stdout are not counted (a lower bound)."""
+    stdout, count = sys.stdout, [0]
+    write = stdout.write
+
+    def counted(text: str) -> int:
+        written = write(text)
+        count[0] += len(text)
+        return written
+
+    try:
+        stdout.write = counted  # type: ignore[method-assign]
+    except AttributeError:  # not a file object that takes it: timings are found from the top
+        return
+    panels.printed = lambda: count[0]
 
 
 def _exit_code(code: object) -> str | int:
@@ -84,6 +104,7 @@ def main(argv: list[str]) -> None:
     result: dict[str, Any] = {"outcome": outcome}
     if outcome == "ok":
         result["panels"] = panels.emitted
+        result["timings"] = {"output": panels.timings, "panels": panels.timing_panels}
     atexit._run_exitfuncs()  # the example's hooks, now: none runs after the result
     body = json.dumps(result).encode()
     sys.stdout.flush()

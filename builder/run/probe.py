@@ -41,23 +41,23 @@ class ProbeError(Exception):
     """The probe could not say what the machine is; the message says why."""
 
 
-def measure(env: Mapping[str, str], sandbox: bool) -> dict[str, Any]:
-    """{backend, deviceCount, jax, numpy, matplotlib} as a process with `env` sees them
-    (HOME and TMPDIR are the probe's own); raises ProbeError."""
+def measure(env: Mapping[str, str], sandbox: bool, python: str = "") -> dict[str, Any]:
+    """{backend, deviceCount, jax, numpy, matplotlib} as a process of `python` (this one by
+    default) with `env` sees them (HOME and TMPDIR are the probe's own); raises ProbeError."""
     settled = tuple(sorted((k, v) for k, v in env.items() if k not in ("HOME", "TMPDIR")))
     installed = tuple(sorted(environment_snapshot().items()))
-    return dict(_measured(settled, sandbox, installed))
+    return dict(_measured(settled, sandbox, python or sys.executable, installed))
 
 
 @lru_cache(maxsize=32)
 def _measured(
-    env: tuple[tuple[str, str], ...], sandbox: bool, installed: object
+    env: tuple[tuple[str, str], ...], sandbox: bool, python: str, installed: object
 ) -> tuple[tuple[str, Any], ...]:
     with tempfile.TemporaryDirectory(prefix="course-probe-") as scratch:
         wrap = sandboxed(Path(scratch)) if sandbox else []
         try:
             ran = subprocess.run(
-                [*wrap, sys.executable, "-c", SOURCE],
+                [*wrap, python, "-c", SOURCE],
                 env={**dict(env), "HOME": scratch, "TMPDIR": scratch},
                 cwd=scratch,
                 stdin=subprocess.DEVNULL,

@@ -69,11 +69,12 @@ for name in ["python for", "lax.scan"]:
     t = time.perf_counter()
     f.lower(x, 256).compile()
     compile_ms.append((time.perf_counter() - t) * 1e3)
-    print(f"{name:14s} n=256 lower+compile {compile_ms[-1]:.1f} ms")
+    print(f"{name:14s} n=256 lower+compile {panels.timing(compile_ms[-1], '.1f')} ms")
 
 panels.bar(
     "Lower and compile at n=256 (wall clock, one run)",
     labels=["python for", "lax.scan"],
     ylabel="ms",
     series={"lower + compile": compile_ms},
+    timing=True,
 )

@@ -37,9 +37,9 @@ naive = median_ms(lambda: step(x))
 jax.block_until_ready(step(x))  # drain the queue before the next measurement
 blocked = median_ms(lambda: step(x).block_until_ready())
 converted = median_ms(lambda: np.asarray(step(x)))
-print(f"call only:                 {naive:8.3f} ms")
-print(f"call + block_until_ready:  {blocked:8.3f} ms")
-print(f"call + np.asarray:         {converted:8.3f} ms")
+print(f"call only:                 {panels.timing(naive, '8.3f')} ms")
+print(f"call + block_until_ready:  {panels.timing(blocked, '8.3f')} ms")
+print(f"call + np.asarray:         {panels.timing(converted, '8.3f')} ms")
 
 # 3. Ten calls in a loop: the loop returns long before the work is done.
 t0 = time.perf_counter()
@@ -48,19 +48,21 @@ t_loop = (time.perf_counter() - t0) * 1e3
 ready_after_loop = sum(o.is_ready() for o in outs)
 jax.block_until_ready(outs)
 t_done = (time.perf_counter() - t0) * 1e3
-print(f"ten calls: loop returned after {t_loop:.3f} ms "
+print(f"ten calls: loop returned after {panels.timing(t_loop, '.3f')} ms "
       f"with {ready_after_loop} of 10 results ready")
-print(f"ten calls: all results ready after {t_done:.3f} ms")
+print(f"ten calls: all results ready after {panels.timing(t_done, '.3f')} ms")
 
 panels.bar(
     "One call of a 1024 x 1024 matmul + tanh, by where the timer stops",
     labels=["call only", "call + block_until_ready", "call + np.asarray"],
     ylabel="ms (wall clock, median of 5)",
     series={"one call": [naive, blocked, converted]},
+    timing=True,
 )
 panels.bar(
     "Ten calls in a Python loop",
     labels=["loop returned", "all results ready"],
     ylabel="ms (wall clock, one run)",
     series={"ten calls": [t_loop, t_done]},
+    timing=True,
 )

@@ -41,9 +41,9 @@ for _ in range(20):
     jax.block_until_ready(grad_step(params, x))
     samples.append(ms(t0))
 steady = statistics.median(samples)
-print(f"first call:             {first:9.2f} ms")
-print(f"steady state:           {steady:9.2f} ms (median of 20 calls)")
-print(f"first call / steady state: {first / steady:.0f}x")
+print(f"first call:             {panels.timing(first, '9.2f')} ms")
+print(f"steady state:           {panels.timing(steady, '9.2f')} ms (median of 20 calls)")
+print(f"first call / steady state: {panels.timing(first / steady, '.0f')}x")
 print(f"traces after 21 calls: {traces}")
 
 # A new batch size is a new abstract signature: trace and compile again.
@@ -51,7 +51,7 @@ x2 = jnp.ones((64, 256))
 t0 = time.perf_counter()
 jax.block_until_ready(grad_step(params, x2))
 new_shape = ms(t0)
-print(f"first call at batch 64: {new_shape:9.2f} ms, traces now: {traces}")
+print(f"first call at batch 64: {panels.timing(new_shape, '9.2f')} ms, traces now: {traces}")
 
 # The same first call taken apart with the ahead-of-time stages.
 f = jax.jit(jax.grad(mlp))
@@ -69,10 +69,10 @@ t0 = time.perf_counter()
 jax.block_until_ready(compiled(params, x3))
 t_run = ms(t0)
 print(f"jaxpr equations: {len(traced.jaxpr.eqns)}")
-print(f"stage trace:   {t_trace:9.2f} ms")
-print(f"stage lower:   {t_lower:9.2f} ms")
-print(f"stage compile: {t_compile:9.2f} ms")
-print(f"stage run:     {t_run:9.2f} ms")
+print(f"stage trace:   {panels.timing(t_trace, '9.2f')} ms")
+print(f"stage lower:   {panels.timing(t_lower, '9.2f')} ms")
+print(f"stage compile: {panels.timing(t_compile, '9.2f')} ms")
+print(f"stage run:     {panels.timing(t_run, '9.2f')} ms")
 
 # An on-disk compilation cache: the executable survives jax.clear_caches().
 x4 = jnp.ones((16, 256))  # made first, so its own small program is not cached
@@ -87,8 +87,8 @@ jax.clear_caches()  # forget every in-memory trace and executable
 t0 = time.perf_counter()
 jax.block_until_ready(grad_step(params, x4))
 warm = ms(t0)
-print(f"batch 16, empty disk cache:      {cold:9.2f} ms")
-print(f"batch 16, after jax.clear_caches: {warm:9.2f} ms (executable read from disk)")
+print(f"batch 16, empty disk cache:      {panels.timing(cold, '9.2f')} ms")
+print(f"batch 16, after jax.clear_caches: {panels.timing(warm, '9.2f')} ms (executable read from disk)")
 print(f"traces during these two calls: {traces - before}")
 print("disk cache entries:", sorted(name.split("-")[0] for name in os.listdir("jax_cache")))
 
@@ -97,16 +97,19 @@ panels.bar(
     labels=["first call (batch 128)", "steady state (batch 128)", "first call (batch 64)"],
     ylabel="ms (wall clock)",
     series={"one call": [first, steady, new_shape]},
+    timing=True,
 )
 panels.bar(
     "The first call taken apart (batch 32)",
     labels=["trace", "lower", "compile", "run"],
     ylabel="ms (wall clock, one run)",
     series={"stage": [t_trace, t_lower, t_compile, t_run]},
+    timing=True,
 )
 panels.bar(
     "The persistent compilation cache (batch 16)",
     labels=["empty disk cache", "in-memory caches cleared, disk cache kept"],
     ylabel="ms (wall clock, one run)",
     series={"first call": [cold, warm]},
+    timing=True,
 )

@@ -69,7 +69,8 @@ for name, fn in variants.items():
         samples.append((time.perf_counter() - t0) * 1e3)
     run_ms[name] = statistics.median(samples)
     print(f"{name:22s} jaxpr equations {eqns[name]:4d}   HLO dots {dots[name]:3d}   "
-          f"lower+compile {compile_ms[name]:7.1f} ms   run {run_ms[name]:7.3f} ms")
+          f"lower+compile {panels.timing(compile_ms[name], '7.1f')} ms   "
+          f"run {panels.timing(run_ms[name], '7.3f')} ms")
 
 # Where the Python loop's time goes: slicing, calling and stacking, timed apart.
 one = variants["Python loop over jit"]
@@ -82,9 +83,10 @@ t_calls = (time.perf_counter() - t0) * 1e3
 t0 = time.perf_counter()
 jnp.stack(outs).block_until_ready()
 t_stack = (time.perf_counter() - t0) * 1e3
-print(f"loop, {BATCH} slices xs[i]:   {t_slice:7.3f} ms")
-print(f"loop, {BATCH} jitted calls:   {t_calls:7.3f} ms ({t_calls / BATCH * 1e3:.1f} us per call)")
-print(f"loop, one jnp.stack:     {t_stack:7.3f} ms")
+print(f"loop, {BATCH} slices xs[i]:   {panels.timing(t_slice, '7.3f')} ms")
+print(f"loop, {BATCH} jitted calls:   {panels.timing(t_calls, '7.3f')} ms "
+      f"({panels.timing(t_calls / BATCH * 1e3, '.1f')} us per call)")
+print(f"loop, one jnp.stack:     {panels.timing(t_stack, '7.3f')} ms")
 
 reference = results["jit of vmap"]
 agree = all(np.allclose(r, reference, rtol=1e-5, atol=1e-5) for r in results.values())
@@ -106,16 +108,19 @@ panels.bar(
     labels=names,
     ylabel="ms (wall clock, one run)",
     series={"lower + compile": [compile_ms[n] for n in names]},
+    timing=True,
 )
 panels.bar(
     "Running the batch of 16 once compiled",
     labels=names,
     ylabel="ms (wall clock, median of 7)",
     series={"steady-state run": [run_ms[n] for n in names]},
+    timing=True,
 )
 panels.bar(
     "Inside the Python loop over jit",
     labels=[f"{BATCH} slices xs[i]", f"{BATCH} jitted calls", "one jnp.stack"],
     ylabel="ms (wall clock, one run)",
     series={"part of the loop": [t_slice, t_calls, t_stack]},
+    timing=True,
 )

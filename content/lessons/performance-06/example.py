@@ -58,7 +58,7 @@ ann_ms = {}
 for name in ["dispatch ten steps", "block_until_ready", "inside the traced function"]:
     hits = [e for e in spans if e["name"] == name]
     ann_ms[name] = sum(e["dur"] for e in hits) / 1000
-    print(f"annotation {name!r}: x{len(hits)}, {ann_ms[name]:.2f} ms")
+    print(f"annotation {name!r}: x{len(hits)}, {panels.timing(ann_ms[name], '.2f')} ms")
 
 # Events the executable emitted carry the HLO module and op in their args.
 op_ms = collections.defaultdict(float)
@@ -69,13 +69,13 @@ for e in spans:
         op_ms[args["hlo_op"]] += e["dur"] / 1000
         op_n[args["hlo_op"]] += 1
 for op in sorted(op_ms):
-    print(f"jit_step op {op}: x{op_n[op]}, {op_ms[op]:.2f} ms summed")
+    print(f"jit_step op {op}: x{op_n[op]}, {panels.timing(op_ms[op], '.2f')} ms summed")
 modules = sorted({e["args"]["hlo_module"] for e in spans if "hlo_module" in e.get("args", {})})
 print("modules seen in the trace:", modules)
 hlo_text = step.lower(x).compile().as_text()
 print("trace ops named in the optimized HLO text:",
       sum(op in hlo_text for op in op_ms), "of", len(op_ms))
-print(f"perf_counter around dispatch + block: {wall_ms:.2f} ms")
+print(f"perf_counter around dispatch + block: {panels.timing(wall_ms, '.2f')} ms")
 
 panels.bar(
     "Durations read from the profiler trace (one recorded run, CPU)",
@@ -83,4 +83,5 @@ panels.bar(
     ylabel="milliseconds (ms)",
     series={"summed event duration": [ann_ms["dispatch ten steps"], ann_ms["block_until_ready"]]
             + [op_ms[op] for op in sorted(op_ms)]},
+    timing=True,
 )

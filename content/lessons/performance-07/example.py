@@ -61,7 +61,7 @@ def use_timer():
     for _ in range(10):
         out = step(W, x)
     out.block_until_ready()
-    return round((time.perf_counter() - t0) * 100, 2), "ms per step"
+    return panels.timing((time.perf_counter() - t0) * 100, ".2f"), "ms per step"
 
 
 def use_trace(run):
@@ -99,7 +99,7 @@ def measure(run, upto=len(instruments)):
         answer, unit = use(run) if use in (use_dump, use_trace) else use()
         costs.append((time.perf_counter() - t0) * 1000)
         if run == "timed":
-            print(f"{name:26s} cost {costs[-1]:8.1f} ms  answer: {answer} {unit}")
+            print(f"{name:26s} cost {panels.timing(costs[-1], '8.1f')} ms  answer: {answer} {unit}")
     return costs
 
 
@@ -111,4 +111,5 @@ panels.bar(
     labels=[name for name, _ in instruments],
     ylabel="wall clock to first answer (ms)",
     series={"cost": cost_ms},
+    timing=True,
 )

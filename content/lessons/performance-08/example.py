@@ -71,7 +71,7 @@ def buffers(text):  # value name -> (allocation, offset), from the buffer-assign
     return where
 
 
-stages, programs, temp = {}, {}, {}
+stages, programs, temp, peak = {}, {}, {}, {}
 for name, fn in PROGRAMS.items():
     shutil.rmtree(DUMP)
     os.makedirs(DUMP)
@@ -112,7 +112,11 @@ for name, fn in PROGRAMS.items():
 
     # What the compiled program does with each value, and where buffer assignment put it.
     instrs = entry(hlo)
-    where = buffers(open(glob.glob(os.path.join(DUMP, "*jit_stack*buffer-assignment.txt"))[0]).read())
+    assignment = open(glob.glob(os.path.join(DUMP, "*jit_stack*buffer-assignment.txt"))[0]).read()
+    where = buffers(assignment)
+    # The live-range analysis at the end of the file: the most bytes live at one position of
+    # the schedule (parameters and output included), before any packing into allocations.
+    peak[name] = int(re.search(r"peak usage: ([\d ]+) bytes", assignment).group(1).replace(" ", ""))
     programs[name] = [op for op, _, _ in instrs.values()]
     callees = dict(re.findall(r"\n%(\S+) .*?\{\n(.*?)\n\}", hlo, re.S))
     print(f"--- {name}: compiled ENTRY, {len(instrs)} instructions; "
@@ -139,6 +143,8 @@ extra = temp["layer checkpoint"] - temp["no remat"]
 print(f"temp arena: no remat {temp['no remat']:,} bytes, layer checkpoint "
       f"{temp['layer checkpoint']:,} bytes, difference {extra:,}; "
       f"one f32[256,512] is {256 * 512 * 4:,} bytes")
+print(f"live-range peak: no remat {peak['no remat']:,} bytes, layer checkpoint "
+      f"{peak['layer checkpoint']:,} bytes, difference {peak['layer checkpoint'] - peak['no remat']:,}")
 
 checkpoint_rows = stages["layer checkpoint"]
 labels = ["jaxpr", "StableHLO", "after cse_barrier_expander", "compiled"]

@@ -56,7 +56,7 @@ ms = {name: 1000 * dt for name, dt in [
     ("trace", t1 - t0), ("lower", t2 - t1), ("compile", t3 - t2),
     ("first run", t4 - t3), ("second run", t5 - t4)]}
 for name, v in ms.items():
-    print(f"wall clock {name:>10}: {v:8.2f} ms")
+    print(f"wall clock {name:>10}: {panels.timing(v, '8.2f')} ms")
 
 panels.bar(
     "Operations in the text each stage prints",
@@ -69,4 +69,5 @@ panels.bar(
     labels=list(ms),
     ylabel="ms",
     series={"wall clock": [round(v, 3) for v in ms.values()]},
+    timing=True,
 )

@@ -73,7 +73,7 @@ for name, c in variants.items():
     )
     n, mib, temp, ms = stats[name]
     print(f"{name:>15}: {n:2d} ENTRY instructions, cost_analysis bytes accessed {mib:6.1f} MiB, "
-          f"memory_analysis temp {temp:5.1f} MiB, wall clock median of 10 runs {ms:6.2f} ms")
+          f"memory_analysis temp {temp:5.1f} MiB, wall clock median of 10 runs {panels.timing(ms, '6.2f')} ms")
 unfused = variants["fusion pass off"].as_text()
 names = re.findall(r"^\s+(?:ROOT )?%(\S+) = \S+ (?:fusion|constant)\(", unfused[unfused.index("ENTRY"):], re.M)
 print("fusion pass off, ENTRY instruction names:", " ".join(names))
@@ -96,4 +96,5 @@ panels.bar(
     labels=list(stats),
     ylabel="ms (median of 10 calls)",
     series={"wall clock": [round(s[3], 3) for s in stats.values()]},
+    timing=True,
 )

@@ -46,6 +46,15 @@ head = assignment[: assignment.index("Total bytes used")]
 for line in head.strip().splitlines()[1:]:
     print(line.split(", metadata")[0])
 
+# Every value the file records, with the metadata of the instruction that defined it.
+used = assignment[assignment.index("Used values:"): assignment.index("HloLiveRange")]
+defined = re.findall(r"^<\d+ (\S+) @0>\n.*?^ from instruction: %\S+ = \S+ ([\w-]+)\(.*?metadata=\{([^}]*)\}",
+                     used, re.M | re.S)
+framed = [name for name, _, meta in defined if "stack_frame_id=" in meta]
+op_name_only = [f"{name} ({op})" for name, op, meta in defined if re.fullmatch(r'op_name="[^"]*"', meta)]
+print(f"used values: {len(defined)}; with a stack_frame_id: {len(framed)}; "
+      f"with only an op_name: {len(op_name_only)}: {', '.join(op_name_only)}")
+
 allocs = re.findall(r"^allocation (\d+): size (\d+), (.*?)(?:, shape \|.*)?:$", assignment, re.M)
 report_total = int(re.search(r"Total bytes: (\d+)", report).group(1))
 mem = compiled.memory_analysis()

@@ -1,0 +1,339 @@
+"""`python -m builder rehearse LOCKFILE`: what another lock file (the next JAX) would change,
+said before anyone takes it.
+
+    environment  a side virtual environment from LOCKFILE, under .cache/rehearse/<digest>/
+                 (kept and reused; made in a scratch folder and renamed, so an interrupted
+                 or failed install is never reused); packages LOCKFILE does not name come
+                 from this checkout's own environment
+    record       every lesson, its example run by the side environment's interpreter, into
+                 the rehearsal's own recordings folder (seeded with the committed ones, so a
+                 lesson that fails there keeps its old recording and says so)
+    render       the site from those recordings, by the side interpreter, into the
+                 rehearsal's own site folder
+    report       per lesson same / timing only / changed / failed (with the end of its
+                 traceback), against the committed recordings: which prose references show
+                 another value, which no longer resolve, which `check passed:` lines are
+                 gone, which pages would change; text, Markdown or JSON, as `diff` has
+
+`recordings/`, `site/` and the lock files of the checkout are only ever read.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+import shutil
+import site
+import subprocess
+import sys
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import TextIO
+
+from ..core.errors import BuildError
+from ..run.execute import Execution, Limits, Runner, run_example
+from . import git as revision
+from .changes import CourseChanges, PageMark, _camel, compare
+
+UNRESOLVED_MARK = "a reference this recording cannot resolve"
+CHECK_LINE = re.compile(r"^.*\bcheck passed:.*$", re.MULTILINE)
+INSTALL_TIMEOUT = 1800.0  # seconds for pip to install a lock
+TAIL_LINES = 6  # of a failed example's stderr, in the report
+
+
+@dataclass(frozen=True)
+class Failure:
+    lesson_id: str
+    outcome: str
+    detail: str
+    tail: tuple[str, ...]  # the end of its stderr (the traceback's last lines)
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A recorded thing a page shows that the rehearsal changes or cannot resolve."""
+
+    lesson_id: str
+    page: str
+    section: str
+    what: str
+    old: str
+    new: str
+
+
+@dataclass(frozen=True)
+class Rehearsal:
+    lock: str
+    digest: str
+    versions: tuple[tuple[str, str, str], ...]  # (package, pinned, rehearsed) that differ
+    lessons: tuple[tuple[str, str], ...]  # (lesson id, same|timing|changed|failed|...)
+    failures: tuple[Failure, ...]
+    references: tuple[Reference, ...]  # prose values and figures showing another value
+    unresolved: tuple[Reference, ...]  # references the rehearsal recording cannot resolve
+    checks_gone: tuple[tuple[str, str], ...]  # (lesson id, a `check passed:` line)
+    pages: tuple[str, ...]  # pages whose recorded text would change (beyond timings)
+    recordings: str
+    site: str
+    site_problem: str
+    changes: CourseChanges
+
+    def to_dict(self) -> dict[str, object]:
+        camel: dict[str, object] = _camel(asdict(self))
+        return camel
+
+
+# -- the side environment ------------------------------------------------------------------
+
+
+def lock_digest(lock: Path) -> str:
+    """The lock file's identity: sha256 of its bytes, line endings normalized."""
+    try:
+        data = lock.read_bytes()
+    except OSError as error:
+        raise BuildError(
+            f"cannot be read: {error.strerror}", path=lock, hint="name an existing lock file"
+        ) from None
+    return hashlib.sha256(data.replace(b"\r\n", b"\n")).hexdigest()
+
+
+def side_environment(lock: Path, home: Path, log: TextIO) -> Path:
+    """The interpreter of the side environment made from `lock` under `home` (made once and
+    reused: its `.installed` mark is written last, so a half-made one is made again);
+    raises BuildError saying why when the lock cannot be installed."""
+    venv = home / "venv"
+    python = venv / "bin" / "python"
+    if (venv / ".installed").is_file() and python.exists():
+        print(f"Side environment: {venv} (reused)", file=log)
+        return python
+    shutil.rmtree(venv, ignore_errors=True)
+    home.mkdir(parents=True, exist_ok=True)
+    print(f"Side environment: installing {lock} into {venv} ...", file=log, flush=True)
+    try:
+        _run([sys.executable, "-m", "venv", str(venv)], lock, log, "create a virtual environment")
+        pip = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+        _run([*pip, "-r", str(lock.resolve())], lock, log, "install it")
+        _fall_back(python)
+        (venv / ".installed").write_text(lock_digest(lock) + "\n")
+    except BaseException:
+        shutil.rmtree(venv, ignore_errors=True)  # half-made: never reused
+        raise
+    return python
+
+
+def _fall_back(python: Path) -> None:
+    """What the lock does not name (the builder's own packages, for a lock of a few pins)
+    comes from this checkout's environment, after the side environment's own packages."""
+    purelib = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    fallback = "".join(f"{path}\n" for path in site.getsitepackages())
+    Path(purelib, "zz-builder-rehearse-fallback.pth").write_text(fallback)
+
+
+def _run(command: list[str], lock: Path, log: TextIO, what: str) -> None:
+    try:
+        done = subprocess.run(
+            command,
+            capture_output=True,
+            text=True,
+            timeout=INSTALL_TIMEOUT,
+            stdin=subprocess.DEVNULL,
+        )
+    except subprocess.TimeoutExpired:
+        raise BuildError(
+            f"cannot be installed: `{' '.join(command[:4])} ...` did not finish in "
+            f"{INSTALL_TIMEOUT:g} s",
+            path=lock,
+            hint="recordings/, site/ and requirements.lock are untouched; check the network",
+        ) from None
+    if done.returncode != 0:
+        last = [line for line in (done.stderr or done.stdout).splitlines() if line.strip()]
+        raise BuildError(
+            f"cannot be installed: could not {what} (exit {done.returncode}): "
+            f"{last[-1] if last else 'no message'}",
+            path=lock,
+            hint="fix the lock file (pip install -r LOCK shows the whole error); "
+            "recordings/, site/ and requirements.lock are untouched",
+        )
+    print(f"  {what}: done", file=log, flush=True)
+
+
+def side_runner(python: Path, runner: Runner = run_example) -> Runner:
+    """The runner that runs each example with the side environment's interpreter."""
+
+    def run(lesson: object, limits: Limits) -> Execution:
+        return runner(lesson, replace(limits, python=str(python)))  # type: ignore[arg-type]
+
+    return run
+
+
+# -- the rehearsal -------------------------------------------------------------------------
+
+
+def rehearse(
+    lock: Path,
+    content: Path,
+    recordings: Path,
+    cache: Path,
+    *,
+    out: Path | None = None,
+    jobs: int = 1,
+    log: TextIO | None = None,
+    runner: Runner = run_example,
+) -> Rehearsal:
+    from ..course.model import load_course
+    from ..run.batch import record
+
+    log = log or sys.stderr
+
+    digest = lock_digest(lock)
+    home = (cache / "rehearse" / digest[:16]).absolute()  # examples run in other folders
+    folder = (out or home).absolute()
+    _refuse_checkout_folders(folder, recordings, content)
+    python = side_environment(lock, home, log)
+    course = load_course(content)
+    side_recordings, side_site = folder / "recordings", folder / "site"
+    _seed(recordings, side_recordings)
+    print(f"Recording {len(course.lessons)} lesson(s) into {side_recordings} ...", file=log)
+    report = record(
+        list(course.lessons),
+        side_recordings,
+        jobs=jobs,
+        runner=side_runner(python, runner),
+        log=log,
+    )
+    failures = tuple(_failure(x) for x in report.failures)
+    problem = _render(python, content, side_recordings, side_site, folder / "cache", jobs, log)
+    return _report(lock, digest, content, recordings, side_recordings, side_site, failures, problem)
+
+
+def _refuse_checkout_folders(folder: Path, recordings: Path, content: Path) -> None:
+    """The rehearsal's folder is its own: never the course, the recordings or site/."""
+    mine = folder.resolve()
+    for theirs in (recordings.resolve(), content.resolve(), Path("site").resolve()):
+        if mine == theirs or theirs.is_relative_to(mine) or mine.is_relative_to(theirs):
+            raise BuildError(
+                f"the rehearsal's folder {folder} overlaps {theirs}",
+                hint="give --out a folder of its own (the default is under .cache/rehearse/)",
+            )
+
+
+def _seed(recordings: Path, side: Path) -> None:
+    """The committed recordings, copied: a lesson that fails in the rehearsal keeps its."""
+    shutil.rmtree(side, ignore_errors=True)
+    side.mkdir(parents=True)
+    for name, data in revision.json_files(recordings, None).items():
+        (side / f"{name}.json").write_bytes(data)
+
+
+def _failure(execution: Execution) -> Failure:
+    tail = tuple(execution.stderr.rstrip().splitlines()[-TAIL_LINES:])
+    return Failure(execution.lesson_id, str(execution.outcome), execution.detail, tail)
+
+
+def _render(
+    python: Path, content: Path, recordings: Path, out: Path, cache: Path, jobs: int, log: TextIO
+) -> str:
+    """The rehearsal's site, rendered by the side interpreter (so its versions are the
+    recordings' and no page says it is stale); what went wrong, or ""."""
+    command = [str(python), "-m", "builder", "render"]
+    command += ["--content", str(content), "--recordings", str(recordings)]
+    command += ["--out", str(out), "--cache", str(cache)]
+    from ..run.execute import BUILDER_ROOT
+
+    env = {**os.environ, "PYTHONPATH": str(BUILDER_ROOT)}
+    print(f"Rendering the rehearsal's site into {out} ...", file=log, flush=True)
+    done = subprocess.run(
+        command, capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL
+    )
+    if done.returncode == 0:
+        return ""
+    last = [line for line in done.stderr.splitlines() if line.strip()]
+    return last[-1].removeprefix("error: ") if last else f"render exited {done.returncode}"
+
+
+def _report(
+    lock: Path,
+    digest: str,
+    content: Path,
+    recordings: Path,
+    side_recordings: Path,
+    side_site: Path,
+    failures: tuple[Failure, ...],
+    site_problem: str,
+) -> Rehearsal:
+    from .diff import with_pages
+
+    old = revision.json_files(recordings, None)
+    new = revision.json_files(side_recordings, None)
+    failed = {f.lesson_id for f in failures}
+    new = {k: v for k, v in new.items() if k not in failed} | {
+        k: old[k] for k in failed if k in old
+    }
+    changes = compare(old, new, str(recordings), f"rehearsal of {lock.name}", environment=False)
+    changes = with_pages(changes, content, None, old, new)
+    categories = {x.lesson_id: x.category for x in changes.lessons}
+    lessons = tuple(
+        (i, "failed" if i in failed else categories.get(i, "same")) for i in sorted(old | new)
+    )
+    marks = [(x.lesson_id, m) for x in changes.lessons for m in x.pages if not m.timing]
+    return Rehearsal(
+        lock=str(lock),
+        digest=digest,
+        versions=_versions(old, new),
+        lessons=lessons,
+        failures=failures,
+        references=tuple(_reference(i, m) for i, m in marks if m.what != UNRESOLVED_MARK),
+        unresolved=tuple(_reference(i, m) for i, m in marks if m.what == UNRESOLVED_MARK),
+        checks_gone=_checks_gone(old, new),
+        pages=tuple(sorted({m.page for _, m in marks})),
+        recordings=str(side_recordings),
+        site=str(side_site),
+        site_problem=site_problem,
+        changes=changes,
+    )
+
+
+def _reference(lesson_id: str, mark: PageMark) -> Reference:
+    return Reference(lesson_id, mark.page, mark.section, mark.what, mark.old, mark.new)
+
+
+def _versions(old: dict[str, bytes], new: dict[str, bytes]) -> tuple[tuple[str, str, str], ...]:
+    """The environment fields that differ between the two sides' recordings."""
+
+    def fields(recordings: dict[str, bytes]) -> dict[str, str]:
+        found: dict[str, str] = {}
+        for data in recordings.values():
+            with contextlib.suppress(ValueError, KeyError, TypeError):
+                environment = json.loads(data)["environment"]
+                found |= {k: str(v) for k, v in environment.items() if k not in found}
+        return found
+
+    a, b = fields(old), fields(new)
+    return tuple((k, a.get(k, "—"), b[k]) for k in sorted(b) if a.get(k) != b[k])
+
+
+def _checks_gone(old: dict[str, bytes], new: dict[str, bytes]) -> tuple[tuple[str, str], ...]:
+    gone = []
+    for lesson_id in sorted(old):
+        before = CHECK_LINE.findall(_stdout(old[lesson_id]))
+        after = set(CHECK_LINE.findall(_stdout(new.get(lesson_id, b""))))
+        gone += [(lesson_id, line.strip()) for line in before if line not in after]
+    return tuple(gone)
+
+
+def _stdout(data: bytes) -> str:
+    try:
+        stdout = json.loads(data)["stdout"]
+    except (ValueError, KeyError, TypeError):
+        return ""
+    return stdout if isinstance(stdout, str) else ""
+
+
+# -- the report ----------------------------------------------------------------------------
