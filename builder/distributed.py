@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from .course import FrontMatter, Lesson
 from .errors import BuildError
 from .execute import Execution, Limits, Outcome, Runner
-from .rules import EXAMPLE_FILE, LOCK_FILE, NOT_INSTALLED, lock_pins
+from .rules import EXAMPLE_FILE, LOCK_FILE, NOT_INSTALLED, lock_pins, read_file
 
 if TYPE_CHECKING:
     from distributed import Client, Future
@@ -142,7 +142,7 @@ def task_of(lesson: Lesson, expected: dict[str, str]) -> Task:
     meta = lesson.meta
     if not lesson.needs_gpu:
         meta = replace(meta, env={"JAX_PLATFORMS": "cpu"} | dict(meta.env))
-    data = {name: (lesson.folder / name).read_bytes() for name in meta.data}
+    data = {name: read_file(lesson.folder / name, None) for name in meta.data}
     return Task(meta, lesson.source, data, expected)
 
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import enum
-import errno
 import hashlib
 import hmac
 import json
@@ -22,7 +21,6 @@ import os
 import secrets
 import shutil
 import signal
-import stat
 import subprocess
 import sys
 import tempfile
@@ -34,9 +32,10 @@ from pathlib import Path
 from typing import Any
 
 from .course import Lesson
+from .errors import BuildError
 from .leaks import builder_secrets, leaked_path, leaked_secret, redact, texts
 from .pipes import Reader, wait_for
-from .rules import EXAMPLE_FILE
+from .rules import EXAMPLE_FILE, open_input
 from .sandbox import sandboxed
 
 MAX_OUTPUT = 512 * 1024
@@ -45,7 +44,6 @@ PASS_THROUGH = ("PATH", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "SYSTEMROOT")
 BUILDER_ROOT = Path(__file__).resolve().parent.parent
 MAX_RESULT = 16 * 1024 * 1024  # panels and environment, as JSON
 STOP_SECONDS = 15.0  # for the supervisor to end everything once told to stop
-DATA_RULE = "data files must be regular files inside the lesson folder"
 
 
 class Outcome(enum.StrEnum):
@@ -135,15 +133,12 @@ def _stage(lesson: Lesson, scratch: Path) -> str:
     for name in lesson.meta.data:
         path = lesson.folder / name
         try:
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-        except OSError as error:
-            kind = "a symbolic link" if error.errno == errno.ELOOP else error.strerror
-            return f"data file {str(path)!r} is {kind} now: {DATA_RULE}"
-        with open(fd, "rb") as source:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                return f"data file {str(path)!r} is not a regular file now: {DATA_RULE}"
-            with open(scratch / name, "wb") as copy:
-                shutil.copyfileobj(source, copy)
+            fd = open_input(path)
+        except (BuildError, OSError) as error:
+            what = error.problem if isinstance(error, BuildError) else "is missing"
+            return f"data file {str(path)!r} changed since the course was loaded: it {what}"
+        with open(fd, "rb") as source, open(scratch / name, "wb") as copy:
+            shutil.copyfileobj(source, copy)
     return ""
 
 

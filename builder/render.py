@@ -23,7 +23,7 @@ from .highlight import code_block
 from .make import Artifact, Made
 from .manifest import TEMPLATES, Trace
 from .recording import BarPanel, Recording
-from .rules import PINNED_PACKAGES
+from .rules import PINNED_PACKAGES, read_file
 from .status import LessonStatus, State
 from .store import Memo
 
@@ -184,7 +184,7 @@ def lesson_artifacts(
 
 def _data_digests(lesson: Lesson) -> list[str]:
     """The data files the page offers for download beside the example, by content."""
-    return [fingerprint.sha256((lesson.folder / n).read_bytes()) for n in lesson.meta.data]
+    return [fingerprint.sha256(read_file(lesson.folder / n, None)) for n in lesson.meta.data]
 
 
 def run_it(lesson: Lesson, recording: Recording | None, root: str) -> RunIt:
@@ -264,7 +264,7 @@ def _lesson_page(
         f"{lesson.url}index.html": html,
         f"{lesson.url}{recorded.EXAMPLE_FILE}": lesson.source,  # the code figures' download link
         # and the data files it reads, beside it as when it was recorded
-        **{f"{lesson.url}{n}": (lesson.folder / n).read_bytes() for n in lesson.meta.data},
+        **{f"{lesson.url}{n}": read_file(lesson.folder / n, None) for n in lesson.meta.data},
     }
     return Made(files, Trace(terms=tuple(rendered.terms)), tuple(errors))
 
