@@ -328,3 +328,24 @@ def test_an_image_the_prose_shows_is_a_data_file_and_never_a_link(tmp_path: Path
         done.stderr
     )
     assert not (tmp_path / "site" / "l" / "s1" / "plot.png").exists()
+
+
+def test_linked_sidecars_are_not_read(tmp_path: Path) -> None:
+    """recordings/_inputs/ (or one sidecar) as a link: ignored, as a damaged sidecar is (they
+    only sharpen messages), never read through the link."""
+    from builder.rules import read_input, read_inputs
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "calm-01.json").write_text(json.dumps({"seconds": 1.5}))
+    recordings = tmp_path / "recordings"
+    recordings.mkdir()
+    (recordings / "_inputs").symlink_to(elsewhere)
+    assert read_inputs(recordings) == {} and read_input(recordings, "calm-01") is None
+    (recordings / "_inputs").unlink()
+    (recordings / "_inputs").mkdir()
+    (recordings / "_inputs" / "calm-01.json").symlink_to(elsewhere / "calm-01.json")
+    assert read_inputs(recordings) == {} and read_input(recordings, "calm-01") is None
+    (recordings / "_inputs" / "calm-01.json").unlink()
+    (recordings / "_inputs" / "calm-01.json").write_text(json.dumps({"seconds": 1.5}))
+    assert read_inputs(recordings) == {"calm-01": {"seconds": 1.5}}
