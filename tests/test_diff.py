@@ -368,3 +368,26 @@ def test_an_ascii_locale_renders_and_reports_with_escapes(history: Paths) -> Non
     assert re.fullmatch(r"### Recordings: `base \(\w+\)` \\u2192 `head \(\w+\)`", markdown[0])
     report = json.loads(run("diff", "base", "head", "--format", "json", *where))
     assert report["lessons"][0]["panels"][0]["title"] == "Equations per function"
+
+
+@pytest.mark.parametrize("target", ["../../../../outside/config", "/etc/hostname", "lesson.md"])
+def test_a_link_in_heads_content_is_named_on_one_line_and_never_read(
+    history: Paths, capsys: pytest.CaptureFixture[str], target: str
+) -> None:
+    """Issue 25: HEAD's content/ holds a link, leaving the checkout or not: extracting it
+    was a `LinkOutsideDestinationError` traceback. The recordings are still compared; the
+    pages are not, and the note names the link as the build would (builder.course.rules)."""
+    root = history.content.parent
+    example = history.content / "lessons" / "basics-01" / "example.py"
+    example.unlink()
+    example.symlink_to(target)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "a link")
+    out = run_diff(history, capsys, "base", "HEAD")
+    assert out.splitlines()[1].startswith("4 recordings differ, 1 unchanged")
+    named = str(example).replace(str(history.content), f"{history.content} (at HEAD)")
+    assert out.splitlines()[2] == (
+        f"(pages not compared: {named}: is a symbolic link (to {target}), and links in the "
+        "course are not followed -> replace the link with the file or folder it points to "
+        "(a copy, not a link))"
+    )

@@ -10,6 +10,7 @@ loaded and again when the example is staged.
 from __future__ import annotations
 
 import io
+import json
 import os
 import subprocess
 import sys
@@ -20,8 +21,8 @@ import pytest
 from builder.course.model import load_course
 from builder.run.batch import record
 from builder.run.execute import BUILDER_ROOT, Limits, Outcome, run_example
-from tests.conftest import load_errors, make_paths
-from tests.test_hostile_builds import write_course
+from tests.conftest import REFERENCE, load_errors, make_paths
+from tests.test_hostile_builds import cli, write_course
 from tests.test_hostile_lessons import set_front
 
 FIND_BUILDER = """\
@@ -122,7 +123,7 @@ def test_a_data_file_that_is_a_link_is_refused_when_the_course_is_loaded(
     assert f"{folder / 'lesson.md'}: declares data file 'numbers.txt', which is a symbolic " in (
         message
     )
-    assert f"(to {link_to}); data files must be regular files inside the lesson folder" in (message)
+    assert f"(to {link_to}), and links in the course are not followed" in message
 
 
 @pytest.mark.parametrize("swap", ["link", "fifo"])
@@ -144,9 +145,13 @@ def test_a_data_file_swapped_after_loading_is_refused_when_staged(
         os.mkfifo(data)
     execution = run_example(lesson, Limits(timeout=30))
     assert execution.outcome is Outcome.BAD_DATA
-    assert execution.detail.startswith(f"data file {str(data)!r} is ")
+    assert execution.detail.startswith(
+        f"data file {str(data)!r} changed since the course was loaded: it is "
+    )
     assert execution.detail.endswith(
-        "now: data files must be regular files inside the lesson folder"
+        "(to /etc/hostname), and links in the course are not followed"
+        if swap == "link"
+        else "a FIFO (named pipe), not a regular file"
     )
 
 
@@ -201,3 +206,166 @@ def test_a_linked_sidecar_folder_is_replaced_never_written_through(tmp_path: Pat
     assert not (recordings / "_inputs").is_symlink()
     assert (recordings / "_inputs" / "calm-01.json").exists()
     assert (recordings / "calm-01.json").exists()
+
+
+# -- issue 25: one reader for every input; no file of the course is read through a link -------
+
+SECRET = "token=ghp_SECRET_FROM_GIT_CONFIG"
+ELSEWHERE_LESSON = """---
+id: calm-01
+slug: s1
+title: Lesson 1
+arc: hostile
+order: 1
+summary: Number 1.
+---
+Prose.
+"""
+
+
+def _outside(root: Path) -> Path:
+    """A folder beside the checkout holding a secret, a whole lesson and a course file (what
+    a link could reach: CI's .git/config, another checkout)."""
+    outside = root / "outside"
+    (outside / "lessons" / "calm-01").mkdir(parents=True)
+    (outside / "config").write_text(f"[http]\n\textraheader = {SECRET}\n")
+    (outside / "lessons" / "calm-01" / "lesson.md").write_text(ELSEWHERE_LESSON + SECRET + "\n")
+    (outside / "lessons" / "calm-01" / "example.py").write_text(f"print({SECRET!r})\n")
+    course = (root / "checkout" / "content" / "course.yml").read_text()
+    (outside / "course.yml").write_text(course.replace("summary:", f"summary: {SECRET} ", 1))
+    (outside / "glossary.yml").write_text(
+        f"- {{id: t, term: T, definition: {SECRET}, taught_in: calm-01}}\n"
+    )
+    return outside
+
+
+# (where, relative to the checkout; what it points to; what the error names)
+LINKS = {
+    "example.py to .git/config": (
+        "content/lessons/calm-01/example.py",
+        "../../../../outside/config",
+    ),
+    "example.py to /proc/self/environ": (
+        "content/lessons/calm-01/example.py",
+        "/proc/self/environ",
+    ),
+    "example.py to /dev/zero": ("content/lessons/calm-01/example.py", "/dev/zero"),
+    "lesson.md inside the course": ("content/lessons/calm-01/lesson.md", "../calm-02/lesson.md"),
+    "lesson.md dangling": ("content/lessons/calm-01/lesson.md", "gone.md"),
+    "a lesson folder": ("content/lessons/calm-01", "../../../outside/lessons/calm-01"),
+    "lessons/ itself": ("content/lessons", "../../outside/lessons"),
+    "course.yml": ("content/course.yml", "../../outside/course.yml"),
+    "glossary.yml": ("content/glossary.yml", "../../outside/glossary.yml"),
+    "content/ itself": ("content", "../outside"),
+}
+
+
+@pytest.mark.parametrize("command", ["check", "render"])
+@pytest.mark.parametrize("case", LINKS)
+def test_a_linked_input_is_refused_naming_it_and_nothing_of_its_target_is_published(
+    tmp_path: Path, case: str, command: str
+) -> None:
+    """The issue's cases and their siblings: whatever a link in the course points to, out
+    of the checkout or inside it, dangling or to a device, the command stops with one
+    line naming the link and what to do; the target is never read, so never published."""
+    root = tmp_path / "checkout"
+    write_course(root, {"calm-01": "print(1)\n", "calm-02": "print(2)\n"})
+    outside = _outside(tmp_path)
+    where, target = LINKS[case]
+    link = root / where
+    moved = tmp_path / "moved"
+    if link.is_dir():  # a folder: kept aside (the link now stands where it was)
+        link.rename(moved)
+        if where == "content":  # the course everything else is read from: the whole of it
+            (outside / "course.yml").write_text((moved / "course.yml").read_text())
+    else:
+        link.unlink(missing_ok=True)
+    link.symlink_to(target)
+    done = subprocess.run(cli(root, command), capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    assert f"{link}: is a symbolic link (to {target}), and links in the course are not " in (
+        done.stderr
+    )
+    assert "-> replace the link with the file or folder it points to" in done.stderr
+    assert SECRET not in done.stdout + done.stderr
+    site = root / "site"
+    published = [p.read_bytes() for p in site.rglob("*") if p.is_file()] if site.exists() else []
+    assert not any(SECRET.encode() in data for data in published)
+
+
+def test_a_link_to_a_fifo_is_named_without_waiting(tmp_path: Path) -> None:
+    write_course(tmp_path, {"calm-01": "print(1)\n"})
+    os.mkfifo(tmp_path / "pipe")
+    example = tmp_path / "content" / "lessons" / "calm-01" / "example.py"
+    example.unlink()
+    example.symlink_to(tmp_path / "pipe")
+    done = subprocess.run(cli(tmp_path, "check"), capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert f"{example}: is a symbolic link (to {tmp_path / 'pipe'})" in done.stderr
+
+
+@pytest.mark.parametrize("where", ["recordings/calm-01.json", "recordings"])
+def test_a_linked_recording_or_recordings_folder_is_never_read(tmp_path: Path, where: str) -> None:
+    """A recording (or the whole folder) linked to a valid recording elsewhere: `check`
+    names the link; `render` publishes nothing of the target."""
+    write_course(tmp_path, {"calm-01": "print(1)\n"})
+    assert subprocess.run(cli(tmp_path, "render"), capture_output=True, timeout=60).returncode == 0
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    forged = json.loads(REFERENCE.read_text())
+    forged.update(lessonId="calm-01", stdout=SECRET + "\n")
+    (elsewhere / "calm-01.json").write_text(json.dumps(forged, indent=2))
+    link = tmp_path / where
+    link.parent.mkdir(exist_ok=True)
+    target = (
+        elsewhere / link.relative_to(tmp_path / "recordings")
+        if where != "recordings"
+        else elsewhere
+    )
+    link.symlink_to(target)
+    checked = subprocess.run(cli(tmp_path, "check"), capture_output=True, text=True, timeout=60)
+    assert checked.returncode == 1 and "Traceback" not in checked.stderr
+    assert f"is a symbolic link (to {target})" in checked.stdout + checked.stderr
+    subprocess.run(cli(tmp_path, "render"), capture_output=True, timeout=60)
+    site = tmp_path / "site"
+    assert not any(SECRET.encode() in p.read_bytes() for p in site.rglob("*") if p.is_file())
+
+
+def test_an_image_the_prose_shows_is_a_data_file_and_never_a_link(tmp_path: Path) -> None:
+    """An image is published only as a `data:` file beside the page: a linked one is refused
+    like any input (and the check holds again when the site copies it)."""
+    write_course(tmp_path, {"calm-01": "print(1)\n"})
+    set_front(tmp_path, "summary", "Number 1.\ndata: [plot.png]")
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "config").write_text(SECRET)
+    lesson = tmp_path / "content" / "lessons" / "calm-01"
+    (lesson / "lesson.md").write_text((lesson / "lesson.md").read_text() + "\n![plot](plot.png)\n")
+    (lesson / "plot.png").symlink_to("../../../outside/config")
+    done = subprocess.run(cli(tmp_path, "render"), capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert "declares data file 'plot.png', which is a symbolic link (to ../../../outside/co" in (
+        done.stderr
+    )
+    assert not (tmp_path / "site" / "l" / "s1" / "plot.png").exists()
+
+
+def test_linked_sidecars_are_not_read(tmp_path: Path) -> None:
+    """recordings/_inputs/ (or one sidecar) as a link: ignored, as a damaged sidecar is (they
+    only sharpen messages), never read through the link."""
+    from builder.course.rules import read_input, read_inputs
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "calm-01.json").write_text(json.dumps({"seconds": 1.5}))
+    recordings = tmp_path / "recordings"
+    recordings.mkdir()
+    (recordings / "_inputs").symlink_to(elsewhere)
+    assert read_inputs(recordings) == {} and read_input(recordings, "calm-01") is None
+    (recordings / "_inputs").unlink()
+    (recordings / "_inputs").mkdir()
+    (recordings / "_inputs" / "calm-01.json").symlink_to(elsewhere / "calm-01.json")
+    assert read_inputs(recordings) == {} and read_input(recordings, "calm-01") is None
+    (recordings / "_inputs" / "calm-01.json").unlink()
+    (recordings / "_inputs" / "calm-01.json").write_text(json.dumps({"seconds": 1.5}))
+    assert read_inputs(recordings) == {"calm-01": {"seconds": 1.5}}

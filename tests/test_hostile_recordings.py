@@ -229,20 +229,20 @@ def _socket(path: Path) -> None:
 
 
 def _huge(path: Path) -> None:
-    big = path.with_name("big.bin")
-    with open(big, "wb") as handle:
+    with open(path, "wb") as handle:
         handle.truncate(2**30)  # sparse: 1 GiB that costs nothing on disk
-    path.symlink_to(big)
 
 
 _sockets: list[socket.socket] = []
 SPECIAL = {
     "FIFO": (_fifo, "is a FIFO (named pipe), not a regular file"),
-    "link to /dev/zero": (lambda p: p.symlink_to("/dev/zero"), "is a character device, not"),
+    # issue 25: a link is never followed, wherever it points (/dev/zero filled the memory)
+    "link to /dev/zero": (lambda p: p.symlink_to("/dev/zero"), "is a symbolic link (to /dev/z"),
     "folder": (lambda p: p.mkdir(), "is a folder, not a regular file"),
     "socket": (_socket, "is a socket, not a regular file"),
-    "link to a 1 GiB file": (_huge, "is 1024.0 MiB, over the 20 MiB limit"),
-    "link to nowhere": (lambda p: p.symlink_to(p.with_name("gone")), ""),
+    "1 GiB file": (_huge, "is 1024.0 MiB, over the 20 MiB limit"),
+    "link to nowhere": (lambda p: p.symlink_to("gone.json"), "is a symbolic link (to gone.json)"),
+    "missing": (lambda p: None, ""),
 }
 
 
@@ -259,7 +259,7 @@ def test_a_recording_path_that_is_not_a_file_is_named_without_hanging_or_reading
     make(path)
     checked = subprocess.run(cli(tmp_path, "check"), capture_output=True, text=True, timeout=60)
     assert checked.returncode == 1 and "Traceback" not in checked.stderr
-    if not message:  # a dangling link is a recording that is not there
+    if not message:  # a recording that is not there
         assert f"{LESSON}  missing" in checked.stdout
         return
     assert f"{LESSON}  invalid" in checked.stdout and message in checked.stdout

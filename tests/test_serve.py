@@ -4,9 +4,16 @@ tests/browser/test_preview.py."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
+import queue
+import shutil
+import signal
+import socket
+import subprocess
+import sys
 import threading
 import time
 import urllib.error
@@ -222,3 +229,104 @@ def test_an_edit_made_during_the_first_build_is_not_lost(recorded: Paths) -> Non
     preview.run(stop)  # the edit is waiting in the queue
     assert b"Typed while starting." in preview.files["l/first/index.html"]
     preview.close()
+
+
+# -- issue 25: links in the course, and stopping -----------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _wait_for(path: Path, text: str, seconds: float) -> str:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        found = path.read_text(errors="replace")
+        if text in found:
+            return found
+        time.sleep(0.2)
+    return path.read_text(errors="replace")
+
+
+LINKED = {
+    "a link to / in a lesson folder": ("content/lessons/basics-01/root", ""),
+    "a link to / in recordings/": ("recordings/root", ""),
+    "a lesson folder linked to /": ("content/lessons/basics-09", "is a symbolic link (to /)"),
+    "no recordings/ yet": ("recordings", ""),  # removed: watchfiles raised FileNotFoundError
+}
+
+
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+@pytest.mark.parametrize("case", LINKED)
+def test_serve_starts_and_stops_whatever_links_the_course_holds(
+    recorded: Paths, case: str, stop: signal.Signals
+) -> None:
+    """A link to / anywhere in content/ or recordings/: the watcher walked into /proc and
+    died before the server was ready, with a traceback, and the server then ignored Ctrl-C
+    and SIGTERM. It starts (a link is never followed: the build names one it would read,
+    as `render` does), serves, and stops on either signal."""
+    where, message = LINKED[case]
+    if where == "recordings":
+        shutil.rmtree(recorded.recordings)
+    else:
+        (recorded.content.parent / where).symlink_to("/")
+    port = _free_port()
+    log = recorded.content.parent / "serve.log"
+    root = Path(__file__).parent.parent
+    args = ["--content", str(recorded.content), "--recordings", str(recorded.recordings)]
+    args += ["--out", str(recorded.out), "--cache", str(recorded.cache)]
+    with open(log, "wb") as sink:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "builder", "serve", "--no-execute", "--port", str(port), *args],
+            cwd=root,
+            stdout=sink,
+            stderr=sink,
+        )
+    try:
+        started = _wait_for(log, "Serving ", 60)
+        assert "Serving " in started, started
+        assert get(f"http://127.0.0.1:{port}/")[0] in (200, 404)
+        if message:
+            assert f"{recorded.content.parent / where}: {message}" in started
+        server.send_signal(stop)
+        code = server.wait(timeout=30)
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+    output = log.read_text(errors="replace")
+    assert "Traceback" not in output, output
+    assert code == (143 if stop == signal.SIGTERM else 130), output
+
+
+def _events_until(preview: Preview, wanted_path: Path, seen: set[str], seconds: float = 20) -> bool:
+    """Wait (bounded) for a file event on `wanted_path`; every path seen goes into `seen`."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        with contextlib.suppress(queue.Empty):
+            seen.update(preview.changes.get(timeout=0.2))
+        if str(wanted_path) in seen:
+            return True
+    return False
+
+
+def test_a_folder_made_while_serving_is_watched_and_a_link_is_not_followed(
+    preview: Preview, recorded: Paths
+) -> None:
+    """Folders are watched one by one (never through a link): a lesson folder made while
+    serving is listed again and watched; a linked folder's files send no event."""
+    lessons = recorded.content / "lessons"
+    outside = recorded.content.parent / "outside"
+    outside.mkdir()
+    (lessons / "linked").symlink_to(outside)
+    (lessons / "new-01").mkdir()
+    seen: set[str] = set()
+    assert _events_until(preview, lessons / "new-01", seen)
+    time.sleep(1)  # the watcher lists the folders again
+    (outside / "x.md").write_text("through the link")
+    (lessons / "new-01" / "lesson.md").write_text("---\n")
+    assert _events_until(preview, lessons / "new-01" / "lesson.md", seen)
+    _events_until(preview, lessons / "linked" / "x.md", seen, seconds=1)
+    assert not any(path.startswith(str(lessons / "linked") + os.sep) for path in seen), seen

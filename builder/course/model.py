@@ -26,11 +26,12 @@ from .rules import (
     SLUG_PATTERN,
     env_names,
     front_matter_fields,
+    input_folder,
     load_yaml,
+    open_input,
     plain_data_names,
     read_text,
     same_name,
-    special_file,
     split_front_matter,
 )
 from .validation import FORBID, Check, Pattern, problems, validate
@@ -224,6 +225,7 @@ def load_course(
     memo = memo or Memo()
     kept = kept or {}
     errors: list[BuildError] = []
+    input_folder(root)
     meta = _collect(errors, _load_meta, root / "course.yml", memo)
     folders = _lesson_folders(root / "lessons", errors)
     lessons = [
@@ -243,20 +245,27 @@ def load_course(
     return Course(root=root, meta=meta, lessons=tuple(lessons), glossary=tuple(glossary))
 
 
-def _collect(errors: list[BuildError], load: Any, path: Path, memo: Memo) -> Any:
+def _collect(errors: list[BuildError], load: Any, *args: Any) -> Any:
     try:
-        return load(path, memo)
+        return load(*args)
     except BuildError as error:
         errors.append(error)
         return None
 
 
 def _lesson_folders(lessons_dir: Path, errors: list[BuildError]) -> list[Path]:
-    if not lessons_dir.is_dir():
+    """The lesson folders, in name order; a link among them (or lessons/ itself a link) is
+    an error: no file of the course is read through a link."""
+    if not lessons_dir.is_symlink() and not lessons_dir.is_dir():
         errors.append(ContentError("no lessons folder", path=lessons_dir))
         return []
-    folders = [p for p in lessons_dir.iterdir() if not p.name.startswith(".") and p.is_dir()]
+    entries = [p for p in _collect(errors, _listed, lessons_dir) or () if p.name[0] != "."]
+    folders = [p for p in entries if _collect(errors, input_folder, p) and p.is_dir()]
     return sorted(folders, key=lambda p: p.name)
+
+
+def _listed(folder: Path) -> list[Path]:
+    return list(input_folder(folder).iterdir())
 
 
 def _validate(kind: type[Any], raw: Any, path: Path, what: str) -> Any:
@@ -280,7 +289,7 @@ def _load_meta(path: Path, memo: Memo) -> CourseMeta:
 
 
 def _load_glossary(path: Path, memo: Memo) -> tuple[GlossaryTerm, ...]:
-    if not path.exists():
+    if not os.path.lexists(path):  # a link, even dangling, is named by read_text
         return ()
     text = read_text(path)
 
@@ -333,19 +342,19 @@ def _load_lesson(folder: Path, memo: Memo) -> Lesson:
 
 
 def _check_data_file(data: Path, name: str, lesson_file: Path) -> None:
-    """A data file is a regular file inside the lesson folder: never a link, which would
-    stage (and record) whatever it points to on the recording machine."""
-    if data.is_symlink():
+    """A data file is a regular file inside the lesson folder (`open_input`): never a link,
+    which would stage (and record, and publish) whatever it points to on the machine."""
+    try:
+        os.close(open_input(data))
+    except FileNotFoundError:
+        missing = f"declares data file {name!r}, which is missing"
+        raise ContentError(missing, path=lesson_file) from None
+    except BuildError as error:
         raise ContentError(
-            f"declares data file {name!r}, which is a symbolic link (to {os.readlink(data)}); "
-            "data files must be regular files inside the lesson folder",
+            f"declares data file {name!r}, which {error.problem}",
             path=lesson_file,
-            hint=f"copy the file into {data.parent} instead of linking it",
-        )
-    if not data.is_file():
-        kind = special_file(data)
-        what = f"which is {kind}, not a regular file" if kind else "which is missing"
-        raise ContentError(f"declares data file {name!r}, {what}", path=lesson_file)
+            hint=error.hint,
+        ) from None
 
 
 def _cross_check(meta: CourseMeta, lessons: list[Lesson], root: Path) -> list[BuildError]:

@@ -26,6 +26,7 @@ MAX_RECORDING_BYTES = 20 * 1024 * 1024
 MAX_LESSON_BYTES = 256 * 1024  # the longest lesson of the course is 10 KiB
 MAX_SOURCE_BYTES = 1024 * 1024  # an example, course.yml, glossary.yml
 MAX_JSON_DEPTH = 64  # arrays and objects inside each other; a recording needs 7
+READ_CHUNK = 16 * 1024 * 1024  # a data file has no limit: read in chunks, never a buffer of it all
 MAX_DRAWABLE = 1e300  # a panel value's size: floats end at 1.8e308; a margin for the axes
 MAX_PANELS = 32  # a lesson's panels, each a chart on its page (the course's most is 4)
 LESSON_ID_PATTERN = r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$"
@@ -133,7 +134,8 @@ def read_inputs(recordings: Path) -> dict[str, Any]:
     messages ("the example changed") and the recordings page; losing it loses nothing that
     matters, so a damaged one is ignored rather than fatal.
     """
-    paths = sorted((recordings / INPUTS_DIR).glob("*.json"))
+    folder = recordings / INPUTS_DIR
+    paths = [] if folder.is_symlink() else sorted(folder.glob("*.json"))
     found = {path.stem: _sidecar(path) for path in paths}
     return {lesson: data for lesson, data in found.items() if data is not None}
 
@@ -144,6 +146,8 @@ def read_input(recordings: Path, lesson_id: str) -> dict[str, Any] | None:
 
 
 def _sidecar(path: Path) -> dict[str, Any] | None:
+    if path.parent.is_symlink():  # read as every input is: never through a link
+        return None
     try:
         data = json.loads(shallow_json(read_file(path, MAX_RECORDING_BYTES), path))
     except (OSError, ValueError, ContentError):
@@ -253,43 +257,86 @@ def read_text(path: Path | str, limit: int = MAX_SOURCE_BYTES, hint: str = "") -
 
 def read_file(
     path: Path | str,
-    limit: int,
+    limit: int | None,
     error: type[BuildError] = ContentError,
     hint: str = "",
 ) -> bytes:
-    """The bytes of the regular file at `path` (links followed), at most `limit` of them;
-    anything else is `error` naming the file. FileNotFoundError is left to the caller.
-
-    The file is opened without waiting and checked before it is read: a FIFO waited
-    forever for a writer, and a link to /dev/zero filled the memory.
-    """
+    """The bytes of the regular file at `path` (`open_input`), at most `limit` of them (None:
+    a data file, whatever its size); anything else is `error` naming the file.
+    FileNotFoundError is left to the caller."""
+    fd = open_input(path, error)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except FileNotFoundError:
-        raise
-    except OSError as failure:  # a socket cannot be opened at all (ENXIO)
-        raise error(_not_readable(path, failure), path=path) from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise error(
-                f"is {_file_kind(info.st_mode)}, not a regular file",
-                path=path,
-                hint="replace it with an ordinary file",
-            )
-        data = _read_at_most(fd, limit + 1) if info.st_size <= limit else b""
+        size = os.fstat(fd).st_size
+        within = limit is None or size <= limit
+        data = _read_at_most(fd, (size if limit is None else limit) + 1) if within else b""
     finally:
         os.close(fd)
-    if info.st_size > limit or len(data) > limit:
-        size = max(info.st_size, len(data))
+    if limit is not None and (size > limit or len(data) > limit):
+        size = max(size, len(data))
         problem = f"is {_size(size)}, over the {_size(limit, 0)} limit"
         raise error(problem, path=path, hint=hint or "a file this large is a mistake")
     return data
 
 
+def open_input(path: Path | str, error: type[BuildError] = ContentError) -> int:
+    """The one door to every file of the course (content/ and recordings/): a descriptor of
+    the regular file at `path`, or `error` naming it. FileNotFoundError is left to the caller.
+
+    Never through a symbolic link (`example.py -> ../../../.git/config` published CI's
+    token; `-> /proc/self/environ`, the builder's environment), and opened without waiting
+    and checked before it is read: a FIFO waited forever for a writer, and /dev/zero filled
+    the memory. The folders leading to it are checked by `input_folder` when they are
+    listed, so from the course's folders down nothing is read through a link. A hard link
+    cannot be told from the file itself (and a git checkout never holds one).
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        raise
+    except OSError as failure:  # a link (ELOOP); a socket cannot be opened at all (ENXIO)
+        if os.path.islink(path):
+            raise error(linked(path), path=path, hint=LINK_HINT) from None
+        raise error(_not_readable(path, failure), path=path) from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise error(
+            f"is {_file_kind(mode)}, not a regular file",
+            path=path,
+            hint="replace it with an ordinary file",
+        )
+    return fd
+
+
+LINK_HINT = "replace the link with the file or folder it points to (a copy, not a link)"
+
+
+def linked(path: Path | str) -> str:
+    """What is wrong with a symbolic link where the course has a file or folder."""
+    try:
+        target = os.readlink(path)
+    except OSError:  # gone since
+        target = "?"
+    return f"is a symbolic link (to {_quoted(target)}), and links in the course are not followed"
+
+
+def _quoted(text: str) -> str:
+    """A name as the author wrote it, or its repr when it holds anything unprintable."""
+    return text if text.isprintable() else repr(text)
+
+
+def input_folder(path: Path, error: type[BuildError] = ContentError) -> Path:
+    """A folder of the course the builder lists (content/, lessons/, a lesson's folder,
+    recordings/): never a symbolic link, so that no file is read from outside the course
+    (a linked lesson folder published whatever its files pointed to)."""
+    if path.is_symlink():
+        raise error(linked(path), path=path, hint=LINK_HINT)
+    return path
+
+
 def _read_at_most(fd: int, count: int) -> bytes:
     chunks: list[bytes] = []
-    while count > 0 and (chunk := os.read(fd, count)):
+    while count > 0 and (chunk := os.read(fd, min(count, READ_CHUNK))):
         chunks.append(chunk)
         count -= len(chunk)
     return b"".join(chunks)

@@ -17,7 +17,7 @@ from ..core.store import Memo
 from . import fingerprint
 from .model import Course, Lesson
 from .recording import Recording, loads, read_bytes
-from .rules import expected_versions, read_input
+from .rules import expected_versions, input_folder, read_input
 
 
 class State(enum.StrEnum):
@@ -76,6 +76,7 @@ def course_status(
     statuses taken before, by lesson id, of lessons whose inputs and recording have not
     changed since (the preview knows from the file events).
     """
+    input_folder(recordings, RecordingError)  # read as every input is: never through a link
     memo = memo or Memo()
     kept = kept or {}
     versions = versions or read_versions()

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import mimetypes
+import os
 import queue
 import sys
 import threading
@@ -79,6 +80,7 @@ class Preview:
             self.recorder = Recorder(paths, self.hub, runner, jobs, self.log)
         self.server = ThreadingHTTPServer((host, port), functools.partial(_Handler, self))
         self.server.daemon_threads = True
+        self.serving = False  # shutdown() waits for serve_forever: forever, if never started
 
     @property
     def url(self) -> str:
@@ -93,26 +95,54 @@ class Preview:
         ready.wait()
         if self.apply(self.session.start):
             self.apply(self.session.settle, "Wrote site/")
+        self.serving = True
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     def _watch(self, ready: threading.Event) -> None:
         """Every batch of file events into `changes` (a thread: the OS's events queue up
-        while a build runs, and none is lost between two batches)."""
+        while a build runs, and none is lost between two batches). `ready` is set once the
+        OS watches, or when it cannot: the preview then serves without rebuilding."""
+        try:
+            self._watch_folders(ready)
+        except Exception as error:  # never a dead thread and a server that never starts
+            print(f"warning: edits are not watched ({error}); restart serve", file=self.log)
+        finally:
+            ready.set()
+
+    def _watch_folders(self, ready: threading.Event) -> None:
+        """Each folder of the course on its own, not recursively: watchfiles follows links
+        when it walks a tree (a link to / in content/ walked into /proc and died), and the
+        builder reads nothing through a link (builder.rules.open_input). A folder made or
+        removed lists them again; what appeared meanwhile is sent as a change."""
         from watchfiles import watch
 
-        roots = [self.paths.content, self.paths.recordings, TEMPLATES]
-        for events in watch(
-            *roots,
-            watch_filter=wanted,
-            step=STEP_MS,
-            rust_timeout=WATCH_MS,
-            yield_on_timeout=True,
-            stop_event=self.stopping,
-            raise_interrupt=False,
-        ):
-            ready.set()  # the first batch is empty: the OS watches from here on
-            if events:
-                self.changes.put([path for _, path in events])
+        roots = [Path(os.path.abspath(p)) for p in (self.paths.content, self.paths.recordings)]
+        roots.append(TEMPLATES)
+        fresh: list[str] = []
+        while not self.stopping.is_set():
+            folders = watched_folders(roots)
+            try:
+                for events in watch(
+                    *folders,
+                    watch_filter=functools.partial(_inside, roots),
+                    step=STEP_MS,
+                    rust_timeout=WATCH_MS,
+                    yield_on_timeout=True,
+                    stop_event=self.stopping,
+                    raise_interrupt=False,
+                    recursive=False,
+                    ignore_permission_denied=True,
+                ):
+                    ready.set()  # the first batch is empty: the OS watches from here on
+                    changed = [path for _, path in events] + fresh
+                    fresh = []
+                    if changed:
+                        self.changes.put(changed)
+                    if any(_folder_event(change, path, folders) for change, path in events):
+                        fresh = [path for _, path in events]
+                        break
+            except FileNotFoundError:  # a folder removed between listing and watching
+                time.sleep(STEP_MS / 1000)
 
     def run(self, stop: threading.Event | None = None) -> None:
         """Rebuild on every change until Ctrl-C (or `stop`)."""
@@ -158,7 +188,8 @@ class Preview:
     def close(self) -> None:
         self.stopping.set()
         self.hub.close()
-        self.server.shutdown()
+        if self.serving:
+            self.server.shutdown()
         self.server.server_close()
         if self.recorder:
             self.recorder.stop()
@@ -183,6 +214,48 @@ def serve(
         preview.run()
     finally:
         preview.close()
+
+
+def watched_folders(roots: Iterable[Path]) -> set[str]:
+    """Every folder under `roots`, never through a link (nor into __pycache__ or a hidden
+    folder); a root that is missing or a link is watched from its parent, to see it made."""
+    found: list[str] = []
+    for root in roots:
+        if root.is_symlink() or not root.is_dir():
+            found += [str(root.parent)] if root.parent.is_dir() else []
+            continue
+        stack = [str(root)]
+        while stack:
+            folder = stack.pop()
+            found.append(folder)
+            try:
+                with os.scandir(folder) as entries:
+                    stack += [e.path for e in entries if _walked(e)]
+            except OSError:  # unreadable: not watched, as watchfiles ignores it
+                continue
+    return set(found)
+
+
+def _walked(entry: os.DirEntry[str]) -> bool:
+    name = entry.name
+    return entry.is_dir(follow_symlinks=False) and name[0] != "." and name != "__pycache__"
+
+
+def _inside(roots: list[Path], change: object, path: str) -> bool:
+    """A file event under one of `roots` (a root watched from its parent sees its siblings)
+    that may change the site (`wanted`)."""
+    return wanted(change, path) and any(
+        path == str(root) or path.startswith(f"{root}{os.sep}") for root in roots
+    )
+
+
+def _folder_event(change: object, path: str, folders: set[str]) -> bool:
+    """A folder made (a new lesson) or one of the watched folders gone."""
+    from watchfiles import Change
+
+    if change == Change.added:
+        return os.path.isdir(path) and not os.path.islink(path)
+    return change == Change.deleted and path in folders
 
 
 def wanted(change: object, path: str) -> bool:

@@ -23,7 +23,7 @@ from ..core.store import Memo
 from ..course import fingerprint
 from ..course.model import Arc, Course, Lesson
 from ..course.recording import BarPanel, Recording
-from ..course.rules import PINNED_PACKAGES
+from ..course.rules import PINNED_PACKAGES, read_file
 from ..course.status import LessonStatus, State
 from . import charts, figures, prose
 from . import marks as recorded
@@ -186,7 +186,7 @@ def lesson_artifacts(
 
 def _data_digests(lesson: Lesson) -> list[str]:
     """The data files the page offers for download beside the example, by content."""
-    return [fingerprint.sha256((lesson.folder / n).read_bytes()) for n in lesson.meta.data]
+    return [fingerprint.sha256(read_file(lesson.folder / n, None)) for n in lesson.meta.data]
 
 
 def run_it(lesson: Lesson, recording: Recording | None, root: str) -> RunIt:
@@ -266,7 +266,7 @@ def _lesson_page(
         f"{lesson.url}index.html": html,
         f"{lesson.url}{recorded.EXAMPLE_FILE}": lesson.source,  # the code figures' download link
         # and the data files it reads, beside it as when it was recorded
-        **{f"{lesson.url}{n}": (lesson.folder / n).read_bytes() for n in lesson.meta.data},
+        **{f"{lesson.url}{n}": read_file(lesson.folder / n, None) for n in lesson.meta.data},
     }
     return Made(files, Trace(terms=tuple(rendered.terms)), tuple(errors))
 

@@ -18,7 +18,7 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
-from ..core.errors import BuildError
+from ..core.errors import BuildError, BuildErrors
 from ..course.model import Course, Lesson, load_course
 from ..course.recording import Recording, loads
 from . import git as revision
@@ -63,8 +63,19 @@ def _with_pages(
 ) -> tuple[LessonChange, ...]:
     with tempfile.TemporaryDirectory(prefix="builder-diff-") as scratch:
         root = content if head is None else revision.extract(content, head, Path(scratch))
-        course = load_course(root)
+        try:
+            course = load_course(root)
+        except BuildError as error:  # named as in the repository, not in the scratch copy
+            where = str(content) if head is None else f"{content} (at {head})"
+            raise BuildError(_one_line(error).replace(str(root), where)) from None
         return tuple(_lesson_pages(x, course, old, new) for x in lessons)
+
+
+def _one_line(error: BuildError) -> str:
+    """The first problem and what to do about it, on one line."""
+    errors = error.errors if isinstance(error, BuildErrors) else [error]
+    more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
+    return " ".join(line.strip() for line in str(errors[0]).splitlines()) + more
 
 
 def _lesson_pages(

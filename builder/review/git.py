@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ..core.errors import BuildError, RecordingError
 from ..core.observe import editor_file
-from ..course.rules import MAX_RECORDING_BYTES, read_file
+from ..course.rules import MAX_RECORDING_BYTES, input_folder, read_file
 
 WORK_TREE = "work tree"
 
@@ -38,7 +38,7 @@ def commit(folder: Path, rev: str) -> str:
 def json_files(folder: Path, rev: str | None) -> dict[str, bytes]:
     """The `*.json` files directly in `folder` (not the `_inputs/` sidecars), by stem."""
     if rev is None:
-        paths = sorted(folder.glob("*.json")) if folder.is_dir() else []
+        paths = sorted(input_folder(folder, RecordingError).glob("*.json"))
         wanted = [p for p in paths if not p.name.startswith("_") and not editor_file(p.name)]
         return {p.stem: data for p in wanted if (data := _read(p)) is not None}
     root, where = _locate(folder)
@@ -54,19 +54,31 @@ def _read(path: Path) -> bytes | None:
     limit (a FIFO there would hang `diff`; a link to /dev/zero, fill the memory)."""
     try:
         return read_file(path, MAX_RECORDING_BYTES, RecordingError)
-    except FileNotFoundError:  # a dangling link: no recording
+    except FileNotFoundError:  # removed since it was listed
         return None
 
 
 def extract(folder: Path, rev: str, dest: Path) -> Path:
-    """`folder` as it was at `rev`, written under `dest`; the path of the copy."""
+    """`folder` as it was at `rev`, written under `dest`; the path of the copy.
+
+    A symbolic link committed there is made again as the same link, after every file is
+    written (so nothing is written through one), wherever it points: the course loaded
+    from the copy then refuses it as it would in the work tree (builder.rules.open_input),
+    naming the file. Extracting it was a `LinkOutsideDestinationError` traceback.
+    """
     root, where = _locate(folder)
     data = _git(root, "archive", "--format=tar", rev, "--", f"{where}/")
     with tarfile.open(fileobj=io.BytesIO(data)) as archive:
-        if hasattr(tarfile, "data_filter"):  # Python 3.11.4+: no links out, no odd modes
-            archive.extractall(dest, filter="data")
+        members = archive.getmembers()
+        files = [m for m in members if not (m.issym() or m.islnk())]
+        if hasattr(tarfile, "data_filter"):  # Python 3.11.4+: no odd modes, no paths out
+            archive.extractall(dest, members=files, filter="data")
         else:  # git wrote this archive from the repository's own tree
-            archive.extractall(dest)
+            archive.extractall(dest, members=files)
+    for link in members:  # git writes each path once, as a plain relative path
+        name = Path(link.name)
+        if link.issym() and not name.is_absolute() and ".." not in name.parts:
+            os.symlink(link.linkname, dest / name)
     return dest / where
 
 

@@ -37,7 +37,7 @@ from ..core.errors import BuildError
 from ..core.escape import write_control
 from ..core.observe import NOT_INSTALLED
 from ..course.model import FrontMatter, Lesson
-from ..course.rules import EXAMPLE_FILE, LOCK_FILE, lock_pins
+from ..course.rules import EXAMPLE_FILE, LOCK_FILE, lock_pins, read_file
 from .execute import Execution, Limits, Outcome, Runner
 
 if TYPE_CHECKING:
@@ -144,7 +144,7 @@ def task_of(lesson: Lesson, expected: dict[str, str]) -> Task:
     meta = lesson.meta
     if not lesson.needs_gpu:
         meta = replace(meta, env={"JAX_PLATFORMS": "cpu"} | dict(meta.env))
-    data = {name: (lesson.folder / name).read_bytes() for name in meta.data}
+    data = {name: read_file(lesson.folder / name, None) for name in meta.data}
     return Task(meta, lesson.source, data, expected)
 
 

@@ -15,12 +15,10 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import enum
-import errno
 import json
 import os
 import shutil
 import signal
-import stat
 import subprocess
 import sys
 import tempfile
@@ -31,8 +29,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..core.errors import BuildError
 from ..course.model import Lesson
-from ..course.rules import EXAMPLE_FILE, MAX_PANELS
+from ..course.rules import EXAMPLE_FILE, MAX_PANELS, open_input
 from ..panels import MAX_BARS
 from .leaks import builder_secrets, leaked, redact
 from .pipes import Reader, wait_for
@@ -47,7 +46,6 @@ BUILDER_ROOT = Path(__file__).resolve().parents[2]
 SUPERVISOR = Path(__file__).resolve().with_name("supervise.py")  # run as a script: see command
 MAX_RESULT = 16 * 1024 * 1024  # the panels, as JSON
 STOP_SECONDS = 15.0  # for the supervisor to end everything once told to stop
-DATA_RULE = "data files must be regular files inside the lesson folder"
 
 
 class Outcome(enum.StrEnum):
@@ -140,15 +138,12 @@ def _stage(lesson: Lesson, scratch: Path) -> str:
     for name in lesson.meta.data:
         path = lesson.folder / name
         try:
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-        except OSError as error:
-            kind = "a symbolic link" if error.errno == errno.ELOOP else error.strerror
-            return f"data file {str(path)!r} is {kind} now: {DATA_RULE}"
-        with open(fd, "rb") as source:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                return f"data file {str(path)!r} is not a regular file now: {DATA_RULE}"
-            with open(scratch / name, "wb") as copy:
-                shutil.copyfileobj(source, copy)
+            fd = open_input(path)
+        except (BuildError, OSError) as error:
+            what = error.problem if isinstance(error, BuildError) else "is missing"
+            return f"data file {str(path)!r} changed since the course was loaded: it {what}"
+        with open(fd, "rb") as source, open(scratch / name, "wb") as copy:
+            shutil.copyfileobj(source, copy)
     return ""
 
 
