@@ -77,7 +77,7 @@ bench: $(STAMP)
 bench-cluster: $(STAMP)
 	$(PY) bench/cluster.py $(ARGS)
 
-# After changing a type in builder/course/model.py or recording.py (tests/test_recording.py fails).
+# After changing a type in builder/course/model.py or recording.py (tests/course/test_recording.py fails).
 schemas: $(STAMP)
 	$(PY) -m builder schema --dir schema
 

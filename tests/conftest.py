@@ -2,73 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import shutil
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from builder.core.observe import Paths
-from builder.course.model import Lesson
-from builder.run.execute import Execution, Limits, Outcome, Runner, run_example
-
-HERE = Path(__file__).parent
-FIXTURE_COURSE = HERE / "fixture_course"
-REFERENCE = HERE / "fixtures" / "performance-05.recording.json"
-BROKEN = "speed-02"
-
-
-CANNED = HERE / "fixtures" / "fixture-course-recordings"
-
-
-def canned_run(lesson: Lesson, limits: Limits) -> Execution:
-    """What the fixture course's example printed and emitted when it really ran (kept in
-    tests/fixtures/fixture-course-recordings/, checked against real runs by a slow test),
-    handed back without executing anything: the fast tests need no JAX."""
-    recorded = json.loads((CANNED / f"{lesson.id}.json").read_text("utf-8"))
-    return Execution(
-        lesson.id,
-        Outcome.OK,
-        0.0,
-        stdout=recorded["stdout"],
-        panels=recorded["data"]["panels"],
-        environment=recorded["environment"],
-    )
-
-
-class CountingRunner:
-    """A runner (by default the real one), counting which lessons it was asked to execute."""
-
-    def __init__(self, runner: Runner = run_example) -> None:
-        self.calls: list[str] = []
-        self.runner = runner
-
-    def __call__(self, lesson: Lesson, limits: Limits) -> Execution:
-        self.calls.append(lesson.id)
-        return self.runner(lesson, limits)
-
-
-def make_paths(root: Path) -> Paths:
-    return Paths(root / "content", root / "recordings", root / "site", root / ".cache")
-
-
-def copy_course(root: Path, *, broken: bool = True) -> Paths:
-    paths = make_paths(root)
-    shutil.copytree(FIXTURE_COURSE, paths.content)
-    if not broken:
-        shutil.rmtree(paths.content / "lessons" / BROKEN)
-    return paths
-
-
-def load_errors(paths: Paths) -> str:
-    """What loading the course at `paths` reports (it must fail)."""
-    from builder.core.errors import BuildError
-    from builder.course.model import load_course
-
-    with pytest.raises(BuildError) as caught:
-        load_course(paths.content)
-    return str(caught.value)
+from tests.helpers import canned_run, copy_course, make_paths
 
 
 @pytest.fixture
@@ -94,12 +34,3 @@ def recorded(recorded_template: Path, tmp_path: Path) -> Paths:
     root = tmp_path / "course"
     shutil.copytree(recorded_template, root)
     return make_paths(root)
-
-
-Edit = Callable[[Path, str, str], None]
-
-
-def edit(path: Path, old: str, new: str) -> None:
-    text = path.read_text()
-    assert old in text, f"{old!r} not in {path}"
-    path.write_text(text.replace(old, new))

@@ -17,7 +17,7 @@ from builder.core.observe import Paths
 from builder.course.model import Lesson
 from builder.preview.serve import Preview
 from builder.run.execute import Execution, Limits, Outcome
-from tests.conftest import canned_run, edit
+from tests.helpers import canned_run, edit
 
 pytestmark = pytest.mark.browser
 

@@ -1,0 +1,244 @@
+"""What the tests share: the fixture course's paths, canned runs, a hostile course written
+from examples, the command line, process checks. Test modules import from here, never
+from each other."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from builder.core.errors import BuildError
+from builder.core.observe import Paths
+from builder.course.model import FrontMatter, Lesson, load_course
+from builder.run.execute import (
+    Execution,
+    Limits,
+    Outcome,
+    Runner,
+    run_example,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+HERE = Path(__file__).resolve().parent
+
+
+FIXTURE_COURSE = HERE / "fixture_course"
+
+
+REFERENCE = HERE / "fixtures" / "performance-05.recording.json"
+
+
+BROKEN = "speed-02"
+
+
+CANNED = HERE / "fixtures" / "fixture-course-recordings"
+
+
+def canned_run(lesson: Lesson, limits: Limits) -> Execution:
+    """What the fixture course's example printed and emitted when it really ran (kept in
+    tests/fixtures/fixture-course-recordings/, checked against real runs by a slow test),
+    handed back without executing anything: the fast tests need no JAX."""
+    recorded = json.loads((CANNED / f"{lesson.id}.json").read_text("utf-8"))
+    return Execution(
+        lesson.id,
+        Outcome.OK,
+        0.0,
+        stdout=recorded["stdout"],
+        panels=recorded["data"]["panels"],
+        environment=recorded["environment"],
+    )
+
+
+class CountingRunner:
+    """A runner (by default the real one), counting which lessons it was asked to execute."""
+
+    def __init__(self, runner: Runner = run_example) -> None:
+        self.calls: list[str] = []
+        self.runner = runner
+
+    def __call__(self, lesson: Lesson, limits: Limits) -> Execution:
+        self.calls.append(lesson.id)
+        return self.runner(lesson, limits)
+
+
+def make_paths(root: Path) -> Paths:
+    return Paths(root / "content", root / "recordings", root / "site", root / ".cache")
+
+
+def copy_course(root: Path, *, broken: bool = True) -> Paths:
+    paths = make_paths(root)
+    shutil.copytree(FIXTURE_COURSE, paths.content)
+    if not broken:
+        shutil.rmtree(paths.content / "lessons" / BROKEN)
+    return paths
+
+
+def load_errors(paths: Paths) -> str:
+    """What loading the course at `paths` reports (it must fail)."""
+
+    with pytest.raises(BuildError) as caught:
+        load_course(paths.content)
+    return str(caught.value)
+
+
+Edit = Callable[[Path, str, str], None]
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text, f"{old!r} not in {path}"
+    path.write_text(text.replace(old, new))
+
+
+COURSE_YML = """\
+title: Hostile course
+summary: Lessons that misbehave on purpose.
+arcs:
+  - id: hostile
+    title: Hostile
+    summary: Misbehaving examples.
+"""
+
+
+def write_course(root: Path, examples: dict[str, str], env: dict[str, str] | None = None) -> None:
+    content = root / "content"
+    (content / "lessons").mkdir(parents=True)
+    (content / "course.yml").write_text(COURSE_YML)
+    for order, (lesson_id, source) in enumerate(sorted(examples.items()), start=1):
+        folder = content / "lessons" / lesson_id
+        folder.mkdir()
+        settings = "".join(f"\n  {k}: {v!r}" for k, v in (env or {}).items())
+        folder.joinpath("lesson.md").write_text(
+            f"---\nid: {lesson_id}\nslug: s{order}\ntitle: Lesson {order}\narc: hostile\n"
+            f"order: {order}\nsummary: Number {order}.\n"
+            + (f"env:{settings}\n" if settings else "")
+            + "---\nProse.\n\n{{ output }}\n"
+        )
+        folder.joinpath("example.py").write_text(textwrap.dedent(source))
+
+
+def cli(root: Path, *args: str) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "builder",
+        *args,
+        "--content",
+        str(root / "content"),
+        "--recordings",
+        str(root / "recordings"),
+        "--out",
+        str(root / "site"),
+        "--cache",
+        str(root / ".cache"),
+    ]
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+@contextlib.contextmanager
+def read_only(folder: Path) -> Iterator[None]:
+    """Make `folder` unwritable even for root (chattr +i), or skip where that is impossible."""
+    if os.geteuid() != 0:
+        folder.chmod(0o555)
+        try:
+            yield
+        finally:
+            folder.chmod(0o755)
+        return
+    if subprocess.run(["chattr", "+i", str(folder)], capture_output=True).returncode:
+        pytest.skip(
+            "running as root where chattr +i is unavailable: cannot make a folder read-only"
+        )
+    try:
+        yield
+    finally:
+        subprocess.run(["chattr", "-i", str(folder)], check=True)
+
+
+LESSON_ID = "hostile-01"
+
+
+def make_lesson(
+    root: Path, source: str, *, timeout: float = 60, env: dict[str, str] | None = None
+) -> Lesson:
+    folder = root / "lessons" / LESSON_ID
+    folder.mkdir(parents=True, exist_ok=True)
+    data = textwrap.dedent(source).encode()
+    (folder / "example.py").write_bytes(data)
+    meta = FrontMatter(
+        id=LESSON_ID,
+        slug="hostile",
+        title="Hostile",
+        arc="hostile",
+        order=1,
+        summary="Misbehaves on purpose.",
+        timeout=timeout,
+        env=env or {},
+    )
+    return Lesson(meta=meta, folder=folder, body="", body_line=1, source=data)
+
+
+def run(root: Path, source: str, **settings: object) -> Execution:
+    lesson = make_lesson(root, source, **settings)  # type: ignore[arg-type]
+    return run_example(lesson, Limits(timeout=lesson.meta.timeout))
+
+
+def alive(pid: int) -> bool:
+    """True while `pid` is a running (not zombie) process."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return False
+    return "State:\tZ" not in status
+
+
+def wait_gone(pid: int) -> bool:
+    """Give the kernel a moment to reap a killed orphan; no timing is asserted."""
+    for _ in range(200):
+        if not alive(pid):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def lesson_md(tmp_path: Path, lesson_id: str = "calm-01") -> Path:
+    return tmp_path / "content" / "lessons" / lesson_id / "lesson.md"
+
+
+def set_front(tmp_path: Path, field: str, value: str, lesson_id: str = "calm-01") -> None:
+    path = lesson_md(tmp_path, lesson_id)
+    text = re.sub(rf"^{field}: .*$", f"{field}: {value}", path.read_text(), flags=re.M)
+    path.write_text(text)
+
+
+def build_cli(root: Path, *extra: str) -> tuple[int, str]:
+    """`python -m builder render` in this process: the exit code, and what it said on
+    stderr besides the closing "Built ..." line."""
+    from builder.__main__ import main
+
+    stderr = io.StringIO()
+    with contextlib.redirect_stderr(stderr), contextlib.redirect_stdout(io.StringIO()):
+        code = main([*cli(root, "render")[3:], *extra])
+    said = stderr.getvalue().splitlines(keepends=True)
+    return code, "".join(line for line in said if not line.startswith("Built "))

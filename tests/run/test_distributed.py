@@ -1,0 +1,378 @@
+"""Recording through a real dask.distributed LocalCluster (processes, loopback only).
+
+The examples' runs are the canned ones (tests/conftest.canned_run): a LocalCluster's worker
+processes start with this process's sys.path, so they import the runners of this file by
+name. The slow test at the end runs the real examples with JAX on the workers.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from builder.__main__ import main
+from builder.build.pipeline import build, check
+from builder.core.errors import BuildError, ExecutionError
+from builder.core.observe import Paths
+from builder.course.model import Lesson, load_course
+from builder.run.batch import record_stale
+from builder.run.execute import Execution, Limits, run_example
+from tests.helpers import ROOT, canned_run, copy_course, make_paths
+
+distributed = pytest.importorskip("distributed")
+
+
+def slow_canned_run(lesson: Lesson, limits: Limits) -> Execution:
+    """The canned run, two seconds long: long enough to kill its worker meanwhile."""
+    time.sleep(2)
+    return canned_run(lesson, limits)
+
+
+def gpu_canned_run(lesson: Lesson, limits: Limits) -> Execution:
+    """The canned run as a GPU worker's jax would report it."""
+    execution = canned_run(lesson, limits)
+    return Execution(
+        execution.lesson_id,
+        execution.outcome,
+        execution.seconds,
+        stdout=execution.stdout,
+        panels=execution.panels,
+        environment=execution.environment | {"backend": "gpu"},
+    )
+
+
+def fake_numpy(version: str) -> None:
+    """On a worker: report another numpy than the one installed."""
+    import builder.run.distributed
+
+    real = builder.run.distributed.metadata.version
+    builder.run.distributed.installed_version = (
+        lambda name: version if name == "numpy" else real(name)
+    )
+
+
+def _local_cluster(folder: Path, workers: int = 2, **options: Any) -> distributed.LocalCluster:
+    return distributed.LocalCluster(
+        n_workers=workers,
+        threads_per_worker=1,
+        processes=True,
+        host="127.0.0.1",
+        dashboard_address="127.0.0.1:0",  # its HTTP server on loopback, any port
+        local_directory=folder,
+        **options,
+    )
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[distributed.LocalCluster]:
+    """Two workers, shared by the tests that leave them as they found them."""
+    with _local_cluster(tmp_path_factory.mktemp("dask")) as local:
+        yield local
+
+
+@pytest.fixture
+def own_cluster(tmp_path: Path) -> Iterator[distributed.LocalCluster]:
+    """Two workers for one test, which kills one or changes what they report."""
+    with _local_cluster(tmp_path / "dask") as local:
+        yield local
+
+
+def _record(
+    paths: Paths, address: str, runner: object = canned_run, log: io.StringIO | None = None
+):  # type: ignore[no-untyped-def]
+    course = load_course(paths.content)
+    statuses = check(paths).statuses
+    return record_stale(
+        course, statuses, paths, 1, runner=runner, dask=address, log=log or io.StringIO()
+    )
+
+
+def _without_stamp(path: Path) -> dict[str, object]:
+    recording = json.loads(path.read_bytes())
+    del recording["generatedAt"]
+    return recording
+
+
+def _sidecars(paths: Paths) -> set[Path]:
+    """The sidecars there are: one written just before Ctrl-C may have no recording yet."""
+    return {p.relative_to(paths.recordings) for p in (paths.recordings / "_inputs").glob("*")}
+
+
+def _same_recordings(one: Path, other: Path) -> None:
+    names = sorted(p.name for p in one.glob("*.json"))
+    assert names == sorted(p.name for p in other.glob("*.json"))
+    for name in names:
+        assert _without_stamp(one / name) == _without_stamp(other / name), name
+        assert (one / "_inputs" / name).is_file() and (other / "_inputs" / name).is_file()
+
+
+def test_a_cluster_records_what_one_machine_records(
+    cluster: distributed.LocalCluster, recorded: Paths, tmp_path: Path
+) -> None:
+    paths = copy_course(tmp_path / "remote", broken=False)
+    log = io.StringIO()
+    done = _record(paths, cluster.scheduler_address, log=log)
+    assert sorted(done) == ["basics-01", "basics-02", "speed-01"]
+    _same_recordings(paths.recordings, recorded.recordings)
+    assert all(status.fresh for status in check(paths).statuses)
+    assert "on 2 Dask worker(s)" in log.getvalue()
+    assert "3/3 done, 0 running, 0 queued" in log.getvalue()
+
+
+def test_a_worker_killed_mid_example_is_replaced_and_the_record_finishes(
+    own_cluster: distributed.LocalCluster, recorded: Paths, tmp_path: Path
+) -> None:
+    paths = copy_course(tmp_path / "remote", broken=False)
+    client = distributed.Client(own_cluster, set_as_default=False)
+    pids = client.run(os.getpid)
+    outcome: list[object] = []
+    thread = threading.Thread(
+        target=lambda: outcome.append(
+            _record(paths, own_cluster.scheduler_address, slow_canned_run)
+        )
+    )
+    thread.start()
+    victim = _first_busy_worker(client)
+    os.kill(pids[victim], signal.SIGKILL)
+    thread.join(timeout=60)
+    client.close()
+    assert outcome and len(outcome[0]) == 3  # type: ignore[arg-type]
+    _same_recordings(paths.recordings, recorded.recordings)
+
+
+def _first_busy_worker(client: distributed.Client) -> str:
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        busy = [w for w, keys in client.processing().items() if keys]
+        if busy:
+            time.sleep(0.5)  # inside the example's run
+            return str(busy[0])
+        time.sleep(0.05)
+    raise AssertionError("no worker took a lesson")
+
+
+def test_a_worker_with_other_versions_is_refused_and_runs_nothing(
+    own_cluster: distributed.LocalCluster, recorded: Paths, tmp_path: Path
+) -> None:
+    client = distributed.Client(own_cluster, set_as_default=False)
+    odd, good = sorted(client.scheduler_info()["workers"])
+    client.run(fake_numpy, "1.26.0", workers=[odd])
+    paths = copy_course(tmp_path / "remote", broken=False)
+    log = io.StringIO()
+    _record(paths, own_cluster.scheduler_address, log=log)
+    said = log.getvalue()
+    assert f"worker {odd} refused: numpy 1.26.0 (pinned 2.4.4)" in said
+    assert f"on {odd}" not in said and said.count(f"on {good}") == 3
+    _same_recordings(paths.recordings, recorded.recordings)
+
+    client.run(fake_numpy, "1.26.0")  # now both differ: nothing runs, nothing is written
+    again = copy_course(tmp_path / "again", broken=False)
+    with pytest.raises(BuildError, match="no worker of the Dask cluster can record"):
+        _record(again, own_cluster.scheduler_address)
+    assert not again.recordings.exists() or not list(again.recordings.glob("*.json"))
+    client.close()
+
+
+def last_one_hangs_run(lesson: Lesson, limits: Limits) -> Execution:
+    """The canned run, but speed-01 (the last of the three) runs for a minute: a Ctrl-C
+    sent once the first recording lands always comes while the record is still running."""
+    if lesson.id == "speed-01":
+        time.sleep(60)
+    return canned_run(lesson, limits)
+
+
+def test_ctrl_c_keeps_what_finished_and_leaves_nothing_queued(
+    own_cluster: distributed.LocalCluster, recorded: Paths, tmp_path: Path
+) -> None:
+    import _thread
+
+    paths = copy_course(tmp_path / "remote", broken=False)
+
+    def at_the_first_recording() -> None:
+        _wait_for(lambda: list(paths.recordings.glob("*.json")), 120)
+        _thread.interrupt_main()
+
+    # interrupt_main() does nothing where SIGINT is ignored (pytest started in the background
+    # by a non-interactive shell, as `nohup make test &` does): Ctrl-C raises here, as in a
+    # terminal
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    landed = threading.Thread(target=at_the_first_recording)
+    try:
+        landed.start()
+        with pytest.raises(KeyboardInterrupt):
+            _record(paths, own_cluster.scheduler_address, last_one_hangs_run)
+        landed.join()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    kept = list(paths.recordings.glob("*.json"))
+    assert 1 <= len(kept) < 3 and "speed-01.json" not in {p.name for p in kept}
+    files = [p.relative_to(paths.recordings) for p in paths.recordings.rglob("*") if p.is_file()]
+    sidecars = {Path("_inputs") / p.name for p in kept}
+    assert sidecars <= set(files) <= sidecars | {Path(p.name) for p in kept} | _sidecars(paths)
+    with distributed.Client(own_cluster, set_as_default=False) as client:
+        # nothing queued: at most the hanging example still runs (Dask cannot stop it)
+        _wait_for(lambda: sum(map(len, client.processing().values())) <= 1, 10)
+    record_stale(load_course(paths.content), check(paths).statuses, paths, 2, runner=canned_run)
+    _same_recordings(paths.recordings, recorded.recordings)
+
+
+def test_a_task_on_a_worker_with_other_versions_runs_nothing(tmp_path: Path) -> None:
+    """What a worker that joined after the check does: `work` checks again, first."""
+    from builder.run.distributed import Task, expected_versions, task_of, work
+
+    lesson = load_course(copy_course(tmp_path, broken=False).content).lessons[0]
+    task = task_of(lesson, expected_versions())
+    odd = Task(task.meta, task.source, task.data, task.expected | {"jax": "0.4.1"})
+    calls: list[str] = []
+    _, execution = work(odd, lambda lesson, limits: calls.append(lesson.id))  # type: ignore[arg-type,func-returns-value]
+    assert calls == [] and execution.outcome.name == "REFUSED"
+    assert "refused: jax 0.9.2 (pinned 0.4.1); nothing it ran is kept" in execution.detail
+    assert work(task, canned_run)[1].ok
+
+
+def test_a_scheduler_that_is_down_is_one_clear_message(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import dask
+
+    paths = copy_course(tmp_path, broken=False)
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    args = ["record", "--content", str(paths.content), "--recordings", str(paths.recordings)]
+    args += ["--cache", str(paths.cache), "--dask", f"tcp://127.0.0.1:{port}"]
+    with dask.config.set({"distributed.comm.timeouts.connect": "1s"}):
+        assert main(args) == 1
+    error = capsys.readouterr().err
+    assert f"cannot reach the Dask scheduler at tcp://127.0.0.1:{port}" in error
+    assert "Traceback" not in error
+    assert not list(paths.recordings.glob("**/*.json"))
+    assert main([*args[:-1], "tcp://127.0.0.1"]) == 1  # not an address at all
+    assert "--dask 'tcp://127.0.0.1' is not a scheduler address: missing port" in (
+        capsys.readouterr().err
+    )
+
+
+def test_a_lost_scheduler_keeps_what_finished_and_a_rerun_finishes_the_rest(
+    tmp_path: Path, recorded: Paths
+) -> None:
+    """A scheduler and a worker of their own (not a LocalCluster): the scheduler is killed
+    once the first recording has landed. The client tries to reconnect for the connect
+    timeout (30 s by default; 2 s here), then gives its futures up."""
+    import dask
+
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        address = f"tcp://127.0.0.1:{free.getsockname()[1]}"
+    env = os.environ | {"PYTHONPATH": str(ROOT)}  # the builder, and tests.helpers' runners
+    port = address.rsplit(":", 1)[1]
+    scheduler = _start(env, "dask_scheduler", "--host", "127.0.0.1", "--port", port)
+    worker = _start(env, "dask_worker", address, "--nthreads", "1", "--no-nanny")
+    try:
+        paths = copy_course(tmp_path / "remote", broken=False)
+        failure: list[BaseException] = []
+
+        def run() -> None:
+            try:
+                with distributed.Client(address, timeout=20) as client:
+                    client.wait_for_workers(1, timeout=20)
+                _record(paths, address, slow_canned_run)
+            except BaseException as error:
+                failure.append(error)
+
+        thread = threading.Thread(target=run)
+        with dask.config.set({"distributed.comm.timeouts.connect": "2s"}):
+            thread.start()
+            _wait_for(lambda: failure or len(list(paths.recordings.glob("*.json"))) >= 1, 40)
+            assert not failure, str(failure[0])
+            scheduler.kill()
+            thread.join(timeout=60)
+        assert not thread.is_alive()
+    finally:
+        for process in (scheduler, worker):
+            process.kill()
+            process.wait()
+    assert failure and isinstance(failure[0], ExecutionError), failure
+    assert "lost its worker" in str(failure[0]) and "connection" in str(failure[0])
+    kept = sorted(p.name for p in paths.recordings.glob("*.json"))
+    assert 1 <= len(kept) < 3
+    assert not list(paths.recordings.glob("**/*.tmp*")) and not list(paths.recordings.glob("**/.*"))
+    statuses = check(paths).statuses
+    assert sum(s.fresh for s in statuses) == len(kept)
+    record_stale(load_course(paths.content), statuses, paths, 2, runner=canned_run)
+    _same_recordings(paths.recordings, recorded.recordings)
+
+
+def _start(env: dict[str, str], command: str, *args: str) -> subprocess.Popen[bytes]:
+    """A Dask command of the CLI (`dask scheduler`, `dask worker`) in its own process."""
+    module = f"distributed.cli.{command}"
+    return subprocess.Popen(
+        [sys.executable, "-m", module, *args, "--dashboard-address", "127.0.0.1:0"],
+        env=env,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+def _wait_for(condition: object, seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():  # type: ignore[operator]
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def test_a_gpu_lesson_goes_only_to_a_gpu_worker_and_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    paths = copy_course(tmp_path / "course", broken=False)
+    lesson_md = paths.content / "lessons" / "basics-02" / "lesson.md"
+    lesson_md.write_text(lesson_md.read_text().replace("\n---\n", "\nrequires: gpu\n---\n", 1))
+    log = io.StringIO()
+    record_stale(
+        load_course(paths.content), check(paths).statuses, paths, 2, runner=canned_run, log=log
+    )
+    assert "need a GPU machine (requires: gpu): basics-02" in log.getvalue()
+    assert not (paths.recordings / "basics-02.json").exists()
+    where = ["--content", str(paths.content), "--recordings", str(paths.recordings)]
+    where += ["--cache", str(paths.cache)]
+    assert main(["check", "--format", "github", *where]) == 0
+    assert "::warning file=" in capsys.readouterr().out
+    assert main(["check", *where]) == 0
+    with _local_cluster(tmp_path / "dask", workers=1, resources={"GPU": 1}) as gpu_cluster:
+        assert _record(paths, gpu_cluster.scheduler_address, gpu_canned_run) == ("basics-02",)
+    recording = json.loads((paths.recordings / "basics-02.json").read_bytes())
+    assert recording["provenance"] == "recorded_gpu_computation"
+    assert recording["environment"]["backend"] == "gpu"
+    assert all(status.fresh for status in check(paths).statuses)
+    build(paths, execute=False, jobs=1)
+    page = (paths.out / "recordings" / "index.html").read_text()
+    assert "GPU, 1 device" in page and "CPU, 1 device" in page
+    gpu_lesson = load_course(paths.content).lesson("basics-02")
+    assert gpu_lesson is not None
+    lesson = (paths.out / gpu_lesson.url / "index.html").read_text()
+    assert "Recorded GPU computation" in lesson
+
+
+@pytest.mark.slow
+def test_real_examples_on_workers_record_the_bytes_a_local_run_records(
+    cluster: distributed.LocalCluster, tmp_path: Path
+) -> None:
+    here = copy_course(tmp_path / "here", broken=False)
+    there = make_paths(tmp_path / "there")
+    shutil.copytree(here.content, there.content)
+    course = load_course(here.content)
+    record_stale(course, check(here).statuses, here, 2, runner=run_example)
+    _record(there, cluster.scheduler_address, run_example)
+    _same_recordings(here.recordings, there.recordings)
