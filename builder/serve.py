@@ -17,9 +17,11 @@ and the builder's own temporary files, are no change.
 
 from __future__ import annotations
 
+import errno
 import functools
 import mimetypes
 import queue
+import socket
 import sys
 import threading
 import time
@@ -67,6 +69,7 @@ class Preview:
         runner: Runner | None = None,
         log: TextIO = sys.stderr,
     ) -> None:
+        self.server = _listen(host, port, functools.partial(_Handler, self))
         self.paths, self.log = paths, log
         self.session = Session(paths, execute=execute)
         self.hub = Hub()
@@ -78,8 +81,6 @@ class Preview:
             from .recorder import Recorder
 
             self.recorder = Recorder(paths, self.hub, runner, jobs, log)
-        self.server = ThreadingHTTPServer((host, port), functools.partial(_Handler, self))
-        self.server.daemon_threads = True
 
     @property
     def url(self) -> str:
@@ -183,6 +184,34 @@ def serve(
         preview.run()
     finally:
         preview.close()
+
+
+def _listen(host: str, port: int, handler: Any) -> ThreadingHTTPServer:
+    """The HTTP server bound to host:port, before anything else starts; a port in use or
+    not allowed, or a host that is not this machine's, is one line naming host:port."""
+    try:
+        server = ThreadingHTTPServer((host, port), handler)
+    except (OSError, OverflowError, TypeError, ValueError) as error:  # UnicodeError too
+        where = host if host.isprintable() else repr(host)
+        raise BuildError(
+            f"cannot serve on {where}:{port}: {_why(error)}",
+            hint="pick another port with --port N (0: any free port)"
+            if getattr(error, "errno", None) in (errno.EADDRINUSE, errno.EACCES)
+            else "serve on 127.0.0.1 with --port N from 0 to 65535",
+        ) from None
+    server.daemon_threads = True
+    return server
+
+
+def _why(error: Exception) -> str:
+    number = getattr(error, "errno", None)
+    if number == errno.EADDRINUSE:
+        return "the port is in use (another `serve`, or another server)"
+    if number == errno.EACCES:
+        return "not allowed (ports below 1024 need root)"
+    if isinstance(error, socket.gaierror):
+        return f"no such host ({error.strerror})"
+    return str(getattr(error, "strerror", None) or error)
 
 
 def wanted(change: object, path: str) -> bool:
