@@ -13,6 +13,7 @@ import os
 import re
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from types import FrameType, MappingProxyType
 from typing import TYPE_CHECKING
@@ -30,6 +31,10 @@ EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports Ctrl-C
 EXIT_TERMINATED = 143  # 128 + SIGTERM
 CHECK_FORMATS = ("table", "json", "github")
 DIFF_FORMATS = ("text", "markdown", "json")
+# Every number the command line takes is bounded here, at parse time: a wrong one is a usage
+# line naming the option and the range, never an OverflowError or a MemoryError later on.
+MAX_JOBS = max(256, os.cpu_count() or 1)  # more processes at once than this is a mistake
+PORTS = (0, 65535)  # 0: any free port (the preview prints the one it got)
 FIXES = MappingProxyType(  # by state: the next step, as the README's table says it
     {
         "missing": "run `make record`",
@@ -72,13 +77,8 @@ def _main(argv: list[str] | None) -> int:
     except BrokenPipeError:  # the reader went away (`... | head`): stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
-    except OSError as error:  # a file the builder could not read or write
-        print(
-            f"error: {one_line(str(error.filename or 'a file'))}: {error.strerror or error}\n"
-            "  -> check that the path exists, that you may read and write it, and that the "
-            "disk is not full",
-            file=sys.stderr,
-        )
+    except OSError as error:
+        print(_os_error(error), file=sys.stderr)
         return 1
     except KeyboardInterrupt as stop:
         terminated = isinstance(stop, Terminated)
@@ -91,6 +91,21 @@ def _main(argv: list[str] | None) -> int:
         return EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def _os_error(error: OSError) -> str:
+    """An OSError no command turned into a BuildError, in one line and a next step: the
+    disk is blamed only when a file is named."""
+    if error.filename:  # a file the builder could not read or write
+        return (
+            f"error: {one_line(str(error.filename))}: {error.strerror or error}\n"
+            "  -> check that the path exists, that you may read and write it, and that the "
+            "disk is not full"
+        )
+    return (
+        f"error: {error.strerror or error} ({type(error).__name__}, no file involved)\n"
+        "  -> run the command again; if it fails the same way, report it with the command"
+    )
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -140,7 +155,12 @@ def _parser() -> argparse.ArgumentParser:
     serve = _command(
         commands, "serve", _serve, "serve site/ locally; rebuild and reload the browser on change"
     )
-    serve.add_argument("--port", type=int, default=8000, help="port on 127.0.0.1 (default 8000)")
+    serve.add_argument(
+        "--port",
+        type=_number(*PORTS),
+        default=8000,
+        help="port on 127.0.0.1 (default 8000; 0: any free port)",
+    )
     serve.add_argument(
         "--no-execute", action="store_true", help="only re-render; never run examples"
     )
@@ -226,9 +246,10 @@ def _jobs(command: argparse.ArgumentParser, sandbox: bool = True) -> None:
     command.add_argument(
         "-j",
         "--jobs",
-        type=int,
+        type=_number(1, MAX_JOBS),
         default=os.cpu_count() or 1,
-        help="examples to run, or processes rendering, at once (default: the number of cores)",
+        help="examples to run, or processes rendering, at once (default: the number of cores; "
+        f"at most {MAX_JOBS})",
     )
 
 
@@ -239,6 +260,19 @@ def _dask(command: argparse.ArgumentParser) -> None:
         help="run the examples on the dask.distributed cluster whose scheduler is at ADDRESS "
         "(tcp://HOST:PORT); recordings are written here",
     )
+
+
+def _number(low: int, high: int) -> Callable[[str], int]:
+    """An argparse type: a whole number from `low` to `high`, else one usage line naming
+    the option (argparse does) and the range."""
+
+    def parse(text: str) -> int:
+        if not re.fullmatch(r"\s*[-+]?[0-9]{1,20}\s*", text) or not low <= int(text) <= high:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number from {low} to {high}")
+        return int(text)
+
+    parse.__name__ = "number"  # argparse names the type in some messages
+    return parse
 
 
 def _shard(text: str) -> Shard:

@@ -17,10 +17,12 @@ and the builder's own temporary files, are no change.
 
 from __future__ import annotations
 
+import errno
 import functools
 import mimetypes
 import os
 import queue
+import socket
 import sys
 import threading
 import time
@@ -67,6 +69,7 @@ class Preview:
         runner: Runner | None = None,
         log: TextIO | None = None,
     ) -> None:
+        self.server = _listen(host, port, functools.partial(_Handler, self))
         self.paths, self.log = paths, log or sys.stderr  # as it is now: the CLI's stream
         self.session = Session(paths, execute=execute)
         self.hub = Hub()
@@ -78,8 +81,6 @@ class Preview:
             from .rerecord import Recorder
 
             self.recorder = Recorder(paths, self.hub, runner, jobs, self.log)
-        self.server = ThreadingHTTPServer((host, port), functools.partial(_Handler, self))
-        self.server.daemon_threads = True
         self.serving = False  # shutdown() waits for serve_forever: forever, if never started
 
     @property
@@ -256,6 +257,34 @@ def _folder_event(change: object, path: str, folders: set[str]) -> bool:
     if change == Change.added:
         return os.path.isdir(path) and not os.path.islink(path)
     return change == Change.deleted and path in folders
+
+
+def _listen(host: str, port: int, handler: Any) -> ThreadingHTTPServer:
+    """The HTTP server bound to host:port, before anything else starts; a port in use or
+    not allowed, or a host that is not this machine's, is one line naming host:port."""
+    try:
+        server = ThreadingHTTPServer((host, port), handler)
+    except (OSError, OverflowError, TypeError, ValueError) as error:  # UnicodeError too
+        where = host if host.isprintable() else repr(host)
+        raise BuildError(
+            f"cannot serve on {where}:{port}: {_why(error)}",
+            hint="pick another port with --port N (0: any free port)"
+            if getattr(error, "errno", None) in (errno.EADDRINUSE, errno.EACCES)
+            else "serve on 127.0.0.1 with --port N from 0 to 65535",
+        ) from None
+    server.daemon_threads = True
+    return server
+
+
+def _why(error: Exception) -> str:
+    number = getattr(error, "errno", None)
+    if number == errno.EADDRINUSE:
+        return "the port is in use (another `serve`, or another server)"
+    if number == errno.EACCES:
+        return "not allowed (ports below 1024 need root)"
+    if isinstance(error, socket.gaierror):
+        return f"no such host ({error.strerror})"
+    return str(getattr(error, "strerror", None) or error)
 
 
 def wanted(change: object, path: str) -> bool:

@@ -152,15 +152,8 @@ def task_of(lesson: Lesson, expected: dict[str, str]) -> Task:
 def connect(address: str, runner: Runner, log: TextIO) -> Iterator[Cluster]:
     """A client of the scheduler at `address`, its workers checked; closed on the way out."""
     from distributed import Client
-    from distributed.comm.addressing import get_address_host_port
 
-    try:
-        get_address_host_port(address)  # before a Client is half made of it
-    except ValueError as error:
-        raise BuildError(
-            f"--dask {address!r} is not a scheduler address: {error}",
-            hint="give it as tcp://HOST:PORT, as `dask scheduler` prints it",
-        ) from None
+    _check_address(address)  # before a Client is half made of it
     try:
         client = Client(address, set_as_default=False)
     except (OSError, TimeoutError) as error:
@@ -170,6 +163,44 @@ def connect(address: str, runner: Runner, log: TextIO) -> Iterator[Cluster]:
         ) from None
     with client:
         yield Cluster(client, runner, log, address, _good_workers(client, log))
+
+
+def _check_address(address: str) -> None:
+    """A scheduler address this client can speak to, or a BuildError at once: tcp://, or
+    tls:// when dask's TLS settings give a client certificate (without them a Client
+    retries for a minute and then fails with a TypeError)."""
+    from distributed.comm.addressing import get_address_host_port, parse_address
+
+    scheme = parse_address(address)[0]
+    if not (scheme == "tcp" or (scheme == "tls" and _tls_configured())):
+        said = "without dask's TLS settings" if scheme == "tls" else "is not supported"
+        raise BuildError(
+            f"--dask {address!r}: {scheme}:// {said}; tcp:// is, and tls:// with TLS settings",
+            hint="give it as tcp://HOST:PORT; for tls:// set distributed.comm.tls.ca-file, "
+            ".client.cert and .client.key in dask's config (or DASK_DISTRIBUTED__COMM__TLS__* "
+            "variables)",
+        )
+    try:
+        get_address_host_port(address)
+    except ValueError as error:
+        raise BuildError(
+            f"--dask {address!r} is not a scheduler address: {error}",
+            hint="give it as tcp://HOST:PORT, as `dask scheduler` prints it",
+        ) from None
+
+
+def _tls_configured() -> bool:
+    """Dask's config gives a TLS client context (a CA file and a certificate)."""
+    from distributed.security import Security
+
+    try:
+        return Security().get_connection_args("client")["ssl_context"] is not None
+    except (OSError, ValueError) as error:  # ssl.SSLError is an OSError
+        raise BuildError(
+            f"dask's TLS settings cannot be used: {error}",
+            hint="check the files distributed.comm.tls.ca-file, .client.cert and .client.key "
+            "name in dask's config",
+        ) from None
 
 
 def _good_workers(client: Client, log: TextIO) -> list[str]:

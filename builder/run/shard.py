@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from ..course.model import Lesson
 
 UNTIMED_SECONDS = 1.0
+MAX_SHARDS = 1000  # a CI matrix has at most 256 jobs (GitHub); more parts is a typo
 
 
 @dataclass(frozen=True)
@@ -27,17 +28,19 @@ class Shard:
     @classmethod
     def parse(cls, text: str) -> Shard:
         """'2/3' -> Shard(2, 3); a ValueError says what was expected."""
-        match = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text)
-        if not match or not 1 <= int(match[1]) <= int(match[2]):
-            raise ValueError(f"{text!r} is not K/N with 1 <= K <= N, such as 2/3")
+        match = re.fullmatch(r"\s*([0-9]{1,9})\s*/\s*([0-9]{1,9})\s*", text)
+        if not match or not 1 <= int(match[1]) <= int(match[2]) <= MAX_SHARDS:
+            raise ValueError(f"{text!r} is not K/N with 1 <= K <= N <= {MAX_SHARDS}, such as 2/3")
         return cls(int(match[1]), int(match[2]))
 
     def __str__(self) -> str:
         return f"{self.index}/{self.count}"
 
     def pick(self, lessons: list[Lesson], seconds: dict[str, float]) -> list[Lesson]:
-        """This shard's lessons, longest first."""
-        return split(lessons, seconds, self.count)[self.index - 1]
+        """This shard's lessons, longest first. Parts beyond the number of lessons are
+        empty (LPT gives each of the first lessons a part of its own): never made."""
+        parts = split(lessons, seconds, min(self.count, len(lessons)))
+        return parts[self.index - 1] if self.index <= len(parts) else []
 
 
 def split(lessons: list[Lesson], seconds: dict[str, float], count: int) -> list[list[Lesson]]:

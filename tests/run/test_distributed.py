@@ -266,6 +266,72 @@ def test_a_scheduler_that_is_down_is_one_clear_message(
     )
 
 
+@pytest.mark.parametrize(
+    ("address", "said"),
+    [
+        ("tls://127.0.0.1:8786", "tls:// without dask's TLS settings"),
+        ("ws://127.0.0.1:8786", "ws:// is not supported"),
+        ("inproc://127.0.0.1/1/2", "inproc:// is not supported"),
+        ("ucx://127.0.0.1:8786", "ucx:// is not supported"),
+        ("tcp://tls://127.0.0.1:8786", "tcp://tls:// is not supported"),
+        ("127.0.0.1", "is not a scheduler address: missing port"),
+    ],
+)
+def test_an_address_this_client_cannot_speak_to_fails_at_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], address: str, said: str
+) -> None:
+    """tls:// without TLS settings was a TypeError after a minute of retries."""
+    paths = copy_course(tmp_path, broken=False)
+    args = ["record", "--content", str(paths.content), "--recordings", str(paths.recordings)]
+    started = time.monotonic()
+    assert main([*args, "--cache", str(paths.cache), "--dask", address]) == 1
+    assert time.monotonic() - started < 10
+    error = capsys.readouterr().err
+    assert f"error: --dask {address!r}" in error and said in error
+    assert "tcp://HOST:PORT" in error and "Traceback" not in error
+
+
+def _self_signed(folder: Path) -> tuple[Path, Path]:
+    key, cert = folder / "key.pem", folder / "cert.pem"
+    subprocess.run(
+        [
+            *("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"),
+            *("-subj", "/CN=127.0.0.1", "-keyout", str(key), "-out", str(cert)),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    return key, cert
+
+
+def test_tls_with_dask_tls_settings_is_tried_and_broken_settings_are_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import dask
+
+    if not shutil.which("openssl"):
+        pytest.skip("openssl is not installed: no certificate to try")
+    key, cert = _self_signed(tmp_path)
+    paths = copy_course(tmp_path / "course", broken=False)
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        address = f"tls://127.0.0.1:{free.getsockname()[1]}"
+    args = ["record", "--content", str(paths.content), "--recordings", str(paths.recordings)]
+    args += ["--cache", str(paths.cache), "--dask", address]
+    tls = {
+        "distributed.comm.tls.ca-file": str(cert),
+        "distributed.comm.tls.client.cert": str(cert),
+        "distributed.comm.tls.client.key": str(key),
+    }
+    with dask.config.set({**tls, "distributed.comm.timeouts.connect": "1s"}):
+        assert main(args) == 1
+    assert f"cannot reach the Dask scheduler at {address}" in capsys.readouterr().err
+    with dask.config.set({**tls, "distributed.comm.tls.ca-file": str(tmp_path / "none.pem")}):
+        assert main(args) == 1
+    error = capsys.readouterr().err
+    assert "error: dask's TLS settings cannot be used" in error and "Traceback" not in error
+
+
 def test_a_lost_scheduler_keeps_what_finished_and_a_rerun_finishes_the_rest(
     tmp_path: Path, recorded: Paths
 ) -> None:
