@@ -15,38 +15,24 @@ import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from types import FrameType, MappingProxyType
+from types import FrameType
 from typing import TYPE_CHECKING
 
 from .core.errors import BuildError
-from .core.escape import json_text, one_line, terminal_streams, workflow_command, write_command
+from .core.escape import one_line, terminal_streams
 
 if TYPE_CHECKING:
     from .core.observe import Paths
-    from .course.status import LessonStatus
     from .run.execute import Runner
     from .run.shard import Shard
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports Ctrl-C
 EXIT_TERMINATED = 143  # 128 + SIGTERM
-CHECK_FORMATS = ("table", "json", "github")
 DIFF_FORMATS = ("text", "markdown", "json")
 # Every number the command line takes is bounded here, at parse time: a wrong one is a usage
 # line naming the option and the range, never an OverflowError or a MemoryError later on.
 MAX_JOBS = max(256, os.cpu_count() or 1)  # more processes at once than this is a mistake
 PORTS = (0, 65535)  # 0: any free port (the preview prints the one it got)
-FIXES = MappingProxyType(  # by state: the next step, as the README's table says it
-    {
-        "missing": "run `make record`",
-        "stale(content)": "run `make record`",
-        "stale(harness)": "run `make record FORCE=1`",
-        "stale(environment)": "install the pinned versions (requirements.lock), or re-record",
-        "invalid": "re-record it with `make record`",
-        "orphan": "delete the recording, or restore its lesson",
-        "needs a GPU machine": "record it with `record --dask ADDRESS` on a cluster with a "
-        "GPU worker (dask worker --resources GPU=1)",
-    }
-)
 
 
 class Terminated(KeyboardInterrupt):
@@ -141,7 +127,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     check.add_argument(
         "--format",
-        choices=CHECK_FORMATS,
+        choices=("table", "json", "github"),  # builder.course.verdict.FORMATS
         default="table",
         help="table (default), json (every lesson's state), or github (one ::error annotation "
         "per lesson that is not fresh, for GitHub Actions)",
@@ -151,7 +137,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     _diff_command(commands)
     _rehearse_command(commands)
-    _since(_command(commands, "render", _render, "render site/ from recordings only"))
+    render = _command(commands, "render", _site, "render site/ from recordings only")
+    _jobs(render, sandbox=False)
+    _since(render)
+    # What `site` asks that `render` never does: the same function runs both.
+    render.set_defaults(no_execute=True, force=False, dask=None, sandbox=False)
     serve = _command(
         commands, "serve", _serve, "serve site/ locally; rebuild and reload the browser on change"
     )
@@ -290,7 +280,7 @@ def _paths(args: argparse.Namespace) -> Paths:
     return Paths(args.content, args.recordings, args.out, args.cache)
 
 
-def _site(args: argparse.Namespace, execute: bool = True) -> int:
+def _site(args: argparse.Namespace) -> int:
     import time
 
     from .build.pipeline import build
@@ -298,12 +288,12 @@ def _site(args: argparse.Namespace, execute: bool = True) -> int:
     started = time.perf_counter()
     result = build(
         _paths(args),
-        execute=execute and not getattr(args, "no_execute", False),
-        jobs=getattr(args, "jobs", 1),
-        force=getattr(args, "force", False),
-        since=getattr(args, "since", None),
+        execute=not args.no_execute,
+        jobs=args.jobs,
+        force=args.force,
+        since=args.since,
         runner=_runner(args),
-        dask=getattr(args, "dask", None),
+        dask=args.dask,
     )
     seconds = time.perf_counter() - started
     print(
@@ -317,17 +307,13 @@ def _site(args: argparse.Namespace, execute: bool = True) -> int:
 
 def _runner(args: argparse.Namespace) -> Runner | None:
     """The sandboxed runner with --sandbox (refused at once where bwrap cannot work)."""
-    if not getattr(args, "sandbox", False):
+    if not args.sandbox:
         return None
     from .run.execute import run_sandboxed
     from .run.sandbox import require_sandbox
 
     require_sandbox()
     return run_sandboxed
-
-
-def _render(args: argparse.Namespace) -> int:
-    return _site(args, execute=False)
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -368,69 +354,11 @@ def _record(args: argparse.Namespace) -> int:
 
 def _check(args: argparse.Namespace) -> int:
     from .build.pipeline import check
+    from .course.verdict import passed, say
 
     statuses = check(_paths(args)).statuses
-    bad = [status for status in statuses if not status.passes]
-    shown = [status for status in statuses if not status.fresh]  # and those needing a GPU
-    if args.format == "json":
-        print(json_text([_state(s) for s in statuses]))
-    elif args.format == "github":
-        for status in shown:
-            write_command(sys.stdout, _annotation(status, args.content))
-        print(_verdict(bad, statuses))
-    else:
-        print(_table(shown) + _verdict(bad, statuses))
-    return 1 if bad else 0
-
-
-def _state(s: LessonStatus) -> dict[str, str]:
-    return {"lessonId": s.lesson_id, "state": str(s.state), "detail": s.detail, "path": str(s.path)}
-
-
-def _table(bad: list[LessonStatus]) -> str:
-    if not bad:
-        return ""
-    ids = [one_line(s.lesson_id) for s in bad]
-    width = max(len(lesson_id) for lesson_id in ids)
-    rows = [
-        f"{i:<{width}}  {s.state:<18}  {one_line(s.detail)}" for i, s in zip(ids, bad, strict=True)
-    ]
-    return "\n".join([f"{'lesson':<{width}}  {'state':<18}  detail", *rows, ""]) + "\n"
-
-
-def _verdict(bad: list[LessonStatus], statuses: list[LessonStatus]) -> str:
-    gpu = sum(not status.fresh for status in statuses) - len(bad)
-    if not bad and gpu:
-        return (
-            f"All {len(statuses) - gpu} recordings are fresh; {gpu} lesson(s) need a GPU machine "
-            "to be recorded (requires: gpu), which this check does not count as a failure."
-        )
-    if not bad:
-        return f"All {len(statuses)} recordings are fresh."
-    return (
-        f"{len(bad)} of {len(statuses)} recording(s) not fresh. Run `make record` to "
-        "re-record them (orphans: delete the file or restore its lesson)."
-    )
-
-
-def _annotation(status: LessonStatus, content: Path) -> str:
-    """A GitHub Actions `::error` line: on the example when the lesson's inputs changed or
-    it was never recorded, else on the recording (at the line a JSON error names)."""
-    from .course.rules import EXAMPLE_FILE
-
-    state = str(status.state)
-    level = "warning" if status.passes else "error"
-    on_example = state in ("missing", "stale(content)")
-    path = content / "lessons" / status.lesson_id / EXAMPLE_FILE if on_example else status.path
-    line = re.search(r"\bline (\d+)", status.detail) if state == "invalid" else None
-    message = f"{status.detail}; {FIXES[state]}" if status.detail else FIXES[state]
-    return workflow_command(
-        level,
-        message,
-        file=str(path),
-        line=str(line[1] if line else 1),
-        title=f"{status.lesson_id}: recording {state}",
-    )
+    say(statuses, args.format, args.content, sys.stdout)
+    return 0 if passed(statuses) else 1
 
 
 def _diff(args: argparse.Namespace) -> int:
