@@ -119,6 +119,20 @@
     wrap.insertBefore(button, pre);
   });
 
+  // -- Folded sections (a lab's solution): an address or a contents link that names a
+  // section inside one opens it, rather than scroll to nothing.
+  function unfold() {
+    var id = decodeURIComponent(location.hash.slice(1));
+    var target = id && document.getElementById(id);
+    var opened = false;
+    for (var at = target; at; at = at.parentElement) {
+      if (at.tagName === "DETAILS" && !at.open) opened = at.open = true;
+    }
+    if (opened) target.scrollIntoView();
+  }
+  if (location.hash) unfold();
+  window.addEventListener("hashchange", unfold);
+
   // -- On-page contents: mark the section being read. A heading "is being read" once it has
   // passed the top quarter of the window; at the end of the page, the last one in view.
   // IntersectionObserver says when a heading crosses that line, or the page's end shows.
@@ -138,6 +152,7 @@
       var end = window.innerHeight + window.scrollY >= html.scrollHeight - 2;
       var found = null;
       heads.forEach(function (head) {
+        if (!head.getClientRects().length) return;  // in a closed <details>: not on screen
         var top = head.getBoundingClientRect().top;
         if (top < line || (end && top < window.innerHeight)) found = head;
       });
