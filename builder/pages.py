@@ -72,7 +72,7 @@ def page_artifacts(
         context = partial(_changes, changes, course)
         listings.append(pages.made("changes/index.html", "changes.html", changes, context))
     return [
-        *_navigation(course, pages),
+        *_navigation(course, pages, "changes/index.html" if changes else ""),
         *listings,
         *_redirects(course, pages.nav, renderer),
         *_static(renderer),
@@ -108,8 +108,9 @@ def _made_page(
     return Made({name: page(template, nav, **context())})
 
 
-def _navigation(course: Course, pages: _Pages) -> list[Artifact]:
-    """The home, arc, search and 404 pages, and the sidebar's data."""
+def _navigation(course: Course, pages: _Pages, changes_url: str = "") -> list[Artifact]:
+    """The home, arc, search and 404 pages, and the sidebar's data; the home page links
+    `changes_url`, the What-changed page, when this build makes one."""
     bundles = [search.bundle_folder(b) for b in search.bundles(course) if b]
     return [
         pages.simple(
@@ -120,6 +121,7 @@ def _navigation(course: Course, pages: _Pages) -> list[Artifact]:
             current="",
             description=course.meta.summary,
             note=course.meta.note,
+            changes_url=changes_url,
         ),
         *(
             pages.simple(

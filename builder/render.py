@@ -34,7 +34,8 @@ class NavItem:
     title: str
     url: str
     summary: str
-    label: str
+    label: str  # the lesson's id, for maintainers' pages (recordings, what changed)
+    number: str = ""  # its place in the course, "2.3": third of the second arc (cards)
 
 
 @dataclass(frozen=True)
@@ -138,15 +139,23 @@ def _environment() -> Environment:
 
 def site_nav(course: Course) -> SiteNav:
     by_arc = course.by_arc()
+    shown = [arc for arc in course.meta.arcs if by_arc[arc.id]]
     arcs = [
-        NavArc(arc.id, arc.title, arc.summary, [item(x) for x in by_arc[arc.id]])
-        for arc in course.meta.arcs
+        NavArc(
+            arc.id,
+            arc.title,
+            arc.summary,
+            [item(x, f"{a}.{n}") for n, x in enumerate(by_arc[arc.id], start=1)],
+        )
+        for a, arc in enumerate(shown, start=1)
     ]
-    return SiteNav(course.meta.title, course.meta.summary, [arc for arc in arcs if arc.lessons])
+    return SiteNav(course.meta.title, course.meta.summary, arcs)
 
 
-def item(lesson: Lesson) -> NavItem:
-    return NavItem(lesson.id, lesson.title, lesson.url, lesson.meta.summary, lesson.id.upper())
+def item(lesson: Lesson, number: str = "") -> NavItem:
+    return NavItem(
+        lesson.id, lesson.title, lesson.url, lesson.meta.summary, lesson.id.upper(), number
+    )
 
 
 def lesson_artifacts(
@@ -239,7 +248,7 @@ def _lesson_page(
     lessons = course.lessons
     content = LessonPage(
         title=lesson.title,
-        label=lesson.id.upper(),
+        label=lesson.title,  # the breadcrumb's last step: readers know titles, not ids
         arc_title=_arc(course, lesson).title,
         arc_url=f"a/{lesson.meta.arc}/",
         body=Markup(body),

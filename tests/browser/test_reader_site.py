@@ -1,0 +1,120 @@
+"""Issue 29 on the real course (content/ and recordings/) in headless Chromium: what a
+reader of the best documentation sites expects, light and dark, laptop and phone.
+
+The 404 page at any address is in test_course_site.py (the existing 404 test, with the
+addresses outside the site's own folders added).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from builder.course import Course, load_course
+
+pytestmark = pytest.mark.browser
+
+REPO = Path(__file__).resolve().parents[2]
+PHONE = {"width": 375, "height": 740}
+LAPTOP = {"width": 1280, "height": 800}
+SCREENS = [("light", LAPTOP), ("dark", LAPTOP), ("light", PHONE), ("dark", PHONE)]
+SCREEN_IDS = ["light-1280", "dark-1280", "light-375", "dark-375"]
+
+
+@pytest.fixture(scope="module")
+def course() -> Course:
+    return load_course(REPO / "content")
+
+
+@pytest.fixture
+def new_page(browser: Any) -> Iterator[Any]:
+    contexts: list[Any] = []
+
+    def make(scheme: str = "light", viewport: dict[str, int] = LAPTOP, **options: Any) -> Any:
+        context = browser.new_context(color_scheme=scheme, viewport=viewport, **options)
+        context.set_default_timeout(10_000)
+        contexts.append(context)
+        return context.new_page()
+
+    yield make
+    for context in contexts:
+        context.close()
+
+
+def labs(course: Course) -> list[Any]:
+    found = [x for x in course.lessons if x.meta.arc == "labs"]
+    assert len(found) >= 3
+    return found
+
+
+# -- 5. the home page shows a lesson on its first screen ---------------------------------
+
+
+@pytest.mark.parametrize(("scheme", "viewport"), SCREENS, ids=SCREEN_IDS)
+def test_home_shows_a_lesson_on_its_first_screen(
+    new_page: Any, course_url: str, course: Course, scheme: str, viewport: dict[str, int]
+) -> None:
+    page = new_page(scheme, viewport)
+    page.goto(course_url + "index.html")
+    card = page.locator("main .card").first
+    box = card.locator("a").bounding_box()
+    assert box is not None and box["y"] + box["height"] <= viewport["height"], box
+    first = course.by_arc()[course.meta.arcs[0].id][0]
+    assert card.locator("strong").inner_text() == first.title
+    # A way in above the fold: a link to the first lesson.
+    start = page.locator("main a.start-link")
+    assert start.get_attribute("href") == f"{first.url}index.html"
+    start_box = start.bounding_box()
+    assert start_box is not None and start_box["y"] < viewport["height"] / 2
+
+
+# -- 6. labs: the prediction first, the solution and the recorded answer behind a reveal --
+
+
+@pytest.mark.parametrize(("scheme", "viewport"), SCREENS, ids=SCREEN_IDS)
+def test_labs_hide_the_answer_until_the_reader_asks(
+    new_page: Any, course_url: str, course: Course, scheme: str, viewport: dict[str, int]
+) -> None:
+    page = new_page(scheme, viewport)
+    for lesson in labs(course):
+        page.goto(f"{course_url}{lesson.url}index.html")
+        reveal = page.locator("main details.reveal")
+        assert reveal.count() == 1, lesson.id
+        assert reveal.get_attribute("open") is None, f"{lesson.id}: open on arrival"
+        # The exercise reads alone: its heading is shown, and no recorded output, chart or
+        # solution heading is on screen before the reader opens the reveal.
+        assert page.get_by_role("heading", name="The exercise").is_visible(), lesson.id
+        for selector in ("main figure.output", "main figure.panel", ".prose h2"):
+            shown = [
+                e.evaluate("e => e.textContent.slice(0, 60)")
+                for e in page.locator(selector).all()
+                if e.is_visible()
+                and e.evaluate("e => !!e.closest('details.reveal')")  # only what it folds
+            ]
+            assert not shown, f"{lesson.id}: {selector} shown before the reveal: {shown}"
+        hidden = page.locator("details.reveal figure.output, details.reveal figure.panel")
+        assert hidden.count() >= 1, f"{lesson.id}: the recorded answer is not in the reveal"
+        summary = reveal.locator(":scope > summary")
+        assert summary.is_visible() and "solution" in summary.inner_text().lower()
+        summary.click()
+        assert hidden.first.is_visible(), lesson.id
+        # Sections after it (what to take away, going further) are not folded.
+        assert page.locator(".prose > .heading").last.is_visible(), lesson.id
+
+
+def test_a_link_to_a_folded_section_opens_it(
+    new_page: Any, course_url: str, course: Course
+) -> None:
+    page = new_page()
+    lesson = labs(course)[0]
+    page.goto(f"{course_url}{lesson.url}index.html")
+    inside = page.locator("details.reveal h2[id]").first
+    anchor = inside.get_attribute("id")
+    page.locator(f"nav.toc a[href='#{anchor}']").click()
+    assert page.locator("details.reveal").get_attribute("open") is not None
+    assert inside.is_visible()
+    page.goto(f"{course_url}{lesson.url}index.html#{anchor}")
+    page.wait_for_function("document.querySelector('details.reveal').open")
