@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from markupsafe import Markup
 
-from . import search
+from . import revision, search
 from .course import Course, GlossaryTerm, Lesson
 from .highlight import stylesheet
 from .make import Artifact, Made
@@ -152,7 +152,16 @@ def _navigation(course: Course, pages: _Pages, changes_url: str = "") -> list[Ar
             current="",
             description="There is no page at this address.",
         ),
-        pages.simple("static/nav.js", "nav.js", data=_nav_data(pages.nav), root="", current=""),
+        # the sidebar's data, and the revision the site was built from (the footer says it):
+        # in this one small file, so that a new commit re-renders no page
+        pages.simple(
+            "static/nav.js",
+            "nav.js",
+            data=_nav_data(pages.nav),
+            built=Markup(json.dumps(revision.built_from(course.root))),
+            root="",
+            current="",
+        ),
     ]
 
 

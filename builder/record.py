@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol, TextIO
 
-from . import fingerprint
+from . import fingerprint, machine
 from .course import Course, Lesson
 from .errors import RecordingError
 from .execute import (
@@ -29,6 +29,7 @@ from .execute import (
     Outcome,
     Runner,
     allow_runs,
+    child_environment,
     kill_all,
     run_example,
 )
@@ -199,6 +200,8 @@ def _keep(
         "contentHash": recording.contentHash,
         "inputs": inputs,
         "seconds": round(execution.seconds, 2),
+        # where it ran, for the page that shows its timings (not in the recording)
+        "machine": machine.facts(child_environment(lesson, recordings)),
     }
     with contextlib.suppress(OSError):  # it only sharpens messages; never fatal
         # first: a recording on disk has its sidecar, whenever Ctrl-C comes

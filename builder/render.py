@@ -17,7 +17,7 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
-from . import charts, figures, fingerprint, prose, recorded
+from . import charts, figures, fingerprint, machine, prose, recorded
 from .course import Arc, Course, Lesson
 from .highlight import code_block
 from .make import Artifact, Made
@@ -83,6 +83,7 @@ class LessonPage:
     next: NavItem | None
     run: RunIt
     edit_url: str  # the lesson's lesson.md where course.yml's source_url says ("": none)
+    machine: str  # "Recorded on: <CPU>, <cores> · <OS> · Python · jaxlib · XLA_FLAGS" ("": none)
 
 
 @dataclass(frozen=True)
@@ -159,9 +160,13 @@ def item(lesson: Lesson, number: str = "") -> NavItem:
 
 
 def lesson_artifacts(
-    course: Course, statuses: list[LessonStatus], renderer: Renderer
+    course: Course,
+    statuses: list[LessonStatus],
+    renderer: Renderer,
+    machines: dict[str, dict[str, Any] | None] | None = None,
 ) -> list[Artifact]:
-    """Each lesson's page, then the charts of its panels."""
+    """Each lesson's page, then the charts of its panels; `machines`: the machine each
+    lesson was recorded on, from its sidecar (builder/machine.py)."""
     nav = site_nav(course)
     by_id = {status.lesson_id: status for status in statuses}
     index = [f"{x.id}\0{x.slug}\0{x.meta.arc}" for x in course.lessons]
@@ -170,6 +175,7 @@ def lesson_artifacts(
     artifacts = []
     for number, lesson in enumerate(lessons):
         status = by_id[lesson.id]
+        on = machine.sentence((machines or {}).get(lesson.id)) if status.recording else ""
         near = [lessons[i].front if 0 <= i < len(lessons) else "" for i in (number - 1, number + 1)]
         key = renderer.key(
             shared,
@@ -177,13 +183,14 @@ def lesson_artifacts(
             lesson.body,
             lesson.source,
             f"{status.state}\0{status.detail}\0{status.digest}",
+            on,
             *near,
             *_data_digests(lesson),
         )
         artifacts.append(
             Artifact(
                 key,
-                partial(_lesson_page, course, nav, lesson, number, status, renderer),
+                partial(_lesson_page, course, nav, lesson, number, status, renderer, on),
                 "page",
             )
         )
@@ -240,6 +247,7 @@ def _lesson_page(
     index: int,
     status: LessonStatus,
     renderer: Renderer,
+    on: str = "",
 ) -> Made:
     recording = status.recording
     root = "../../"
@@ -259,6 +267,7 @@ def _lesson_page(
         next=item(lessons[index + 1]) if index + 1 < len(lessons) else None,
         run=run_it(lesson, recording, root),
         edit_url=_edit_url(course, lesson),
+        machine=on,
     )
     html = page(
         "lesson.html",

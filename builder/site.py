@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import pages, render, search
+from . import machine, pages, render, search
 from .course import Course
 from .errors import raise_all
 from .make import Kept, Made, make
@@ -71,9 +71,12 @@ def make_pages(
     """The site without its search bundles: what the preview shows first."""
     assert memo.store is not None
     store, renderer = memo.store, render.Renderer(memo)
-    lessons = make(render.lesson_artifacts(course, statuses, renderer), store, kept, jobs)
+    sidecars = read_inputs(recordings)
+    machines = {lesson: machine.of(entry) for lesson, entry in sidecars.items()}
+    artifacts = render.lesson_artifacts(course, statuses, renderer, machines)
+    lessons = make(artifacts, store, kept, jobs)
     used = pages.terms_used(course, lessons.values())
-    seconds = run_seconds(read_inputs(recordings))
+    seconds = run_seconds(sidecars)
     artifacts = pages.page_artifacts(course, statuses, used, seconds, renderer, changes)
     return Site(lessons | make(artifacts, store, kept, jobs))
 

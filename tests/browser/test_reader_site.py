@@ -118,3 +118,51 @@ def test_a_link_to_a_folded_section_opens_it(
     assert inside.is_visible()
     page.goto(f"{course_url}{lesson.url}index.html#{anchor}")
     page.wait_for_function("document.querySelector('details.reveal').open")
+
+
+# -- 4. provenance names the machine; the footer names the build --------------------------
+
+
+def test_a_recorded_lesson_names_the_machine_it_ran_on(
+    new_page: Any, base_url: str, site: Path
+) -> None:
+    """The fixture course, recorded in this session: its sidecars hold the machine."""
+    import platform
+    from importlib import metadata
+
+    from builder.machine import facts
+
+    here = facts({})
+    page = new_page()
+    lessons = sorted(p.parent.name for p in (site / "l").glob("*/index.html"))
+    assert lessons
+    for slug in lessons:
+        page.goto(f"{base_url}l/{slug}/index.html")
+        said = page.locator(".provenance .machine").inner_text()
+        assert said.startswith("Recorded on: "), slug
+        for fact in (
+            f"{here['cpu']}, {here['cores']} core",
+            platform.system(),
+            f"Python {platform.python_version()}",
+            f"jaxlib {metadata.version('jaxlib')}",
+            "XLA_FLAGS",
+        ):
+            assert fact in said, f"{slug}: {fact!r} not in {said!r}"
+
+
+@pytest.mark.parametrize(("scheme", "viewport"), SCREENS, ids=SCREEN_IDS)
+def test_every_lesson_says_where_its_timings_came_from_and_the_footer_the_build(
+    new_page: Any, course_url: str, course: Course, scheme: str, viewport: dict[str, int]
+) -> None:
+    import subprocess
+
+    head = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True
+    ).stdout.strip()
+    page = new_page(scheme, viewport)
+    for lesson in course.lessons:
+        page.goto(f"{course_url}{lesson.url}index.html")
+        machine = page.locator(".provenance .machine")
+        assert machine.is_visible() and machine.inner_text().startswith("Recorded on:")
+        built = page.locator("footer .built").inner_text()
+        assert built.startswith(f"Built from revision {head}"), built
