@@ -166,3 +166,67 @@ def test_every_lesson_says_where_its_timings_came_from_and_the_footer_the_build(
         assert machine.is_visible() and machine.inner_text().startswith("Recorded on:")
         built = page.locator("footer .built").inner_text()
         assert built.startswith(f"Built from revision {head}"), built
+
+
+# -- 2. code and output get the screen's room; what still overflows says so ---------------
+
+OVERFLOWING = """sel => [...document.querySelectorAll(sel)]
+  .filter(e => e.getClientRects().length && e.scrollWidth > e.clientWidth + 1)
+  .map(e => e.closest('figure') ? e.closest('figure').querySelector('figcaption').textContent : '')"""
+
+
+def test_at_a_laptop_width_code_fits_and_output_has_the_room(
+    new_page: Any, course_url: str, course: Course
+) -> None:
+    page = new_page()
+    code = outputs = overflowing = 0
+    for lesson in course.lessons:
+        page.goto(f"{course_url}{lesson.url}index.html")
+        page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+        wide = page.evaluate(OVERFLOWING, "figure.example pre.highlight, figure.example-file pre")
+        assert not wide, f"{lesson.id}: code cut off at 1280 px: {wide}"
+        code += page.locator("figure.example pre.highlight").count()
+        for width in page.eval_on_selector_all(
+            "figure.output pre", "es => es.map(e => e.clientWidth)"
+        ):
+            assert width >= 880, f"{lesson.id}: output in a {width} px column"
+            outputs += 1
+        overflowing += len(page.evaluate(OVERFLOWING, "figure.output pre"))
+    assert code >= 40 and outputs >= 60
+    assert overflowing <= 12, f"{overflowing} of {outputs} outputs still overflow at 1280 px"
+
+
+@pytest.mark.parametrize(("scheme", "viewport"), SCREENS, ids=SCREEN_IDS)
+def test_a_block_that_overflows_shows_it_and_long_output_wraps_on_request(
+    new_page: Any, course_url: str, course: Course, scheme: str, viewport: dict[str, int]
+) -> None:
+    page = new_page(scheme, viewport)
+    cued = wrapped = 0
+    for lesson in course.lessons:
+        page.goto(f"{course_url}{lesson.url}index.html")
+        for box in page.locator("main pre, main .table-scroll").all():
+            if not box.is_visible():  # in a closed <details>
+                continue
+            if not box.evaluate("e => e.scrollWidth > e.clientWidth + 1"):
+                assert box.get_attribute("data-more") is None
+                continue
+            where = f"{lesson.id}: {box.evaluate('e => e.textContent.slice(0, 40)')!r}"
+            assert box.get_attribute("data-more") == "right", where
+            assert box.evaluate("e => getComputedStyle(e).boxShadow") != "none", where
+            box.evaluate(
+                "e => { e.scrollLeft = e.scrollWidth; e.dispatchEvent(new Event('scroll')); }"
+            )
+            assert box.get_attribute("data-more") == "left", where
+            cued += 1
+            figure = box.locator("xpath=ancestor::figure[contains(@class, 'output')]")
+            if figure.count() and wrapped < 3:  # a few per screen: the toggle works
+                button = figure.get_by_role("button", name="Wrap long lines")
+                assert button.is_visible(), where
+                button.click()
+                assert button.get_attribute("aria-pressed") == "true"
+                assert box.evaluate("e => e.scrollWidth <= e.clientWidth + 1"), where
+                assert box.get_attribute("data-more") is None
+                button.click()
+                assert box.evaluate("e => e.scrollWidth > e.clientWidth + 1"), where
+                wrapped += 1
+    assert cued >= 10 and wrapped == 3
