@@ -236,8 +236,14 @@ def _chart_artifacts(lesson: Lesson, status: LessonStatus, renderer: Renderer) -
 
 
 def _chart(folder: str, number: int, panel: BarPanel) -> Made:
-    svgs = charts.bar_svgs(panel)
-    return Made({f"{folder}{figures.panel_file(number, t)}": svgs[t] for t in charts.THEMES})
+    """The chart in each theme, wide and for a phone (figures.panel_file names them)."""
+    files: dict[str, bytes] = {}
+    for narrow, size in ((False, charts.WIDE), (True, charts.NARROW)):
+        svgs = charts.bar_svgs(panel, size)
+        files |= {
+            f"{folder}{figures.panel_file(number, t, narrow)}": svgs[t] for t in charts.THEMES
+        }
+    return Made(files)
 
 
 def _lesson_page(

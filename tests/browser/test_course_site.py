@@ -70,6 +70,7 @@ def test_each_chart_is_shown_once_in_each_theme(
     figures = 0
     for name in lesson_pages(course_site):
         page.goto(course_url + name)
+        page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")  # labs
         for index in range(page.locator("figure.panel").count()):
             figure = page.locator("figure.panel").nth(index)
             where = f"{name} figure {index + 1} ({scheme})"

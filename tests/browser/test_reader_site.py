@@ -230,3 +230,42 @@ def test_a_block_that_overflows_shows_it_and_long_output_wraps_on_request(
                 assert box.evaluate("e => e.scrollWidth > e.clientWidth + 1"), where
                 wrapped += 1
     assert cued >= 10 and wrapped == 3
+
+
+# -- 3. charts readable on a phone, the title said once ------------------------------------
+
+SVG_TEXT = """async img => {
+  const svg = new DOMParser().parseFromString(await (await fetch(img.currentSrc)).text(),
+                                              'image/svg+xml');
+  const root = svg.documentElement;
+  const width = parseFloat(root.getAttribute('viewBox').split(' ')[2]);
+  const sizes = [...svg.querySelectorAll('text')].map(t => parseFloat(t.style.fontSize));
+  const texts = [...svg.querySelectorAll('text')].map(t => t.textContent);
+  return {src: img.currentSrc, shown: img.getBoundingClientRect().width, width, sizes, texts};
+}"""
+
+
+@pytest.mark.parametrize(("scheme", "viewport"), SCREENS, ids=SCREEN_IDS)
+def test_every_chart_reads_at_11_px_and_says_its_title_once(
+    new_page: Any, course_url: str, course: Course, scheme: str, viewport: dict[str, int]
+) -> None:
+    page = new_page(scheme, viewport)
+    charts = 0
+    for lesson in course.lessons:
+        page.goto(f"{course_url}{lesson.url}index.html")
+        page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+        for figure in page.locator("figure.panel").all():
+            img = figure.locator(f"img.chart-{scheme}")
+            img.scroll_into_view_if_needed()
+            img.evaluate("i => i.complete || new Promise(r => i.addEventListener('load', r))")
+            found = img.evaluate(SVG_TEXT)
+            where = f"{lesson.id} {found['src'].rsplit('/', 1)[-1]} at {viewport['width']} px"
+            if viewport is PHONE:
+                assert found["src"].endswith("-narrow.svg"), where
+            smallest = min(found["sizes"]) * found["shown"] / found["width"]
+            if viewport is PHONE:  # on a laptop the wide chart shows at its own size
+                assert smallest >= 11, f"{where}: text at {smallest:.1f} px"
+            title = figure.locator("figcaption strong").inner_text()
+            assert title not in found["texts"], f"{where}: title drawn again in the chart"
+            charts += 1
+    assert charts >= 36
