@@ -24,6 +24,7 @@ import contextlib
 import io
 import math
 import re
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
@@ -373,8 +374,10 @@ def _line_width(line: str, points: float, bold: bool = False) -> float:
     from matplotlib.textpath import text_to_path
 
     font = FontProperties(family=FONTS[0], size=points, weight="bold" if bold else "normal")
-    width, _, _ = text_to_path.get_text_width_height_descent(line, font, ismath=False)
-    return float(width)
+    with warnings.catch_warnings():  # a glyph the font lacks (a tab, an emoji) measures as
+        warnings.filterwarnings("ignore", "Glyph ", UserWarning)  # a blank:
+        width, _, _ = text_to_path.get_text_width_height_descent(line, font, ismath=False)
+    return float(width)  # the browser draws it in a font that has it
 
 
 def _width(text: str, points: float) -> float:
