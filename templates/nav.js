@@ -2,6 +2,9 @@
 // Pages carry only a link to the course home, so their size does not grow with the course.
 (function () {
   var ARCS = {{ data }};
+  var BUILT = {{ built }};  // the git revision the site was built from ("" if unknown)
+  var foot = document.querySelector(".foot .built");
+  if (foot && BUILT) foot.textContent = "Built from revision " + BUILT + ".";
   var nav = document.getElementById("sidebar");
   if (!nav) return;
   var root = document.documentElement.getAttribute("data-root") || "";

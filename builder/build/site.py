@@ -13,6 +13,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..core import machine
 from ..core.artifact import Made, Trace
 from ..core.errors import raise_all
 from ..core.store import Memo
@@ -21,6 +22,7 @@ from ..course.rules import read_inputs, run_seconds
 from ..course.status import LessonStatus
 from ..render import lessons as render
 from ..render import pages, search
+from ..review.git import built_from
 from .make import Kept, make
 
 if TYPE_CHECKING:
@@ -73,11 +75,15 @@ def make_pages(
     """The site without its search bundles: what the preview shows first."""
     assert memo.store is not None
     store, renderer = memo.store, render.Renderer(memo)
-    lessons = make(render.lesson_artifacts(course, statuses, renderer), store, kept, jobs)
+    sidecars = read_inputs(recordings)
+    machines = {lesson: machine.of(entry) for lesson, entry in sidecars.items()}
+    artifacts = render.lesson_artifacts(course, statuses, renderer, machines)
+    lessons = make(artifacts, store, kept, jobs)
     used = pages.terms_used(course, lessons.values())
-    seconds = run_seconds(read_inputs(recordings))
+    seconds = run_seconds(sidecars)
     changed = _changes_page(changes, course)
-    artifacts = pages.page_artifacts(course, statuses, used, seconds, renderer, changed)
+    built = built_from(course.root)
+    artifacts = pages.page_artifacts(course, statuses, used, seconds, renderer, changed, built)
     return Site(lessons | make(artifacts, store, kept, jobs))
 
 

@@ -24,6 +24,7 @@ import contextlib
 import io
 import math
 import re
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
@@ -63,6 +64,26 @@ ROTATION = 30
 TOP = EDGE + TITLE * LINE + TITLEPAD  # a one-line title
 BOTTOM = TICK + FONT * LINE + EDGE  # one-line, unrotated x labels
 AXES_HEIGHT = 230.4 - TOP - BOTTOM  # never less than this
+LOG_RATIO = (
+    100  # one positive value this many times another: a log scale (a bar of 1% shows nothing)
+)
+
+
+@dataclass(frozen=True)
+class Size:
+    """A chart's width and type sizes, in points (at 72 dpi a point is a CSS pixel x 3/4)."""
+
+    width: float
+    font: float  # ticks and the y-label
+    small: float  # value labels and the legend
+    stacked: bool  # the legend above the plot, one entry a line, rather than beside it
+
+
+WIDE = Size(WIDTH, FONT, SMALL, stacked=False)
+# A phone's column (~335 CSS px at 375): drawn at 255 pt = 340 px, its smallest text 9.5 pt
+# = 12.7 px, 11 px or more shrunk to a column as narrow as 295 px (a folded lab answer);
+# the legend stacked over the plot.
+NARROW = Size(255.0, 10.0, 9.5, stacked=True)
 SCALES = ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1e-6, "µ"), (1e-9, "n"), (1e-12, "p"))
 _STYLE = re.compile(rb'style="[^"]*"')
 _TEXT, _GRID = COLOURS["light"]["text"], COLOURS["light"]["grid"]
@@ -80,17 +101,32 @@ RC = MappingProxyType(  # matplotlib's settings for a chart: determinism, fonts,
 )
 
 
-def bar_svgs(panel: BarPanel) -> dict[str, bytes]:
-    """The panel as SVG bytes per theme ("light", "dark"), deterministic."""
-    light = light_svg(panel)
+def bar_svgs(panel: BarPanel, size: Size = WIDE) -> dict[str, bytes]:
+    """The panel as SVG bytes per theme ("light", "dark"), deterministic; `size=NARROW`: the
+    variant a phone shows."""
+    light = light_svg(panel, size)
     return {theme: recolour(light, theme) for theme in THEMES}
 
 
-def light_svg(panel: BarPanel) -> bytes:
+def pixels(panel: BarPanel, size: Size = WIDE) -> tuple[int, int]:
+    """The chart's width and height in CSS pixels, for the page's <img> (no layout shift)."""
+    layout = _layout(panel, size)
+    return round(size.width * 4 / 3), round(layout.height * 4 / 3)
+
+
+def log_scale(panel: BarPanel) -> bool:
+    """Whether the chart is drawn on a log scale: every value positive, and the largest at
+    least LOG_RATIO times the smallest, so that a linear scale would flatten the small
+    ones to nothing."""
+    values = [y for series in panel.series for y in series.y]
+    return min(values) > 0 and max(values) >= LOG_RATIO * min(values)
+
+
+def light_svg(panel: BarPanel, size: Size = WIDE) -> bytes:
     """The panel drawn once, in the light theme."""
     from matplotlib.backends.backend_svg import FigureCanvasSVG
 
-    layout = _layout(panel)
+    layout = _layout(panel, size)
     out = io.BytesIO()
     with _settings():
         canvas: Any = FigureCanvasSVG(_figure(panel, layout))  # print_svg has no stub types
@@ -150,6 +186,10 @@ class Layout:
     top: float
     bottom: float
     ylabel_offset: float  # from the axes' left edge to the y-label's baseline
+    size: Size = WIDE
+    log: bool = False  # a log scale: ylim and yticks are values, placed by their log
+    value_labels: tuple[tuple[str, ...], ...] = ()  # per series, per label
+    legend_top: float = 0.0  # stacked: the legend's room above the plot
 
     @property
     def height(self) -> float:
@@ -157,38 +197,93 @@ class Layout:
 
     @property
     def axes_width(self) -> float:
-        return WIDTH - self.left - self.right
+        return self.size.width - self.left - self.right
 
 
-def _layout(panel: BarPanel) -> Layout:
+def _layout(panel: BarPanel, size: Size = WIDE) -> Layout:
+    """Where everything goes. The title is not drawn: the page's caption says it."""
+    font, small, width = size.font, size.small, size.width
     values = [y for series in panel.series for y in series.y]
-    ylim = _ylim(values)
-    yticks = _yticks(ylim, all(isinstance(y, int) for y in values))
-    ytick_labels = _tick_labels(yticks)
-    ylabel = _wrap(panel.ylabel, FONT, AXES_HEIGHT)
-    ylabel_offset = max(_width(t, FONT) for t in ytick_labels) + TICK + LABELPAD
-    left = EDGE + _lines(ylabel) * FONT * LINE + ylabel_offset
+    log = log_scale(panel)
+    if log:
+        ylim, yticks = _log_ylim(values)
+        ytick_labels = [_short(t) for t in yticks]
+    else:
+        ylim = _ylim(values)
+        yticks = _yticks(ylim, all(isinstance(y, int) for y in values))
+        ytick_labels = _tick_labels(yticks)
+    ylabel = _wrap(panel.ylabel + (" (log scale)" if log else ""), font, AXES_HEIGHT)
+    ylabel_offset = max(_width(t, font) for t in ytick_labels) + TICK + LABELPAD
+    left = EDGE + _lines(ylabel) * font * LINE + ylabel_offset
     many = len(panel.series) > 1
-    legend = [_wrap(s.label, SMALL, LEGEND_WRAP) if many else s.label for s in panel.series]
-    right = EDGE + (LEGEND_CHROME + max(_width(t, SMALL) for t in legend) if many else EDGE)
+    legend_top = 0.0
+    if many and size.stacked:  # one entry a line over the plot, as wide as the chart
+        room = width - 2 * EDGE - HANDLE - HANDLE_GAP - LEGEND_INSET
+        legend = [_wrap(s.label, small, room) for s in panel.series]
+        legend_top = sum(_lines(t) * small * LINE + ENTRY_GAP for t in legend) + LEGEND_INSET
+        right = EDGE
+    else:
+        legend = [_wrap(s.label, small, LEGEND_WRAP) if many else s.label for s in panel.series]
+        right = EDGE + (LEGEND_CHROME + max(_width(t, small) for t in legend) if many else EDGE)
     count = len(panel.labels)
     pad = 0.6 + max(0, 3 - count) / 2  # few groups: narrower, centred bars
-    slot = (WIDTH - left - right) / (count - 1 + 2 * pad)
-    xlabels = [_wrap(label, FONT, slot * 0.9) for label in panel.labels]
-    rotated = any(_lines(t) > 2 or _width(t, FONT) > slot * 0.9 for t in xlabels)
+    slot = (width - left - right) / (count - 1 + 2 * pad)
+    xlabels = [_wrap(label, font, slot * 0.9) for label in panel.labels]
+    rotated = any(_lines(t) > 2 or _width(t, font) > slot * 0.9 for t in xlabels)
     if rotated:
-        xlabels = [_wrap(label, FONT, 140) for label in panel.labels]
-        left = max(left, _rotated_overhang(xlabels, left, right, pad))
-    bottom = TICK + EDGE + max(_extent(t, rotated) for t in xlabels)
-    title = _wrap(panel.title, TITLE, WIDTH - left - EDGE, bold=True)
-    top = EDGE + _lines(title) * TITLE * LINE + TITLEPAD
+        xlabels = [_wrap(label, font, 140 * width / WIDTH) for label in panel.labels]
+        left = max(left, _rotated_overhang(xlabels, left, right, pad, size))
+    bottom = TICK + EDGE + max(_extent(t, rotated, font) for t in xlabels)
+    top = EDGE + small * LINE + legend_top  # room for the tallest bar's value label
     bar = slot * 0.8 / len(panel.series)
-    widest = max(_width(_short(y), SMALL) for y in values)
+    labels = _value_labels(panel, log)
+    widest = max(_width(t, small) for row in labels for t in row)
     show = len(values) <= 24 and widest <= (slot * 0.95 if not many else bar * 1.1)
     return Layout(
-        title, ylabel, xlabels, legend, rotated, show, pad, yticks, ytick_labels, ylim,
-        left, right, top, max(bottom, BOTTOM), ylabel_offset,
+        panel.title, ylabel, xlabels, legend, rotated, show, pad, yticks, ytick_labels, ylim,
+        left, right, top, max(bottom, TICK + font * LINE + EDGE), ylabel_offset, size, log,
+        labels, legend_top,
     )  # fmt: skip
+
+
+def _log_ylim(values: list[Number]) -> tuple[tuple[float, float], list[float]]:
+    """From the decade at or below the smallest value to the one at or above the largest
+    (and air for its label), with a tick at each decade."""
+    low = 10.0 ** math.floor(math.log10(min(values) / 2))  # the smallest bar still shows
+    high = 10.0 ** math.ceil(math.log10(max(values)) + 0.08)
+    ticks = [10.0**k for k in range(round(math.log10(low)), round(math.log10(high)) + 1)]
+    return (low, high), ticks
+
+
+def _value_labels(panel: BarPanel, log: bool) -> tuple[tuple[str, ...], ...]:
+    """Every bar's label in one precision: on a log scale three significant digits each;
+    else one scale (k, M, ...) from the largest value, and the decimals that give it three
+    significant digits, fewer if every value is exact with fewer."""
+    values = [y for series in panel.series for y in series.y]
+    top = max(abs(v) for v in values)
+    if all(float(v).is_integer() for v in values) and top < 1e4:  # counts: exact
+        return tuple(tuple(f"{int(y):,}".replace("-", "−") for y in s.y) for s in panel.series)
+    if log:
+        return tuple(tuple(_significant(y) for y in s.y) for s in panel.series)
+    scale, suffix = _scale(top)
+    scaled = [v / scale for v in values]
+    biggest = max(abs(v) for v in scaled) or 1.0
+    decimals = min(3, max(0, 2 - math.floor(math.log10(biggest))))
+    while decimals and all(abs(round(v, decimals - 1) - v) < 1e-9 * max(1, abs(v)) for v in scaled):
+        decimals -= 1
+
+    def text(y: Number) -> str:
+        shown = "0" if y == 0 else f"{y / scale:,.{decimals}f}" + suffix
+        return shown.replace("-", "−")
+
+    return tuple(tuple(text(y) for y in s.y) for s in panel.series)
+
+
+def _significant(value: Number) -> str:
+    """Three significant digits, trailing zeros kept (0.00980, 28.0, 1.24k)."""
+    scale, suffix = _scale(abs(value))
+    shown = f"{value / scale:#.3g}".rstrip(".") + suffix
+    return shown.replace("-", "−")
 
 
 def _ylim(values: list[Number]) -> tuple[float, float]:
@@ -241,28 +336,30 @@ def _scale(magnitude: float) -> tuple[float, str]:
     return next(((s, x) for s, x in SCALES if magnitude >= s), SCALES[-1])
 
 
-def _rotated_overhang(labels: list[str], left: float, right: float, pad: float) -> float:
+def _rotated_overhang(
+    labels: list[str], left: float, right: float, pad: float, size: Size = WIDE
+) -> float:
     """The left margin that keeps rotated labels (hanging down-left of their tick) inside."""
     for _ in range(2):  # a wider margin narrows the slots a little: settle once more
-        slot = (WIDTH - left - right) / (len(labels) - 1 + 2 * pad)
-        reach = max(_reach(t) - (pad + i) * slot for i, t in enumerate(labels))
+        slot = (size.width - left - right) / (len(labels) - 1 + 2 * pad)
+        reach = max(_reach(t, size.font) - (pad + i) * slot for i, t in enumerate(labels))
         left = max(left, EDGE + reach)
     return left
 
 
-def _reach(label: str) -> float:
+def _reach(label: str, font: float = FONT) -> float:
     angle = math.radians(ROTATION)
-    height = _lines(label) * FONT * LINE
-    return _width(label, FONT) * math.cos(angle) + height * math.sin(angle)
+    height = _lines(label) * font * LINE
+    return _width(label, font) * math.cos(angle) + height * math.sin(angle)
 
 
-def _extent(label: str, rotated: bool) -> float:
+def _extent(label: str, rotated: bool, font: float = FONT) -> float:
     """How far an x tick label reaches below its tick's pad."""
-    height = _lines(label) * FONT * LINE
+    height = _lines(label) * font * LINE
     if not rotated:
         return height
     angle = math.radians(ROTATION)
-    return _width(label, FONT) * math.sin(angle) + height * math.cos(angle)
+    return _width(label, font) * math.sin(angle) + height * math.cos(angle)
 
 
 def _lines(text: str) -> int:
@@ -277,8 +374,10 @@ def _line_width(line: str, points: float, bold: bool = False) -> float:
     from matplotlib.textpath import text_to_path
 
     font = FontProperties(family=FONTS[0], size=points, weight="bold" if bold else "normal")
-    width, _, _ = text_to_path.get_text_width_height_descent(line, font, ismath=False)
-    return float(width)
+    with warnings.catch_warnings():  # a glyph the font lacks (a tab, an emoji) measures as
+        warnings.filterwarnings("ignore", "Glyph ", UserWarning)  # a blank:
+        width, _, _ = text_to_path.get_text_width_height_descent(line, font, ismath=False)
+    return float(width)  # the browser draws it in a font that has it
 
 
 def _width(text: str, points: float) -> float:
@@ -308,13 +407,18 @@ class _Frame:
         self.right, self.top = layout.left + layout.axes_width, layout.bottom + AXES_HEIGHT
         self.x0, self.xscale = -layout.pad, layout.axes_width / (count - 1 + 2 * layout.pad)
         low, high = layout.ylim
+        self.log = layout.log
+        if self.log:
+            low, high = math.log10(low), math.log10(high)
         self.y0, self.yscale = low, AXES_HEIGHT / (high - low)
+        self.base = self.bottom if self.log else self.y(0)  # where bars start
 
     def x(self, x: float) -> float:
         return self.left + (x - self.x0) * self.xscale
 
     def y(self, y: float) -> float:
-        return self.bottom + (y - self.y0) * self.yscale
+        value = math.log10(y) if self.log else y
+        return self.bottom + (value - self.y0) * self.yscale
 
 
 def _figure(panel: BarPanel, layout: Layout) -> Figure:
@@ -324,7 +428,7 @@ def _figure(panel: BarPanel, layout: Layout) -> Figure:
 
     from .chartlabels import Labels
 
-    figure = Figure(figsize=(WIDTH / 72, layout.height / 72), dpi=72)
+    figure = Figure(figsize=(layout.size.width / 72, layout.height / 72), dpi=72)
     figure.patch.set_visible(False)
     frame = _Frame(layout, len(panel.labels))
     text = Labels()
@@ -332,8 +436,11 @@ def _figure(panel: BarPanel, layout: Layout) -> Figure:
     _bars(figure, text, panel, layout, frame)
     _ticks(text, layout, frame)
     _titles(text, layout, frame)
-    if len(layout.legend) > 1:
-        _legend(figure, text, layout.legend, frame.right, frame.top)
+    if len(layout.legend) > 1 and layout.size.stacked:
+        top = layout.height - EDGE
+        _legend(figure, text, layout.legend, EDGE - LEGEND_INSET, top, layout.size.small)
+    elif len(layout.legend) > 1:
+        _legend(figure, text, layout.legend, frame.right, frame.top, layout.size.small)
     figure.add_artist(text)
     return figure
 
@@ -365,7 +472,7 @@ def _bars(figure: Figure, text: Labels, panel: BarPanel, layout: Layout, frame: 
     from matplotlib.transforms import IdentityTransform
 
     width = 0.8 / len(panel.series)
-    base = frame.y(0)
+    base = frame.base
     codes = [Path.MOVETO, Path.LINETO, Path.LINETO, Path.LINETO, Path.CLOSEPOLY]
     for index, series in enumerate(panel.series):
         xs = [x - 0.4 + width * (index + 0.5) for x in range(len(panel.labels))]
@@ -377,10 +484,11 @@ def _bars(figure: Figure, text: Labels, panel: BarPanel, layout: Layout, frame: 
         bars = Path(corners, codes * len(xs))
         figure.add_artist(PathPatch(bars, fc=color, ec="none", transform=IdentityTransform()))
         if layout.values:
-            for x, y in zip(xs, series.y, strict=True):
+            shown = layout.value_labels[index]
+            for x, y, label in zip(xs, series.y, shown, strict=True):
                 up = y >= 0
                 at = (frame.x(x), frame.y(y) + (2 if up else -2))
-                text.add(at, _short(y), size=SMALL, ha="center", va=_VA[up])
+                text.add(at, label, size=layout.size.small, ha="center", va=_VA[up])
 
 
 _VA = MappingProxyType({True: "bottom", False: "top"})  # a value label above or below its bar
@@ -390,24 +498,25 @@ def _ticks(text: Labels, layout: Layout, frame: _Frame) -> None:
     """Tick labels where matplotlib's ticks would put them (no Tick: five artists each)."""
     x = frame.left - TICK
     for y, label in zip(layout.yticks, layout.ytick_labels, strict=True):
-        text.add((x, frame.y(y)), label, size=FONT, ha="right", va="center_baseline")
+        text.add((x, frame.y(y)), label, size=layout.size.font, ha="right", va="center_baseline")
     y = frame.bottom - TICK
     style: dict[str, Any] = (
         {"ha": "right", "rotation": ROTATION} if layout.rotated else {"ha": "center"}
     )
     for x, label in enumerate(layout.xlabels):
-        text.add((frame.x(x), y), label, size=FONT, va="top", **style)
+        text.add((frame.x(x), y), label, size=layout.size.font, va="top", **style)
 
 
 def _titles(text: Labels, layout: Layout, frame: _Frame) -> None:
-    """The title above the plot and the y-label beside its tick labels."""
-    at = (frame.left, frame.top + TITLEPAD)
-    text.add(at, layout.title, size=TITLE, bold=True, va="baseline")
+    """The y-label beside the tick labels. The title is the page's: its caption says it
+    above the chart, once."""
     at = (frame.left - layout.ylabel_offset, (frame.bottom + frame.top) / 2)
-    text.add(at, layout.ylabel, size=FONT, ha="center", va="bottom", rotation=90)
+    text.add(at, layout.ylabel, size=layout.size.font, ha="center", va="bottom", rotation=90)
 
 
-def _legend(figure: Figure, text: Labels, labels: list[str], left: float, top: float) -> None:
+def _legend(
+    figure: Figure, text: Labels, labels: list[str], left: float, top: float, small: float = SMALL
+) -> None:
     """A swatch and a label per series, top-aligned beside the plot (matplotlib's legend
     lays out offset boxes: as costly as the rest of the chart)."""
     from matplotlib.patches import Rectangle
@@ -415,11 +524,11 @@ def _legend(figure: Figure, text: Labels, labels: list[str], left: float, top: f
 
     x, y = left + LEGEND_INSET, top - LEGEND_INSET  # y: the top of the next entry
     for index, label in enumerate(labels):
-        middle = y - SMALL * LINE / 2  # of the label's first line
+        middle = y - small * LINE / 2  # of the label's first line
         color = PALETTE[index % len(PALETTE)]
         corner = (x, middle - HANDLE_HEIGHT / 2)
         swatch = Rectangle(corner, HANDLE, HANDLE_HEIGHT, fc=color, ec="none")
         swatch.set_gid(f"legend-{index}")
         figure.add_artist(swatch).set_transform(IdentityTransform())
-        text.add((x + HANDLE + HANDLE_GAP, y), label, size=SMALL, va="top")
-        y -= _lines(label) * SMALL * LINE + ENTRY_GAP
+        text.add((x + HANDLE + HANDLE_GAP, y), label, size=small, va="top")
+        y -= _lines(label) * small * LINE + ENTRY_GAP

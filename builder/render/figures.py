@@ -45,18 +45,28 @@ def unplaced_panels(recording: Recording | None, placed: list[int]) -> str:
     )
 
 
-def panel_file(number: int, theme: str) -> str:
-    """The chart's file beside the page: panel-1.svg, and panel-1-dark.svg for dark mode."""
-    return f"panel-{number}.svg" if theme == "light" else f"panel-{number}-{theme}.svg"
+NARROW_MEDIA = "(max-width: 560px)"  # a phone: the chart drawn for its column
+
+
+def panel_file(number: int, theme: str, narrow: bool = False) -> str:
+    """The chart's file beside the page: panel-1.svg, panel-1-dark.svg for dark mode, and
+    panel-1-narrow.svg / panel-1-dark-narrow.svg, drawn for a phone's column."""
+    name = f"panel-{number}" if theme == "light" else f"panel-{number}-{theme}"
+    return f"{name}-narrow.svg" if narrow else f"{name}.svg"
 
 
 def figure_html(recording: Recording, number: int) -> str:
+    from . import charts
+
     panel = recording.panels[number - 1]
     title = html.escape(panel.title)
     alt = html.escape(chart_alt(panel))
+    (w, h), (nw, nh) = charts.pixels(panel), charts.pixels(panel, charts.NARROW)
     images = "".join(
+        f'<picture><source media="{NARROW_MEDIA}" srcset="{panel_file(number, theme, True)}" '
+        f'width="{nw}" height="{nh}">'
         f'<img class="chart-{theme}" src="{panel_file(number, theme)}" alt="{alt}" '
-        f'width="640" height="320" loading="lazy">'
+        f'width="{w}" height="{h}" loading="lazy"></picture>'
         for theme in ("light", "dark")
     )
     return (
@@ -75,7 +85,10 @@ def chart_alt(panel: BarPanel) -> str:
         )
         for series in panel.series
     ]
-    return f"Bar chart, {panel.title}, in {panel.ylabel}. " + "; ".join(parts)
+    from .charts import log_scale
+
+    scale = " on a log scale" if log_scale(panel) else ""
+    return f"Bar chart, {panel.title}, in {panel.ylabel}{scale}. " + "; ".join(parts)
 
 
 def panel_table(panel: BarPanel) -> str:

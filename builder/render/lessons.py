@@ -17,6 +17,7 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
+from ..core import machine
 from ..core.artifact import Artifact, Made, Trace
 from ..core.observe import TEMPLATES
 from ..core.store import Memo
@@ -36,7 +37,8 @@ class NavItem:
     title: str
     url: str
     summary: str
-    label: str
+    label: str  # the lesson's id, for maintainers' pages (recordings, what changed)
+    number: str = ""  # its place in the course, "2.3": third of the second arc (cards)
 
 
 @dataclass(frozen=True)
@@ -84,6 +86,7 @@ class LessonPage:
     next: NavItem | None
     run: RunIt
     edit_url: str  # the lesson's lesson.md where course.yml's source_url says ("": none)
+    machine: str  # "Recorded on: <CPU>, <cores> · <OS> · Python · jaxlib · XLA_FLAGS" ("": none)
 
 
 @dataclass(frozen=True)
@@ -140,21 +143,33 @@ def _environment() -> Environment:
 
 def site_nav(course: Course) -> SiteNav:
     by_arc = course.by_arc()
+    shown = [arc for arc in course.meta.arcs if by_arc[arc.id]]
     arcs = [
-        NavArc(arc.id, arc.title, arc.summary, [item(x) for x in by_arc[arc.id]])
-        for arc in course.meta.arcs
+        NavArc(
+            arc.id,
+            arc.title,
+            arc.summary,
+            [item(x, f"{a}.{n}") for n, x in enumerate(by_arc[arc.id], start=1)],
+        )
+        for a, arc in enumerate(shown, start=1)
     ]
-    return SiteNav(course.meta.title, course.meta.summary, [arc for arc in arcs if arc.lessons])
+    return SiteNav(course.meta.title, course.meta.summary, arcs)
 
 
-def item(lesson: Lesson) -> NavItem:
-    return NavItem(lesson.id, lesson.title, lesson.url, lesson.meta.summary, lesson.id.upper())
+def item(lesson: Lesson, number: str = "") -> NavItem:
+    return NavItem(
+        lesson.id, lesson.title, lesson.url, lesson.meta.summary, lesson.id.upper(), number
+    )
 
 
 def lesson_artifacts(
-    course: Course, statuses: list[LessonStatus], renderer: Renderer
+    course: Course,
+    statuses: list[LessonStatus],
+    renderer: Renderer,
+    machines: dict[str, dict[str, Any] | None] | None = None,
 ) -> list[Artifact]:
-    """Each lesson's page, then the charts of its panels."""
+    """Each lesson's page, then the charts of its panels; `machines`: the machine each
+    lesson was recorded on, from its sidecar (builder/core/machine.py)."""
     nav = site_nav(course)
     by_id = {status.lesson_id: status for status in statuses}
     index = [f"{x.id}\0{x.slug}\0{x.meta.arc}" for x in course.lessons]
@@ -163,6 +178,7 @@ def lesson_artifacts(
     artifacts = []
     for number, lesson in enumerate(lessons):
         status = by_id[lesson.id]
+        on = machine.sentence((machines or {}).get(lesson.id)) if status.recording else ""
         near = [lessons[i].front if 0 <= i < len(lessons) else "" for i in (number - 1, number + 1)]
         key = renderer.key(
             shared,
@@ -170,13 +186,14 @@ def lesson_artifacts(
             lesson.body,
             lesson.source,
             f"{status.state}\0{status.detail}\0{status.digest}",
+            on,
             *near,
             *_data_digests(lesson),
         )
         artifacts.append(
             Artifact(
                 key,
-                partial(_lesson_page, course, nav, lesson, number, status, renderer),
+                partial(_lesson_page, course, nav, lesson, number, status, renderer, on),
                 "page",
             )
         )
@@ -222,8 +239,14 @@ def _chart_artifacts(lesson: Lesson, status: LessonStatus, renderer: Renderer) -
 
 
 def _chart(folder: str, number: int, panel: BarPanel) -> Made:
-    svgs = charts.bar_svgs(panel)
-    return Made({f"{folder}{figures.panel_file(number, t)}": svgs[t] for t in charts.THEMES})
+    """The chart in each theme, wide and for a phone (figures.panel_file names them)."""
+    files: dict[str, bytes] = {}
+    for narrow, size in ((False, charts.WIDE), (True, charts.NARROW)):
+        svgs = charts.bar_svgs(panel, size)
+        files |= {
+            f"{folder}{figures.panel_file(number, t, narrow)}": svgs[t] for t in charts.THEMES
+        }
+    return Made(files)
 
 
 def _lesson_page(
@@ -233,6 +256,7 @@ def _lesson_page(
     index: int,
     status: LessonStatus,
     renderer: Renderer,
+    on: str = "",
 ) -> Made:
     recording = status.recording
     root = "../../"
@@ -241,7 +265,7 @@ def _lesson_page(
     lessons = course.lessons
     content = LessonPage(
         title=lesson.title,
-        label=lesson.id.upper(),
+        label=lesson.title,  # the breadcrumb's last step: readers know titles, not ids
         arc_title=_arc(course, lesson).title,
         arc_url=f"a/{lesson.meta.arc}/",
         body=Markup(body),
@@ -252,6 +276,7 @@ def _lesson_page(
         next=item(lessons[index + 1]) if index + 1 < len(lessons) else None,
         run=run_it(lesson, recording, root),
         edit_url=_edit_url(course, lesson),
+        machine=on,
     )
     html = page(
         "lesson.html",

@@ -37,6 +37,7 @@ class PageEnv:
     toc: list[tuple[int, str, str]] = field(default_factory=list)
     line: int = 0
     whole_example_shown: bool = False
+    revealing: bool = False  # inside a {{ reveal }}: the page closes it at its end
     searched: int = 0  # characters of recorded output its references searched (bounded.py)
     _shown: list[str] | None = None
 
@@ -228,8 +229,35 @@ def panel_figures(page: PageEnv, numbers: list[int]) -> str:
     return "".join(out)
 
 
+REVEAL_SUMMARY = "Show the solution and the recorded answer"
+
+
+def _reveal(page: PageEnv, args: Args) -> str:
+    """`{{ reveal }}` ... `{{ reveal end }}`: what follows, up to the end mark or the end of
+    the page, folded into a <details> the reader opens (a lab's solution and its recorded
+    answer, under the exercise); `summary="..."` names the button."""
+    words = args.get("", [])
+    closing = "</details>\n" if page.revealing else ""
+    if words == ["end"]:
+        if not page.revealing:
+            return page.fail("{{ reveal end }} without a {{ reveal }} before it")
+        page.revealing = False
+        return closing
+    if words:
+        return page.fail(f'{{{{ reveal }}}} takes summary="..." or end, not {" ".join(words)}')
+    page.revealing = True
+    summary = html.escape(args.get("summary", [REVEAL_SUMMARY])[0])
+    return f'{closing}<details class="reveal"><summary>{summary}</summary>\n'
+
+
 BLOCKS = MappingProxyType(
-    {"example": _example, "output": _output, "panel": _panel, "panels": _panels}
+    {
+        "example": _example,
+        "output": _output,
+        "panel": _panel,
+        "panels": _panels,
+        "reveal": _reveal,
+    }
 )
 
 

@@ -49,11 +49,13 @@ def page_artifacts(
     run_seconds: dict[str, float],
     renderer: Renderer,
     changes: ChangesPage | None = None,
+    built: str = "",
 ) -> list[Artifact]:
     """Every page but the lessons', then the static files. `terms_used` lists, for each
     glossary term, the lessons whose pages use it (in course order, once per use);
     `run_seconds` is each example's last run time (the recordings page shows it);
-    `changes` makes the "What changed" page (`--since REV`)."""
+    `changes` makes the "What changed" page (`--since REV`); `built` is the revision the
+    site is built from (the footer says it)."""
     pages = _Pages.of(site_nav(course), renderer)
     listings = [
         pages.made(
@@ -72,7 +74,7 @@ def page_artifacts(
     if changes:
         listings.append(pages.made("changes/index.html", "changes.html", *changes))
     return [
-        *_navigation(course, pages),
+        *_navigation(course, pages, "changes/index.html" if changes else "", built),
         *listings,
         *_redirects(course, pages.nav, renderer),
         *_static(renderer),
@@ -108,8 +110,11 @@ def _made_page(
     return Made({name: page(template, nav, **context())})
 
 
-def _navigation(course: Course, pages: _Pages) -> list[Artifact]:
-    """The home, arc, search and 404 pages, and the sidebar's data."""
+def _navigation(
+    course: Course, pages: _Pages, changes_url: str = "", built: str = ""
+) -> list[Artifact]:
+    """The home, arc, search and 404 pages, and the sidebar's data; the home page links
+    `changes_url`, the What-changed page, when this build makes one."""
     bundles = [search.bundle_folder(b) for b in search.bundles(course) if b]
     return [
         pages.simple(
@@ -120,6 +125,7 @@ def _navigation(course: Course, pages: _Pages) -> list[Artifact]:
             current="",
             description=course.meta.summary,
             note=course.meta.note,
+            changes_url=changes_url,
         ),
         *(
             pages.simple(
@@ -150,7 +156,16 @@ def _navigation(course: Course, pages: _Pages) -> list[Artifact]:
             current="",
             description="There is no page at this address.",
         ),
-        pages.simple("static/nav.js", "nav.js", data=_nav_data(pages.nav), root="", current=""),
+        # the sidebar's data, and the revision the site was built from (the footer says it):
+        # in this one small file, so that a new commit re-renders no page
+        pages.simple(
+            "static/nav.js",
+            "nav.js",
+            data=_nav_data(pages.nav),
+            built=Markup(json.dumps(built)),
+            root="",
+            current="",
+        ),
     ]
 
 

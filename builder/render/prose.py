@@ -3,7 +3,8 @@
 markdown-it-py (CommonMark, tables, footnotes, heading anchors, admonitions; raw HTML off)
 plus four marks of our own:
 
-- `{{ example }}`, `{{ output }}`, `{{ panel N }}`, `{{ panels }}` alone in a paragraph;
+- `{{ example }}`, `{{ output }}`, `{{ panel N }}`, `{{ panels }}` alone in a paragraph, and
+  `{{ reveal }}` ... `{{ reveal end }}` around what a reader opens (a lab's solution);
 - `{{ value ... }}` inline: a number the run produced, read from the recording;
 - `[[term]]` / `[[text|term]]`: a glossary hover card;
 - `[text](lesson:slug)`: a relative link to another lesson.
@@ -40,11 +41,11 @@ from .figures import scrollable, table_scroll
 from .highlight import Highlighter, code_block
 from .marks import BLOCKS, PageEnv, parse_args, value
 
-BLOCK_DIRECTIVES = ("example", "output", "panel", "panels")
+BLOCK_DIRECTIVES = ("example", "output", "panel", "panels", "reveal")
 HEADINGS = ("h2", "h3")  # anchored, linked and listed in the page's contents
 SAFE_SCHEMES = ("http:", "https:", "mailto:")
 MAX_PARAGRAPH = 64 * 1024  # characters; see _bounded_paragraphs
-_BLOCK_LINE = re.compile(r"^\{\{\s*(example|output|panel|panels)\b(.*?)\}\}\s*$")
+_BLOCK_LINE = re.compile(r"^\{\{\s*(example|output|panel|panels|reveal)\b(.*?)\}\}\s*$")
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,8 @@ def render_prose(
     tokens = md.parse(lesson.body, {"page": env})
     _collect_toc(tokens, env)
     body = md.renderer.render(tokens, md.options, {"page": env})
+    if env.revealing:  # a {{ reveal }} runs to the end of the prose
+        body += "</details>\n"
     return RenderedProse(body, env.toc, env.placed_panels, env.terms), env.errors
 
 

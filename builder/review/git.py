@@ -82,6 +82,18 @@ def extract(folder: Path, rev: str, dest: Path) -> Path:
     return dest / where
 
 
+def built_from(folder: Path) -> str:
+    """The checkout's revision for a site's footer: 'a1b2c3d', 'a1b2c3d with local changes',
+    or '' outside a git checkout (or without git): a build never fails for want of it."""
+    try:
+        root, _ = _locate(folder)
+        short = _git(root, "rev-parse", "--short", "HEAD").decode().strip()
+        dirty = _git(root, "status", "--porcelain", "--untracked-files=no").strip()
+    except BuildError:
+        return ""
+    return f"{short} with local changes" if dirty else short
+
+
 def _locate(folder: Path) -> tuple[Path, str]:
     """The repository's top level, and `folder` relative to it (POSIX, no trailing /)."""
     start = folder.resolve()

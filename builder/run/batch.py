@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
+from ..core import machine
 from ..core.errors import BuildError, ExecutionError, RecordingError
 from ..core.fsutil import check_writable, write_atomic
 from ..core.observe import Paths
@@ -36,6 +37,7 @@ from .execute import (
     Outcome,
     Runner,
     allow_runs,
+    child_environment,
     kill_all,
     run_example,
 )
@@ -209,6 +211,8 @@ def _keep(
         "contentHash": recording.contentHash,
         "inputs": inputs,
         "seconds": round(execution.seconds, 2),
+        # where it ran, for the page that shows its timings (not in the recording)
+        "machine": machine.facts(child_environment(lesson, recordings)),
     }
     with contextlib.suppress(OSError):  # it only sharpens messages; never fatal
         # first: a recording on disk has its sidecar, whenever Ctrl-C comes

@@ -119,6 +119,73 @@
     wrap.insertBefore(button, pre);
   });
 
+  // -- Blocks wider than their column: the edge that hides more is shaded (data-more: left,
+  // right or both; CSS draws it), and recorded output gets a button that wraps its lines.
+  var scrollers = document.querySelectorAll("main pre, main .table-scroll");
+  function markMore(box) {
+    var left = box.scrollLeft > 1;
+    var right = box.scrollLeft + box.clientWidth < box.scrollWidth - 1;
+    var more = left && right ? "both" : left ? "left" : right ? "right" : "";
+    if (more) box.setAttribute("data-more", more); else box.removeAttribute("data-more");
+  }
+  function wrapButton(pre) {
+    var figure = pre.closest("figure.output");
+    if (!figure) return;
+    var caption = figure.querySelector("figcaption");
+    var button = figure.querySelector(".wrap-toggle");
+    var long = pre.classList.contains("wrapped") || pre.scrollWidth > pre.clientWidth + 1;
+    if (!long || !caption) { if (button) button.hidden = true; return; }
+    if (!button) {
+      button = document.createElement("button");
+      button.type = "button";
+      button.className = "wrap-toggle";
+      button.textContent = "Wrap long lines";
+      button.setAttribute("aria-pressed", "false");
+      button.addEventListener("click", function () {
+        var wrapped = pre.classList.toggle("wrapped");
+        button.setAttribute("aria-pressed", String(wrapped));
+        markMore(pre);
+      });
+      caption.appendChild(button);
+    }
+    button.hidden = false;
+  }
+  function measure() {
+    scrollers.forEach(function (box) { markMore(box); if (box.tagName === "PRE") wrapButton(box); });
+  }
+  scrollers.forEach(function (box) {
+    box.addEventListener("scroll", function () { markMore(box); }, { passive: true });
+  });
+  measure();
+  // Whatever changes a block's width or what it holds: the window, a <details> opened, a
+  // late font or image, the theme.
+  if (window.ResizeObserver) {
+    var resized = new ResizeObserver(function (entries) {
+      entries.forEach(function (entry) {
+        markMore(entry.target);
+        if (entry.target.tagName === "PRE") wrapButton(entry.target);
+      });
+    });
+    scrollers.forEach(function (box) { resized.observe(box); });
+  }
+  window.addEventListener("resize", measure);
+  window.addEventListener("load", measure);
+  document.addEventListener("toggle", measure, true);
+
+  // -- Folded sections (a lab's solution): an address or a contents link that names a
+  // section inside one opens it, rather than scroll to nothing.
+  function unfold() {
+    var id = decodeURIComponent(location.hash.slice(1));
+    var target = id && document.getElementById(id);
+    var opened = false;
+    for (var at = target; at; at = at.parentElement) {
+      if (at.tagName === "DETAILS" && !at.open) opened = at.open = true;
+    }
+    if (opened) target.scrollIntoView();
+  }
+  if (location.hash) unfold();
+  window.addEventListener("hashchange", unfold);
+
   // -- On-page contents: mark the section being read. A heading "is being read" once it has
   // passed the top quarter of the window; at the end of the page, the last one in view.
   // IntersectionObserver says when a heading crosses that line, or the page's end shows.
@@ -138,6 +205,7 @@
       var end = window.innerHeight + window.scrollY >= html.scrollHeight - 2;
       var found = null;
       heads.forEach(function (head) {
+        if (!head.getClientRects().length) return;  // in a closed <details>: not on screen
         var top = head.getBoundingClientRect().top;
         if (top < line || (end && top < window.innerHeight)) found = head;
       });

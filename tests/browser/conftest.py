@@ -51,6 +51,9 @@ class _Quiet(SimpleHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         pass
 
+    def list_directory(self, path: Any) -> None:  # a folder without index.html: not found
+        self.send_error(404)
+
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
         page = Path(self.directory) / "site" / "404.html"
         if code != 404 or not page.is_file() or self.command != "GET":

@@ -102,3 +102,14 @@ def test_home_page_says_what_the_course_does_not_claim(course: Course) -> None:
     assert "not as benchmarks" in html and "&#34;The first call pays" in html
     # A course without a note (the fixture) shows none.
     assert "course-note" not in home(load_course(ROOT / "tests" / "fixture_course"))
+
+
+@pytest.mark.parametrize("lesson", COURSE.arc_lessons(COURSE.meta.arcs[-1]), ids=lambda x: x.id)
+def test_each_lab_folds_its_solution_and_recorded_answer_behind_a_reveal(lesson: Lesson) -> None:
+    """The exercise first; the solution and every recorded output after it, folded."""
+    assert lesson.meta.arc == "labs"
+    body = lesson.body
+    start, end = body.index("{{ reveal }}"), body.find("{{ reveal end }}")
+    folded = body[start : end if end >= 0 else len(body)]
+    assert "{{ output" not in body[:start] and "{{ panel" not in body[:start], lesson.id
+    assert "{{ output" in folded, lesson.id

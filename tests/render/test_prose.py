@@ -262,3 +262,35 @@ def test_a_whole_example_needs_no_collapsed_copy(course: Course) -> None:
     html, errors = _render(course, None, "{{ example }}")
     assert errors == [] and "<details" not in html
     assert 'tabindex="0" role="region" aria-label="example.py"' in html
+
+
+def test_reveal_folds_what_follows_into_a_details_up_to_its_end_mark(course: Course) -> None:
+    body = "Predict it.\n\n{{ reveal }}\n\n## The answer\n\nIt is 3.\n\n{{ reveal end }}\n\nAfter."
+    html, errors = _render(course, None, body)
+    assert errors == []
+    folded = html[html.index('<details class="reveal">') : html.index("</details>")]
+    assert "<summary>Show the solution and the recorded answer</summary>" in folded
+    assert "The answer" in folded and "It is 3." in folded
+    assert html.index("Predict it.") < html.index("<details") < html.index("After.")
+    assert "After." not in folded
+
+
+def test_reveal_without_its_end_runs_to_the_end_and_names_its_button(course: Course) -> None:
+    html, errors = _render(course, None, 'Try.\n\n{{ reveal summary="Show my answer" }}\n\nIt.')
+    assert errors == []
+    assert html.rstrip().endswith("</details>")
+    assert "<summary>Show my answer</summary>" in html
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("{{ reveal end }}", "{{ reveal end }} without a {{ reveal }} before it"),
+        ("{{ reveal now }}", 'takes summary="..." or end'),
+    ],
+)
+def test_a_reveal_mark_that_makes_no_sense_names_its_line(
+    course: Course, body: str, message: str
+) -> None:
+    _, errors = _render(course, None, "Text.\n\n" + body)
+    assert len(errors) == 1 and message in errors[0] and "line " in errors[0]
