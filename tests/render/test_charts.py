@@ -41,7 +41,7 @@ def test_same_panel_same_bytes_whatever_was_drawn_before() -> None:
 
 
 def test_same_bytes_in_another_process() -> None:
-    script = "import json, tests.test_charts as t; print(json.dumps(t.digests()))"
+    script = "import json, tests.render.test_charts as t; print(json.dumps(t.digests()))"
     env = {"PYTHONHASHSEED": "123", "PATH": ""}
     other = subprocess.run(
         [sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, check=True

@@ -80,7 +80,7 @@ def test_catastrophic_patterns_in_every_reference_end_at_once(tmp_path: Path) ->
         import json, sys, time
         sys.path[:0] = [{str(ROOT)!r}]
         from pathlib import Path
-        from tests.test_hostile_prose import render
+        from tests.render.test_hostile_prose import render
         started = time.perf_counter()
         for n, body in enumerate({cases!r}):
             html, errors = render(Path(sys.argv[1]) / str(n), body, {EVIL!r})
