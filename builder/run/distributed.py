@@ -12,11 +12,16 @@ checkout it has, and a worker whose recording harness (builder/run/harness.py, p
 differently from the client's is refused like one whose jax differs. Shipping two files into
 another version of the builder would record with a mix of both.
 
-A worker that dies mid-example is replaced by Dask, which runs the task again on another
-worker that passed the check (Dask's `allowed-failures`, 3 by default, then the lesson
-fails as "lost its worker"): a second run of a deterministic example gives the same
-recording. A worker that joins or restarts under a new address during a record gets none
-of its lessons: they were checked against the workers there were when it started.
+Lessons go only to the workers that passed the check (by address), and the list is kept up
+to date while the record runs (`Roster`): a worker that joins, or that its nanny brings back
+under a new address, is checked by a small task pinned to it and, when it passes, takes
+lessons; one that leaves is dropped. A worker that dies mid-example is replaced by Dask,
+which runs the task again on another worker that passed (Dask's `allowed-failures`, 3 by
+default, then the lesson fails as "lost its worker"): a second run of a deterministic
+example gives the same recording. A lesson left with none of the workers it was sent to is
+sent again to those there are now (at most MAX_RESENDS times), and when no worker has passed
+the check for NO_WORKER_SECONDS, what is left fails as "lost its worker", saying so: a
+record never waits for a worker that will not come.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from importlib import metadata
 from pathlib import Path
@@ -45,7 +50,9 @@ if TYPE_CHECKING:
 
 GUARDED = ("jax", "jaxlib", "numpy", "matplotlib")
 HARNESS = "harness"  # the key of the recording harness's hash among the versions
-TICK_SECONDS = 1.0  # how often the live progress line is redrawn
+TICK_SECONDS = 1.0  # how often the live progress line is redrawn, and the workers looked at
+NO_WORKER_SECONDS = 60.0  # no worker that passed the check this long: what is left fails
+MAX_RESENDS = 3  # a lesson sent again after its workers left; then it fails (as allowed-failures)
 
 
 @dataclass(frozen=True)
@@ -203,18 +210,89 @@ def _tls_configured() -> bool:
         ) from None
 
 
-def _good_workers(client: Client, log: TextIO) -> list[str]:
-    """The workers whose versions are this checkout's; one line for each that is not."""
-    refused = {w: why for w, why in client.run(refusal, expected_versions()).items() if why}
+def _good_workers(client: Client, log: TextIO) -> Roster:
+    """The workers whose versions are this checkout's; one line for each that is not. Only
+    the workers that answered the check: one that joins meanwhile is checked by the roster."""
+    expected = expected_versions()
+    answers = client.run(refusal, expected)
+    refused = {w: why for w, why in answers.items() if why}
     for worker, why in sorted(refused.items()):
         print(f"worker {worker} refused: {why}", file=log)
-    good = sorted(set(client.scheduler_info()["workers"]) - set(refused))
+    good = sorted(set(answers) - set(refused))
     if not good:
         raise BuildError(
             f"no worker of the Dask cluster can record: {len(refused)} refused, none left",
             hint="install this checkout's pinned versions (requirements.lock) on the workers",
         )
-    return good
+    return Roster(client, expected, good, set(refused))
+
+
+class Roster:
+    """The workers that passed the version check, kept up to date during a record: a new
+    address (a worker that joined, or came back from a restart) is checked by a task pinned
+    to it, and joins the list when it passes; an address the scheduler no longer has leaves
+    it."""
+
+    def __init__(
+        self, client: Client, expected: dict[str, str], good: list[str], refused: set[str]
+    ) -> None:
+        self.client, self.expected = client, expected
+        self.good, self.refused = good, refused
+        self.checking: dict[str, Future[Any]] = {}
+        self.alone_since: float | None = None  # since when no worker has passed
+
+    def refresh(self) -> list[str]:
+        """Look at the scheduler's workers now; the lines to print (workers refused)."""
+        try:
+            workers = self.client.scheduler_info().get("workers")
+        except (OSError, TimeoutError):  # the scheduler went away: the futures will say so
+            return []
+        if self.client.status != "running" or workers is None:  # so did it (a cached answer)
+            return []
+        live = set(workers)
+        self.good = [w for w in self.good if w in live]
+        self.refused &= live
+        for address in sorted(live - set(self.good) - self.refused - set(self.checking)):
+            self.checking[address] = self.client.submit(
+                refusal,
+                self.expected,
+                key=f"check-{address}-{time.time_ns()}",
+                priority=1 << 30,  # before any lesson
+                workers=[address],
+                allow_other_workers=False,
+                pure=False,
+            )
+        said = [self._answer(address, live) for address in sorted(self.checking)]
+        self.good.sort()
+        if self.good:
+            self.alone_since = None
+        elif self.alone_since is None:
+            self.alone_since = time.monotonic()
+        return [line for line in said if line]
+
+    def _answer(self, address: str, live: set[str]) -> str:
+        """Take in a check that ended (or whose worker left); a line when it refused."""
+        future = self.checking[address]
+        if address not in live:
+            future.cancel()
+        elif not future.done():
+            return ""
+        del self.checking[address]
+        if address not in live:
+            return ""
+        try:
+            why = str(future.result())
+        except Exception as error:  # the check itself failed there: the worker cannot record
+            why = f"its version check failed ({type(error).__name__}: {error})"
+        if why:
+            self.refused.add(address)
+            return f"worker {address} refused: {why}"
+        self.good.append(address)
+        return ""
+
+    def alone_for(self) -> float:
+        """Seconds since the last worker that had passed left (0 while there is one)."""
+        return 0.0 if self.alone_since is None else time.monotonic() - self.alone_since
 
 
 @dataclass
@@ -225,7 +303,12 @@ class Cluster:
     runner: Runner
     log: TextIO
     address: str
-    workers: list[str]
+    roster: Roster
+
+    @property
+    def workers(self) -> list[str]:
+        """The workers that passed the version check, now."""
+        return self.roster.good
 
     @property
     def where(self) -> str:
@@ -241,12 +324,19 @@ class Cluster:
     ) -> Iterator[tuple[Lesson, Execution, str]]:
         """Submit every lesson (the first the most urgent), hand back each as it ends."""
         expected = expected_versions()
-        futures = {self._submit(x, expected, len(lessons) - i): x for i, x in enumerate(lessons)}
+        priority = {x.id: len(lessons) - i for i, x in enumerate(lessons)}
+
+        def submit(lesson: Lesson) -> Future[Any]:
+            return self._submit(lesson, expected, priority[lesson.id])
+
+        futures = {submit(x): x for x in lessons}
         board = Board(self.client, futures, seconds, self._threads(), self.log)
         try:
-            yield from board.follow()
+            yield from board.follow(Resender(self.roster, submit, board))
         finally:
-            self.client.cancel([f for f in futures if not f.done()])
+            left = [f for f in [*board.futures, *self.roster.checking.values()] if not f.done()]
+            if left and self.client.status == "running":
+                self.client.cancel(left)
 
     def _submit(self, lesson: Lesson, expected: dict[str, str], priority: int) -> Future[Any]:
         return self.client.submit(
@@ -258,7 +348,7 @@ class Cluster:
             resources={"GPU": 1} if lesson.needs_gpu else None,
             # Only the workers that passed the version check: with loose restrictions Dask's
             # work stealing hands a queued lesson to any idle worker, a refused one too.
-            workers=self.workers,
+            workers=list(self.workers),
             allow_other_workers=False,
             pure=False,
         )
@@ -288,25 +378,52 @@ class Board:
         self.timed = bool(known)  # else no estimate: nothing was timed before
         self.started = time.monotonic()
         self.live = log.isatty()
+        self.finished: queue.Queue[Future[Any]] = queue.Queue()
+        self.pending: set[Future[Any]] = set()
+        for future in futures:
+            self._watch(future)
 
-    def follow(self) -> Iterator[tuple[Lesson, Execution, str]]:
-        finished: queue.Queue[Future[Any]] = queue.Queue()
-        for future in self.futures:
-            future.add_done_callback(finished.put)
-        pending = set(self.futures)
-        while pending:
+    def follow(self, resender: Resender) -> Iterator[tuple[Lesson, Execution, str]]:
+        """Each execution as it lands; every TICK_SECONDS the resender looks at the workers
+        (and may hand back lessons that can no longer run)."""
+        looked = time.monotonic()
+        while self.pending:
             try:
-                future = finished.get(timeout=TICK_SECONDS)
+                future: Future[Any] | None = self.finished.get(timeout=TICK_SECONDS)
             except queue.Empty:
-                self._draw(pending)
-                continue
-            pending.discard(future)
-            lesson = self.futures[future]
-            worker, execution = _outcome(future, lesson)
-            self._clear()
-            yield lesson, execution, f"on {worker} · {self._summary(pending)}"
-            self._draw(pending)
+                future = None
+            if time.monotonic() - looked >= TICK_SECONDS:
+                looked = time.monotonic()
+                for lesson, execution in resender.step():
+                    yield self._landed(lesson, execution, "no worker")
+            if future in self.pending:
+                self.pending.discard(future)
+                lesson = self.futures[future]
+                worker, execution = _outcome(future, lesson)
+                yield self._landed(lesson, execution, worker)
+            else:  # a tick, or a future sent again or given up (its callback still fires)
+                self._draw(self.pending)
         self._clear()
+
+    def _watch(self, future: Future[Any]) -> None:
+        self.pending.add(future)
+        future.add_done_callback(self.finished.put)
+
+    def replace(self, old: Future[Any], new: Future[Any]) -> None:
+        """`new` runs the lesson `old` did (sent again): follow it instead."""
+        self.futures[new] = self.futures.pop(old)
+        self.pending.discard(old)
+        self._watch(new)
+
+    def say(self, line: str) -> None:
+        self._clear()
+        print(line, file=self.log)
+
+    def _landed(
+        self, lesson: Lesson, execution: Execution, worker: str
+    ) -> tuple[Lesson, Execution, str]:
+        self._clear()
+        return lesson, execution, f"on {worker} · {self._summary(self.pending)}"
 
     def _summary(self, pending: set[Future[Any]]) -> str:
         """'12/40 done, 4 running, 24 queued · 1:02 elapsed, ~1:30 left'. A worker is sent
@@ -339,7 +456,58 @@ class Board:
             write_control(self.log, "\r\033[K")
 
 
+class Resender:
+    """Keeps every unfinished lesson on a worker that can run it. Each step: the roster looks
+    at the workers; a lesson none of whose workers is left is sent again to those that passed
+    now (a worker its nanny restarted under a new address among them, once checked), at most
+    MAX_RESENDS times; when no worker has passed for NO_WORKER_SECONDS, every lesson left
+    fails, saying so."""
+
+    def __init__(
+        self, roster: Roster, submit: Callable[[Lesson], Future[Any]], board: Board
+    ) -> None:
+        self.roster, self.submit, self.board = roster, submit, board
+        self.sent_to = {future: frozenset(roster.good) for future in board.pending}
+        self.resent: dict[str, int] = {}
+
+    def step(self) -> Iterator[tuple[Lesson, Execution]]:
+        for line in self.roster.refresh():
+            self.board.say(line)
+        good = frozenset(self.roster.good)
+        for future in [f for f in self.board.pending if not self.sent_to[f] & good]:
+            if self.roster.alone_for() > NO_WORKER_SECONDS:
+                yield self._give_up(
+                    future,
+                    f"no Dask worker that passed the version check for {NO_WORKER_SECONDS:g} s "
+                    "(they died or left, or came back and were refused)",
+                )
+            elif good and self.resent.get(self.board.futures[future].id, 0) >= MAX_RESENDS:
+                yield self._give_up(
+                    future,
+                    "the workers it was sent to left the cluster (died, restarted or retired) "
+                    f"{MAX_RESENDS + 1} time(s)",
+                )
+            elif good:
+                self._resend(future, good)
+
+    def _resend(self, old: Future[Any], good: frozenset[str]) -> None:
+        lesson = self.board.futures[old]
+        self.resent[lesson.id] = self.resent.get(lesson.id, 0) + 1
+        new = self.submit(lesson)
+        self.sent_to[new] = good
+        self.board.replace(old, new)
+        old.cancel()
+
+    def _give_up(self, future: Future[Any], why: str) -> tuple[Lesson, Execution]:
+        self.board.pending.discard(future)
+        future.cancel()
+        lesson = self.board.futures[future]
+        return lesson, Execution(lesson.id, Outcome.LOST, 0.0, detail=why)
+
+
 def _processing(client: Client) -> dict[str, Any]:
+    if client.status != "running":  # the scheduler went away: the futures will say so
+        return {}
     try:
         return dict(client.processing())
     except (OSError, TimeoutError):  # the scheduler went away: the futures will say so

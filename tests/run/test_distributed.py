@@ -153,6 +153,103 @@ def test_a_worker_killed_mid_example_is_replaced_and_the_record_finishes(
     _same_recordings(paths.recordings, recorded.recordings)
 
 
+def _record_in_background(
+    paths: Paths, address: str, runner: object
+) -> tuple[threading.Thread, list[object], io.StringIO]:
+    """A record in a thread: (thread, [its result or the error it raised], its log)."""
+    outcome: list[object] = []
+    log = io.StringIO()
+
+    def run() -> None:
+        try:
+            outcome.append(_record(paths, address, runner, log))
+        except BaseException as error:
+            outcome.append(error)
+
+    thread = threading.Thread(target=run, daemon=True)  # a hang must not hang pytest
+    thread.start()
+    return thread, outcome, log
+
+
+def test_the_only_worker_restarted_by_its_nanny_gets_the_lessons_back(
+    tmp_path: Path, recorded: Paths
+) -> None:
+    """The nanny brings the killed worker back under a new address; the lessons were pinned
+    to the old one, and the record waited forever. The new worker is checked, then runs
+    them: every lesson recorded, within a bounded time."""
+    with _local_cluster(tmp_path / "dask", workers=1) as local:
+        client = distributed.Client(local, set_as_default=False)
+        [(first, pid)] = client.run(os.getpid).items()
+        paths = copy_course(tmp_path / "remote", broken=False)
+        thread, outcome, log = _record_in_background(
+            paths, local.scheduler_address, slow_canned_run
+        )
+        _first_busy_worker(client)
+        os.kill(pid, signal.SIGKILL)
+        thread.join(timeout=90)
+        restarted = set(client.scheduler_info()["workers"])
+        client.close()
+    assert not thread.is_alive(), "the record hung"
+    assert [sorted(done) for done in outcome] == [["basics-01", "basics-02", "speed-01"]], outcome  # type: ignore[call-overload]
+    assert first not in restarted and restarted
+    said = log.getvalue()
+    assert any(f"on {worker}" in said for worker in restarted), said
+    _same_recordings(paths.recordings, recorded.recordings)
+
+
+def test_a_lesson_whose_workers_keep_leaving_fails_saying_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Sent again at most MAX_RESENDS times (0 here): the restarted worker passes, but the
+    lessons that were pinned to the one killed fail as `lost its worker`, saying why."""
+    import builder.run.distributed
+
+    monkeypatch.setattr(builder.run.distributed, "MAX_RESENDS", 0)
+    with _local_cluster(tmp_path / "dask", workers=1) as local:
+        client = distributed.Client(local, set_as_default=False)
+        [pid] = client.run(os.getpid).values()
+        paths = copy_course(tmp_path / "remote", broken=False)
+        thread, outcome, _ = _record_in_background(paths, local.scheduler_address, slow_canned_run)
+        _first_busy_worker(client)
+        os.kill(pid, signal.SIGKILL)
+        thread.join(timeout=90)
+        client.close()
+    assert not thread.is_alive(), "the record hung"
+    [error] = outcome
+    assert isinstance(error, ExecutionError), error
+    assert (
+        "lost its worker: the workers it was sent to left the cluster (died, restarted or "
+        in str(error)
+    )
+    assert "retired) 1 time(s)" in str(error)
+
+
+def test_lessons_without_a_worker_fail_within_a_bounded_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The only worker leaves for good (retired): what it had not finished fails as `lost
+    its worker`, saying why, once no worker has passed the check for NO_WORKER_SECONDS."""
+    import builder.run.distributed
+
+    monkeypatch.setattr(builder.run.distributed, "NO_WORKER_SECONDS", 3.0)
+    with _local_cluster(tmp_path / "dask", workers=1) as local:
+        client = distributed.Client(local, set_as_default=False)
+        paths = copy_course(tmp_path / "remote", broken=False)
+        thread, outcome, _ = _record_in_background(paths, local.scheduler_address, slow_canned_run)
+        _first_busy_worker(client)
+        started = time.monotonic()
+        local.scale(0)
+        thread.join(timeout=60)
+        client.close()
+    assert not thread.is_alive(), "the record hung"
+    assert time.monotonic() - started < 30
+    [error] = outcome
+    assert isinstance(error, ExecutionError), error
+    assert "lost its worker" in str(error)
+    assert "no Dask worker that passed the version check for 3 s" in str(error)
+    assert not list(paths.recordings.glob("**/*.tmp*"))
+
+
 def _first_busy_worker(client: distributed.Client) -> str:
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
