@@ -8,7 +8,6 @@ that need them: `check` reads hashes and nothing else.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import signal
@@ -173,10 +172,7 @@ def _command(
     commands: argparse._SubParsersAction[argparse.ArgumentParser], name: str, run: object, text: str
 ) -> argparse.ArgumentParser:
     command = commands.add_parser(name, help=text, description=text)
-    command.add_argument("--content", type=Path, default=Path("content"), help="course folder")
-    command.add_argument("--recordings", type=Path, default=Path("recordings"))
-    command.add_argument("--out", type=Path, default=Path("site"), help="site output folder")
-    command.add_argument("--cache", type=Path, default=Path(".cache"), help="build cache folder")
+    _folders(command, "content", "recordings", "out", "cache")
     command.set_defaults(run=run)
     return command
 
@@ -187,8 +183,7 @@ def _diff_command(commands: argparse._SubParsersAction[argparse.ArgumentParser])
     diff.add_argument("base", nargs="?", default="HEAD", help="a git revision (default HEAD)")
     diff.add_argument("head", nargs="?", help="a git revision (default: the work tree)")
     diff.add_argument("--format", choices=DIFF_FORMATS, default="text")
-    diff.add_argument("--content", type=Path, default=Path("content"), help="course folder")
-    diff.add_argument("--recordings", type=Path, default=Path("recordings"))
+    _folders(diff, "content", "recordings")
     diff.add_argument(
         "--no-pages", action="store_true", help="do not render pages to find changed numbers"
     )
@@ -202,9 +197,7 @@ def _rehearse_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
     )
     rehearse = commands.add_parser("rehearse", help=text, description=text)
     rehearse.add_argument("lock", type=Path, metavar="LOCKFILE", help="the requirements to try")
-    rehearse.add_argument("--content", type=Path, default=Path("content"), help="course folder")
-    rehearse.add_argument("--recordings", type=Path, default=Path("recordings"))
-    rehearse.add_argument("--cache", type=Path, default=Path(".cache"), help="build cache folder")
+    _folders(rehearse, "content", "recordings", "cache")
     rehearse.set_defaults(run=_rehearse)
     rehearse.add_argument(
         "--out",
@@ -215,6 +208,13 @@ def _rehearse_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
     rehearse.add_argument("--format", choices=DIFF_FORMATS, default="text")
     rehearse.add_argument("--report", type=Path, help="also write the report to this file")
     _jobs(rehearse, sandbox=False)
+
+
+def _folders(command: argparse.ArgumentParser, *names: str) -> None:
+    """--content, --recordings, --out, --cache: where a command reads and writes."""
+    defaults = {"content": "content", "recordings": "recordings", "out": "site", "cache": ".cache"}
+    for name in names:
+        command.add_argument(f"--{name}", type=Path, default=Path(defaults[name]), metavar="DIR")
 
 
 def _since(command: argparse.ArgumentParser) -> None:
@@ -397,38 +397,15 @@ def _rehearse(args: argparse.Namespace) -> int:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    from .course.recording import load
-    from .course.rules import INPUTS_DIR
+    from .course.schemas import validate_files
 
-    failed = 0
-    for path in args.files:
-        if path.parent.name == INPUTS_DIR:  # so that `validate recordings/**/*.json` works
-            print(f"{one_line(str(path))}: skipped: an inputs sidecar, not a recording")
-            continue
-        try:
-            load(path)
-            print(f"{one_line(str(path))}: valid")
-        except BuildError as error:
-            failed += 1
-            print(f"{one_line(str(path))}: {one_line(error.problem)}")
-    return 1 if failed else 0
+    return 0 if validate_files(args.files, sys.stdout) else 1
 
 
 def _schema(args: argparse.Namespace) -> int:
-    from .core.fsutil import write_atomic
-    from .course.model import json_schemas
-    from .course.recording import json_schema
+    from .course.schemas import write_schemas
 
-    def text(schema: dict[str, object]) -> str:
-        return json.dumps(schema, indent=2) + "\n"
-
-    if args.dir:
-        for name, schema in {"recording.schema.json": json_schema(), **json_schemas()}.items():
-            write_atomic(args.dir / name, text(schema).encode())
-    elif args.out:
-        write_atomic(args.out, text(json_schema()).encode())
-    else:
-        sys.stdout.write(text(json_schema()))
+    write_schemas(args.dir, args.out, sys.stdout)
     return 0
 
 

@@ -56,12 +56,10 @@ def gpu_canned_run(lesson: Lesson, limits: Limits) -> Execution:
 
 def fake_numpy(version: str) -> None:
     """On a worker: report another numpy than the one installed."""
-    import builder.run.distributed
+    import builder.run.workers
 
-    real = builder.run.distributed.metadata.version
-    builder.run.distributed.installed_version = (
-        lambda name: version if name == "numpy" else real(name)
-    )
+    real = builder.run.workers.metadata.version
+    builder.run.workers.installed_version = lambda name: version if name == "numpy" else real(name)
 
 
 def _local_cluster(folder: Path, workers: int = 2, **options: Any) -> distributed.LocalCluster:
@@ -328,7 +326,8 @@ def test_ctrl_c_keeps_what_finished_and_leaves_nothing_queued(
 
 def test_a_task_on_a_worker_with_other_versions_runs_nothing(tmp_path: Path) -> None:
     """What a worker that joined after the check does: `work` checks again, first."""
-    from builder.run.distributed import Task, expected_versions, task_of, work
+    from builder.run.distributed import Task, task_of, work
+    from builder.run.workers import expected_versions
 
     lesson = load_course(copy_course(tmp_path, broken=False).content).lessons[0]
     task = task_of(lesson, expected_versions())

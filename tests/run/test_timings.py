@@ -16,8 +16,8 @@ from builder.course.model import FrontMatter, Lesson
 from builder.course.recording import BarPanel, Recording, Series, Span, Timings, dumps, loads
 from builder.review.changes import compare, line_keys
 from builder.review.report import render
-from builder.run.batch import declared_timings, to_recording
 from builder.run.execute import Limits, run_example
+from builder.run.result import declared_timings, to_recording
 from tests.helpers import REFERENCE
 
 
