@@ -64,11 +64,15 @@ def test_ctrl_c_while_examples_run_kills_them_and_keeps_the_previous_recordings(
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
+
+        def written() -> list[int]:  # a pid file is made, then written: wait for both
+            return [int(pid) for f in piddir.iterdir() for pid in f.read_text().split()]
+
         for _ in range(1200):  # both examples and their children are running
-            if len(list(piddir.iterdir())) == 2 or builder.poll() is not None:
+            if len(written()) == 4 or builder.poll() is not None:
                 break
             time.sleep(0.05)
-        pids = [int(pid) for f in piddir.iterdir() for pid in f.read_text().split()]
+        pids = written()
         assert len(pids) == 4, builder.communicate()
         builder.send_signal(signal.SIGINT)
         _, err = builder.communicate(timeout=120)

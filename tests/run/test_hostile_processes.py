@@ -315,7 +315,7 @@ def start_hanging_build(tmp_path: Path) -> tuple[subprocess.Popen[str], Path, Pa
         text=True,
     )
     for _ in range(1200):  # both examples and their escaped children are running
-        if len(list(piddir.iterdir())) == 2 or builder.poll() is not None:
+        if len(pids_in(piddir)) == 4 or builder.poll() is not None:  # written, not just made
             break
         time.sleep(0.05)
     assert len(pids_in(piddir)) == 4, builder.communicate()
