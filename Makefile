@@ -9,6 +9,8 @@ STAMP  := $(VENV)/.installed$(if $(filter-out requirements.lock,$(LOCK)),-$(base
 JOBS   ?=
 ARGS   ?=
 SERVE_ARGS ?=
+# The preview's benchmark times `hugo server` beside it when Hugo is installed (apt-get install hugo).
+HUGO   ?= $(shell command -v hugo 2>/dev/null)
 BASE   ?= HEAD
 HEAD   ?=
 LINT_DIRS := builder tests $(wildcard bench)
@@ -72,7 +74,7 @@ test: $(STAMP) lint
 
 bench: $(STAMP)
 	$(PY) bench/run.py $(ARGS)
-	$(PY) bench/serve.py $(SERVE_ARGS)
+	$(PY) bench/serve.py $(if $(HUGO),--hugo $(HUGO)) $(SERVE_ARGS)
 
 bench-cluster: $(STAMP)
 	$(PY) bench/cluster.py $(ARGS)

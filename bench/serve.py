@@ -3,13 +3,17 @@
     python bench/serve.py                    # 100 and 1,000 lessons, 10 edits each
     python bench/serve.py --scales 1000 --edits 20
     python bench/serve.py --mkdocs /tmp/mk/bin/mkdocs   # the same edit with `mkdocs serve`
+    python bench/serve.py --hugo hugo                   # and with `hugo server` (Debian's hugo)
 
 For each scale, bench/generate.py writes a course, `python -m builder render` builds it
 once (as an author's checkout has), and the preview is started on a free port. A lesson
 page is opened; then, `--edits` times, a sentence is appended to its lesson.md and the
 time is taken from the write until the sentence is in the page's DOM (polled every
 2 ms). The median and the slowest are printed. With --mkdocs, the same lesson bodies (prose
-and code, no front matter) are served by `mkdocs serve` and edited the same way.
+and code, no front matter) are served by `mkdocs serve` and edited the same way; with --hugo,
+by `hugo server` (livereload, its default fast render), each body a page with its title,
+in one minimal layout. The rows of one scale are timed one after the other, in one run, so
+that their ratios hold on a machine whose speed drifts.
 """
 
 from __future__ import annotations
@@ -43,8 +47,11 @@ PAUSE = 1.6  # between edits, as an author pauses: the preview writes site/ mean
 
 
 def time_edits(page: Any, lesson: Path, edits: int) -> list[float]:
-    """Seconds from each append to `lesson` until its sentence is in `page`'s DOM."""
+    """Seconds from each append to `lesson` until its sentence is in `page`'s DOM. The page
+    first gets a pause to open its connection to the server (Hugo's livereload misses an
+    edit saved before its WebSocket is open)."""
     seconds = []
+    time.sleep(PAUSE)
     for n in range(edits):
         sentence = f"Edit number {n} at {time.time_ns()} is here."
         started = time.perf_counter()
@@ -114,16 +121,27 @@ def bench_builder(browser: Any, count: int, work: Path, edits: int) -> list[floa
         return time_edits(page, lesson, edits)
 
 
+def lesson_bodies(count: int, work: Path) -> Iterator[tuple[str, str, str]]:
+    """Each generated lesson's folder name, title and body (prose and code: the builder's
+    placements and glossary brackets taken out), as another generator's pages."""
+    source = work / f"source-{count}"
+    if not source.exists():
+        generate(count, source)
+    for folder in sorted((source / "content" / "lessons").iterdir()):
+        text = (folder / "lesson.md").read_text()
+        front, body = text.split("\n---\n", 1)
+        title = re.search(r"^title: (.*)$", front, re.MULTILINE)
+        name = title.group(1) if title else folder.name
+        yield folder.name, name, re.sub(r"\{\{[^}]*\}\}|\[\[|\]\]", "", body)
+
+
 def bench_mkdocs(browser: Any, mkdocs: str, count: int, work: Path, edits: int) -> list[float]:
     """The same edit with `mkdocs serve`, over the lesson bodies as plain Markdown pages."""
     dest = work / f"mkdocs-{count}"
-    generate(count, work / f"source-{count}")
     docs = dest / "docs"
     docs.mkdir(parents=True)
-    for folder in sorted((work / f"source-{count}" / "content" / "lessons").iterdir()):
-        text = (folder / "lesson.md").read_text()
-        body = text.split("\n---\n", 1)[1]
-        (docs / f"{folder.name}.md").write_text(re.sub(r"\{\{[^}]*\}\}|\[\[|\]\]", "", body))
+    for name, _, body in lesson_bodies(count, work):
+        (docs / f"{name}.md").write_text(body)
     (docs / "index.md").write_text("# Home\n")
     (dest / "mkdocs.yml").write_text("site_name: bench\n")
     command = [mkdocs, "serve", "--dev-addr", f"127.0.0.1:{_free_port()}"]
@@ -131,6 +149,42 @@ def bench_mkdocs(browser: Any, mkdocs: str, count: int, work: Path, edits: int) 
         page = browser.new_page()
         page.goto(f"{url}{lesson_id(EDITED)}/")
         return time_edits(page, docs / f"{lesson_id(EDITED)}.md", edits)
+
+
+HUGO_PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{{ .Title }}</title></head>
+<body><main><h1>{{ .Title }}</h1>{{ .Content }}</main></body></html>
+"""
+HUGO_LIST = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{{ .Title }}</title></head>
+<body><main><h1>{{ .Title }}</h1><ul>{{ range .Pages }}
+<li><a href="{{ .RelPermalink }}">{{ .Title }}</a></li>{{ end }}
+</ul></main></body></html>
+"""
+
+
+def bench_hugo(browser: Any, hugo: str, count: int, work: Path, edits: int) -> list[float]:
+    """The same edit with `hugo server`, over the lesson bodies as Hugo pages (a title in
+    front matter each, one minimal layout, no theme)."""
+    dest = work / f"hugo-{count}"
+    pages, layouts = dest / "content" / "l", dest / "layouts" / "_default"
+    pages.mkdir(parents=True)
+    layouts.mkdir(parents=True)
+    for name, title, body in lesson_bodies(count, work):
+        (pages / f"{name}.md").write_text(f'---\ntitle: "{title}"\n---\n{body}')
+    (layouts / "single.html").write_text(HUGO_PAGE)
+    (layouts / "list.html").write_text(HUGO_LIST)
+    (dest / "config.toml").write_text(
+        'baseURL = "http://127.0.0.1/"\ntitle = "bench"\n'
+        'disableKinds = ["taxonomy", "term", "RSS", "sitemap"]\n'
+    )
+    port = _free_port()
+    command = [hugo, "server", "--bind", "127.0.0.1", "--port", str(port)]
+    command += ["--baseURL", f"http://127.0.0.1:{port}/"]
+    with server(command, r"Web Server is available at (http://\S+/)", dest) as url:
+        page = browser.new_page()
+        page.goto(f"{url}l/{lesson_id(EDITED)}/")
+        return time_edits(page, pages / f"{lesson_id(EDITED)}.md", edits)
 
 
 def _free_port() -> int:
@@ -159,6 +213,7 @@ def main() -> None:
     parser.add_argument("--edits", type=int, default=10, help="edits per scale (median)")
     parser.add_argument("--mkdocs", help="an mkdocs executable to time the same edit with")
     parser.add_argument("--mkdocs-edits", type=int, default=5, help="(a rebuild is slow)")
+    parser.add_argument("--hugo", help="a hugo executable to time the same edit with")
     parser.add_argument("--work", type=Path, help="scratch folder (default: a temp folder)")
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
@@ -172,6 +227,9 @@ def main() -> None:
             for count in (int(n) for n in args.scales.split(",")):
                 seconds = bench_builder(browser, count, work, args.edits)
                 report("serve: edit to screen", count, seconds)
+                if args.hugo:
+                    seconds = bench_hugo(browser, args.hugo, count, work, args.edits)
+                    report("hugo server: edit to screen", count, seconds)
                 if args.mkdocs:
                     seconds = bench_mkdocs(browser, args.mkdocs, count, work, args.mkdocs_edits)
                     report("mkdocs serve: edit to screen", count, seconds)

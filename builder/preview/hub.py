@@ -1,55 +1,82 @@
 """What the preview's open pages are told (builder/preview/serve.py streams it to each over
 Server-Sent Events): the files that changed, the build's errors, the re-recording failures
-by lesson and the pages being re-recorded."""
+by lesson and the pages being re-recorded; and each page, when its own file changed, what
+to do about it (`page_update`): swap in its new <main> and title, or reload."""
 
 from __future__ import annotations
 
+import html
 import json
 import queue
 import re
 import threading
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..core.errors import BuildError, BuildErrors
 
 _LINE = re.compile(r"line (\d+): (.*)", re.DOTALL)
+_MAIN = re.compile(rb"<main[\s>].*</main>", re.DOTALL)
+_TITLE = re.compile(rb"<title>(.*?)</title>", re.DOTALL)
+_DESCRIPTION = re.compile(rb'<meta name="description" content="[^"]*">')
 
 Problem = dict[str, Any]  # {"file", "line", "message"}: what the overlay shows
+Update = dict[str, Any]  # {"main", "title"}: swapped in place; {"reload": True}
+Updates = Callable[[str], Update | None]  # a page's name -> what it is told to do
 
 
 class Hub:
     """What the open pages are told: the build's errors, the re-recording failures by
-    lesson, the pages being re-recorded; every message goes to every page's stream."""
+    lesson, the pages being re-recorded; every message goes to every page's stream, with
+    what that page (named when it subscribed) does about its own file."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.streams: list[queue.Queue[str | None]] = []
+        self.streams: dict[queue.Queue[str | None], str] = {}  # -> the page it shows
         self.errors: list[Problem] = []
         self.record_errors: dict[str, list[Problem]] = {}
         self.recording: list[str] = []
+        # The build the served files are from, stamped on each page served: a page that
+        # subscribes after a later build (or to a restarted server) reloads.
+        self.build = time.time_ns() // 1_000_000
 
-    def subscribe(self) -> queue.Queue[str | None]:
+    def subscribe(self, page: str = "", build: int | None = None) -> queue.Queue[str | None]:
         stream: queue.Queue[str | None] = queue.Queue()
         with self.lock:
-            stream.put(self._message(()))
-            self.streams.append(stream)
+            state = self._state(())
+            if build is not None and build != self.build:
+                state["page"] = {"reload": True}
+            stream.put(_message(state))
+            self.streams[stream] = page
         return stream
 
     def unsubscribe(self, stream: queue.Queue[str | None]) -> None:
         with self.lock:
-            if stream in self.streams:
-                self.streams.remove(stream)
+            self.streams.pop(stream, None)
 
-    def publish(self, changed: Iterable[str] = (), **update: Any) -> None:
-        """Tell every page; `update`: new values of `errors`, `record_errors`, `recording`
-        (set under the lock: the recorder's thread updates them too)."""
+    def publish(
+        self, changed: Iterable[str] = (), updates: Updates | None = None, **update: Any
+    ) -> None:
+        """Tell every page; `updates`: a new build is served, each open page whose file is
+        in `changed` is told what to do with it. `update`: new values of `errors`,
+        `record_errors`, `recording` (set under the lock: the recorder's thread updates
+        them too)."""
         with self.lock:
             for name, value in update.items():
                 setattr(self, name, value)
-            message = self._message(changed)
-            for stream in self.streams:
-                stream.put(message)
+            changed = list(changed)
+            state = self._state(changed)
+            message = _message(state)
+            told: dict[str, str] = {}
+            if updates is not None:
+                self.build += 1
+                for page in {*self.streams.values()}.intersection(changed):
+                    found = updates(page)
+                    if found is not None:
+                        told[page] = _message({**state, "page": found})
+            for stream, page in self.streams.items():
+                stream.put(told.get(page, message))
 
     def state(self) -> dict[str, Any]:
         """What a page opened now is told."""
@@ -65,8 +92,34 @@ class Hub:
             for stream in self.streams:
                 stream.put(None)
 
-    def _message(self, changed: Iterable[str]) -> str:
-        return f"event: state\ndata: {json.dumps(self._state(changed))}\n\n"
+
+def _message(state: dict[str, Any]) -> str:
+    return f"event: state\ndata: {json.dumps(state)}\n\n"
+
+
+def page_update(old: bytes | None, new: bytes | None, *, reload: bool = False) -> Update | None:
+    """What an open page does when its file went from `old` to `new`: nothing if the bytes
+    are the same; its new <main> and title, swapped in place, when nothing else of the page
+    changed (a lesson's prose or recording); else (a template, the page's <head> or frame,
+    or `reload` asked) a reload."""
+    if old == new:
+        return None
+    if reload or old is None or new is None:
+        return {"reload": True}
+    before, after = _MAIN.search(old), _MAIN.search(new)
+    if before is None or after is None or _frame(old, before) != _frame(new, after):
+        return {"reload": True}
+    title = _TITLE.search(new)
+    return {
+        "main": after.group().decode("utf-8", "replace"),
+        "title": html.unescape(title.group(1).decode("utf-8", "replace")) if title else None,
+    }
+
+
+def _frame(page: bytes, main: re.Match[bytes]) -> bytes:
+    """The page without its <main>, title and description: what a patch cannot change."""
+    outside = page[: main.start()] + page[main.end() :]
+    return _DESCRIPTION.sub(b"", _TITLE.sub(b"", outside, count=1), count=1)
 
 
 def problems(error: BaseException) -> list[Problem]:

@@ -4,15 +4,17 @@ The build lives in a Session (builder.preview.session): a file event from the OS
 refresh that reads only what the event touched and makes only the pages whose keys
 changed; the site is served from memory, and site/ is brought up to date (search bundles,
 files, manifest: what `make site` would write) when the edits pause. Pages carry a small
-script (builder/live.js) added on the way out, so it never reaches site/: the server tells
-it over Server-Sent Events (/__events) which files changed, and a page reloads only when
-its own file did, keeping its scroll position. A build that fails, whatever the reason, is
+script (builder/preview/live.js) added on the way out, so it never reaches site/: the server
+tells it over Server-Sent Events (/__events) which files changed, and sends a page whose
+own file changed its new <main> and title, which it swaps in place (keeping its scroll
+position, open <details> and focus; builder.preview.hub.page_update); a template edit, or
+one that changes more of the page, reloads it. A build that fails, whatever the reason, is
 printed and shown over every open page (file, line, message) until a build succeeds; the
 server keeps the last good site. With execution on, an example whose recording is not
 fresh is re-recorded in the background (builder.run.batch, one lesson at a time): its page
-says "re-recording..." meanwhile; a failure is shown in the overlay until the example
-changes again, and the last good recording stays. Editors' lock, swap and backup files,
-and the builder's own temporary files, are no change.
+says "re-recording..." meanwhile, then the new output is swapped in; a failure is shown in
+the overlay until the example changes again, and the last good recording stays. Editors'
+lock, swap and backup files, and the builder's own temporary files, are no change.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from ..build.write import TEMPORARY
 from ..core.errors import BuildError
 from ..core.observe import TEMPLATES, Paths, editor_file
-from .hub import Hub, problems
+from .hub import Hub, page_update, problems
 from .session import Changed, Session
 
 if TYPE_CHECKING:
@@ -44,7 +46,7 @@ if TYPE_CHECKING:
     from .rerecord import Recorder
 
 EVENTS = "/__events"
-LIVE_SCRIPT = b"<script>" + Path(__file__).with_name("live.js").read_bytes() + b"</script>"
+LIVE_SCRIPT = Path(__file__).with_name("live.js").read_bytes()  # in <script data-build=...>
 STEP_MS = 20  # after a file event, how long to wait for the rest of its burst
 WATCH_MS = 300  # how often the watcher looks up from the OS's events (to stop when asked)
 # No event for this long: the author paused, bring site/ up to date. Writing it takes a
@@ -164,13 +166,16 @@ class Preview:
     def rebuild(self, files: Iterable[str]) -> bool:
         session = self.session
         if session.course is None:  # the first build failed: start again
-            return self.apply(session.start)
+            return self.apply(session.start, reload=True)
         changed = Changed.of(self.paths, files)
-        return self.apply(lambda: session.refresh(changed))
+        return self.apply(lambda: session.refresh(changed), reload=changed.templates)
 
-    def apply(self, step: Callable[[], list[str]], what: str = "Rebuilt") -> bool:
-        """Run a build step; tell the pages what changed, or show them why it failed.
-        Only Ctrl-C (KeyboardInterrupt) stops the server."""
+    def apply(
+        self, step: Callable[[], list[str]], what: str = "Rebuilt", *, reload: bool = False
+    ) -> bool:
+        """Run a build step; tell the pages what changed (each open page whose file changed,
+        its new <main> to swap in, or to reload: `reload`, a template changed), or show them
+        why it failed. Only Ctrl-C (KeyboardInterrupt) stops the server."""
         started = time.perf_counter()
         try:
             changed = step()
@@ -180,8 +185,13 @@ class Preview:
             self.hub.publish(errors=problems(error))
             print(f"error: {error}\n(still serving the last good site)", file=self.log)
             return False
-        self.files = self.session.served()
-        self.hub.publish(changed, errors=[])
+        before = self.files
+        self.files = after = self.session.served()  # then the build's number (_Handler.do_GET)
+
+        def updates(page: str) -> dict[str, Any] | None:
+            return page_update(before.get(page), after.get(page), reload=reload)
+
+        self.hub.publish(changed, updates, errors=[])
         seconds = time.perf_counter() - started
         print(f"{what}: {len(changed)} file(s) changed in {seconds:.2f} s.", file=self.log)
         return True
@@ -303,10 +313,12 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
     def do_GET(self) -> None:
-        path = urllib.parse.unquote(self.path.split("?", 1)[0].split("#", 1)[0])
+        address, _, query = self.path.split("#", 1)[0].partition("?")
+        path = urllib.parse.unquote(address)
         if path == EVENTS:
-            self._events()
+            self._events(urllib.parse.parse_qs(query))
             return
+        build = self.preview.hub.build  # before the files: a page is never newer than its number
         files, name = self.preview.files, path.lstrip("/")
         if name == "" or name.endswith("/"):
             name += "index.html"
@@ -320,7 +332,7 @@ class _Handler(BaseHTTPRequestHandler):
             name, status = "404.html", 404
             data = files.get(name, NO_BUILD)
         if name.endswith(".html"):
-            self._send(status, inject_live(data), "text/html; charset=utf-8")
+            self._send(status, inject_live(data, build), "text/html; charset=utf-8")
             return
         self._send(status, data, mimetypes.guess_type(name)[0] or "application/octet-stream")
 
@@ -332,13 +344,16 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def _events(self) -> None:
-        """One long-lived response per page: the state now, then every change."""
+    def _events(self, query: dict[str, list[str]]) -> None:
+        """One long-lived response per page (?page=its file&build=the build it shows): the
+        state now, then every change."""
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-store")
         self.end_headers()
-        stream = self.preview.hub.subscribe()
+        page = query.get("page", [""])[0]
+        build = query.get("build", [""])[0]
+        stream = self.preview.hub.subscribe(page, int(build) if build.isdigit() else None)
         try:
             while True:
                 try:
@@ -354,7 +369,9 @@ class _Handler(BaseHTTPRequestHandler):
             self.preview.hub.unsubscribe(stream)
 
 
-def inject_live(page: bytes) -> bytes:
-    """The page with the preview's script just before </body> (or at its end)."""
+def inject_live(page: bytes, build: int = 0) -> bytes:
+    """The page with the preview's script, stamped with the build it is from, just before
+    </body> (or at its end)."""
+    script = b'<script data-build="%d">%s</script>' % (build, LIVE_SCRIPT)
     index = page.rfind(b"</body>")
-    return page + LIVE_SCRIPT if index < 0 else page[:index] + LIVE_SCRIPT + page[index:]
+    return page + script if index < 0 else page[:index] + script + page[index:]

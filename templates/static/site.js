@@ -4,6 +4,9 @@
 (function () {
   "use strict";
   var html = document.documentElement;
+  // Elements given their handlers (the preview swaps parts of <main>: see the end).
+  var bound = new WeakSet();
+  function once(el) { return !bound.has(el) && !!bound.add(el); }
 
   // -- Dark mode: follows the system until the reader chooses; the choice persists. ------
   var toggle = document.querySelector(".theme-toggle");
@@ -63,7 +66,8 @@
       if (over > 0) card.style.left = -Math.min(over, rect.left - 8) + "px";
     });
   }
-  terms().forEach(function (term) {
+  function bindTerm(term) {
+    if (!once(term)) return;
     term.addEventListener("mouseenter", function () { place(term); });
     term.addEventListener("focusin", function () { term.classList.remove("dismissed"); place(term); });
     term.addEventListener("mouseleave", function () {
@@ -72,7 +76,8 @@
     term.addEventListener("focusout", function (event) {
       if (!term.contains(event.relatedTarget)) term.classList.remove("dismissed");
     });
-  });
+  }
+  terms().forEach(bindTerm);
 
   // -- Copy buttons: copy the code only, never output or prompts. -------------------------
   var PROMPT = /^(>>> |\.\.\. |\$ )/;
@@ -95,8 +100,9 @@
     document.body.removeChild(area);
     return ok ? Promise.resolve() : Promise.reject(new Error("copy refused"));
   }
-  document.querySelectorAll(".prose pre.highlight, .run-it pre.highlight").forEach(function (pre) {
-    if (pre.closest("figure.output")) return;
+  var COPIED = ".prose pre.highlight, .run-it pre.highlight";
+  function addCopy(pre) {
+    if (pre.closest("figure.output") || !once(pre)) return;
     var wrap = pre.parentElement;
     if (!wrap.classList.contains("code-wrap")) {
       wrap = document.createElement("div");
@@ -117,7 +123,8 @@
       setTimeout(function () { button.textContent = "Copy"; }, 2000);
     });
     wrap.insertBefore(button, pre);
-  });
+  }
+  document.querySelectorAll(COPIED).forEach(addCopy);
 
   // -- Blocks wider than their column: the edge that hides more is shaded (data-more: left,
   // right or both; CSS draws it), and recorded output gets a button that wraps its lines.
@@ -189,6 +196,10 @@
   // -- On-page contents: mark the section being read. A heading "is being read" once it has
   // passed the top quarter of the window; at the end of the page, the last one in view.
   // IntersectionObserver says when a heading crosses that line, or the page's end shows.
+  // (watchToc's body is left at the indentation it had before it was a function.)
+  var unwatch = function () {};
+  function watchToc() {
+  unwatch();
   var toc = document.querySelector("nav.toc");
   if (toc && window.IntersectionObserver) {
     var links = {};
@@ -226,11 +237,28 @@
     var crossing = new IntersectionObserver(markReading, { rootMargin: "0px 0px -75% 0px" });
     heads.forEach(function (head) { crossing.observe(head); });
     var pageEnd = document.querySelector(".page-end");
-    if (pageEnd) new IntersectionObserver(markReading).observe(pageEnd);
+    var ending = new IntersectionObserver(markReading);
+    if (pageEnd) ending.observe(pageEnd);
     // A jump (Home, End, a link) can carry every heading past the line between two looks.
     document.addEventListener("scrollend", markReading);
+    unwatch = function () {
+      crossing.disconnect();
+      ending.disconnect();
+      document.removeEventListener("scrollend", markReading);
+      if (reading) { reading.classList.remove("active"); reading.removeAttribute("aria-current"); }
+    };
     markReading();
   }
+  }
+  watchToc();
+
+  // -- The preview (builder/preview/live.js) swapped parts of <main> in place: the new
+  // elements get their handlers, and the contents follow the new headings.
+  document.addEventListener("coursebuilder:patched", function () {
+    terms().forEach(bindTerm);
+    document.querySelectorAll(COPIED).forEach(addCopy);
+    watchToc();
+  });
 
   // -- Search: Pagefind, loaded only when the site is served. -----------------------------
   // Pagefind's UI does not tell screen readers what a search found: its message ("12 results

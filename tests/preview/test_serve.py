@@ -17,9 +17,11 @@ import sys
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -28,6 +30,7 @@ from builder.build.pipeline import build
 from builder.core.errors import RenderError
 from builder.core.observe import Paths
 from builder.core.store import Store
+from builder.preview.hub import page_update
 from builder.preview.serve import LIVE_SCRIPT, Preview, inject_live, problems, wanted
 from builder.preview.session import Changed, Session
 from builder.run.execute import Execution, Limits, Outcome
@@ -45,7 +48,30 @@ def site_bytes(out: Path) -> dict[str, bytes]:
 
 
 def test_the_live_script_goes_before_body_end() -> None:
-    assert inject_live(b"<p>x</p></body></html>") == b"<p>x</p>" + LIVE_SCRIPT + b"</body></html>"
+    script = b'<script data-build="7">' + LIVE_SCRIPT + b"</script>"
+    assert inject_live(b"<p>x</p></body></html>", 7) == b"<p>x</p>" + script + b"</body></html>"
+
+
+def page(main: str, title: str = "One", head: str = "", frame: str = "") -> bytes:
+    return (
+        f"<!doctype html><html><head><title>{title}</title>"
+        f'<meta name="description" content="{title}">{head}</head><body>{frame}'
+        f'<main id="main">{main}</main><footer>f</footer></body></html>'
+    ).encode()
+
+
+def test_a_page_is_sent_its_new_main_or_told_to_reload() -> None:
+    old = page("<p>a</p>")
+    assert page_update(old, old) is None
+    assert page_update(old, page("<p>b</p>", "T &amp; U")) == {
+        "main": '<main id="main"><p>b</p></main>',
+        "title": "T & U",
+    }
+    for new in (page("<p>b</p>", head="<link>"), page("<p>b</p>", frame="<nav>x</nav>")):
+        assert page_update(old, new) == {"reload": True}, new  # more than <main> changed
+    assert page_update(old, page("<p>b</p>"), reload=True) == {"reload": True}  # a template
+    assert page_update(None, old) == page_update(old, None) == {"reload": True}
+    assert page_update(b"<p>no main</p>", b"<p>still none</p>") == {"reload": True}
 
 
 def test_file_events_say_what_they_touch(tmp_path: Path) -> None:
@@ -149,11 +175,13 @@ def test_pages_are_served_from_memory_with_the_script_and_site_has_none(
 ) -> None:
     status, page = get(f"{preview.url}l/first/")
     assert status == 200 and LIVE_SCRIPT in page
+    assert f'<script data-build="{preview.hub.build}">'.encode() in page
     assert get(f"{preview.url}l/first/example.py")[1] == preview.files["l/first/example.py"]
     status, missing = get(f"{preview.url}nope/")
     assert status == 404 and LIVE_SCRIPT in missing
     assert all(LIVE_SCRIPT not in data for data in site_bytes(recorded.out).values())
-    assert site_bytes(recorded.out)["l/first/index.html"] in page.replace(LIVE_SCRIPT, b"")
+    served = inject_live(site_bytes(recorded.out)["l/first/index.html"], preview.hub.build)
+    assert page == served
 
 
 def test_each_page_is_told_the_state_then_every_change(preview: Preview) -> None:
@@ -172,6 +200,42 @@ def test_each_page_is_told_the_state_then_every_change(preview: Preview) -> None
     preview.apply(lambda: (_ for _ in ()).throw(RenderError("line 3: bad", path="x.md")))
     assert state()["errors"] == [{"file": "x.md", "line": 3, "message": "bad"}]
     events.close()
+
+
+def test_a_page_is_sent_its_own_new_main_over_its_stream(preview: Preview, recorded: Paths) -> None:
+    """A prose edit: the lesson's stream gets the new <main> and title, another page's
+    only the list of changes; a template edit: reload. A page from an older build (or an
+    earlier server) reloads as it subscribes."""
+    build = preview.hub.build
+
+    def stream(page: str, stamp: int = build) -> Any:
+        query = urllib.parse.urlencode({"page": page, "build": stamp})
+        return urllib.request.urlopen(f"{preview.url}__events?{query}", timeout=10)
+
+    def state(events: Any) -> dict[str, Any]:
+        assert events.readline() == b"event: state\n"
+        data = events.readline()
+        assert events.readline() == b"\n"
+        return json.loads(data.removeprefix(b"data: "))  # type: ignore[no-any-return]
+
+    lesson, other = stream("l/first/index.html"), stream("l/no-panels/index.html")
+    assert "page" not in state(lesson) and "page" not in state(other)
+    edit(lesson_md(recorded), "{{ panel 1 }}", "Typed just now.\n\n{{ panel 1 }}")
+    assert preview.rebuild([str(lesson_md(recorded))])
+    told = state(lesson)["page"]
+    assert "Typed just now." in told["main"] and told["main"].startswith("<main")
+    assert told["main"].endswith("</main>") and "<footer" not in told["main"]
+    assert told["title"] == "A first jaxpr · Fixture course"
+    assert "page" not in state(other)
+    # A template in the same burst (the template itself left as it is): reload.
+    edit(lesson_md(recorded), "Typed just now.", "Typed again.")
+    assert preview.rebuild([str(lesson_md(recorded)), str(TEMPLATES / "lesson.html")])
+    assert state(lesson)["page"] == {"reload": True}
+    assert "page" not in state(other)
+    assert state(stream("l/first/index.html", build))["page"] == {"reload": True}
+    assert "page" not in state(stream("l/first/index.html", preview.hub.build))
+    for events in (lesson, other):
+        events.close()
 
 
 def test_the_server_listens_on_loopback_only(preview: Preview) -> None:
