@@ -128,7 +128,7 @@
 
   // -- Blocks wider than their column: the edge that hides more is shaded (data-more: left,
   // right or both; CSS draws it), and recorded output gets a button that wraps its lines.
-  var scrollers = document.querySelectorAll("main pre, main .table-scroll");
+  var scrollers = [], watched = new WeakSet();
   function markMore(box) {
     var left = box.scrollLeft > 1;
     var right = box.scrollLeft + box.clientWidth < box.scrollWidth - 1;
@@ -160,21 +160,25 @@
   function measure() {
     scrollers.forEach(function (box) { markMore(box); if (box.tagName === "PRE") wrapButton(box); });
   }
-  scrollers.forEach(function (box) {
-    box.addEventListener("scroll", function () { markMore(box); }, { passive: true });
-  });
-  measure();
   // Whatever changes a block's width or what it holds: the window, a <details> opened, a
   // late font or image, the theme.
-  if (window.ResizeObserver) {
-    var resized = new ResizeObserver(function (entries) {
-      entries.forEach(function (entry) {
-        markMore(entry.target);
-        if (entry.target.tagName === "PRE") wrapButton(entry.target);
-      });
+  var resized = window.ResizeObserver && new ResizeObserver(function (entries) {
+    entries.forEach(function (entry) {
+      markMore(entry.target);
+      if (entry.target.tagName === "PRE") wrapButton(entry.target);
     });
-    scrollers.forEach(function (box) { resized.observe(box); });
+  });
+  function watchScrollers() {  // on load, and for the blocks a preview patch brought in
+    scrollers = Array.prototype.slice.call(document.querySelectorAll("main pre, main .table-scroll"));
+    scrollers.forEach(function (box) {
+      if (watched.has(box)) return;
+      watched.add(box);
+      box.addEventListener("scroll", function () { markMore(box); }, { passive: true });
+      if (resized) resized.observe(box);
+    });
+    measure();
   }
+  watchScrollers();
   window.addEventListener("resize", measure);
   window.addEventListener("load", measure);
   document.addEventListener("toggle", measure, true);
@@ -257,6 +261,7 @@
   document.addEventListener("coursebuilder:patched", function () {
     terms().forEach(bindTerm);
     document.querySelectorAll(COPIED).forEach(addCopy);
+    watchScrollers();
     watchToc();
   });
 

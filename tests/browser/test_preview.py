@@ -88,7 +88,7 @@ def top_of(page: Any, selector: str) -> float:
 
 
 def shows(page: Any, text: str) -> None:
-    page.wait_for_function("t => document.querySelector('main').textContent.includes(t)", arg=text)
+    page.wait_for_function("t => document.querySelector('main')?.textContent.includes(t)", arg=text)
 
 
 def test_an_edit_is_patched_in_keeping_the_view_details_focus_and_theme(
