@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
 from collections.abc import Callable
 from pathlib import Path
 
@@ -103,3 +105,25 @@ def edit(path: Path, old: str, new: str) -> None:
     text = path.read_text()
     assert old in text, f"{old!r} not in {path}"
     path.write_text(text.replace(old, new))
+
+
+def killed_at(build: Callable[[], object], write: int) -> bool:
+    """Run `build` in a forked child that is killed (SIGKILL) at its `write`-th rename;
+    False when it finished before that."""
+    pid = os.fork()
+    if pid == 0:  # the child: count renames, die at the chosen one
+        real, count = os.replace, [0]
+
+        def replace(*args: object, **kwargs: object) -> None:
+            count[0] += 1
+            if count[0] == write:
+                os.kill(os.getpid(), signal.SIGKILL)
+            real(*args, **kwargs)  # type: ignore[arg-type]
+
+        os.replace = replace  # type: ignore[assignment]
+        try:
+            build()
+        finally:
+            os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    return os.WIFSIGNALED(status)
