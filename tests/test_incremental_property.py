@@ -6,7 +6,8 @@ inputs (a fresh --out and --cache). Nothing executes: builds render from the rec
 and a re-record takes the fixture's canned runs.
 
 Bounded for the suite (derandomized, a few short sequences); `PROPERTY_LONG=1` runs a long,
-random profile with its failures kept in .hypothesis/ (gitignored).
+random profile (200 sequences of 25 edits; `PROPERTY_LONG=N`: N sequences) with its
+failures kept in .hypothesis/ (gitignored).
 """
 
 from __future__ import annotations
@@ -39,9 +40,9 @@ from builder.render import lessons as render_lessons
 from builder.run.execute import Execution, Limits, Outcome
 from tests.conftest import CANNED, canned_run, copy_course, killed_at, make_paths
 
-LONG = os.environ.get("PROPERTY_LONG") == "1"
+LONG = int(os.environ.get("PROPERTY_LONG", "0") or 0)  # how many sequences (1: 200)
 PROFILE = (
-    settings(max_examples=200, stateful_step_count=25, deadline=None)
+    settings(max_examples=200 if LONG == 1 else LONG, stateful_step_count=25, deadline=None)
     if LONG
     else settings(
         max_examples=4,

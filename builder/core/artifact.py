@@ -12,6 +12,7 @@ import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
+from operator import attrgetter
 from pathlib import PurePath
 from typing import Any
 
@@ -66,67 +67,57 @@ class Digests:
         self.last, self.now = self.now, {}
 
     def key(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> str:
-        out: list[bytes] = []
-        self._encode(self.salt, out)
-        out.append(_function(fn))
-        self._encode(args, out)
-        return hashlib.sha256(b"".join(out)).hexdigest()
+        canonical = (self.salt, _function(fn), self.canonical(args))
+        return hashlib.sha256(repr(canonical).encode()).hexdigest()
 
     def digest(self, value: Any) -> bytes:
         """The digest of a frozen dataclass's canonical form (its class and its fields')."""
-        found = self.now.get(id(value)) or self.last.get(id(value))
+        at = id(value)
+        found = self.now.get(at) or self.last.get(at)
         if found is None or found[0] is not value:
-            cls = type(value)
-            if not cls.__dataclass_params__.frozen:
-                raise TypeError(f"{cls.__qualname__} is not frozen: it cannot be keyed")
-            out = [cls.__module__.encode(), b".", cls.__qualname__.encode(), b";"]
-            for name in _field_names(cls):
-                self._encode(getattr(value, name), out)
-            found = (value, hashlib.sha256(b"".join(out)).digest())
-        self.now[id(value)] = found
+            name, fields = _dataclass(type(value))
+            found = (value, hashlib.sha256(name + self.canonical(fields(value))).digest())
+        self.now[at] = found
         return found[1]
 
-    def _encode(self, value: Any, out: list[bytes]) -> None:
-        """`value`'s canonical form, tagged by type so that no two values read the same."""
+    def canonical(self, value: Any) -> bytes:
+        """`value` as bytes that no other value gives. Short plain values (str, int, float,
+        bool, None) by their repr, which tells 1 from 1.0 and True and quotes strings; a
+        tuple or list by the repr of its items, those that are not short and plain as their
+        own canonical bytes (whose repr, b'...', no plain value's starts with); long texts
+        and bytes by their sha256 (repr would escape them). The first byte says what kind
+        of value follows. Mostly one repr() in C, not a call a value."""
         kind = type(value)
+        if kind is tuple or kind is list:
+            if not _plain(value):
+                value = kind(x if _short(x) else self.canonical(x) for x in value)
+            return b"r" + repr(value).encode("utf-8", "surrogatepass")
+        if kind in _DATACLASSES or _is_dataclass(kind):
+            return b"d" + self.digest(value)
         if kind is str:
-            data = value.encode("utf-8", "surrogatepass")
-            out += (b"s", str(len(data)).encode(), b":", data)
-        elif kind is tuple or kind is list:
-            out += (b"(" if kind is tuple else b"[", str(len(value)).encode(), b":")
-            for item in value:
-                self._encode(item, out)
-        elif dataclasses.is_dataclass(value) and not isinstance(value, type):
-            out += (b"d", self.digest(value))
-        elif value is None or kind is bool:
-            out.append(b"N" if value is None else b"T" if value else b"F")
-        elif kind is int or kind is float:
-            out += (b"i" if kind is int else b"f", repr(value).encode(), b";")
-        elif kind is bytes:
-            out += (b"b", str(len(value)).encode(), b":", value)
-        elif kind is dict:
-            out += (b"{", str(len(value)).encode(), b":")  # in order: order can show
-            for item in value.items():
-                self._encode(item, out)
-        else:
-            out.append(self._other(value))
+            return b"s" + hashlib.sha256(value.encode("utf-8", "surrogatepass")).digest()
+        if kind in _PLAIN:
+            return b"p" + repr(value).encode()
+        if kind is bytes:
+            return b"b" + hashlib.sha256(value).digest()
+        if kind is dict:  # in order: order can show on a page
+            return b"{" + self.canonical(tuple(value.items()))
+        return self._other(value)
 
     def _other(self, value: Any) -> bytes:
         """Values of other types: those whose type is part of what they mean, or functions."""
         if isinstance(value, types.FunctionType):
             return _function(value)
-        parts: list[bytes] = []
         if isinstance(value, enum.Enum):
-            self._encode(value.value, parts)
+            what = self.canonical(value.value)
         elif isinstance(value, str | PurePath):  # Markup is not a str to Jinja; a Path not
-            self._encode(str(value), parts)
+            what = self.canonical(str(value))
         elif hasattr(value, "__digest__"):  # stands for what it reads by a digest of it
-            self._encode(value.__digest__(), parts)
+            what = self.canonical(value.__digest__())
         else:
-            what = type(value).__qualname__
-            raise TypeError(f"a {what} cannot be part of an artifact's key: pass frozen values")
-        name = f"{type(value).__module__}.{type(value).__qualname__}"
-        return b"o" + name.encode() + b";" + b"".join(parts)
+            name = type(value).__qualname__
+            raise TypeError(f"a {name} cannot be part of an artifact's key: pass frozen values")
+        return b"o" + f"{type(value).__module__}.{type(value).__qualname__};".encode() + what
 
 
 def _function(fn: Callable[..., Any]) -> bytes:
@@ -135,14 +126,52 @@ def _function(fn: Callable[..., Any]) -> bytes:
     name = getattr(fn, "__qualname__", "")
     if not isinstance(fn, types.FunctionType) or "<" in name or fn.__closure__:
         raise TypeError(f"{fn!r} is not a module-level function: it cannot be keyed")
-    return f"c{fn.__module__}.{name};".encode()
+    return f"c{fn.__module__}.{name};".encode()  # as no other kind of value begins
 
 
-_FIELDS: dict[type, tuple[str, ...]] = {}
+# Types whose repr is their canonical form (repr tells 1 from 1.0 and True, and quotes
+# strings, escaping what needs it).
+_PLAIN = frozenset({str, int, float, bool, type(None)})
+SHORT = 200  # characters of a string its repr shows; a longer one is digested
 
 
-def _field_names(cls: type) -> tuple[str, ...]:
-    names = _FIELDS.get(cls)
-    if names is None:
-        names = _FIELDS[cls] = tuple(f.name for f in dataclasses.fields(cls))
-    return names
+def _plain(items: tuple[Any, ...] | list[Any]) -> bool:
+    """Every item a short plain value."""
+    kinds = set(map(type, items))
+    if not kinds <= _PLAIN:
+        return False
+    return str not in kinds or max(len(x) for x in items if type(x) is str) <= SHORT
+
+
+def _short(item: Any) -> bool:
+    kind = type(item)
+    return kind in _PLAIN and (kind is not str or len(item) <= SHORT)
+
+
+_DATACLASSES: dict[type, tuple[bytes, Callable[[Any], tuple[Any, ...]]]] = {}
+_OTHERS: set[type] = set()  # types met that are not dataclasses
+
+
+def _is_dataclass(kind: type) -> bool:
+    if kind in _OTHERS:
+        return False
+    if dataclasses.is_dataclass(kind):
+        return _dataclass(kind) is not None
+    _OTHERS.add(kind)
+    return False
+
+
+def _dataclass(kind: type) -> tuple[bytes, Callable[[Any], tuple[Any, ...]]]:
+    """A frozen dataclass's name, and what gets its fields' values as a tuple (a mutable
+    one cannot be keyed)."""
+    found = _DATACLASSES.get(kind)
+    if found is None:
+        if not kind.__dataclass_params__.frozen:  # type: ignore[attr-defined]
+            raise TypeError(f"{kind.__qualname__} is not frozen: it cannot be keyed")
+        name = f"{kind.__module__}.{kind.__qualname__};".encode()
+        names = [f.name for f in dataclasses.fields(kind)]
+        get = (
+            attrgetter(*names) if len(names) > 1 else lambda v: tuple(getattr(v, n) for n in names)
+        )
+        found = _DATACLASSES[kind] = (name, get)
+    return found

@@ -1,8 +1,8 @@
 """Course + recordings -> the lesson pages and their charts, as artifacts (builder.build.make).
 
-Each artifact's key is the digest of everything its page shows (`Renderer.key`: the code,
-templates and package versions are in every key); making it is a pure function of the
-course and the recordings, so the same inputs give byte-identical files. The site's other
+Each artifact is a function and exactly the values it is made from (`Renderer.artifact`),
+keyed by their digest and the code's (templates and package versions included); making it
+reads nothing else, so the same inputs give byte-identical files. The site's other
 pages are builder/render/pages.py's; nothing here reads or writes site/.
 """
 
@@ -179,12 +179,11 @@ def lesson_artifacts(
     arcs = {arc.id: arc for arc in course.meta.arcs}
     by_id = {status.lesson_id: status for status in statuses}
     lessons = course.lessons
+    items = [None, *(item(x) for x in lessons), None]  # each digested once, not twice
     artifacts = []
     for number, lesson in enumerate(lessons):
         status = by_id[lesson.id]
-        near = tuple(
-            item(lessons[i]) if 0 <= i < len(lessons) else None for i in (number - 1, number + 1)
-        )
+        near = (items[number], items[number + 2])
         artifacts.append(
             renderer.artifact(
                 "page",

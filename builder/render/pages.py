@@ -32,7 +32,6 @@ from .lessons import (
     Renderer,
     SiteHead,
     SiteNav,
-    item,
     page,
     site_nav,
 )
@@ -58,7 +57,8 @@ def page_artifacts(
     `changes` makes the "What changed" page (`--since REV`)."""
     nav = site_nav(course)
     by_id = {status.lesson_id: status for status in statuses}
-    rows = tuple((item(x), by_id[x.id], run_seconds.get(x.id)) for x in course.lessons)
+    items = nav.items()  # the entries the navigation holds: digested with it, once
+    rows = tuple((items[x.id], by_id[x.id], run_seconds.get(x.id)) for x in course.lessons)
     listings = [
         renderer.artifact("", _glossary, nav, course.glossary, terms_used),
         renderer.artifact("", _recordings, nav, rows),
