@@ -30,6 +30,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from builder.build.pipeline import build
+from builder.build.write import MARKER
 from builder.core import observe
 from builder.core.errors import BuildError
 from builder.core.observe import Paths
@@ -282,8 +283,10 @@ class Course(RuleBasedStateMachine):
 
     @rule(data=st.data(), delete=st.booleans())
     def site_touched(self, data: st.DataObject, delete: bool) -> None:
-        """A file of the site edited or deleted by hand: the next build puts it back."""
-        names = sorted(files(self.paths.out))
+        """A file of the site edited or deleted by hand: the next build puts it back. (Not
+        the marker that lists the builder's files: without it, the folder is not the
+        builder's, and a build refuses to write there, on purpose.)"""
+        names = sorted(set(files(self.paths.out)) - {MARKER})
         if names:
             path = self.paths.out / self.pick(data, names)
             path.unlink() if delete else path.write_bytes(b"edited by hand")
