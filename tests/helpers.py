@@ -10,6 +10,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import textwrap
@@ -242,3 +243,25 @@ def build_cli(root: Path, *extra: str) -> tuple[int, str]:
         code = main([*cli(root, "render")[3:], *extra])
     said = stderr.getvalue().splitlines(keepends=True)
     return code, "".join(line for line in said if not line.startswith("Built "))
+
+
+def killed_at(build: Callable[[], object], write: int) -> bool:
+    """Run `build` in a forked child that is killed (SIGKILL) at its `write`-th rename;
+    False when it finished before that."""
+    pid = os.fork()
+    if pid == 0:  # the child: count renames, die at the chosen one
+        real, count = os.replace, [0]
+
+        def replace(*args: object, **kwargs: object) -> None:
+            count[0] += 1
+            if count[0] == write:
+                os.kill(os.getpid(), signal.SIGKILL)
+            real(*args, **kwargs)  # type: ignore[arg-type]
+
+        os.replace = replace  # type: ignore[assignment]
+        try:
+            build()
+        finally:
+            os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    return os.WIFSIGNALED(status)

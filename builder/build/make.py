@@ -1,7 +1,7 @@
 """Make the site's artifacts, taking from the store and the site whatever is already made.
 
 An Artifact (builder.core.artifact) is some files of the site, the pure function that makes
-them (builder.render) and the digest of everything that function reads. This is the only
+them (builder.render), its arguments, and their digest (`Artifact.of`). This is the only
 place that calls those functions, and the only caching around them:
 
 - an artifact whose files the site folder still holds exactly as the last build wrote them

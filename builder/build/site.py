@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -81,7 +80,7 @@ def make_pages(
     lessons = make(artifacts, store, kept, jobs)
     used = pages.terms_used(course, lessons.values())
     seconds = run_seconds(sidecars)
-    changed = _changes_page(changes, course)
+    changed = _changes_page(changes)
     built = built_from(course.root)
     artifacts = pages.page_artifacts(course, statuses, used, seconds, renderer, changed, built)
     return Site(lessons | make(artifacts, store, kept, jobs))
@@ -108,16 +107,16 @@ def render_files(
     lessons = [a.make() for a in render.lesson_artifacts(course, statuses, renderer)]
     raise_all([error for made in lessons for error in made.errors])
     used = pages.terms_used(course, lessons)
-    changed = _changes_page(changes, course)
+    changed = _changes_page(changes)
     artifacts = pages.page_artifacts(course, statuses, used, {}, renderer, changed)
     others = [a.make() for a in artifacts]
     return {name: data for made in [*lessons, *others] for name, data in (made.files or {}).items()}
 
 
-def _changes_page(changes: CourseChanges | None, course: Course) -> pages.ChangesPage | None:
+def _changes_page(changes: CourseChanges | None) -> pages.ChangesPage | None:
     """The "What changed" page's makings (`--since REV`), when there is one."""
     if changes is None:
         return None
     from ..review.page import context
 
-    return changes, partial(context, changes, course)
+    return context, (changes,)

@@ -28,6 +28,8 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
+from .artifact import Digests
+
 T = TypeVar("T")
 
 FILE = "store.sqlite"
@@ -59,6 +61,7 @@ class Memo:
     def __init__(self, store: Store | None = None, salt: str = "") -> None:
         self.store = store
         self.salt = salt
+        self.digests = Digests(salt)  # artifacts' keys (builder.core.artifact)
 
     def key(self, kind: str, *parts: str | bytes) -> str:
         return digest(self.salt, kind, *parts)

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Protocol, TypeVar
 
 from annotated_types import Interval, Len, MaxLen, MinLen
 
@@ -189,17 +189,11 @@ class Course:
     @cached_property
     def _lessons_by_key(self) -> dict[str, Lesson]:
         """Lookups by id or slug: pages ask for lessons by the thousand (cards, links)."""
-        by_key: dict[str, Lesson] = {}
-        for lesson in reversed(self.lessons):  # the first lesson wins, as a scan would find
-            by_key[lesson.slug] = by_key[lesson.id] = lesson
-        return by_key
+        return by_id_or_slug(self.lessons)
 
     @cached_property
     def _terms_by_key(self) -> dict[str, GlossaryTerm]:
-        by_key: dict[str, GlossaryTerm] = {}
-        for term in reversed(self.glossary):
-            by_key[same_name(term.term)] = by_key[term.id] = term
-        return by_key
+        return terms_by_key(self.glossary)
 
     def arc_lessons(self, arc: Arc) -> list[Lesson]:
         return [lesson for lesson in self.lessons if lesson.meta.arc == arc.id]
@@ -210,6 +204,33 @@ class Course:
         for lesson in self.lessons:
             arcs[lesson.meta.arc].append(lesson)
         return arcs
+
+
+class _Named(Protocol):
+    @property
+    def id(self) -> str: ...
+    @property
+    def slug(self) -> str: ...
+
+
+N = TypeVar("N", bound=_Named)
+
+
+def by_id_or_slug(lessons: Sequence[N]) -> dict[str, N]:
+    """Lessons by id and by slug, as `lesson:` links and glossary cards look them up: the
+    first lesson wins, as a scan would find."""
+    by_key: dict[str, N] = {}
+    for lesson in reversed(lessons):
+        by_key[lesson.slug] = by_key[lesson.id] = lesson
+    return by_key
+
+
+def terms_by_key(glossary: Sequence[GlossaryTerm]) -> dict[str, GlossaryTerm]:
+    """Glossary terms by id and by `same_name` of their term (`Course.term`)."""
+    by_key: dict[str, GlossaryTerm] = {}
+    for term in reversed(glossary):
+        by_key[same_name(term.term)] = by_key[term.id] = term
+    return by_key
 
 
 def load_course(

@@ -85,6 +85,7 @@ class Keys(Memo):
     def turn(self) -> None:
         """A build begins: forget the keys the one before last made."""
         self.last, self.now = self.now, {}
+        self.digests.turn()
 
 
 class Session:

@@ -1,7 +1,8 @@
 """Course + recordings in, the site's files out as artifacts (builder.core.artifact):
 pure functions, the same inputs giving the same bytes.
 
-lessons (a lesson's page and charts), prose and marks (Markdown and the recorded things it
-places), figures and charts (panels as figures and SVG), highlight, pages (every other
-page and the static files) and search (Pagefind bundles).
+lessons (a lesson's page and charts), links (what a page reads of the other lessons),
+prose and marks (Markdown and the recorded things it places), figures and charts (panels
+as figures and SVG), highlight, pages (every other page and the static files) and search
+(Pagefind bundles).
 """

@@ -1,8 +1,8 @@
 """Course + recordings -> the lesson pages and their charts, as artifacts (builder.build.make).
 
-Each artifact's key is the digest of everything its page shows (`Renderer.key`: the code,
-templates and package versions are in every key); making it is a pure function of the
-course and the recordings, so the same inputs give byte-identical files. The site's other
+Each artifact is a function and exactly the values it is made from (`Renderer.artifact`),
+keyed by their digest and the code's (templates and package versions included); making it
+reads nothing else, so the same inputs give byte-identical files. The site's other
 pages are builder/render/pages.py's; nothing here reads or writes site/.
 """
 
@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache, partial
+from functools import cache
 from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
@@ -21,7 +22,6 @@ from ..core import machine
 from ..core.artifact import Artifact, Made, Trace
 from ..core.observe import TEMPLATES
 from ..core.store import Memo
-from ..course import fingerprint
 from ..course.model import Arc, Course, Lesson
 from ..course.recording import BarPanel, Recording
 from ..course.rules import PINNED_PACKAGES, read_file
@@ -29,6 +29,7 @@ from ..course.status import LessonStatus, State
 from . import charts, figures, prose
 from . import marks as recorded
 from .highlight import code_block
+from .links import Links
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,10 @@ class SiteNav:
     title: str
     summary: str
     arcs: list[NavArc]
+
+    def items(self) -> dict[str, NavItem]:
+        """Every lesson's entry, by lesson id."""
+        return {x.id: x for arc in self.arcs for x in arc.lessons}
 
 
 SHIM = "static/builder.py"  # `from builder import panels` for a downloaded example
@@ -111,22 +116,37 @@ class RecordingRow:
     seconds: str
 
 
-@dataclass(frozen=True)
 class Renderer:
-    """What every page is rendered with besides the course: the templates, and the memo
-    that keeps highlighted code in the store (Pygments would cost a one-page edit more
-    than the rest of its page)."""
+    """What every page is rendered with besides the course: the memo that keeps highlighted
+    code in the store (Pygments would cost a one-page edit more than the rest of its page),
+    and with it the digests that key every artifact (`artifact`)."""
 
-    memo: Memo
+    def __init__(self, memo: Memo) -> None:
+        self.memo = memo
 
-    def key(self, kind: str, *parts: str | bytes) -> str:
-        return self.memo.key(kind, *parts)
+    def artifact(self, kind: str, fn: Callable[..., Made], *args: Any) -> Artifact:
+        """`fn(*args)` as an artifact keyed by `fn` and `args` (builder.core.artifact)."""
+        return Artifact.of(self.memo.digests, kind, fn, *args)
 
     def highlight(self, code: str, language: str) -> str:
         return self.memo("highlight", (language, code), lambda: code_block(code, language))
 
+    def __digest__(self) -> str:
+        """As an argument of a page: what it gives is a pure function of the code (its
+        highlighted blocks, of the code and the language they are given), in every key."""
+        return "renderer"
 
-def page(template: str, nav: SiteNav, **context: Any) -> bytes:
+
+@dataclass(frozen=True)
+class SiteHead:
+    """What a page shows of the course besides itself, but for the home page (base.html):
+    its title. A lesson page is made with this, not the whole navigation (the sidebar is
+    static/nav.js), so that renaming one lesson re-renders none of the others."""
+
+    title: str
+
+
+def page(template: str, nav: SiteNav | SiteHead, **context: Any) -> bytes:
     html = _environment().get_template(template).render(site=nav, **context)
     return html.encode("utf-8")
 
@@ -170,40 +190,39 @@ def lesson_artifacts(
 ) -> list[Artifact]:
     """Each lesson's page, then the charts of its panels; `machines`: the machine each
     lesson was recorded on, from its sidecar (builder/core/machine.py)."""
-    nav = site_nav(course)
+    head, links = SiteHead(course.meta.title), Links.of(course)
+    arcs = {arc.id: arc for arc in course.meta.arcs}
     by_id = {status.lesson_id: status for status in statuses}
-    index = [f"{x.id}\0{x.slug}\0{x.meta.arc}" for x in course.lessons]
-    shared = renderer.key("lesson page", repr(course.meta), *index, repr(course.glossary))
     lessons = course.lessons
+    items = [None, *(item(x) for x in lessons), None]  # each digested once, not twice
     artifacts = []
     for number, lesson in enumerate(lessons):
         status = by_id[lesson.id]
         on = machine.sentence((machines or {}).get(lesson.id)) if status.recording else ""
-        near = [lessons[i].front if 0 <= i < len(lessons) else "" for i in (number - 1, number + 1)]
-        key = renderer.key(
-            shared,
-            lesson.front,
-            lesson.body,
-            lesson.source,
-            f"{status.state}\0{status.detail}\0{status.digest}",
-            on,
-            *near,
-            *_data_digests(lesson),
-        )
+        near = (items[number], items[number + 2])
         artifacts.append(
-            Artifact(
-                key,
-                partial(_lesson_page, course, nav, lesson, number, status, renderer, on),
+            renderer.artifact(
                 "page",
+                _lesson_page,
+                head,
+                links,
+                lesson,
+                _data(lesson),
+                status,
+                arcs[lesson.meta.arc],
+                near,
+                _edit_url(course, lesson),
+                renderer,
+                on,
             )
         )
         artifacts += _chart_artifacts(lesson, status, renderer)
     return artifacts
 
 
-def _data_digests(lesson: Lesson) -> list[str]:
-    """The data files the page offers for download beside the example, by content."""
-    return [fingerprint.sha256(read_file(lesson.folder / n, None)) for n in lesson.meta.data]
+def _data(lesson: Lesson) -> tuple[tuple[str, bytes], ...]:
+    """The data files the page offers for download beside the example."""
+    return tuple((n, read_file(lesson.folder / n, None)) for n in lesson.meta.data)
 
 
 def run_it(lesson: Lesson, recording: Recording | None, root: str) -> RunIt:
@@ -229,11 +248,7 @@ def _chart_artifacts(lesson: Lesson, status: LessonStatus, renderer: Renderer) -
     """Each panel's chart, in both themes."""
     panels = status.recording.panels if status.recording else []
     return [
-        Artifact(
-            renderer.key("chart", lesson.url, str(n), status.digest),  # the recording's
-            partial(_chart, lesson.url, n, panel),
-            "chart",
-        )
+        renderer.artifact("chart", _chart, lesson.url, n, panel)
         for n, panel in enumerate(panels, start=1)
     ]
 
@@ -250,37 +265,40 @@ def _chart(folder: str, number: int, panel: BarPanel) -> Made:
 
 
 def _lesson_page(
-    course: Course,
-    nav: SiteNav,
+    head: SiteHead,
+    links: Links,
     lesson: Lesson,
-    index: int,
+    data: tuple[tuple[str, bytes], ...],
     status: LessonStatus,
+    arc: Arc,
+    near: tuple[NavItem | None, NavItem | None],
+    edit_url: str,
     renderer: Renderer,
     on: str = "",
 ) -> Made:
+    """A lesson's page, its example and its data files: made from these arguments alone."""
     recording = status.recording
     root = "../../"
-    rendered, errors = prose.render_prose(lesson, course, recording, root, renderer.highlight)
+    rendered, errors = prose.render_prose(lesson, links, recording, root, renderer.highlight)
     body = rendered.html + figures.unplaced_panels(recording, rendered.placed_panels)
-    lessons = course.lessons
     content = LessonPage(
         title=lesson.title,
         label=lesson.title,  # the breadcrumb's last step: readers know titles, not ids
-        arc_title=_arc(course, lesson).title,
+        arc_title=arc.title,
         arc_url=f"a/{lesson.meta.arc}/",
         body=Markup(body),
         toc=rendered.toc,
         provenance=figures.provenance(recording) if recording else "Not recorded yet",
         notice="" if status.fresh else _notice(status),
-        prev=item(lessons[index - 1]) if index > 0 else None,
-        next=item(lessons[index + 1]) if index + 1 < len(lessons) else None,
+        prev=near[0],
+        next=near[1],
         run=run_it(lesson, recording, root),
-        edit_url=_edit_url(course, lesson),
+        edit_url=edit_url,
         machine=on,
     )
     html = page(
         "lesson.html",
-        nav,
+        head,
         root=root,
         title=lesson.title,
         current=lesson.id,
@@ -291,7 +309,7 @@ def _lesson_page(
         f"{lesson.url}index.html": html,
         f"{lesson.url}{recorded.EXAMPLE_FILE}": lesson.source,  # the code figures' download link
         # and the data files it reads, beside it as when it was recorded
-        **{f"{lesson.url}{n}": read_file(lesson.folder / n, None) for n in lesson.meta.data},
+        **{f"{lesson.url}{name}": file for name, file in data},
     }
     return Made(files, Trace(terms=tuple(rendered.terms)), tuple(errors))
 
@@ -301,10 +319,6 @@ def _edit_url(course: Course, lesson: Lesson) -> str:
     if not base:
         return ""
     return f"{base}/{lesson.lesson_path.relative_to(course.root).as_posix()}"
-
-
-def _arc(course: Course, lesson: Lesson) -> Arc:
-    return next(a for a in course.meta.arcs if a.id == lesson.meta.arc)
 
 
 def _notice(status: LessonStatus) -> str:

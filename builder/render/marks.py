@@ -15,11 +15,12 @@ from types import MappingProxyType
 from typing import Any
 
 from ..core.errors import RenderError
-from ..course.model import Course, Lesson
+from ..course.model import Lesson
 from ..course.recording import Recording
 from .bounded import MAX_SEARCHED, compile_pattern, format_value
 from .figures import figure_html, format_number, provenance, scrollable
 from .highlight import Highlighter
+from .links import Links
 
 
 @dataclass
@@ -27,7 +28,7 @@ class PageEnv:
     """What the Markdown rules need to resolve a lesson's marks; filled as it renders."""
 
     lesson: Lesson
-    course: Course
+    links: Links  # what its links and glossary cards lead to
     recording: Recording | None
     root: str
     highlight: Highlighter

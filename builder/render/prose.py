@@ -39,6 +39,7 @@ from ..course.model import Course, Lesson
 from ..course.recording import Recording
 from .figures import scrollable, table_scroll
 from .highlight import Highlighter, code_block
+from .links import Links
 from .marks import BLOCKS, PageEnv, parse_args, value
 
 BLOCK_DIRECTIVES = ("example", "output", "panel", "panels", "reveal")
@@ -58,14 +59,16 @@ class RenderedProse:
 
 def render_prose(
     lesson: Lesson,
-    course: Course,
+    course: Course | Links,
     recording: Recording | None,
     root: str,
     highlight: Highlighter = code_block,
 ) -> tuple[RenderedProse, list[RenderError]]:
-    """The lesson's prose as HTML; `highlight` turns code into HTML (a memoized
-    highlight.code_block, when the build has a store)."""
-    env = PageEnv(lesson, course, recording, root, highlight)
+    """The lesson's prose as HTML; `course`: what its links and glossary cards lead to;
+    `highlight` turns code into HTML (a memoized highlight.code_block, when the build has a
+    store)."""
+    links = course if isinstance(course, Links) else Links.of(course)
+    env = PageEnv(lesson, links, recording, root, highlight)
     md = parser()
     tokens = md.parse(lesson.body, {"page": env})
     _collect_toc(tokens, env)
@@ -291,10 +294,10 @@ def _render_value(self: Any, tokens: list[Token], idx: int, options: Any, env: A
 def _render_term(self: Any, tokens: list[Token], idx: int, options: Any, env: Any) -> str:
     page, token = _page(env), tokens[idx]
     page.line = token.meta.get("line", 0)
-    term = page.course.term(token.info)
+    term = page.links.term(token.info)
     if term is None:
         return page.fail(f"[[{token.info}]] is not a glossary term (see content/glossary.yml)")
-    teacher = page.course.lesson(term.taught_in)
+    teacher = page.links.lesson(term.taught_in)
     assert teacher is not None  # checked when the course was loaded
     page.terms.append(term.id)
     card_id = f"card-{term.id}-{len(page.terms)}"
@@ -316,7 +319,7 @@ def _render_link_open(self: Any, tokens: list[Token], idx: int, options: Any, en
     href = str(token.attrs.get("href", ""))
     if href.startswith("lesson:"):
         key, _, anchor = href.removeprefix("lesson:").partition("#")
-        target = page.course.lesson(key)
+        target = page.links.lesson(key)
         if target is None:
             page.fail(f"link to lesson {key!r}: no lesson has that slug or id")
             href = "#"

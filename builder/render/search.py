@@ -18,7 +18,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
-from functools import cache, partial
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
@@ -58,16 +58,25 @@ def bundle_artifacts(
     """Each search bundle, keyed by the keys of its pages (`keys`: the key of the artifact
     each site file came from) and made from their bytes (`read(name)`)."""
     return [
-        Artifact(
-            renderer.key("search", bundle, *(f"{name}\0{keys[name]}" for name in names)),
-            partial(_made, bundle, names, read),
-        )
+        renderer.artifact("", _made, bundle, Pages(tuple((n, keys[n]) for n in names), read))
         for bundle, names in bundles(course).items()
     ]
 
 
-def _made(bundle: str, names: list[str], read: Callable[[str], bytes]) -> Made:
-    return Made(index(bundle, names, read))
+class Pages:
+    """Pages of the site, each with the key of the artifact it came from, and how to read
+    their bytes. As an argument, it is its names and keys: a key says what its bytes are."""
+
+    def __init__(self, keys: tuple[tuple[str, str], ...], read: Callable[[str], bytes]) -> None:
+        self.keys = keys
+        self.read = read
+
+    def __digest__(self) -> tuple[tuple[str, str], ...]:
+        return self.keys
+
+
+def _made(bundle: str, pages: Pages) -> Made:
+    return Made(index(bundle, [name for name, _ in pages.keys], pages.read))
 
 
 def index(

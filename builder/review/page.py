@@ -10,8 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..course.model import Course
-from ..render.lessons import NavItem, item
+from ..render.lessons import NavItem, SiteNav
 from .changes import CourseChanges, LessonChange, PageMark, PanelChange
 from .report import (
     added_words,
@@ -58,9 +57,10 @@ class ChangesPage:
     same: tuple[str, ...]
 
 
-def context(changes: CourseChanges, course: Course) -> dict[str, Any]:
-    """The template's context for changes/index.html (root: "../")."""
-    pages = {lesson.id: item(lesson) for lesson in course.lessons}
+def context(nav: SiteNav, changes: CourseChanges) -> dict[str, Any]:
+    """The template's context for changes/index.html (root: "../"): every lesson is in
+    `nav`."""
+    pages = nav.items()
     listed = [x for x in changes.lessons if x.category not in ("timing", "same")]
     content = ChangesPage(
         changes.base,

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -18,6 +17,7 @@ from builder.build.make import MIN_PER_WORKER
 from builder.build.pipeline import build
 from builder.core.observe import Paths
 from builder.core.store import Store
+from tests.helpers import killed_at
 
 LESSON = "a01-002"
 
@@ -141,25 +141,7 @@ def test_the_store_keeps_only_what_the_manifest_references(paths: Paths) -> None
 
 
 def _killed_at(paths: Paths, write: int) -> bool:
-    """Build in a forked child that is killed (SIGKILL) at its `write`-th rename; False
-    when the build finished before that."""
-    pid = os.fork()
-    if pid == 0:  # the child: count renames, die at the chosen one
-        real, count = os.replace, [0]
-
-        def replace(*args: object, **kwargs: object) -> None:
-            count[0] += 1
-            if count[0] == write:
-                os.kill(os.getpid(), signal.SIGKILL)
-            real(*args, **kwargs)  # type: ignore[arg-type]
-
-        os.replace = replace  # type: ignore[assignment]
-        try:
-            render(paths)
-        finally:
-            os._exit(0)
-    _, status = os.waitpid(pid, 0)
-    return os.WIFSIGNALED(status)
+    return killed_at(lambda: render(paths), write)
 
 
 def test_a_build_killed_at_any_write_then_reverted_equals_a_clean_build(

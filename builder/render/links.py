@@ -1,0 +1,50 @@
+"""What a lesson page reads of the rest of the course: the lessons its `lesson:` links and
+glossary cards lead to (by id and slug), and the glossary. One value for every lesson page,
+so that a page's key (builder.core.artifact) holds exactly this of the other lessons: a
+prose edit elsewhere leaves it alone, a slug or a definition changed anywhere does not."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+from ..course.model import Course, GlossaryTerm, by_id_or_slug, terms_by_key
+from ..course.rules import same_name
+
+
+@dataclass(frozen=True)
+class Target:
+    """A lesson as a link or a glossary card leads to it."""
+
+    id: str
+    slug: str
+
+    @property
+    def url(self) -> str:
+        return f"l/{self.slug}/"  # as Lesson.url
+
+
+@dataclass(frozen=True)
+class Links:
+    lessons: tuple[Target, ...]  # in course order
+    glossary: tuple[GlossaryTerm, ...]
+
+    @classmethod
+    def of(cls, course: Course) -> Links:
+        return cls(tuple(Target(x.id, x.slug) for x in course.lessons), course.glossary)
+
+    def lesson(self, key: str) -> Target | None:
+        """The lesson with this id or slug (as Course.lesson)."""
+        return self._lessons.get(key)
+
+    def term(self, key: str) -> GlossaryTerm | None:
+        """The glossary term with this id, or whose term reads `key` (as Course.term)."""
+        return self._terms.get(same_name(key.strip()))
+
+    @cached_property
+    def _lessons(self) -> dict[str, Target]:
+        return by_id_or_slug(self.lessons)
+
+    @cached_property
+    def _terms(self) -> dict[str, GlossaryTerm]:
+        return terms_by_key(self.glossary)
