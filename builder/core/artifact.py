@@ -170,7 +170,7 @@ def _dataclass(kind: type) -> tuple[bytes, Callable[[Any], tuple[Any, ...]]]:
             raise TypeError(f"{kind.__qualname__} is not frozen: it cannot be keyed")
         name = f"{kind.__module__}.{kind.__qualname__};".encode()
         names = [f.name for f in dataclasses.fields(kind)]
-        get = (
+        get = getattr(kind, "key_fields", None) or (  # a class may say what stands for it
             attrgetter(*names) if len(names) > 1 else lambda v: tuple(getattr(v, n) for n in names)
         )
         found = _DATACLASSES[kind] = (name, get)

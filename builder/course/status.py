@@ -40,6 +40,12 @@ class LessonStatus:
     recording: Recording | None = None
     digest: str = ""  # of the recording file's bytes, when it was read
 
+    def key_fields(self) -> tuple[object, ...]:
+        """What an artifact's key takes of a status (builder.core.artifact): the recording by
+        its file's digest, of which it is a pure function (with the code, in every key), so
+        that no key walks a recording's every line and value."""
+        return (self.lesson_id, self.state, self.detail, self.path, self.digest or self.recording)
+
     @property
     def fresh(self) -> bool:
         return self.state is State.FRESH

@@ -11,6 +11,7 @@ prose does not place) and builder/review/diff.py.
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
 
 from ..course.recording import BarPanel, Recording
 
@@ -32,7 +33,21 @@ def table_scroll(table: str, label: str, searched: bool = True) -> str:
     )
 
 
-def unplaced_panels(recording: Recording | None, placed: list[int]) -> str:
+def chart_size(panel: BarPanel, narrow: bool) -> tuple[int, int]:
+    """The chart's size in CSS pixels (charts.pixels: matplotlib lays it out); a build
+    hands pages a memoized one (builder.render.lessons.Renderer.size), so that a page whose
+    charts did not change imports no matplotlib."""
+    from . import charts
+
+    return charts.pixels(panel, charts.NARROW if narrow else charts.WIDE)
+
+
+Sizer = Callable[[BarPanel, bool], tuple[int, int]]
+
+
+def unplaced_panels(
+    recording: Recording | None, placed: list[int], size: Sizer = chart_size
+) -> str:
     """The panels the prose does not place, in a closing section: every panel is shown."""
     count = len(recording.panels) if recording else 0
     unplaced = [n for n in range(1, count + 1) if n not in placed]
@@ -40,7 +55,7 @@ def unplaced_panels(recording: Recording | None, placed: list[int]) -> str:
         return ""
     return (
         '<section class="more-panels"><h2>Recorded panels</h2>'
-        + "".join(figure_html(recording, n) for n in unplaced)
+        + "".join(figure_html(recording, n, size) for n in unplaced)
         + "</section>"
     )
 
@@ -55,13 +70,11 @@ def panel_file(number: int, theme: str, narrow: bool = False) -> str:
     return f"{name}-narrow.svg" if narrow else f"{name}.svg"
 
 
-def figure_html(recording: Recording, number: int) -> str:
-    from . import charts
-
+def figure_html(recording: Recording, number: int, size: Sizer = chart_size) -> str:
     panel = recording.panels[number - 1]
     title = html.escape(panel.title)
     alt = html.escape(chart_alt(panel))
-    (w, h), (nw, nh) = charts.pixels(panel), charts.pixels(panel, charts.NARROW)
+    (w, h), (nw, nh) = size(panel, False), size(panel, True)
     images = "".join(
         f'<picture><source media="{NARROW_MEDIA}" srcset="{panel_file(number, theme, True)}" '
         f'width="{nw}" height="{nh}">'

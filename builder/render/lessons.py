@@ -131,6 +131,12 @@ class Renderer:
     def highlight(self, code: str, language: str) -> str:
         return self.memo("highlight", (language, code), lambda: code_block(code, language))
 
+    def size(self, panel: BarPanel, narrow: bool) -> tuple[int, int]:
+        """A chart's size on the page (figures.chart_size), kept in the store by the panel."""
+        return self.memo(
+            "chart-size", (repr(panel), str(narrow)), lambda: figures.chart_size(panel, narrow)
+        )
+
     def __digest__(self) -> str:
         """As an argument of a page: what it gives is a pure function of the code (its
         highlighted blocks, of the code and the language they are given), in every key."""
@@ -279,8 +285,10 @@ def _lesson_page(
     """A lesson's page, its example and its data files: made from these arguments alone."""
     recording = status.recording
     root = "../../"
-    rendered, errors = prose.render_prose(lesson, links, recording, root, renderer.highlight)
-    body = rendered.html + figures.unplaced_panels(recording, rendered.placed_panels)
+    rendered, errors = prose.render_prose(
+        lesson, links, recording, root, renderer.highlight, renderer.size
+    )
+    body = rendered.html + figures.unplaced_panels(recording, rendered.placed_panels, renderer.size)
     content = LessonPage(
         title=lesson.title,
         label=lesson.title,  # the breadcrumb's last step: readers know titles, not ids

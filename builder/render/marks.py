@@ -18,7 +18,7 @@ from ..core.errors import RenderError
 from ..course.model import Lesson
 from ..course.recording import Recording
 from .bounded import MAX_SEARCHED, compile_pattern, format_value
-from .figures import figure_html, format_number, provenance, scrollable
+from .figures import Sizer, chart_size, figure_html, format_number, provenance, scrollable
 from .highlight import Highlighter
 from .links import Links
 
@@ -32,6 +32,7 @@ class PageEnv:
     recording: Recording | None
     root: str
     highlight: Highlighter
+    size: Sizer = chart_size
     errors: list[RenderError] = field(default_factory=list)
     placed_panels: list[int] = field(default_factory=list)
     terms: list[str] = field(default_factory=list)
@@ -226,7 +227,7 @@ def panel_figures(page: PageEnv, numbers: list[int]) -> str:
             )
             continue
         page.placed_panels.append(number)
-        out.append(figure_html(recording, number))
+        out.append(figure_html(recording, number, page.size))
     return "".join(out)
 
 

@@ -37,7 +37,7 @@ from mdit_py_plugins.footnote import footnote_plugin
 from ..core.errors import RenderError
 from ..course.model import Course, Lesson
 from ..course.recording import Recording
-from .figures import scrollable, table_scroll
+from .figures import Sizer, chart_size, scrollable, table_scroll
 from .highlight import Highlighter, code_block
 from .links import Links
 from .marks import BLOCKS, PageEnv, parse_args, value
@@ -63,12 +63,13 @@ def render_prose(
     recording: Recording | None,
     root: str,
     highlight: Highlighter = code_block,
+    size: Sizer = chart_size,
 ) -> tuple[RenderedProse, list[RenderError]]:
     """The lesson's prose as HTML; `course`: what its links and glossary cards lead to;
     `highlight` turns code into HTML (a memoized highlight.code_block, when the build has a
     store)."""
     links = course if isinstance(course, Links) else Links.of(course)
-    env = PageEnv(lesson, links, recording, root, highlight)
+    env = PageEnv(lesson, links, recording, root, highlight, size)
     md = parser()
     tokens = md.parse(lesson.body, {"page": env})
     _collect_toc(tokens, env)
