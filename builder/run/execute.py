@@ -1,4 +1,4 @@
-"""Execute examples: the only module that starts a subprocess.
+"""Execute examples: the one door through which an example runs.
 
 `run_example` is the one door: a lesson goes in, an `Execution` comes back. It runs the
 example through builder/run/harness.py in a fresh interpreter, in a scratch directory, under
