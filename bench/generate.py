@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from builder.build.manifest import read_versions  # noqa: E402
+from builder.core.observe import read_versions  # noqa: E402
 from builder.course import fingerprint  # noqa: E402
 from builder.course.model import load_course  # noqa: E402
 from builder.course.recording import Recording, dumps  # noqa: E402
