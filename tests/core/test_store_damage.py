@@ -3,54 +3,14 @@ and the site is byte for byte what a build from nothing makes."""
 
 from __future__ import annotations
 
-import json
 import shutil
 import sqlite3
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from builder.core.errors import RenderError
-from builder.course import recording
-from builder.course.model import Course, Lesson, load_course
-from builder.render import prose
-from tests.helpers import REFERENCE, build_cli, snapshot, write_course
-
-
-def one_lesson(tmp_path: Path) -> tuple[Course, Lesson]:
-    if not (tmp_path / "content").exists():
-        write_course(tmp_path, {"calm-01": "print(1)\n"})
-    course = load_course(tmp_path / "content")
-    return course, course.lessons[0]
-
-
-def recorded_stdout(stdout: str) -> recording.Recording:
-    raw = json.loads(REFERENCE.read_bytes())
-    raw["lessonId"], raw["stdout"] = "calm-01", stdout
-    return recording.loads(json.dumps(raw).encode(), "calm-01.json")
-
-
-def render(tmp_path: Path, body: str, stdout: str = "x\n") -> tuple[str, list[RenderError]]:
-    course, lesson = one_lesson(tmp_path)
-    rendered, errors = prose.render_prose(
-        replace(lesson, body=body), course, recorded_stdout(stdout), root="../../"
-    )
-    return rendered.html, errors
-
-
-def only_error(errors: list[RenderError], lesson: Path, line: int = 9) -> str:
-    """The one error, which names the lesson file and the line."""
-    assert len(errors) == 1, [str(e) for e in errors]
-    text = str(errors[0])
-    assert text.startswith(f"{lesson}: line {line}: "), text
-    return text
-
-
-def lesson_path(tmp_path: Path) -> Path:
-    return tmp_path / "content" / "lessons" / "calm-01" / "lesson.md"
-
+from tests.helpers import build_cli, snapshot
 
 # -- a damaged store: ignored, with at most one line of warning ----------------------------
 
