@@ -245,7 +245,7 @@ def _render(
     command = [str(python), "-m", "builder", "render"]
     command += ["--content", str(content), "--recordings", str(recordings)]
     command += ["--out", str(out), "--cache", str(cache)]
-    from ..run.execute import BUILDER_ROOT
+    from ..run.environment import BUILDER_ROOT
 
     env = {**os.environ, "PYTHONPATH": str(BUILDER_ROOT)}
     print(f"Rendering the rehearsal's site into {out} ...", file=log, flush=True)

@@ -27,17 +27,8 @@ from ..course.recording import dumps
 from ..course.rules import MAX_PANELS, inputs_path, read_inputs, run_seconds
 from ..course.status import LessonStatus, State, recording_path
 from ..panels import MAX_BARS
-from .execute import (
-    BUILDER_ROOT,
-    Execution,
-    Limits,
-    Outcome,
-    Runner,
-    allow_runs,
-    child_environment,
-    kill_all,
-    run_example,
-)
+from .environment import BUILDER_ROOT, child_environment
+from .execute import Execution, Limits, Outcome, Runner, allow_runs, kill_all, run_example
 from .guard import Watch
 from .result import same_names, to_recording, undrawable
 

@@ -33,16 +33,14 @@ from ..core.errors import BuildError
 from ..course.model import Lesson
 from ..course.rules import EXAMPLE_FILE, MAX_PANELS, open_input
 from ..panels import MAX_BARS
+from .environment import BUILDER_ROOT, child_environment, supervisor_environment
 from .leaks import builder_secrets, leaked, redact
 from .pipes import Reader, wait_for
 from .probe import ProbeError, measure
 from .sandbox import sandboxed
-from .supervise import EXAMPLE_ENV
 
 MAX_OUTPUT = 512 * 1024
 STDERR_TAIL = 16 * 1024
-PASS_THROUGH = ("PATH", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "SYSTEMROOT")
-BUILDER_ROOT = Path(__file__).resolve().parents[2]
 SUPERVISOR = Path(__file__).resolve().with_name("supervise.py")  # run as a script: see command
 MAX_RESULT = 16 * 1024 * 1024  # the panels, as JSON
 STOP_SECONDS = 15.0  # for the supervisor to end everything once told to stop
@@ -150,37 +148,6 @@ def _stage(lesson: Lesson, scratch: Path) -> str:
 def run_sandboxed(lesson: Lesson, limits: Limits) -> Execution:
     """`run_example` inside bubblewrap (`--sandbox`; builder/run/sandbox.py)."""
     return run_example(lesson, dataclasses.replace(limits, sandbox=True))
-
-
-def child_environment(lesson: Lesson, scratch: Path) -> dict[str, str]:
-    """The example's environment: a clean one, and the lesson's `env:` over it, but its
-    `PYTHONPATH` goes after the builder's (the harness imports `builder` from there). The
-    supervisor hands it to the command it starts (the harness, or bwrap around it) and runs
-    itself with `supervisor_environment`."""
-    env = {name: os.environ[name] for name in PASS_THROUGH if name in os.environ}
-    env |= {
-        "HOME": str(scratch),
-        "TMPDIR": str(scratch),
-        "LANG": "C.UTF-8",
-        "LC_ALL": "C.UTF-8",
-        "PYTHONIOENCODING": "utf-8",
-        "PYTHONHASHSEED": "0",
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "PYTHONPATH": str(BUILDER_ROOT),
-        "MPLBACKEND": "Agg",
-    }
-    own = dict(lesson.meta.env)
-    if "PYTHONPATH" in own:
-        own["PYTHONPATH"] = os.pathsep.join(filter(None, (env["PYTHONPATH"], own["PYTHONPATH"])))
-    return env | own
-
-
-def supervisor_environment(example: dict[str, str]) -> dict[str, str]:
-    """The supervisor's own: nothing of the lesson's `env:` (a `PYTHONPATH`, `PYTHONHOME`,
-    `LD_PRELOAD`, `PYTHONWARNINGS=error` broke it, and the run was reported as a killed
-    supervisor); it hands `example` to the command it runs (builder/run/supervise.py)."""
-    base = {name: os.environ[name] for name in PASS_THROUGH if name in os.environ}
-    return base | {"LC_ALL": "C.UTF-8", EXAMPLE_ENV: json.dumps(example)}
 
 
 @dataclass(frozen=True)

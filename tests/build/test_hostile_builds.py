@@ -24,7 +24,7 @@ from builder.core.errors import BuildError
 from builder.core.observe import Paths
 from builder.core.store import Store
 from builder.preview import serve
-from builder.run.execute import BUILDER_ROOT
+from builder.run.environment import BUILDER_ROOT
 from tests.helpers import alive, cli, read_only, snapshot, wait_gone, write_course
 
 SLEEPER = """\

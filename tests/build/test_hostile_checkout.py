@@ -20,7 +20,8 @@ import pytest
 
 from builder.course.model import load_course
 from builder.run.batch import record
-from builder.run.execute import BUILDER_ROOT, Limits, Outcome, run_example
+from builder.run.environment import BUILDER_ROOT
+from builder.run.execute import Limits, Outcome, run_example
 from tests.helpers import REFERENCE, cli, load_errors, make_paths, set_front, write_course
 
 FIND_BUILDER = """\

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from builder.run.execute import BUILDER_ROOT, Outcome
+from builder.run.environment import BUILDER_ROOT
+from builder.run.execute import Outcome
 from tests.helpers import alive, cli, run, snapshot, wait_gone, write_course
 
 FORGED = (

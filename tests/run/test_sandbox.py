@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from builder.run.execute import BUILDER_ROOT, Limits, run_example, run_sandboxed
+from builder.run.environment import BUILDER_ROOT
+from builder.run.execute import Limits, run_example, run_sandboxed
 from builder.run.sandbox import NEEDED, sandbox_problem, sandboxed
 from tests.helpers import cli, make_lesson, write_course
 

@@ -1,0 +1,48 @@
+"""The environments of a run: the example's (a clean one: PATH and a few BLAS settings, the
+locale, PYTHONPATH to the builder, then the lesson's `env:`) and the supervisor's own, which
+holds the example's only to hand it to the command it starts."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from ..course.model import Lesson
+from .supervise import EXAMPLE_ENV
+
+PASS_THROUGH = ("PATH", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "SYSTEMROOT")
+
+
+BUILDER_ROOT = Path(__file__).resolve().parents[2]
+
+
+def child_environment(lesson: Lesson, scratch: Path) -> dict[str, str]:
+    """The example's environment: a clean one, and the lesson's `env:` over it, but its
+    `PYTHONPATH` goes after the builder's (the harness imports `builder` from there). The
+    supervisor hands it to the command it starts (the harness, or bwrap around it) and runs
+    itself with `supervisor_environment`."""
+    env = {name: os.environ[name] for name in PASS_THROUGH if name in os.environ}
+    env |= {
+        "HOME": str(scratch),
+        "TMPDIR": str(scratch),
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "PYTHONIOENCODING": "utf-8",
+        "PYTHONHASHSEED": "0",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONPATH": str(BUILDER_ROOT),
+        "MPLBACKEND": "Agg",
+    }
+    own = dict(lesson.meta.env)
+    if "PYTHONPATH" in own:
+        own["PYTHONPATH"] = os.pathsep.join(filter(None, (env["PYTHONPATH"], own["PYTHONPATH"])))
+    return env | own
+
+
+def supervisor_environment(example: dict[str, str]) -> dict[str, str]:
+    """The supervisor's own: nothing of the lesson's `env:` (a `PYTHONPATH`, `PYTHONHOME`,
+    `LD_PRELOAD`, `PYTHONWARNINGS=error` broke it, and the run was reported as a killed
+    supervisor); it hands `example` to the command it runs (builder/run/supervise.py)."""
+    base = {name: os.environ[name] for name in PASS_THROUGH if name in os.environ}
+    return base | {"LC_ALL": "C.UTF-8", EXAMPLE_ENV: json.dumps(example)}
