@@ -222,9 +222,8 @@ def _fifo(path: Path) -> None:
 
 
 def _socket(path: Path) -> None:
-    server = socket.socket(socket.AF_UNIX)
-    server.bind(str(path))  # left open: the file stays a listening socket for the test
-    _sockets.append(server)
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(str(path))  # the socket file stays when the socket is closed
 
 
 def _huge(path: Path) -> None:
@@ -232,7 +231,6 @@ def _huge(path: Path) -> None:
         handle.truncate(2**30)  # sparse: 1 GiB that costs nothing on disk
 
 
-_sockets: list[socket.socket] = []
 SPECIAL = {
     "FIFO": (_fifo, "is a FIFO (named pipe), not a regular file"),
     # issue 25: a link is never followed, wherever it points (/dev/zero filled the memory)
