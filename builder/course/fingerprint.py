@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # standard library only at run time
 
 # What runs inside the example's process, by the names they had when recordings were first
 # made (a move of the file changes no recording; a change to its code does).
-HARNESS_FILES = {"harness.py": ("run", "harness.py"), "panels.py": ("panels.py",)}
+HARNESS_FILES = (("harness.py", ("run", "harness.py")), ("panels.py", ("panels.py",)))
 
 
 def sha256(data: bytes) -> str:
@@ -76,7 +76,7 @@ def renderer_hash() -> str:
     builder = Path(__file__).parents[1]
     files = {
         name: sha256(normalize_source(builder.joinpath(*where).read_bytes()))
-        for name, where in HARNESS_FILES.items()
+        for name, where in HARNESS_FILES
     }
     return sha256(canonical(files))
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import MappingProxyType
 
 from ..core.escape import markdown_code as _code
 from ..core.escape import markdown_fence
@@ -12,15 +13,17 @@ from ..core.escape import markdown_text as _cell
 from .rehearse import Reference, Rehearsal
 from .report import UNRESOLVED, _short
 
-_WORDS = {
-    "same": "same",
-    "timing": "timing only",
-    "changed": "changed",
-    "failed": "failed",
-    "added": "no committed recording",
-    "removed": "no lesson",
-    "invalid": "cannot be compared",
-}
+_WORDS = MappingProxyType(
+    {
+        "same": "same",
+        "timing": "timing only",
+        "changed": "changed",
+        "failed": "failed",
+        "added": "no committed recording",
+        "removed": "no lesson",
+        "invalid": "cannot be compared",
+    }
+)
 
 
 def render(rehearsal: Rehearsal, form: str) -> str:
