@@ -62,6 +62,7 @@ def _die_with_parent() -> None:
 
 
 def _stop(signum: int, frame: Any) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second one must not cut the clean-up short
     raise Stop
 
 
