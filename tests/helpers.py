@@ -53,9 +53,14 @@ def canned_run(lesson: Lesson, limits: Limits) -> Execution:
     """What the fixture course's example printed and emitted when it really ran (kept in
     tests/fixtures/fixture-course-recordings/, checked against real runs by a slow test),
     handed back without executing anything: the fast tests need no JAX."""
-    recorded = json.loads((CANNED / f"{lesson.id}.json").read_text("utf-8"))
+    return canned_as(lesson.id, lesson.id)
+
+
+def canned_as(lesson_id: str, source: str) -> Execution:
+    """The canned run of the fixture lesson `source`, as lesson `lesson_id`'s."""
+    recorded = json.loads((CANNED / f"{source}.json").read_text("utf-8"))
     return Execution(
-        lesson.id,
+        lesson_id,
         Outcome.OK,
         0.0,
         stdout=recorded["stdout"],

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import json
 import os
 import re
 import shutil
@@ -38,8 +37,16 @@ from builder.course.model import Lesson, load_course
 from builder.course.recording import dumps, loads
 from builder.course.status import State, course_status
 from builder.render import lessons as render_lessons
-from builder.run.execute import Execution, Limits, Outcome
-from tests.helpers import CANNED, FIXTURE_COURSE, canned_run, copy_course, killed_at, make_paths
+from builder.run.execute import Execution, Limits
+from tests.helpers import (
+    CANNED,
+    FIXTURE_COURSE,
+    canned_as,
+    canned_run,
+    copy_course,
+    killed_at,
+    make_paths,
+)
 
 LONG = int(os.environ.get("PROPERTY_LONG", "0") or 0)  # how many sequences (1: 200)
 PROFILE = (
@@ -77,15 +84,7 @@ def files(folder: Path) -> dict[str, bytes]:
 def runner(lesson: Lesson, limits: Limits) -> Execution:
     """The canned run of the fixture lesson, or of basics-02 for a lesson added as its copy."""
     source = lesson.id if (CANNED / f"{lesson.id}.json").exists() else "basics-02"
-    recorded = json.loads((CANNED / f"{source}.json").read_text("utf-8"))
-    return Execution(
-        lesson.id,
-        Outcome.OK,
-        0.0,
-        stdout=recorded["stdout"],
-        panels=recorded["data"]["panels"],
-        environment=recorded["environment"],
-    )
+    return canned_as(lesson.id, source)
 
 
 @contextlib.contextmanager
