@@ -154,7 +154,7 @@ class CourseMeta:
 
 
 def json_schemas() -> dict[str, dict[str, Any]]:
-    """The JSON Schemas of what authors write, by file name in schema/."""
+    """The JSON Schemas of what authors write, by file name in builder/course/schema/."""
     from .validation import json_schema
 
     schemas = {
