@@ -81,7 +81,7 @@ bench-cluster: $(STAMP)
 
 # After changing a type in builder/course/model.py or recording.py (tests/course/test_recording.py fails).
 schemas: $(STAMP)
-	$(PY) -m builder schema --dir schema
+	$(PY) -m builder schema --dir builder/course/schema
 
 clean:
 	rm -rf site .cache

@@ -1,4 +1,6 @@
-"""python -m builder site | record | check | render | serve | diff | rehearse | validate | schema
+"""coursebuilder (or python -m builder): a course site whose every number comes from a run
+
+Commands: site | record | check | render | serve | diff | rehearse | validate | schema | new.
 
 Errors the user can fix are printed as one message, without a traceback, and exit 1.
 Heavy modules (jinja2, markdown-it, matplotlib, jax) are imported only by the commands
@@ -94,8 +96,14 @@ def _os_error(error: OSError) -> str:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m builder", description=__doc__.split("\n")[0])
+    from .build.new import add_new_command
+    from .core.release import VersionAction
+
+    prog = "coursebuilder" if Path(sys.argv[0]).name == "coursebuilder" else "python -m builder"
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n")[0])
+    parser.add_argument("--version", action=VersionAction, help="print the version and exit")
     commands = parser.add_subparsers(required=True, metavar="COMMAND")
+    add_new_command(commands)
     site = _command(commands, "site", _site, "re-record what is not fresh, then render site/")
     site.add_argument(
         "--no-execute",

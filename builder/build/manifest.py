@@ -1,7 +1,7 @@
 """What the last good build read and wrote, kept in the store (builder.core.store) when it ends.
 
 - `inputs`: the metadata (mtime_ns, size, inode, ctime_ns) of every file a build reads -
-  content/, recordings/, templates/, builder/ - and of the interpreter and its
+  content/, recordings/, builder/ (its templates inside) - and of the interpreter and its
   site-packages folders (installing a package changes their mtime), taken *before* the
   build read anything, so an edit made during a build shows up in the next one;
 - `site`: the same metadata of every file in the site folder after the build;

@@ -21,7 +21,7 @@ from pathlib import Path
 NOT_INSTALLED = "not installed"
 RACY_NS = 2_000_000_000
 BUILDER = Path(__file__).resolve().parent.parent  # the builder package
-TEMPLATES = BUILDER.parent / "templates"
+TEMPLATES = BUILDER / "render" / "templates"
 PACKAGES = (  # whose versions a recording's environment or a page's bytes depend on
     "jax",
     "numpy",

@@ -8,7 +8,8 @@ contentHash = sha256 of the canonical JSON (sorted keys, no spaces, UTF-8) of
      "env":      {<NAME>: <value>, ...}}
 
 rendererHash = sha256 of the canonical JSON of {<harness file name>: <sha256 of it, line
-endings normalized>} for the files that run inside the example's process.
+endings normalized>} for the files that run inside the example's process, and, from run
+protocol 2 on, {"protocol": <RUN_PROTOCOL>}.
 
 Prose is not an input: editing it never makes a recording stale.
 """
@@ -27,6 +28,12 @@ if TYPE_CHECKING:  # standard library only at run time
 # What runs inside the example's process, by the names they had when recordings were first
 # made (a move of the file changes no recording; a change to its code does).
 HARNESS_FILES = (("harness.py", ("run", "harness.py")), ("panels.py", ("panels.py",)))
+# How an example is run, where that is not in the files above: the environment it gets
+# (builder/run/environment.py), the interpreter's flags and the supervisor that starts it.
+# Bump it when a change there could change what an example prints: every recording then goes
+# stale(harness), and the release says so (README, Releases). Protocol 1 adds nothing to the
+# hash, so the recordings made before it had a number stay fresh.
+RUN_PROTOCOL = 1
 
 
 def sha256(data: bytes) -> str:
@@ -74,10 +81,12 @@ def content_hash(inputs: dict[str, Any]) -> str:
 
 def renderer_hash() -> str:
     builder = Path(__file__).parents[1]
-    files = {
+    files: dict[str, str | int] = {
         name: sha256(normalize_source(builder.joinpath(*where).read_bytes()))
         for name, where in HARNESS_FILES
     }
+    if RUN_PROTOCOL > 1:
+        files["protocol"] = RUN_PROTOCOL
     return sha256(canonical(files))
 
 

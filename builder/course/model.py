@@ -17,6 +17,7 @@ from annotated_types import Interval, Len, MaxLen, MinLen
 
 from ..core.errors import BuildError, ContentError, raise_all
 from ..core.store import Memo
+from .colours import Colours
 from .rules import (
     DEFAULT_TIMEOUT,
     EXAMPLE_FILE,
@@ -151,10 +152,12 @@ class CourseMeta:
     # Where content/ can be edited online (such as https://github.com/o/r/edit/main/content):
     # each lesson page links to its lesson.md there.
     source_url: SourceUrl | None = None
+    # The accent colour in light and dark mode (builder/course/colours.py).
+    colours: Colours | None = None
 
 
 def json_schemas() -> dict[str, dict[str, Any]]:
-    """The JSON Schemas of what authors write, by file name in schema/."""
+    """The JSON Schemas of what authors write, by file name in builder/course/schema/."""
     from .validation import json_schema
 
     schemas = {

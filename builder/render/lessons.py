@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from jinja2 import ChoiceLoader, Environment, FileSystemLoader, PrefixLoader, StrictUndefined
 from markupsafe import Markup
 
 from ..core import machine
@@ -30,6 +30,7 @@ from . import charts, figures, prose
 from . import marks as recorded
 from .highlight import code_block
 from .links import Links
+from .theme import NO_THEME, Theme
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,7 @@ class SiteNav:
     title: str
     summary: str
     arcs: list[NavArc]
+    theme: Theme = NO_THEME
 
     def items(self) -> dict[str, NavItem]:
         """Every lesson's entry, by lesson id."""
@@ -150,17 +152,22 @@ class SiteHead:
     static/nav.js), so that renaming one lesson re-renders none of the others."""
 
     title: str
+    theme: Theme = NO_THEME
 
 
 def page(template: str, nav: SiteNav | SiteHead, **context: Any) -> bytes:
-    html = _environment().get_template(template).render(site=nav, **context)
+    html = _environment(nav.theme.templates).get_template(template).render(site=nav, **context)
     return html.encode("utf-8")
 
 
 @cache
-def _environment() -> Environment:
+def _environment(templates: str = "") -> Environment:
+    """The course's templates first (builder/render/theme.py), then the builder's, which
+    are also reachable as builder/NAME."""
+    builder = FileSystemLoader(TEMPLATES)
+    course = [FileSystemLoader(templates)] if templates else []
     return Environment(
-        loader=FileSystemLoader(TEMPLATES),
+        loader=ChoiceLoader([*course, builder, PrefixLoader({"builder": builder})]),
         autoescape=True,
         undefined=StrictUndefined,
         keep_trailing_newline=True,
@@ -179,7 +186,7 @@ def site_nav(course: Course) -> SiteNav:
         )
         for a, arc in enumerate(shown, start=1)
     ]
-    return SiteNav(course.meta.title, course.meta.summary, arcs)
+    return SiteNav(course.meta.title, course.meta.summary, arcs, Theme.of(course))
 
 
 def item(lesson: Lesson, number: str = "") -> NavItem:
@@ -196,7 +203,7 @@ def lesson_artifacts(
 ) -> list[Artifact]:
     """Each lesson's page, then the charts of its panels; `machines`: the machine each
     lesson was recorded on, from its sidecar (builder/core/machine.py)."""
-    head, links = SiteHead(course.meta.title), Links.of(course)
+    head, links = SiteHead(course.meta.title, Theme.of(course)), Links.of(course)
     arcs = {arc.id: arc for arc in course.meta.arcs}
     by_id = {status.lesson_id: status for status in statuses}
     lessons = course.lessons

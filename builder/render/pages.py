@@ -35,6 +35,7 @@ from .lessons import (
     page,
     site_nav,
 )
+from .theme import Theme
 
 Used = dict[str, list[str]]  # glossary term -> the lessons whose pages use it
 
@@ -73,7 +74,7 @@ def page_artifacts(
         *_navigation(course, nav, renderer, "changes/index.html" if changes else "", built),
         *listings,
         *_redirects(course, renderer),
-        *_static(renderer),
+        *_static(renderer, nav.theme),
     ]
 
 
@@ -156,7 +157,7 @@ def _navigation(
 def _redirects(course: Course, renderer: Renderer) -> list[Artifact]:
     """A small page at each old address of a renamed lesson (its `aliases:`), sending the
     reader on to where it lives now, as mkdocs-redirects and Hugo's aliases do."""
-    head = SiteHead(course.meta.title)
+    head = SiteHead(course.meta.title, Theme.of(course))
     artifacts = []
     for lesson in course.lessons:
         target = f"../{lesson.slug}/index.html"  # from l/<alias>/ to l/<slug>/
@@ -180,13 +181,14 @@ def terms_used(course: Course, made: Iterable[Made]) -> dict[str, list[str]]:
     return used
 
 
-def _static(renderer: Renderer) -> list[Artifact]:
-    """templates/static/ as it is, and the highlighting's style sheet (Pygments' version is
-    in every key)."""
+def _static(renderer: Renderer, theme: Theme) -> list[Artifact]:
+    """templates/static/ as it is, the course's static files over it by name, and the
+    highlighting's style sheet (Pygments' version is in every key)."""
     folder = sorted((TEMPLATES / "static").iterdir())
-    files = [p for p in folder if p.is_file() and not editor_file(p.name)]
+    own = {f"static/{p.name}": p for p in folder if p.is_file() and not editor_file(p.name)}
+    files = own | theme.static()
     return [
-        *(renderer.artifact("", _file, f"static/{p.name}", p.read_bytes()) for p in files),
+        *(renderer.artifact("", _file, name, p.read_bytes()) for name, p in files.items()),
         renderer.artifact("", _stylesheet),
         renderer.artifact("", _shim),
     ]

@@ -129,9 +129,9 @@ def record(
 
 def owned(lessons: list[Lesson], recordings: Path) -> list[Path]:
     """The folders of the checkout the builder owns while examples run: the course, the
-    recordings, the builder's code and templates."""
+    recordings, the builder's code (its templates inside)."""
     courses = sorted({lesson.folder.parent.parent for lesson in lessons})
-    return [*courses, recordings, BUILDER_ROOT / "builder", BUILDER_ROOT / "templates"]
+    return [*courses, recordings, BUILDER_ROOT / "builder"]
 
 
 def longest_first(lessons: list[Lesson], seconds: dict[str, float]) -> list[Lesson]:

@@ -17,6 +17,8 @@ PASS_THROUGH = ("PATH", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "SYSTEMROOT")
 BUILDER_ROOT = Path(__file__).resolve().parents[2]
 
 
+# A change to what the example's process gets here can change what it prints: bump
+# builder.course.fingerprint.RUN_PROTOCOL with it (every recording goes stale).
 def child_environment(lesson: Lesson, scratch: Path) -> dict[str, str]:
     """The example's environment: a clean one, and the lesson's `env:` over it, but its
     `PYTHONPATH` goes after the builder's (the harness imports `builder` from there). The

@@ -4,7 +4,7 @@ An example runs as the user, so without a sandbox nothing stops it from writing 
 absolute path: it can find the builder's folder in `/proc/<pid>/cwd` and change another
 lesson's recording, another lesson's example or data, or the builder's code. The builder
 cannot forbid that, but it can see it. `Watch.take(folders)` keeps the file metadata of
-everything under `folders` (the course, recordings/, builder/, templates/) as the build's
+everything under `folders` (the course, recordings/, builder/ with its templates) as the build's
 own `manifest.snapshot` takes it (editor files and `__pycache__` left out); `changed()`
 names the first file that differs, apart from the files the builder itself wrote since
 (`wrote(path)`), so a recording is never written once anything else has changed.

@@ -1,7 +1,7 @@
 """Issue 18: an example that reaches outside its scratch folder, for real.
 
 Without a sandbox it can write anywhere the user can; the build notices any change to the
-files it owns (the course, recordings/, builder/, templates/) that it did not make, fails
+files it owns (the course, recordings/, builder/ with its templates) that it did not make, fails
 the run naming the file, and writes no recording from then on. A data file must be a
 regular file in the lesson folder: a link to a host file is refused when the course is
 loaded and again when the example is staged.

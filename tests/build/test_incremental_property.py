@@ -89,7 +89,7 @@ def runner(lesson: Lesson, limits: Limits) -> Execution:
 
 @contextlib.contextmanager
 def own_templates(folder: Path) -> Iterator[Path]:
-    """A copy of templates/ that every builder module reads instead (so that a test may
+    """A copy of builder/render/templates/ that every builder module reads instead (so that a test may
     edit it): each module's TEMPLATES, and the cached Jinja environment, point at it."""
     original = observe.TEMPLATES
     shutil.copytree(original, folder)

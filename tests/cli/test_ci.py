@@ -172,7 +172,7 @@ def test_light_requirements_are_pinned_as_in_the_lock() -> None:
     assert not set(light) & {_normal(name) for name in HEAVY}
 
 
-def _blocked_check(paths: Paths, *args: str) -> subprocess.CompletedProcess[str]:
+def _blocked_check(paths: Paths, *args: str, path: str = "") -> subprocess.CompletedProcess[str]:
     """`check` in a fresh interpreter where importing a heavy module raises ImportError;
     prints the distributions of every third-party module it imported."""
     code = (
@@ -184,13 +184,15 @@ def _blocked_check(paths: Paths, *args: str) -> subprocess.CompletedProcess[str]
         "import importlib.metadata as md\n"
         "owners = md.packages_distributions()\n"
         "new = [m for m, v in list(sys.modules.items()) if v is not None and m not in before]\n"
-        "tops = {m.split('.')[0] for m in new}\n"
+        # builder itself is not a dependency, even where `pip install .` made it one
+        "tops = {m.split('.')[0] for m in new} - {'builder'}\n"
         "print(sorted({d for top in tops for d in owners.get(top, [])}))\n"
         "sys.exit(code)\n"
     )
     where = ["--content", str(paths.content), "--recordings", str(paths.recordings)]
     command = [sys.executable, "-c", code, "check", *args, *where, "--cache", str(paths.cache)]
-    return subprocess.run(command, capture_output=True, text=True, cwd=ROOT)
+    env = {**os.environ, "PYTHONPATH": path} if path else None
+    return subprocess.run(command, capture_output=True, text=True, cwd=ROOT, env=env)
 
 
 def test_check_runs_where_heavy_modules_cannot_be_imported(recorded: Paths) -> None:
@@ -204,6 +206,23 @@ def test_check_runs_where_heavy_modules_cannot_be_imported(recorded: Paths) -> N
     stale = _blocked_check(recorded, "--format", "github")
     assert stale.returncode == 1, stale.stderr
     assert stale.stdout.startswith("::error file=")
+
+
+def test_check_imports_the_light_install_where_coursebuilder_is_installed(
+    recorded: Paths, tmp_path: Path
+) -> None:
+    """After `pip install .` in this checkout a `coursebuilder` distribution owns the
+    `builder` package: the builder is not one of what `check` imports from elsewhere. (Its
+    metadata alone, on the path after this checkout: the shared venv is not installed into.)"""
+    info = tmp_path / "site" / "coursebuilder-0.1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: coursebuilder\nVersion: 0.1.0\n")
+    (info / "top_level.txt").write_text("builder\n")
+    shutil.rmtree(recorded.cache)  # a fresh clone: every recording validated by pydantic
+    done = _blocked_check(recorded, path=f"{ROOT}{os.pathsep}{info.parent}")
+    assert done.returncode == 0, done.stderr
+    imported = {_normal(name) for name in ast.literal_eval(done.stdout.splitlines()[-1])}
+    assert imported == set(_pins(LIGHT))
 
 
 def _light_venv(dest: Path) -> Path:

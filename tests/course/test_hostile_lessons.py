@@ -507,7 +507,7 @@ def test_nothing_recorded_or_authored_reaches_a_page_outside_the_allow_list(
 
 
 def _without_404_script(name: str, text: str) -> str:
-    """The 404 page finds its site root with a script of its own (templates/404.html), which
+    """The 404 page finds its site root with a script of its own (builder/render/templates/404.html), which
     the allow-list would refuse: checked apart, nothing authored or recorded in it."""
     if name != "404.html":
         return text

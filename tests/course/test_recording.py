@@ -103,9 +103,9 @@ def test_validate_skips_the_inputs_sidecar(
 def test_committed_json_schema_is_current(tmp_path: Path) -> None:
     out = tmp_path / "schema.json"
     assert main(["schema", "--out", str(out)]) == 0
-    committed = HERE.parent / "schema" / "recording.schema.json"
+    committed = HERE.parent / "builder" / "course" / "schema" / "recording.schema.json"
     assert out.read_text() == committed.read_text(), (
-        "run: python -m builder schema --out schema/recording.schema.json"
+        "run: python -m builder schema --out builder/course/schema/recording.schema.json"
     )
     schema = json.loads(out.read_text())
     assert list(schema["properties"]) == [*json.loads(REFERENCE.read_text()), "timings"]
