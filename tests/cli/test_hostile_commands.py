@@ -8,7 +8,6 @@ The Dask side of the same family (--dask addresses) is in tests/test_distributed
 from __future__ import annotations
 
 import errno
-import io
 import socket
 from pathlib import Path
 
@@ -128,7 +127,7 @@ def test_serve_refused_a_port_by_the_system_names_it(
 
     monkeypatch.setattr(serve_module, "ThreadingHTTPServer", refuse)
     with pytest.raises(BuildError) as error:
-        Preview(recorded, port=80, execute=False, log=io.StringIO())
+        Preview(recorded, port=80, execute=False)
     assert str(error.value).startswith(f"cannot serve on 127.0.0.1:80: {said}")
     assert "--port N" in str(error.value)
 
@@ -148,14 +147,14 @@ def test_serve_on_a_host_that_is_not_this_machines_is_one_line(
     recorded: Paths, host: str, said: str
 ) -> None:
     with pytest.raises(BuildError) as error:
-        Preview(recorded, host=host, port=8000, execute=False, log=io.StringIO())
+        Preview(recorded, host=host, port=8000, execute=False)
     message = str(error.value)
     assert said in message.splitlines()[0]
     assert len(message.splitlines()) == 2  # the line, and what to do
 
 
 def test_port_0_serves_on_a_free_port_and_says_which(recorded: Paths) -> None:
-    preview = Preview(recorded, port=0, execute=False, log=io.StringIO())
+    preview = Preview(recorded, port=0, execute=False)
     try:
         assert not preview.url.endswith(":0/")
     finally:
