@@ -133,8 +133,8 @@ def record(
         for lesson, execution, note in run(order, seconds):
             execution = _keep(lesson, execution, recordings, renderer, watch)
             done.append(execution)
-            logger.info("%s", _ran(len(done), len(lessons), execution, note))
             progress.step(lesson.id)
+            logger.info("%s", _ran(len(done), len(lessons), execution, note))
     return RecordReport(done)
 
 
