@@ -41,7 +41,7 @@ check: $(STAMP)
 	$(PY) -m builder check $(ARGS)
 
 render: $(STAMP)
-	$(PY) -m builder render $(ARGS)
+	$(PY) -m builder render $(if $(JOBS),-j $(JOBS)) $(ARGS)
 
 # What the recordings changed between two revisions (BASE=HEAD, HEAD= the work tree).
 diff: $(STAMP)

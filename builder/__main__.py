@@ -10,17 +10,19 @@ that need them: `check` reads hashes and nothing else.
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import re
 import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from types import FrameType
-from typing import TYPE_CHECKING
+from types import FrameType, MappingProxyType
+from typing import TYPE_CHECKING, Any
 
-from .core.errors import BuildError
-from .core.escape import one_line, terminal_streams
+from .core.console import console
+from .core.errors import BuildError, os_error_message
+from .core.escape import terminal_streams
 
 if TYPE_CHECKING:
     from .core.observe import Paths
@@ -34,6 +36,8 @@ DIFF_FORMATS = ("text", "markdown", "json")
 # line naming the option and the range, never an OverflowError or a MemoryError later on.
 MAX_JOBS = max(256, os.cpu_count() or 1)  # more processes at once than this is a mistake
 PORTS = (0, 65535)  # 0: any free port (the preview prints the one it got)
+STOPPED = "running examples were stopped, with every process they started"
+logger = logging.getLogger("builder")  # this module is __main__ when run: named, not __name__
 
 
 class Terminated(KeyboardInterrupt):
@@ -47,8 +51,9 @@ def _terminate(signum: int, frame: FrameType | None) -> None:
 def main(argv: list[str] | None = None) -> int:
     """Run one command. Everything it prints goes through builder/core/escape.py's terminal
     streams: what a course holds can neither act on the terminal nor forge a CI annotation,
-    and an ASCII locale shows what it cannot encode as escapes."""
-    with terminal_streams():
+    and an ASCII locale shows what it cannot encode as escapes. What the builder logs is
+    shown on stderr by one handler: builder/core/console.py."""
+    with terminal_streams(), console(sys.stderr):
         return _main(argv)
 
 
@@ -56,46 +61,37 @@ def _main(argv: list[str] | None) -> int:
     args = _parser().parse_args(argv)
     previous = signal.signal(signal.SIGTERM, _terminate)
     try:
-        code: int = args.run(args)
-        return code
+        return int(args.run(args))
     except BuildError as error:
-        print(f"error: {error}", file=sys.stderr)
+        logger.error("error: %s", error)
         return 1
     except BrokenPipeError:  # the reader went away (`... | head`): stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
     except OSError as error:
-        print(_os_error(error), file=sys.stderr)
+        logger.error("%s", os_error_message(error))
         return 1
     except KeyboardInterrupt as stop:
-        terminated = isinstance(stop, Terminated)
-        print(
-            f"\n{'terminated (SIGTERM)' if terminated else 'interrupted'}: running examples "
-            "were stopped, with every process they started; finished recordings were kept "
-            "and unfinished ones left as they were",
-            file=sys.stderr,
+        return _stopped(
+            stop,
+            "",
+            f"{STOPPED}; finished recordings were kept and unfinished ones left as they were",
         )
-        return EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
     finally:
         signal.signal(signal.SIGTERM, previous)
 
 
-def _os_error(error: OSError) -> str:
-    """An OSError no command turned into a BuildError, in one line and a next step: the
-    disk is blamed only when a file is named."""
-    if error.filename:  # a file the builder could not read or write
-        return (
-            f"error: {one_line(str(error.filename))}: {error.strerror or error}\n"
-            "  -> check that the path exists, that you may read and write it, and that the "
-            "disk is not full"
-        )
-    return (
-        f"error: {error.strerror or error} ({type(error).__name__}, no file involved)\n"
-        "  -> run the command again; if it fails the same way, report it with the command"
-    )
+def _stopped(stop: KeyboardInterrupt, what: str, said: str) -> int:
+    """Say that `what` (the command) was interrupted or terminated, and `said`; the exit code."""
+    terminated = isinstance(stop, Terminated)
+    how = "terminated (SIGTERM)" if terminated else "interrupted"
+    logger.error("\n%s%s: %s", what, how, said)
+    return EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
 
 
 def _parser() -> argparse.ArgumentParser:
+    """A subcommand per row of COMMANDS: its function's docstring says what it does, and
+    it takes the options the row names (OPTIONS), each with its default; and `new`."""
     from .build.new import add_new_command
     from .core.release import VersionAction
 
@@ -104,160 +100,14 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action=VersionAction, help="print the version and exit")
     commands = parser.add_subparsers(required=True, metavar="COMMAND")
     add_new_command(commands)
-    site = _command(commands, "site", _site, "re-record what is not fresh, then render site/")
-    site.add_argument(
-        "--no-execute",
-        action="store_true",
-        help="render from recordings only; pages that are not fresh say so",
-    )
-    _jobs(site)
-    _dask(site)
-    site.add_argument("--force", action="store_true", help="re-record every lesson")
-    _since(site)
-    record = _command(commands, "record", _record, "re-execute what is not fresh")
-    _jobs(record)
-    _dask(record)
-    record.add_argument(
-        "--shard",
-        metavar="K/N",
-        type=_shard,
-        help="record only the K-th of N parts of what is due, balanced by the last run times "
-        "(a CI matrix of N jobs; merge their recordings/ folders by copying the files)",
-    )
-    record.add_argument("--force", action="store_true", help="re-record every lesson")
-    record.add_argument("lessons", nargs="*", help="only these lesson ids or slugs")
-    check = _command(
-        commands,
-        "check",
-        _check,
-        "exit 1 with a table when any recording is not fresh; executes nothing",
-    )
-    check.add_argument(
-        "--format",
-        choices=("table", "json", "github"),  # builder.course.verdict.FORMATS
-        default="table",
-        help="table (default), json (every lesson's state), or github (one ::error annotation "
-        "per lesson that is not fresh, for GitHub Actions)",
-    )
-    check.add_argument(
-        "--json", dest="format", action="store_const", const="json", help="same as --format json"
-    )
-    _diff_command(commands)
-    _rehearse_command(commands)
-    render = _command(commands, "render", _site, "render site/ from recordings only")
-    _jobs(render, sandbox=False)
-    _since(render)
-    # What `site` asks that `render` never does: the same function runs both.
-    render.set_defaults(no_execute=True, force=False, dask=None, sandbox=False)
-    serve = _command(
-        commands, "serve", _serve, "serve site/ locally; rebuild and reload the browser on change"
-    )
-    serve.add_argument(
-        "--port",
-        type=_number(*PORTS),
-        default=8000,
-        help="port on 127.0.0.1 (default 8000; 0: any free port)",
-    )
-    serve.add_argument(
-        "--no-execute", action="store_true", help="only re-render; never run examples"
-    )
-    _jobs(serve, sandbox=False)
-    validate = commands.add_parser("validate", help="validate recording files against the schema")
-    validate.add_argument("files", nargs="+", type=Path, metavar="FILE")
-    validate.set_defaults(run=_validate)
-    schema = commands.add_parser("schema", help="print the recording JSON Schema")
-    schema.add_argument("--out", type=Path, help="write it to this file instead")
-    schema.add_argument(
-        "--dir",
-        type=Path,
-        help="write every schema (recording, front matter, course.yml, glossary.yml) into DIR",
-    )
-    schema.set_defaults(run=_schema)
+    for name, run, options in COMMANDS:
+        text = " ".join((run.__doc__ or "").split())
+        command = commands.add_parser(name, help=text, description=text)
+        for option in options:
+            flags, settings = OPTIONS[option]
+            command.add_argument(*flags, **settings)
+        command.set_defaults(run=run)
     return parser
-
-
-def _command(
-    commands: argparse._SubParsersAction[argparse.ArgumentParser], name: str, run: object, text: str
-) -> argparse.ArgumentParser:
-    command = commands.add_parser(name, help=text, description=text)
-    _folders(command, "content", "recordings", "out", "cache")
-    command.set_defaults(run=run)
-    return command
-
-
-def _diff_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    text = "what a re-record changed between two revisions: output, panels, environment, pages"
-    diff = commands.add_parser("diff", help=text, description=text)
-    diff.add_argument("base", nargs="?", default="HEAD", help="a git revision (default HEAD)")
-    diff.add_argument("head", nargs="?", help="a git revision (default: the work tree)")
-    diff.add_argument("--format", choices=DIFF_FORMATS, default="text")
-    _folders(diff, "content", "recordings")
-    diff.add_argument(
-        "--no-pages", action="store_true", help="do not render pages to find changed numbers"
-    )
-    diff.set_defaults(run=_diff)
-
-
-def _rehearse_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    text = (
-        "record and render the course in a side environment made from another lock file, "
-        "and say what it would change; recordings/, site/ and the lock are only read"
-    )
-    rehearse = commands.add_parser("rehearse", help=text, description=text)
-    rehearse.add_argument("lock", type=Path, metavar="LOCKFILE", help="the requirements to try")
-    _folders(rehearse, "content", "recordings", "cache")
-    rehearse.set_defaults(run=_rehearse)
-    rehearse.add_argument(
-        "--out",
-        type=Path,
-        help="the rehearsal's folder (recordings/ and site/ inside; default "
-        ".cache/rehearse/<lock digest>/)",
-    )
-    rehearse.add_argument("--format", choices=DIFF_FORMATS, default="text")
-    rehearse.add_argument("--report", type=Path, help="also write the report to this file")
-    _jobs(rehearse, sandbox=False)
-
-
-def _folders(command: argparse.ArgumentParser, *names: str) -> None:
-    """--content, --recordings, --out, --cache: where a command reads and writes."""
-    defaults = {"content": "content", "recordings": "recordings", "out": "site", "cache": ".cache"}
-    for name in names:
-        command.add_argument(f"--{name}", type=Path, default=Path(defaults[name]), metavar="DIR")
-
-
-def _since(command: argparse.ArgumentParser) -> None:
-    command.add_argument(
-        "--since",
-        metavar="REV",
-        help="also make changes/index.html: what the recordings changed since this git revision",
-    )
-
-
-def _jobs(command: argparse.ArgumentParser, sandbox: bool = True) -> None:
-    if sandbox:
-        command.add_argument(
-            "--sandbox",
-            action="store_true",
-            help="run each example in a bubblewrap sandbox: only the system, the Python and the "
-            "builder's package, read-only, its scratch folder writable, no network (needs bwrap)",
-        )
-    command.add_argument(
-        "-j",
-        "--jobs",
-        type=_number(1, MAX_JOBS),
-        default=os.cpu_count() or 1,
-        help="examples to run, or processes rendering, at once (default: the number of cores; "
-        f"at most {MAX_JOBS})",
-    )
-
-
-def _dask(command: argparse.ArgumentParser) -> None:
-    command.add_argument(
-        "--dask",
-        metavar="ADDRESS",
-        help="run the examples on the dask.distributed cluster whose scheduler is at ADDRESS "
-        "(tcp://HOST:PORT); recordings are written here",
-    )
 
 
 def _number(low: int, high: int) -> Callable[[str], int]:
@@ -289,26 +139,31 @@ def _paths(args: argparse.Namespace) -> Paths:
 
 
 def _site(args: argparse.Namespace) -> int:
+    """re-record what is not fresh, then render site/"""
+    return _build(args, not args.no_execute, args.force, _runner(args), args.dask)
+
+
+def _render(args: argparse.Namespace) -> int:
+    """render site/ from recordings only"""
+    return _build(args, False, False, None, None)
+
+
+def _build(
+    args: argparse.Namespace, execute: bool, force: bool, runner: Runner | None, dask: str | None
+) -> int:
     import time
 
     from .build.pipeline import build
 
     started = time.perf_counter()
-    result = build(
-        _paths(args),
-        execute=not args.no_execute,
-        jobs=args.jobs,
-        force=args.force,
-        since=args.since,
-        runner=_runner(args),
-        dask=args.dask,
+    paths, jobs, since = _paths(args), args.jobs, args.since
+    done = build(
+        paths, execute=execute, jobs=jobs, force=force, since=since, runner=runner, dask=dask
     )
-    seconds = time.perf_counter() - started
-    print(
-        f"Built {args.out}/: {result.total} files ({result.written} written, "
-        f"{result.removed} removed); executed {len(result.executed)} example(s) "
-        f"in {seconds:.2f} s.",
-        file=sys.stderr,
+    logger.info(
+        f"Built {args.out}/: {done.total} files ({done.written} written, {done.removed} "
+        f"removed); executed {len(done.executed)} example(s) in "
+        f"{time.perf_counter() - started:.2f} s."
     )
     return 0
 
@@ -325,42 +180,34 @@ def _runner(args: argparse.Namespace) -> Runner | None:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    """serve site/ locally; rebuild and reload the browser on change"""
     import gc
 
     from .preview.serve import serve
 
     gc.enable()  # __main__ turns it off for one-shot commands; a server rebuilds for hours
-
     serve(_paths(args), port=args.port, execute=not args.no_execute, jobs=args.jobs)
     return 0
 
 
 def _record(args: argparse.Namespace) -> int:
+    """re-execute what is not fresh"""
     from .build.pipeline import build_lock, check
     from .run.batch import record_stale
 
-    paths = _paths(args)
+    paths, runner, only = _paths(args), _runner(args), tuple(args.lessons)
     with build_lock(args.cache):
         checked = check(paths)  # the course is read and validated once
+        course, statuses, jobs = checked.course, checked.statuses, args.jobs
         done = record_stale(
-            checked.course,
-            checked.statuses,
-            paths,
-            args.jobs,
-            force=args.force,
-            runner=_runner(args),
-            only=tuple(args.lessons),
-            dask=args.dask,
-            shard=args.shard,
+            course, statuses, paths, jobs, args.force, runner, only, args.dask, args.shard
         )
-    print(
-        f"Recorded {len(done)} lesson(s)." if done else "Nothing to record: all fresh.",
-        file=sys.stderr,
-    )
+    logger.info(f"Recorded {len(done)} lesson(s)." if done else "Nothing to record: all fresh.")
     return 0
 
 
 def _check(args: argparse.Namespace) -> int:
+    """exit 1 with a table when any recording is not fresh; executes nothing"""
     from .build.pipeline import check
     from .course.verdict import passed, say
 
@@ -370,6 +217,7 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _diff(args: argparse.Namespace) -> int:
+    """what a re-record changed between two revisions: output, panels, environment, pages"""
     from .review.diff import diff
     from .review.report import render
 
@@ -379,6 +227,8 @@ def _diff(args: argparse.Namespace) -> int:
 
 
 def _rehearse(args: argparse.Namespace) -> int:
+    """record and render the course in a side environment made from another lock file,
+    and say what it would change; recordings/, site/ and the lock are only read"""
     from .core.fsutil import write_atomic
     from .review.rehearsal_report import render
     from .review.rehearse import rehearse
@@ -389,33 +239,142 @@ def _rehearse(args: argparse.Namespace) -> int:
             args.lock, args.content, args.recordings, args.cache, out=args.out, jobs=args.jobs
         )
     except KeyboardInterrupt as stop:
-        what = "terminated (SIGTERM)" if isinstance(stop, Terminated) else "interrupted"
-        print(
-            f"\nrehearsal {what}: running examples were stopped with every process they "
-            f"started; {untouched}; the rehearsal's own folder is left half-done",
-            file=sys.stderr,
-        )
-        return EXIT_TERMINATED if isinstance(stop, Terminated) else EXIT_INTERRUPTED
+        half = "the rehearsal's own folder is left half-done"
+        return _stopped(stop, "rehearsal ", f"{STOPPED}; {untouched}; {half}")
     report = render(rehearsal, args.format)
     if args.report:
         write_atomic(args.report, report.encode())
     sys.stdout.write(report)
-    print(f"Rehearsal done; {untouched}.", file=sys.stderr)
+    logger.info("Rehearsal done; %s.", untouched)
     return 0
 
 
 def _validate(args: argparse.Namespace) -> int:
+    """validate recording files against the schema"""
     from .course.schemas import validate_files
 
     return 0 if validate_files(args.files, sys.stdout) else 1
 
 
 def _schema(args: argparse.Namespace) -> int:
+    """print the recording JSON Schema"""
     from .course.schemas import write_schemas
 
     write_schemas(args.dir, args.out, sys.stdout)
     return 0
 
+
+Option = tuple[tuple[str, ...], dict[str, Any]]  # argparse's add_argument(*flags, **settings)
+
+
+def _option(flags: str, text: str | None = None, **settings: Any) -> Option:
+    return tuple(flags.split()), {"help": text, **settings}
+
+
+def _folder(name: str) -> Option:
+    """--content, --recordings, --out, --cache: where a command reads and writes."""
+    default = {"out": "site", "cache": ".cache"}.get(name, name)
+    return _option(f"--{name}", type=Path, default=Path(default), metavar="DIR")
+
+
+def _switch(flag: str, text: str) -> Option:
+    return _option(flag, text, action="store_true")
+
+
+FOLDERS = ("content", "recordings", "out", "cache")
+# Every option a command may take, by the name COMMANDS gives it.
+OPTIONS: MappingProxyType[str, Option] = MappingProxyType(
+    {
+        **{name: _folder(name) for name in FOLDERS},
+        "no-execute": _switch(
+            "--no-execute",
+            "never run examples: render from recordings only; pages that are not fresh say so",
+        ),
+        "force": _switch("--force", "re-record every lesson"),
+        "sandbox": _switch(
+            "--sandbox",
+            "run each example in a bubblewrap sandbox: only the system, the Python and the "
+            "builder's package, read-only, its scratch folder writable, no network (needs bwrap)",
+        ),
+        "jobs": _option(
+            "-j --jobs",
+            "examples to run, or processes rendering, at once (default: the number of cores; "
+            f"at most {MAX_JOBS})",
+            type=_number(1, MAX_JOBS),
+            default=os.cpu_count() or 1,
+        ),
+        "dask": _option(
+            "--dask",
+            "run the examples on the dask.distributed cluster whose scheduler is at ADDRESS "
+            "(tcp://HOST:PORT); recordings are written here",
+            metavar="ADDRESS",
+        ),
+        "since": _option(
+            "--since",
+            "also make changes/index.html: what the recordings changed since this git revision",
+            metavar="REV",
+        ),
+        "shard": _option(
+            "--shard",
+            "record only the K-th of N parts of what is due, balanced by the last run times "
+            "(a CI matrix of N jobs; merge their recordings/ folders by copying the files)",
+            metavar="K/N",
+            type=_shard,
+        ),
+        "lessons": _option("lessons", "only these lesson ids or slugs", nargs="*"),
+        "check-format": _option(
+            "--format",
+            "table (default), json (every lesson's state), or github (one ::error annotation "
+            "per lesson that is not fresh, for GitHub Actions)",
+            choices=("table", "json", "github"),  # builder.course.verdict.FORMATS
+            default="table",
+        ),
+        "json": _option(
+            "--json", "same as --format json", dest="format", action="store_const", const="json"
+        ),
+        "format": _option("--format", choices=DIFF_FORMATS, default="text"),
+        "base": _option("base", "a git revision (default HEAD)", nargs="?", default="HEAD"),
+        "head": _option("head", "a git revision (default: the work tree)", nargs="?"),
+        "no-pages": _switch("--no-pages", "do not render pages to find changed numbers"),
+        "lock": _option("lock", "the requirements to try", type=Path, metavar="LOCKFILE"),
+        "rehearsal": _option(
+            "--out",
+            "the rehearsal's folder (recordings/ and site/ inside; default "
+            ".cache/rehearse/<lock digest>/)",
+            type=Path,
+        ),
+        "report": _option("--report", "also write the report to this file", type=Path),
+        "port": _option(
+            "--port",
+            "port on 127.0.0.1 (default 8000; 0: any free port)",
+            type=_number(*PORTS),
+            default=8000,
+        ),
+        "files": _option("files", nargs="+", type=Path, metavar="FILE"),
+        "schema-out": _option("--out", "write it to this file instead", type=Path),
+        "dir": _option(
+            "--dir",
+            "write every schema (recording, front matter, course.yml, glossary.yml) into DIR",
+            type=Path,
+        ),
+    }
+)
+# (name, the function that runs it, whose docstring says what it does, its options)
+COMMANDS: tuple[tuple[str, Callable[[argparse.Namespace], int], tuple[str, ...]], ...] = (
+    ("site", _site, (*FOLDERS, "no-execute", "sandbox", "jobs", "dask", "force", "since")),
+    ("record", _record, (*FOLDERS, "sandbox", "jobs", "dask", "shard", "force", "lessons")),
+    ("check", _check, (*FOLDERS, "check-format", "json")),
+    ("diff", _diff, ("base", "head", "format", "content", "recordings", "no-pages")),
+    (
+        "rehearse",
+        _rehearse,
+        ("lock", "content", "recordings", "cache", "rehearsal", "format", "report", "jobs"),
+    ),
+    ("render", _render, (*FOLDERS, "jobs", "since")),
+    ("serve", _serve, (*FOLDERS, "port", "no-execute", "jobs")),
+    ("validate", _validate, ("files",)),
+    ("schema", _schema, ("schema-out", "dir")),
+)
 
 if __name__ == "__main__":
     import gc

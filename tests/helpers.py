@@ -238,6 +238,17 @@ def set_front(tmp_path: Path, field: str, value: str, lesson_id: str = "calm-01"
     path.write_text(text)
 
 
+@contextlib.contextmanager
+def logged(said: io.StringIO | None = None) -> Iterator[io.StringIO]:
+    """What the builder logs while the block runs, into `said` (plain lines, as the CLI
+    shows them when piped)."""
+    from builder.core.console import console
+
+    said = io.StringIO() if said is None else said
+    with console(said):
+        yield said
+
+
 def build_cli(root: Path, *extra: str) -> tuple[int, str]:
     """`python -m builder render` in this process: the exit code, and what it said on
     stderr besides the closing "Built ..." line."""

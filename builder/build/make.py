@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.artifact import Artifact, Made, Trace
+from ..core.console import TICK_SECONDS, Progress
 from ..core.errors import BuildError, raise_all
 from ..core.observe import Observed
 from ..core.store import Store
@@ -76,8 +77,7 @@ def make(
             store.commit()  # what was made before, written while they run (both outside the GIL)
             fresh = dict(zip(missing, running, strict=True))
     else:
-        workers = min(jobs, len(missing) // MIN_PER_WORKER)
-        fresh = _in_workers(artifacts, missing, store, workers) if workers > 1 else {}
+        fresh = _render(artifacts, missing, store, jobs) if missing else {}
     for i in missing:
         made[i] = fresh[i] if i in fresh else _make_one(artifacts[i], store)
     raise_all([error for result in made if result for error in result.errors])
@@ -109,8 +109,31 @@ def _make_one(artifact: Artifact, store: Store) -> Made:
     return made
 
 
+def _render(
+    artifacts: Sequence[Artifact], missing: list[int], store: Store, jobs: int
+) -> dict[int, Made]:
+    """The `missing` artifacts made, in workers when there are many, with a progress line
+    (done/total, whose page or chart is being made, elapsed, and the time left at this pace)."""
+    workers = min(jobs, len(missing) // MIN_PER_WORKER)
+    first = _first_of_each_kind(artifacts, missing) if workers > 1 else []
+    order = [*first, *(i for i in missing if i not in first)]
+    names = [artifacts[i].label for i in order]
+    with Progress("rendering", names, max(1, workers)) as progress:
+        if workers > 1:
+            return _in_workers(artifacts, missing, store, workers, progress)
+        made = {}
+        for n, i in enumerate(missing):
+            made[i] = _make_one(artifacts[i], store)
+            progress.step(done=n + 1)
+        return made
+
+
 def _in_workers(
-    artifacts: Sequence[Artifact], missing: list[int], store: Store, workers: int
+    artifacts: Sequence[Artifact],
+    missing: list[int],
+    store: Store,
+    workers: int,
+    progress: Progress,
 ) -> dict[int, Made]:
     """Make the `missing` artifacts in `workers` forked processes, which read the course
     from their copy of this one's memory.
@@ -140,14 +163,34 @@ def _in_workers(
         pipes.append(receive)
         processes.append(process)
     try:
-        for receive in pipes:
-            results.update(_received(receive.recv(), store))
+        _receive(pipes, store, results, taken, len(rest), progress)
     except EOFError:
         raise BuildError("a rendering worker died; run the build again") from None
     finally:
         for process in processes:
             process.join()
     return results | {i: _stored_now(store, artifacts[i]) for i in rest if i not in results}
+
+
+def _receive(
+    pipes: list[Any],
+    store: Store,
+    results: dict[int, Made],
+    taken: Any,
+    rest: int,
+    progress: Progress,
+) -> None:
+    """Each worker's results as it sends them, into `results`; meanwhile, every tick, about
+    how many are made: those made here, and those the workers took but the one each has."""
+    from multiprocessing.connection import wait
+
+    here, waiting = len(results), list(pipes)
+    while waiting:
+        ready = wait(waiting, timeout=TICK_SECONDS / 4)
+        for receive in [pipe for pipe in waiting if pipe in ready]:
+            results.update(_received(receive.recv(), store))
+            waiting.remove(receive)
+        progress.step(done=here + max(0, min(taken.value, rest) - len(waiting)))
 
 
 def _first_of_each_kind(artifacts: Sequence[Artifact], indices: list[int]) -> list[int]:

@@ -19,9 +19,9 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import logging
 import os
-import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
@@ -35,6 +35,8 @@ if TYPE_CHECKING:
     from ..course.status import LessonStatus
     from ..review.changes import CourseChanges
     from ..run.execute import Runner
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -52,15 +54,13 @@ def build(
     jobs: int,
     force: bool = False,
     runner: Runner | None = None,
-    log: TextIO | None = None,
     since: str | None = None,
     dask: str | None = None,
 ) -> BuildResult:
     """Record what changed (unless `execute` is off), then render and write the site, in
     `jobs` processes at once for either; with `since` (a git revision), a "What changed"
-    page against it too. Progress and warnings go to `log` (sys.stderr as it is when called)."""
-    log = log or sys.stderr
-    with build_lock(paths.cache), contextlib.closing(Store(paths.cache, _warning(log))) as store:
+    page against it too. Progress and warnings are logged (builder.core.console)."""
+    with build_lock(paths.cache), contextlib.closing(Store(paths.cache, _warn)) as store:
         now = observe(paths, settings(execute, _commit(paths, since)))
         last = Manifest.load(store)
         if last is not None and last.unchanged(now) and not force:
@@ -73,9 +73,7 @@ def build(
         course = load_course(paths.content, memo)
         statuses = course_status(course, paths.recordings, versions, memo)
         executed = (
-            record_stale(course, statuses, paths, jobs, force, runner, log, dask=dask)
-            if execute
-            else ()
+            record_stale(course, statuses, paths, jobs, force, runner, dask=dask) if execute else ()
         )
         if executed:
             statuses = course_status(course, paths.recordings, versions, memo)
@@ -129,7 +127,7 @@ def check(paths: Paths) -> Checked:
     from ..course.model import load_course
     from ..course.status import course_status
 
-    with contextlib.closing(Store(paths.cache, _warning(sys.stderr))) as store:
+    with contextlib.closing(Store(paths.cache, _warn)) as store:
         versions = installed_versions(environment_snapshot(), Manifest.load(store))
         memo = Memo(store, code_digest(versions))
         course = load_course(paths.content, memo)
@@ -138,9 +136,9 @@ def check(paths: Paths) -> Checked:
     return Checked(course, statuses)
 
 
-def _warning(log: TextIO) -> Callable[[str], None]:
-    """Say a one-line warning on `log` (a damaged build cache)."""
-    return lambda message: print(f"warning: {message}", file=log, flush=True)
+def _warn(message: str) -> None:
+    """A one-line warning (a damaged build cache)."""
+    logger.warning("warning: %s", message)
 
 
 @contextlib.contextmanager
@@ -152,11 +150,7 @@ def build_lock(cache: Path) -> Iterator[None]:
         except BlockingIOError:
             handle.seek(0)
             holder = handle.read().strip() or "another process"
-            print(
-                f"Another build is running ({holder}); waiting for it to finish...",
-                file=sys.stderr,
-                flush=True,
-            )
+            logger.info("Another build is running (%s); waiting for it to finish...", holder)
             fcntl.flock(handle, fcntl.LOCK_EX)
         with contextlib.suppress(OSError):  # who holds it only informs; a full disk may not
             handle.seek(0)

@@ -43,13 +43,16 @@ class Artifact:
     key: str  # the digest of `make`'s function, its arguments and the code
     make: Callable[[], Made]
     kind: str = ""  # what it is ("page", "chart"): workers inherit one of each made
+    label: str = ""  # whose it is (a lesson id), for the progress line; not in the key
 
     @classmethod
-    def of(cls, digests: Digests, kind: str, fn: Callable[..., Made], *args: Any) -> Artifact:
+    def of(
+        cls, digests: Digests, kind: str, fn: Callable[..., Made], *args: Any, label: str = ""
+    ) -> Artifact:
         """`fn(*args)`, keyed by exactly what it receives: `fn` is a module-level function
         (its code is in the code digest) and reads nothing but `args`, which are values
         `Digests` can take (frozen dataclasses, tuples, strings, numbers...)."""
-        return cls(digests.key(fn, args), partial(fn, *args), kind)
+        return cls(digests.key(fn, args), partial(fn, *args), kind, label)
 
 
 class Digests:

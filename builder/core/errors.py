@@ -63,3 +63,18 @@ def raise_all(errors: list[BuildError]) -> None:
         raise errors[0]
     if errors:
         raise BuildErrors(errors)
+
+
+def os_error_message(error: OSError) -> str:
+    """An OSError no command turned into a BuildError, in one line and a next step: the
+    disk is blamed only when a file is named."""
+    if error.filename:  # a file the builder could not read or write
+        return (
+            f"error: {one_line(str(error.filename))}: {error.strerror or error}\n"
+            "  -> check that the path exists, that you may read and write it, and that the "
+            "disk is not full"
+        )
+    return (
+        f"error: {error.strerror or error} ({type(error).__name__}, no file involved)\n"
+        "  -> run the command again; if it fails the same way, report it with the command"
+    )

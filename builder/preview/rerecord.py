@@ -10,8 +10,9 @@ the example (or what else its content hash covers) changes and is tried again.
 
 from __future__ import annotations
 
+import logging
 import threading
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING
 
 from ..core.errors import BuildError
 from ..core.observe import Paths
@@ -25,12 +26,12 @@ if TYPE_CHECKING:
     from ..run.execute import Runner
     from .hub import Hub
 
+logger = logging.getLogger(__name__)
+
 
 class Recorder:
-    def __init__(
-        self, paths: Paths, hub: Hub, runner: Runner | None, jobs: int, log: TextIO
-    ) -> None:
-        self.paths, self.hub, self.runner, self.jobs, self.log = paths, hub, runner, jobs, log
+    def __init__(self, paths: Paths, hub: Hub, runner: Runner | None, jobs: int) -> None:
+        self.paths, self.hub, self.runner, self.jobs = paths, hub, runner, jobs
         self.tried: dict[str, str] = {}  # lesson id -> the content hash last recorded from
         self.thread: threading.Thread | None = None
 
@@ -56,15 +57,14 @@ class Recorder:
             errors.pop(lesson.id, None)
             try:
                 record_stale(
-                    course, statuses, self.paths, self.jobs, False, self.runner, self.log,
-                    only=(lesson.id,),
-                )  # fmt: skip
+                    course, statuses, self.paths, self.jobs, False, self.runner, only=(lesson.id,)
+                )
             except Exception as error:  # shown until the example changes; never fatal
                 found = problems(error)
                 if isinstance(error, BuildError) and not error.path:
                     found = [{**p, "file": str(lesson.example_path)} for p in found]
                 errors[lesson.id] = found
-                print(f"error: {error}", file=self.log)
+                logger.error("error: %s", error)
             left = [f"{x.url}index.html" for x in due[n + 1 :]]
             self.hub.publish(record_errors=errors, recording=left)
 

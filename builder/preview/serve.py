@@ -21,19 +21,18 @@ from __future__ import annotations
 
 import errno
 import functools
+import logging
 import mimetypes
 import os
 import queue
 import socket
-import sys
 import threading
 import time
-import traceback
 import urllib.parse
 from collections.abc import Callable, Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any
 
 from ..build.write import TEMPORARY
 from ..core.errors import BuildError
@@ -54,6 +53,7 @@ WATCH_MS = 300  # how often the watcher looks up from the OS's events (to stop w
 SETTLE_AFTER = 1.0
 KEEP_ALIVE = 15.0  # seconds between SSE comments, so proxies and browsers keep the stream
 NO_BUILD = b"<!doctype html><html><body><h1>No build yet</h1></body></html>"
+logger = logging.getLogger(__name__)
 
 
 class Preview:
@@ -69,10 +69,9 @@ class Preview:
         execute: bool = True,
         jobs: int = 1,
         runner: Runner | None = None,
-        log: TextIO | None = None,
     ) -> None:
         self.server = _listen(host, port, functools.partial(_Handler, self))
-        self.paths, self.log = paths, log or sys.stderr  # as it is now: the CLI's stream
+        self.paths = paths
         self.session = Session(paths, execute=execute)
         self.hub = Hub()
         self.files: dict[str, bytes] = {}  # replaced whole after each build, never changed
@@ -82,7 +81,7 @@ class Preview:
         if execute:
             from .rerecord import Recorder
 
-            self.recorder = Recorder(paths, self.hub, runner, jobs, self.log)
+            self.recorder = Recorder(paths, self.hub, runner, jobs)
         self.serving = False  # shutdown() waits for serve_forever: forever, if never started
 
     @property
@@ -108,7 +107,7 @@ class Preview:
         try:
             self._watch_folders(ready)
         except Exception as error:  # never a dead thread and a server that never starts
-            print(f"warning: edits are not watched ({error}); restart serve", file=self.log)
+            logger.warning("warning: edits are not watched (%s); restart serve", error)
         finally:
             ready.set()
 
@@ -180,10 +179,12 @@ class Preview:
         try:
             changed = step()
         except Exception as error:  # a BuildError, a bug, an OSError: never fatal here
-            if not isinstance(error, BuildError):
-                traceback.print_exc(file=self.log)
             self.hub.publish(errors=problems(error))
-            print(f"error: {error}\n(still serving the last good site)", file=self.log)
+            logger.error(  # a bug (not a BuildError) with its traceback
+                "error: %s\n(still serving the last good site)",
+                error,
+                exc_info=not isinstance(error, BuildError),
+            )
             return False
         before = self.files
         self.files = after = self.session.served()  # then the build's number (_Handler.do_GET)
@@ -193,7 +194,7 @@ class Preview:
 
         self.hub.publish(changed, updates, errors=[])
         seconds = time.perf_counter() - started
-        print(f"{what}: {len(changed)} file(s) changed in {seconds:.2f} s.", file=self.log)
+        logger.info("%s: %d file(s) changed in %.2f s.", what, len(changed), seconds)
         return True
 
     def close(self) -> None:
@@ -214,14 +215,12 @@ def serve(
     port: int = 8000,
     execute: bool = True,
     jobs: int = 1,
-    log: TextIO | None = None,
 ) -> None:
     """Build, serve, and rebuild on every change until Ctrl-C."""
-    log = log or sys.stderr
-    preview = Preview(paths, host=host, port=port, execute=execute, jobs=jobs, log=log)
+    preview = Preview(paths, host=host, port=port, execute=execute, jobs=jobs)
     try:
         preview.start()
-        print(f"Serving {paths.out}/ at {preview.url} (Ctrl-C stops)", file=log)
+        logger.info("Serving %s/ at %s (Ctrl-C stops)", paths.out, preview.url)
         preview.run()
     finally:
         preview.close()

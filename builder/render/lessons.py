@@ -126,9 +126,9 @@ class Renderer:
     def __init__(self, memo: Memo) -> None:
         self.memo = memo
 
-    def artifact(self, kind: str, fn: Callable[..., Made], *args: Any) -> Artifact:
+    def artifact(self, kind: str, fn: Callable[..., Made], *args: Any, label: str = "") -> Artifact:
         """`fn(*args)` as an artifact keyed by `fn` and `args` (builder.core.artifact)."""
-        return Artifact.of(self.memo.digests, kind, fn, *args)
+        return Artifact.of(self.memo.digests, kind, fn, *args, label=label)
 
     def highlight(self, code: str, language: str) -> str:
         return self.memo("highlight", (language, code), lambda: code_block(code, language))
@@ -227,6 +227,7 @@ def lesson_artifacts(
                 _edit_url(course, lesson),
                 renderer,
                 on,
+                label=lesson.id,
             )
         )
         artifacts += _chart_artifacts(lesson, status, renderer)
@@ -261,7 +262,7 @@ def _chart_artifacts(lesson: Lesson, status: LessonStatus, renderer: Renderer) -
     """Each panel's chart, in both themes."""
     panels = status.recording.panels if status.recording else []
     return [
-        renderer.artifact("chart", _chart, lesson.url, n, panel)
+        renderer.artifact("chart", _chart, lesson.url, n, panel, label=lesson.id)
         for n, panel in enumerate(panels, start=1)
     ]
 

@@ -13,14 +13,14 @@ Pagefind indexes only what the templates mark with `data-pagefind-body`.
 
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
-import sys
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING
 
 from ..core.artifact import Artifact, Made
 from ..core.errors import BuildError
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from ..course.model import Course
     from .lessons import Renderer
 
+logger = logging.getLogger(__name__)
 BUNDLE = "pagefind"
 MERGED = "search-index"
 BUNDLE_LESSONS = 50
@@ -79,9 +80,7 @@ def _made(bundle: str, pages: Pages) -> Made:
     return Made(index(bundle, [name for name, _ in pages.keys], pages.read))
 
 
-def index(
-    bundle: str, names: list[str], read: Callable[[str], bytes], log: TextIO | None = None
-) -> dict[str, bytes]:
+def index(bundle: str, names: list[str], read: Callable[[str], bytes]) -> dict[str, bytes]:
     """The Pagefind bundle of the pages `names`, by path inside the site; {} when it
     cannot be made. A missing binary is an error in CI and a one-line warning elsewhere:
     the site still works, and its search page says that the index was not built."""
@@ -90,7 +89,7 @@ def index(
         message = "the Pagefind binary is missing (pip install -r requirements.lock)"
         if os.environ.get("CI") == "true":
             raise BuildError(message)
-        print(f"warning: search index skipped: {message}", file=log or sys.stderr)
+        logger.warning("warning: search index skipped: %s", message)
         return {}
     with tempfile.TemporaryDirectory(prefix="coursebuilder-search-", dir=_memory()) as scratch:
         pages, output = Path(scratch, "pages"), Path(scratch, BUNDLE)

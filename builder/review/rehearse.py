@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import logging
 import os
 import re
 import shutil
@@ -31,7 +32,6 @@ import subprocess
 import sys
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import TextIO
 
 from ..core.errors import BuildError
 from ..run.execute import Execution, Limits, Runner, run_example
@@ -42,6 +42,7 @@ UNRESOLVED_MARK = "a reference this recording cannot resolve"
 CHECK_LINE = re.compile(r"^.*\bcheck passed:.*$", re.MULTILINE)
 INSTALL_TIMEOUT = 1800.0  # seconds for pip to install a lock
 TAIL_LINES = 6  # of a failed example's stderr, in the report
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -99,22 +100,22 @@ def lock_digest(lock: Path) -> str:
     return hashlib.sha256(data.replace(b"\r\n", b"\n")).hexdigest()
 
 
-def side_environment(lock: Path, home: Path, log: TextIO) -> Path:
+def side_environment(lock: Path, home: Path) -> Path:
     """The interpreter of the side environment made from `lock` under `home` (made once and
     reused: its `.installed` mark is written last, so a half-made one is made again);
     raises BuildError saying why when the lock cannot be installed."""
     venv = home / "venv"
     python = venv / "bin" / "python"
     if (venv / ".installed").is_file() and python.exists():
-        print(f"Side environment: {venv} (reused)", file=log)
+        logger.info("Side environment: %s (reused)", venv)
         return python
     shutil.rmtree(venv, ignore_errors=True)
     home.mkdir(parents=True, exist_ok=True)
-    print(f"Side environment: installing {lock} into {venv} ...", file=log, flush=True)
+    logger.info("Side environment: installing %s into %s ...", lock, venv)
     try:
-        _run([sys.executable, "-m", "venv", str(venv)], lock, log, "create a virtual environment")
+        _run([sys.executable, "-m", "venv", str(venv)], lock, "create a virtual environment")
         pip = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
-        _run([*pip, "-r", str(lock.resolve())], lock, log, "install it")
+        _run([*pip, "-r", str(lock.resolve())], lock, "install it")
         _fall_back(python)
         (venv / ".installed").write_text(lock_digest(lock) + "\n")
     except BaseException:
@@ -136,7 +137,7 @@ def _fall_back(python: Path) -> None:
     Path(purelib, "zz-builder-rehearse-fallback.pth").write_text(fallback)
 
 
-def _run(command: list[str], lock: Path, log: TextIO, what: str) -> None:
+def _run(command: list[str], lock: Path, what: str) -> None:
     try:
         done = subprocess.run(
             command,
@@ -161,7 +162,7 @@ def _run(command: list[str], lock: Path, log: TextIO, what: str) -> None:
             hint="fix the lock file (pip install -r LOCK shows the whole error); "
             "recordings/, site/ and requirements.lock are untouched",
         )
-    print(f"  {what}: done", file=log, flush=True)
+    logger.info("  %s: done", what)
 
 
 def side_runner(python: Path, runner: Runner = run_example) -> Runner:
@@ -184,32 +185,28 @@ def rehearse(
     *,
     out: Path | None = None,
     jobs: int = 1,
-    log: TextIO | None = None,
     runner: Runner = run_example,
 ) -> Rehearsal:
     from ..course.model import load_course
     from ..run.batch import record
 
-    log = log or sys.stderr
-
     digest = lock_digest(lock)
     home = (cache / "rehearse" / digest[:16]).absolute()  # examples run in other folders
     folder = (out or home).absolute()
     _refuse_checkout_folders(folder, recordings, content)
-    python = side_environment(lock, home, log)
+    python = side_environment(lock, home)
     course = load_course(content)
     side_recordings, side_site = folder / "recordings", folder / "site"
     _seed(recordings, side_recordings)
-    print(f"Recording {len(course.lessons)} lesson(s) into {side_recordings} ...", file=log)
+    logger.info("Recording %d lesson(s) into %s ...", len(course.lessons), side_recordings)
     report = record(
         list(course.lessons),
         side_recordings,
         jobs=jobs,
         runner=side_runner(python, runner),
-        log=log,
     )
     failures = tuple(_failure(x) for x in report.failures)
-    problem = _render(python, content, side_recordings, side_site, folder / "cache", jobs, log)
+    problem = _render(python, content, side_recordings, side_site, folder / "cache", jobs)
     return _report(lock, digest, content, recordings, side_recordings, side_site, failures, problem)
 
 
@@ -238,7 +235,7 @@ def _failure(execution: Execution) -> Failure:
 
 
 def _render(
-    python: Path, content: Path, recordings: Path, out: Path, cache: Path, jobs: int, log: TextIO
+    python: Path, content: Path, recordings: Path, out: Path, cache: Path, jobs: int
 ) -> str:
     """The rehearsal's site, rendered by the side interpreter (so its versions are the
     recordings' and no page says it is stale); what went wrong, or ""."""
@@ -248,7 +245,7 @@ def _render(
     from ..run.environment import BUILDER_ROOT
 
     env = {**os.environ, "PYTHONPATH": str(BUILDER_ROOT)}
-    print(f"Rendering the rehearsal's site into {out} ...", file=log, flush=True)
+    logger.info("Rendering the rehearsal's site into %s ...", out)
     done = subprocess.run(
         command, capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL
     )

@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import contextlib
 import json
-import sys
+import logging
 from collections.abc import Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TextIO
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..core import machine
+from ..core.console import Progress
 from ..core.errors import BuildError, ExecutionError, RecordingError
 from ..core.fsutil import check_writable, write_atomic
 from ..core.observe import Paths
@@ -34,6 +35,8 @@ from .result import same_names, to_recording, undrawable
 
 if TYPE_CHECKING:
     from .shard import Shard
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -78,6 +81,10 @@ class Executor(Protocol):
     def gpu(self) -> bool:
         """Whether `requires: gpu` lessons can run there."""
 
+    @property
+    def slots(self) -> int:
+        """How many examples run there at once."""
+
     def __call__(
         self, lessons: list[Lesson], seconds: dict[str, float]
     ) -> Iterable[tuple[Lesson, Execution, str]]: ...
@@ -95,6 +102,10 @@ class Local:
     def where(self) -> str:
         return f"with -j {self.jobs}"
 
+    @property
+    def slots(self) -> int:
+        return self.jobs
+
     def __call__(
         self, lessons: list[Lesson], seconds: dict[str, float]
     ) -> Iterable[tuple[Lesson, Execution, str]]:
@@ -108,22 +119,22 @@ def record(
     *,
     jobs: int = 1,
     runner: Runner = run_example,
-    log: TextIO | None = None,
     executor: Executor | None = None,
 ) -> RecordReport:
     """Run `lessons` (by default with at most `jobs` at once, here); write each success as
-    it lands."""
+    it lands. A line for each, and a progress line estimated from the last run times."""
     renderer = fingerprint.renderer_hash()
-    log = log or sys.stderr  # as it is when called: the CLI's escaping stream
-    progress = _Progress(len(lessons), log)
     seconds = run_seconds(read_inputs(recordings))
     run = executor or Local(jobs, runner)
     watch = Watch.take(owned(lessons, recordings))
+    order = longest_first(lessons, seconds)
     done: list[Execution] = []
-    for lesson, execution, note in run(longest_first(lessons, seconds), seconds):
-        execution = _keep(lesson, execution, recordings, renderer, watch)
-        done.append(execution)
-        progress.show(execution, note)
+    with Progress("recording", [x.id for x in order], run.slots, seconds) as progress:
+        for lesson, execution, note in run(order, seconds):
+            execution = _keep(lesson, execution, recordings, renderer, watch)
+            done.append(execution)
+            progress.step(lesson.id)
+            logger.info("%s", _ran(len(done), len(lessons), execution, note))
     return RecordReport(done)
 
 
@@ -221,22 +232,15 @@ def _sidecar_bytes(sidecar: dict[str, Any]) -> bytes:
     return (json.dumps(sidecar, indent=2, sort_keys=True) + "\n").encode()
 
 
-class _Progress:
-    def __init__(self, total: int, log: TextIO) -> None:
-        self.total, self.count, self.log = total, 0, log
-        self.width = len(str(total))
-
-    def show(self, execution: Execution, note: str = "") -> None:
-        self.count += 1
-        mark = "ok  " if execution.ok else "FAIL"
-        print(
-            f"  [{self.count:>{self.width}}/{self.total}] {mark} {execution.lesson_id:<20} "
-            f"{execution.seconds:6.1f}s"
-            + ("" if execution.ok else f"  {execution.outcome}")
-            + (f"  {note}" if note else ""),
-            file=self.log,
-            flush=True,
-        )
+def _ran(count: int, total: int, execution: Execution, note: str = "") -> str:
+    """'  [ 3/19] ok   performance-05          12.3s  on tcp://...': one run, as it lands."""
+    mark = "ok  " if execution.ok else "FAIL"
+    return (
+        f"  [{count:>{len(str(total))}}/{total}] {mark} {execution.lesson_id:<20} "
+        f"{execution.seconds:6.1f}s"
+        + ("" if execution.ok else f"  {execution.outcome}")
+        + (f"  {note}" if note else "")
+    )
 
 
 def failure_summary(failures: list[Execution], course: Course) -> str:
@@ -293,7 +297,6 @@ def record_stale(
     jobs: int,
     force: bool = False,
     runner: Runner | None = None,
-    log: TextIO | None = None,
     only: tuple[str, ...] = (),
     dask: str | None = None,
     shard: Shard | None = None,
@@ -302,7 +305,6 @@ def record_stale(
     cluster at `dask`, all of it or one `shard`; raise if any run failed."""
     from .execute import run_example  # only a build that may execute needs it
 
-    log = log or sys.stderr  # as it is when called: the CLI's escaping stream
     unknown = sorted(set(only) - {x.id for x in course.lessons} - {x.slug for x in course.lessons})
     if unknown:
         raise BuildError(
@@ -312,45 +314,43 @@ def record_stale(
     due = lessons_to_run(course, statuses, force=force, only=only, gpu=True)
     if not due:
         return ()  # and no cluster to reach
-    with _executor(dask, jobs, runner or run_example, log) as executor:
-        lessons = _runnable(due, executor.gpu, paths, shard, log)
-        return _record(course, lessons, paths, executor, log) if lessons else ()
+    with _executor(dask, jobs, runner or run_example) as executor:
+        lessons = _runnable(due, executor.gpu, paths, shard)
+        return _record(course, lessons, paths, executor) if lessons else ()
 
 
-def _runnable(
-    due: list[Lesson], gpu: bool, paths: Paths, shard: Shard | None, log: TextIO
-) -> list[Lesson]:
+def _runnable(due: list[Lesson], gpu: bool, paths: Paths, shard: Shard | None) -> list[Lesson]:
     """Of the lessons due, those the executor can run (`requires: gpu` ones only with a GPU),
     and of those, this shard's."""
     lessons = [lesson for lesson in due if gpu or not lesson.needs_gpu]
     if len(due) > len(lessons):
         names = ", ".join(x.id for x in due if x.needs_gpu)
-        print(f"Not recorded here, they need a GPU machine (requires: gpu): {names}", file=log)
+        logger.info("Not recorded here, they need a GPU machine (requires: gpu): %s", names)
     if shard is None:
         return lessons
     mine = shard.pick(lessons, run_seconds(read_inputs(paths.recordings)))
-    print(f"Shard {shard}: {len(mine)} of the {len(lessons)} lesson(s) to record.", file=log)
+    logger.info("Shard %s: %d of the %d lesson(s) to record.", shard, len(mine), len(lessons))
     return mine
 
 
 def _record(
-    course: Course, lessons: list[Lesson], paths: Paths, executor: Executor, log: TextIO
+    course: Course, lessons: list[Lesson], paths: Paths, executor: Executor
 ) -> tuple[str, ...]:
     check_writable(paths.recordings)
-    print(f"Recording {len(lessons)} lesson(s) {executor.where}:", file=log)
-    report = record(lessons, paths.recordings, log=log, executor=executor)
+    logger.info("Recording %d lesson(s) %s:", len(lessons), executor.where)
+    report = record(lessons, paths.recordings, executor=executor)
     if report.failures:
         raise ExecutionError(failure_summary(report.failures, course))
     return tuple(execution.lesson_id for execution in report.executions)
 
 
 @contextlib.contextmanager
-def _executor(dask: str | None, jobs: int, runner: Runner, log: TextIO) -> Iterator[Executor]:
+def _executor(dask: str | None, jobs: int, runner: Runner) -> Iterator[Executor]:
     """This machine's processes, or a connection to the Dask cluster at `dask`."""
     if dask is None:
         yield Local(jobs, runner)
         return
     from .distributed import connect  # dask is imported only with --dask
 
-    with connect(dask, runner, log) as cluster:
+    with connect(dask, runner) as cluster:
         yield cluster

@@ -27,6 +27,7 @@ record never waits for a worker that will not come.
 from __future__ import annotations
 
 import contextlib
+import logging
 import queue
 import shutil
 import tempfile
@@ -34,10 +35,10 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any
 
+from ..core.console import clock
 from ..core.errors import BuildError
-from ..core.escape import write_control
 from ..course.model import FrontMatter, Lesson
 from ..course.rules import EXAMPLE_FILE, read_file
 from .execute import Execution, Limits, Outcome, Runner
@@ -46,9 +47,10 @@ from .workers import Roster, _good_workers, _worker_name, expected_versions, ref
 if TYPE_CHECKING:
     from distributed import Client, Future
 
-TICK_SECONDS = 1.0  # how often the live progress line is redrawn, and the workers looked at
+TICK_SECONDS = 1.0  # how often the workers are looked at
 NO_WORKER_SECONDS = 60.0  # no worker that passed the check this long: what is left fails
 MAX_RESENDS = 3  # a lesson sent again after its workers left; then it fails (as allowed-failures)
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -99,7 +101,7 @@ def task_of(lesson: Lesson, expected: dict[str, str]) -> Task:
 
 
 @contextlib.contextmanager
-def connect(address: str, runner: Runner, log: TextIO) -> Iterator[Cluster]:
+def connect(address: str, runner: Runner) -> Iterator[Cluster]:
     """A client of the scheduler at `address`, its workers checked; closed on the way out."""
     from distributed import Client
 
@@ -112,7 +114,7 @@ def connect(address: str, runner: Runner, log: TextIO) -> Iterator[Cluster]:
             hint="start it (dask scheduler), check the address, or record here with -j N",
         ) from None
     with client:
-        yield Cluster(client, runner, log, address, _good_workers(client, log))
+        yield Cluster(client, runner, address, _good_workers(client))
 
 
 def _check_address(address: str) -> None:
@@ -159,7 +161,6 @@ class Cluster:
 
     client: Client
     runner: Runner
-    log: TextIO
     address: str
     roster: Roster
 
@@ -171,6 +172,10 @@ class Cluster:
     @property
     def where(self) -> str:
         return f"on {len(self.workers)} Dask worker(s) at {self.address}"
+
+    @property
+    def slots(self) -> int:
+        return max(1, sum(self._threads().values()))
 
     @property
     def gpu(self) -> bool:
@@ -188,7 +193,7 @@ class Cluster:
             return self._submit(lesson, expected, priority[lesson.id])
 
         futures = {submit(x): x for x in lessons}
-        board = Board(self.client, futures, seconds, self._threads(), self.log)
+        board = Board(self.client, futures, seconds, self._threads())
         try:
             yield from board.follow(Resender(self.roster, submit, board))
         finally:
@@ -218,8 +223,8 @@ class Cluster:
 
 
 class Board:
-    """Follows the futures: hands back each execution, with a progress note for its line,
-    and on a terminal redraws a live line (done / running / queued, elapsed, time left)."""
+    """Follows the futures: hands back each execution, with a progress note for its line
+    (done / running / queued, elapsed, time left)."""
 
     def __init__(
         self,
@@ -227,15 +232,13 @@ class Board:
         futures: dict[Future[Any], Lesson],
         seconds: dict[str, float],
         threads: dict[str, int],
-        log: TextIO,
     ) -> None:
-        self.client, self.futures, self.log, self.threads = client, futures, log, threads
+        self.client, self.futures, self.threads = client, futures, threads
         known = [seconds[x.id] for x in futures.values() if x.id in seconds]
         untimed = sum(known) / len(known) if known else 0.0
         self.estimate = {x.id: seconds.get(x.id, untimed) for x in futures.values()}
         self.timed = bool(known)  # else no estimate: nothing was timed before
         self.started = time.monotonic()
-        self.live = log.isatty()
         self.finished: queue.Queue[Future[Any]] = queue.Queue()
         self.pending: set[Future[Any]] = set()
         for future in futures:
@@ -259,9 +262,6 @@ class Board:
                 lesson = self.futures[future]
                 worker, execution = _outcome(future, lesson)
                 yield self._landed(lesson, execution, worker)
-            else:  # a tick, or a future sent again or given up (its callback still fires)
-                self._draw(self.pending)
-        self._clear()
 
     def _watch(self, future: Future[Any]) -> None:
         self.pending.add(future)
@@ -273,14 +273,9 @@ class Board:
         self.pending.discard(old)
         self._watch(new)
 
-    def say(self, line: str) -> None:
-        self._clear()
-        print(line, file=self.log)
-
     def _landed(
         self, lesson: Lesson, execution: Execution, worker: str
     ) -> tuple[Lesson, Execution, str]:
-        self._clear()
         return lesson, execution, f"on {worker} · {self._summary(self.pending)}"
 
     def _summary(self, pending: set[Future[Any]]) -> str:
@@ -294,24 +289,15 @@ class Board:
         done = len(self.futures) - len(pending)
         said = (
             f"{done}/{len(self.futures)} done, {running} running, "
-            f"{len(pending) - running} queued · {_clock(time.monotonic() - self.started)} elapsed"
+            f"{len(pending) - running} queued · {clock(time.monotonic() - self.started)} elapsed"
         )
         if not self.timed:
             return said
         slots = max(1, sum(self.threads.values()))
         return (
             said
-            + f", ~{_clock(sum(self.estimate[self.futures[f].id] for f in pending) / slots)} left"
+            + f", ~{clock(sum(self.estimate[self.futures[f].id] for f in pending) / slots)} left"
         )
-
-    def _draw(self, pending: set[Future[Any]]) -> None:
-        if self.live and pending:
-            write_control(self.log, f"\r\033[K  {self._summary(pending)}")
-            self.log.flush()
-
-    def _clear(self) -> None:
-        if self.live:
-            write_control(self.log, "\r\033[K")
 
 
 class Resender:
@@ -330,7 +316,7 @@ class Resender:
 
     def step(self) -> Iterator[tuple[Lesson, Execution]]:
         for line in self.roster.refresh():
-            self.board.say(line)
+            logger.info("%s", line)
         good = frozenset(self.roster.good)
         for future in [f for f in self.board.pending if not self.sent_to[f] & good]:
             if self.roster.alone_for() > NO_WORKER_SECONDS:
@@ -390,8 +376,3 @@ def _outcome(future: Future[Any], lesson: Lesson) -> tuple[str, Execution]:
         detail = f"the Dask task failed on the worker: {type(error).__name__}: {error}"
         return "a worker", Execution(lesson.id, Outcome.HARNESS, 0.0, detail=detail)
     return str(worker), execution
-
-
-def _clock(seconds: float) -> str:
-    minutes, rest = divmod(int(seconds + 0.5), 60)
-    return f"{minutes}:{rest:02d}"

@@ -5,10 +5,11 @@ is checked in turn)."""
 
 from __future__ import annotations
 
+import logging
 import sys
 import time
 from importlib import metadata
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any
 
 from ..core.errors import BuildError
 from ..core.observe import NOT_INSTALLED
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
 
 
 GUARDED = ("jax", "jaxlib", "numpy", "matplotlib")
+logger = logging.getLogger(__name__)
 HARNESS = "harness"  # the key of the recording harness's hash among the versions
 
 
@@ -75,14 +77,14 @@ def _worker_name() -> str:
         return "(this process)"
 
 
-def _good_workers(client: Client, log: TextIO) -> Roster:
+def _good_workers(client: Client) -> Roster:
     """The workers whose versions are this checkout's; one line for each that is not. Only
     the workers that answered the check: one that joins meanwhile is checked by the roster."""
     expected = expected_versions()
     answers = client.run(refusal, expected)
     refused = {w: why for w, why in answers.items() if why}
     for worker, why in sorted(refused.items()):
-        print(f"worker {worker} refused: {why}", file=log)
+        logger.info("worker %s refused: %s", worker, why)
     good = sorted(set(answers) - set(refused))
     if not good:
         raise BuildError(

@@ -6,7 +6,6 @@ recording, or its error."""
 
 from __future__ import annotations
 
-import io
 import re
 import threading
 import time
@@ -48,7 +47,7 @@ def runner() -> GatedRunner:
 
 @pytest.fixture
 def live(recorded: Paths, runner: GatedRunner) -> Iterator[Preview]:
-    preview = Preview(recorded, port=0, jobs=1, runner=runner, log=io.StringIO())
+    preview = Preview(recorded, port=0, jobs=1, runner=runner)
     preview.start()
     stop = threading.Event()
     thread = threading.Thread(target=preview.run, args=(stop,))
@@ -133,7 +132,7 @@ def test_an_edit_is_patched_in_keeping_the_view_details_focus_and_theme(
 @pytest.fixture
 def driven(recorded: Paths) -> Iterator[Preview]:
     """A preview whose rebuilds the test runs (what the watcher sees is not built)."""
-    preview = Preview(recorded, port=0, execute=False, log=io.StringIO())
+    preview = Preview(recorded, port=0, execute=False)
     preview.start()
     yield preview
     preview.close()

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import io
 import os
 import re
 import subprocess
@@ -147,13 +146,13 @@ def test_a_full_or_read_only_disk_under_the_recordings(tmp_path: Path, failure: 
     with small_disk(tmp_path / "disk") as disk:
         course = copy_course(tmp_path, broken=False)
         paths = Paths(course.content, disk / "recordings", course.out, course.cache)
-        build(paths, execute=True, jobs=2, runner=canned_run, log=io.StringIO())
+        build(paths, execute=True, jobs=2, runner=canned_run)
         before = snapshot(paths.recordings)
         example = next(paths.content.glob("lessons/*/example.py"))
         example.write_text(example.read_text() + "\n# changed\n")
         damage(disk)
         with pytest.raises(BuildError) as caught:
-            build(paths, execute=True, jobs=2, runner=canned_run, log=io.StringIO())
+            build(paths, execute=True, jobs=2, runner=canned_run)
         said = str(caught.value)
         lesson = example.parent.name
         if failure == "full":

@@ -7,7 +7,6 @@ point; elsewhere in-process through `builder.__main__.main`.
 
 from __future__ import annotations
 
-import io
 import os
 import shutil
 import signal
@@ -25,7 +24,7 @@ from builder.core.observe import Paths
 from builder.core.store import Store
 from builder.preview import serve
 from builder.run.environment import BUILDER_ROOT
-from tests.helpers import alive, cli, read_only, snapshot, wait_gone, write_course
+from tests.helpers import alive, cli, logged, read_only, snapshot, wait_gone, write_course
 
 SLEEPER = """\
 import os, subprocess, time
@@ -191,15 +190,15 @@ def test_a_recording_that_cannot_be_saved_is_reported_and_the_rest_kept(
 def test_the_preview_server_survives_any_rebuild_failure_and_shows_it(
     recorded: Paths, failure: Exception
 ) -> None:
-    log = io.StringIO()
-    preview = serve.Preview(recorded, port=0, execute=False, log=log)
+    preview = serve.Preview(recorded, port=0, execute=False)
     preview.start()
     served = preview.files
 
     def failing() -> list[str]:
         raise failure
 
-    assert preview.apply(failing) is False
+    with logged() as log:
+        assert preview.apply(failing) is False
     assert "still serving the last good site" in log.getvalue()
     assert preview.files is served
     [problem] = preview.hub.state()["errors"]

@@ -9,7 +9,6 @@ loaded and again when the example is staged.
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import subprocess
@@ -95,7 +94,7 @@ def test_a_change_to_an_example_a_course_file_or_a_recording_fails_the_run(
     (evil.folder / "example.py").write_text(f"import os\n{action}\nraise SystemExit(0)\n")
     evil = load_course(tmp_path / "content").lesson("evil-02")
     assert evil is not None
-    report = record([evil], tmp_path / "recordings", jobs=1, log=io.StringIO())
+    report = record([evil], tmp_path / "recordings", jobs=1)
     [failure] = report.failures
     assert failure.outcome is Outcome.TAMPERED
     assert failure.detail.startswith(f"{path} {what} while examples ran")
@@ -182,7 +181,7 @@ def test_prose_and_editor_files_changed_during_a_run_are_an_author_at_work(tmp_p
     (busy.folder / "example.py").write_text("\n".join(steps) + "\nprint(2)\n")
     busy = load_course(tmp_path / "content").lesson("busy-02")
     assert busy is not None
-    report = record([busy], tmp_path / "recordings", jobs=1, log=io.StringIO())
+    report = record([busy], tmp_path / "recordings", jobs=1)
     assert not report.failures, report.failures
     assert (tmp_path / "recordings" / "busy-02.json").exists()
 
@@ -199,7 +198,7 @@ def test_a_linked_sidecar_folder_is_replaced_never_written_through(tmp_path: Pat
     (recordings / "_inputs").symlink_to(elsewhere)
     lesson = load_course(tmp_path / "content").lesson("calm-01")
     assert lesson is not None
-    report = record([lesson], recordings, jobs=1, log=io.StringIO())
+    report = record([lesson], recordings, jobs=1)
     assert not report.failures, report.failures
     assert (elsewhere / "calm-01.json").read_text() == "the user's own file"
     assert not (recordings / "_inputs").is_symlink()

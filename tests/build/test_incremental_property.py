@@ -13,7 +13,6 @@ failures kept in .hypothesis/ (gitignored).
 from __future__ import annotations
 
 import contextlib
-import io
 import os
 import re
 import shutil
@@ -22,7 +21,6 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import TextIO
 
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
@@ -216,7 +214,7 @@ class Course(RuleBasedStateMachine):
         """`make site`: what is not fresh runs (canned), then the site (this build's
         settings differ from the check's: it is compared on the next build)."""
         with contextlib.suppress(BuildError):
-            build(self.paths, execute=True, jobs=1, runner=runner, log=_quiet())
+            build(self.paths, execute=True, jobs=1, runner=runner)
         self.note("re-recorded")
 
     @rule(which=st.sampled_from(["base.html", "static/style.css"]))
@@ -295,7 +293,7 @@ class Course(RuleBasedStateMachine):
     def killed(self, data: st.DataObject, write: int, sentence: str) -> None:
         """An edit, then a build killed at its `write`-th rename (or finished before)."""
         self.prose(data, sentence)
-        was = killed_at(lambda: build(self.paths, execute=False, jobs=1, log=_quiet()), write)
+        was = killed_at(lambda: build(self.paths, execute=False, jobs=1), write)
         self.note(f"build killed at write {write}: {was}")
 
     # -- the property -----------------------------------------------------------------
@@ -320,14 +318,10 @@ class Course(RuleBasedStateMachine):
 def _built(paths: Paths) -> str:
     """Build; what failed (the message), or "" if nothing did."""
     try:
-        build(paths, execute=False, jobs=1, log=_quiet())
+        build(paths, execute=False, jobs=1)
     except BuildError as error:
         return str(error)
     return ""
-
-
-def _quiet() -> TextIO:
-    return io.StringIO()  # what a build says: progress, nothing the property looks at
 
 
 FIXTURE_LESSON = FIXTURE_COURSE / "lessons" / "basics-02"
@@ -339,7 +333,7 @@ def _recorded() -> Path:
     if not _RECORDED:
         root = Path(tempfile.mkdtemp(prefix="property-recorded-"))
         paths = copy_course(root, broken=False)
-        build(paths, execute=True, jobs=1, runner=canned_run, log=_quiet())
+        build(paths, execute=True, jobs=1, runner=canned_run)
         shutil.rmtree(paths.out)
         shutil.rmtree(paths.cache)
         statuses = course_status(load_course(paths.content), paths.recordings)

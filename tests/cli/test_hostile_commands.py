@@ -8,14 +8,13 @@ The Dask side of the same family (--dask addresses) is in tests/test_distributed
 from __future__ import annotations
 
 import errno
-import io
 import socket
 from pathlib import Path
 
 import pytest
 
-from builder.__main__ import MAX_JOBS, _os_error, main
-from builder.core.errors import BuildError
+from builder.__main__ import MAX_JOBS, main
+from builder.core.errors import BuildError, os_error_message
 from builder.core.observe import Paths
 from builder.preview import serve as serve_module
 from builder.preview.serve import Preview
@@ -128,7 +127,7 @@ def test_serve_refused_a_port_by_the_system_names_it(
 
     monkeypatch.setattr(serve_module, "ThreadingHTTPServer", refuse)
     with pytest.raises(BuildError) as error:
-        Preview(recorded, port=80, execute=False, log=io.StringIO())
+        Preview(recorded, port=80, execute=False)
     assert str(error.value).startswith(f"cannot serve on 127.0.0.1:80: {said}")
     assert "--port N" in str(error.value)
 
@@ -148,14 +147,14 @@ def test_serve_on_a_host_that_is_not_this_machines_is_one_line(
     recorded: Paths, host: str, said: str
 ) -> None:
     with pytest.raises(BuildError) as error:
-        Preview(recorded, host=host, port=8000, execute=False, log=io.StringIO())
+        Preview(recorded, host=host, port=8000, execute=False)
     message = str(error.value)
     assert said in message.splitlines()[0]
     assert len(message.splitlines()) == 2  # the line, and what to do
 
 
 def test_port_0_serves_on_a_free_port_and_says_which(recorded: Paths) -> None:
-    preview = Preview(recorded, port=0, execute=False, log=io.StringIO())
+    preview = Preview(recorded, port=0, execute=False)
     try:
         assert not preview.url.endswith(":0/")
     finally:
@@ -164,8 +163,8 @@ def test_port_0_serves_on_a_free_port_and_says_which(recorded: Paths) -> None:
 
 
 def test_an_os_error_naming_no_file_does_not_blame_the_disk() -> None:
-    said = _os_error(ConnectionResetError(errno.ECONNRESET, "Connection reset by peer"))
+    said = os_error_message(ConnectionResetError(errno.ECONNRESET, "Connection reset by peer"))
     assert said.startswith("error: Connection reset by peer (ConnectionResetError")
     assert "disk" not in said and "file" in said  # "no file involved"
-    named = _os_error(PermissionError(errno.EACCES, "Permission denied", "site/x.html"))
+    named = os_error_message(PermissionError(errno.EACCES, "Permission denied", "site/x.html"))
     assert named.startswith("error: site/x.html: Permission denied") and "disk" in named

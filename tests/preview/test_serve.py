@@ -5,7 +5,6 @@ tests/browser/test_preview.py."""
 from __future__ import annotations
 
 import contextlib
-import io
 import json
 import os
 import queue
@@ -156,7 +155,7 @@ def test_a_broken_edit_raises_and_the_last_good_site_is_served(recorded: Paths) 
 
 @pytest.fixture
 def preview(recorded: Paths) -> Iterator[Preview]:
-    shown = Preview(recorded, port=0, execute=False, log=io.StringIO())
+    shown = Preview(recorded, port=0, execute=False)
     shown.start()
     yield shown
     shown.close()
@@ -248,7 +247,7 @@ def failing_run(lesson: object, limits: Limits) -> Execution:
 
 @pytest.mark.parametrize("runner", [canned_run, failing_run], ids=["succeeds", "fails"])
 def test_an_example_edit_is_re_recorded_in_the_background(recorded: Paths, runner: object) -> None:
-    preview = Preview(recorded, port=0, jobs=1, runner=runner, log=io.StringIO())  # type: ignore[arg-type]
+    preview = Preview(recorded, port=0, jobs=1, runner=runner)  # type: ignore[arg-type]
     preview.start()
     recording = recorded.recordings / f"{LESSON}.json"
     old = recording.read_bytes()
@@ -277,7 +276,7 @@ def test_an_example_edit_is_re_recorded_in_the_background(recorded: Paths, runne
 def test_an_edit_made_during_the_first_build_is_not_lost(recorded: Paths) -> None:
     """The OS watches before the first build reads anything: an edit made after it read
     the lesson is the first rebuild."""
-    preview = Preview(recorded, port=0, execute=False, log=io.StringIO())
+    preview = Preview(recorded, port=0, execute=False)
     first_build = preview.session.start
 
     def start_then_edit() -> list[str]:

@@ -30,7 +30,7 @@ from builder.core.observe import Paths
 from builder.course.model import Lesson, load_course
 from builder.run.batch import record_stale
 from builder.run.execute import Execution, Limits, run_example
-from tests.helpers import ROOT, canned_run, copy_course, make_paths
+from tests.helpers import ROOT, canned_run, copy_course, logged, make_paths
 
 distributed = pytest.importorskip("distributed")
 
@@ -93,9 +93,8 @@ def _record(
 ):  # type: ignore[no-untyped-def]
     course = load_course(paths.content)
     statuses = check(paths).statuses
-    return record_stale(
-        course, statuses, paths, 1, runner=runner, dask=address, log=log or io.StringIO()
-    )
+    with logged(log):
+        return record_stale(course, statuses, paths, 1, runner=runner, dask=address)
 
 
 def _without_stamp(path: Path) -> dict[str, object]:
@@ -501,10 +500,8 @@ def test_a_gpu_lesson_goes_only_to_a_gpu_worker_and_says_so(
     paths = copy_course(tmp_path / "course", broken=False)
     lesson_md = paths.content / "lessons" / "basics-02" / "lesson.md"
     lesson_md.write_text(lesson_md.read_text().replace("\n---\n", "\nrequires: gpu\n---\n", 1))
-    log = io.StringIO()
-    record_stale(
-        load_course(paths.content), check(paths).statuses, paths, 2, runner=canned_run, log=log
-    )
+    with logged() as log:
+        record_stale(load_course(paths.content), check(paths).statuses, paths, 2, runner=canned_run)
     assert "need a GPU machine (requires: gpu): basics-02" in log.getvalue()
     assert not (paths.recordings / "basics-02.json").exists()
     where = ["--content", str(paths.content), "--recordings", str(paths.recordings)]

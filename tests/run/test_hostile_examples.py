@@ -8,7 +8,6 @@ the few that succeed pay one jax import each.
 from __future__ import annotations
 
 import contextlib
-import io
 import os
 import signal
 import subprocess
@@ -331,7 +330,7 @@ def test_a_failed_run_leaves_the_previous_recording_byte_for_byte(tmp_path: Path
     recordings.mkdir()
     previous = b'{"not": "touched"}'
     recording_path(recordings, LESSON_ID).write_bytes(previous)
-    report = record([lesson], recordings, jobs=1, log=io.StringIO())
+    report = record([lesson], recordings, jobs=1)
     assert [x.outcome for x in report.failures] == [Outcome.RAISED]
     assert recording_path(recordings, LESSON_ID).read_bytes() == previous
     assert sorted(p.name for p in recordings.iterdir()) == [f"{LESSON_ID}.json"]
@@ -396,7 +395,7 @@ def test_a_panel_value_too_large_to_draw_fails_the_run_naming_the_panel(tmp_path
 
     recordings = tmp_path / "recordings"
     recordings.mkdir()
-    report = record([lesson], recordings, jobs=1, runner=runner, log=io.StringIO())
+    report = record([lesson], recordings, jobs=1, runner=runner)
     [failure] = report.failures
     assert failure.outcome is Outcome.BAD_PANEL
     assert failure.detail == (
@@ -427,7 +426,7 @@ def test_two_labels_equal_in_unicode_fail_the_run(
         return Execution(lesson.id, Outcome.OK, 0.1, "1\n", panels=[panel], environment=environment)
 
     (tmp_path / "recordings").mkdir()
-    report = record([lesson], tmp_path / "recordings", jobs=1, runner=runner, log=io.StringIO())
+    report = record([lesson], tmp_path / "recordings", jobs=1, runner=runner)
     [failure] = report.failures
     assert failure.outcome is Outcome.BAD_PANEL
     first, second = labels if twins == "labels" else series
@@ -593,7 +592,7 @@ def test_more_panels_than_a_page_shows_fail_the_run_naming_the_lesson_and_the_bo
     lesson = make_lesson(tmp_path, MANY_PANELS.format(count=MAX_PANELS + 1))
     recordings = tmp_path / "recordings"
     recordings.mkdir()
-    report = record([lesson], recordings, jobs=1, log=io.StringIO())
+    report = record([lesson], recordings, jobs=1)
     [failure] = report.failures
     assert failure.outcome is Outcome.TOO_MANY_PANELS
     assert (

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 import shutil
 from pathlib import Path
@@ -15,7 +14,7 @@ from builder.core.observe import Paths
 from builder.course.model import load_course
 from builder.run.batch import record_stale
 from builder.run.shard import Shard, split
-from tests.helpers import canned_run, copy_course, make_paths
+from tests.helpers import canned_run, copy_course, logged, make_paths
 
 
 def test_a_shard_is_k_of_n() -> None:
@@ -53,10 +52,8 @@ def test_shards_merged_by_copying_equal_one_full_record(tmp_path: Path, recorded
     for index in (1, 2, 3):
         job = copy_course(tmp_path / f"job{index}", broken=False)  # one CI job's checkout
         course, statuses = load_course(job.content), check(job).statuses
-        log = io.StringIO()
-        done = record_stale(
-            course, statuses, job, 1, runner=canned_run, log=log, shard=Shard(index, 3)
-        )
+        with logged() as log:
+            done = record_stale(course, statuses, job, 1, runner=canned_run, shard=Shard(index, 3))
         assert f"Shard {index}/3: {len(done)} of the 3 lesson(s) to record." in log.getvalue()
         seen += done
         shutil.copytree(job.recordings, merged.recordings, dirs_exist_ok=True)  # the merge
