@@ -17,6 +17,7 @@ from annotated_types import Interval, Len, MaxLen, MinLen
 
 from ..core.errors import BuildError, ContentError, raise_all
 from ..core.store import Memo
+from .addresses import SiteUrl, SourceUrl
 from .colours import Colours
 from .rules import (
     DEFAULT_TIMEOUT,
@@ -41,7 +42,6 @@ from .validation import FORBID, Check, Pattern, problems, validate
 Slug = Annotated[str, Pattern(SLUG_PATTERN), MaxLen(64)]
 LessonId = Annotated[str, Pattern(LESSON_ID_PATTERN), MaxLen(64)]
 Line = Annotated[str, Len(1, 300)]
-SourceUrl = Annotated[str, Pattern(r"^https://[^\s\"'<>]+[^/\s\"'<>]$"), MaxLen(300)]
 
 
 @dataclass(frozen=True)
@@ -154,6 +154,9 @@ class CourseMeta:
     source_url: SourceUrl | None = None
     # The accent colour in light and dark mode (builder/course/colours.py).
     colours: Colours | None = None
+    # Where the site is published (such as https://org.github.io/course/): sitemap.xml,
+    # canonical links and og:url need it, as absolute addresses; without it, none is made.
+    site_url: SiteUrl | None = None
 
 
 def json_schemas() -> dict[str, dict[str, Any]]:

@@ -22,6 +22,7 @@ from ..core import machine
 from ..core.artifact import Artifact, Made, Trace
 from ..core.observe import TEMPLATES
 from ..core.store import Memo
+from ..course.addresses import page_url
 from ..course.model import Arc, Course, Lesson
 from ..course.recording import BarPanel, Recording
 from ..course.rules import PINNED_PACKAGES, read_file
@@ -57,6 +58,7 @@ class SiteNav:
     summary: str
     arcs: list[NavArc]
     theme: Theme = NO_THEME
+    url: str = ""  # course.yml's site_url: where the site is published ("": not said)
 
     def items(self) -> dict[str, NavItem]:
         """Every lesson's entry, by lesson id."""
@@ -153,10 +155,15 @@ class SiteHead:
 
     title: str
     theme: Theme = NO_THEME
+    url: str = ""  # course.yml's site_url ("": not said)
 
 
-def page(template: str, nav: SiteNav | SiteHead, **context: Any) -> bytes:
-    html = _environment(nav.theme.templates).get_template(template).render(site=nav, **context)
+def page(template: str, nav: SiteNav | SiteHead, path: str = "", **context: Any) -> bytes:
+    """The page `template` makes; `path`: its file in the site, which with the site's
+    address (course.yml's site_url) is its canonical address (base.html)."""
+    canonical = page_url(nav.url, path) if nav.url and path else ""
+    environment = _environment(nav.theme.templates)
+    html = environment.get_template(template).render(site=nav, canonical=canonical, **context)
     return html.encode("utf-8")
 
 
@@ -186,7 +193,13 @@ def site_nav(course: Course) -> SiteNav:
         )
         for a, arc in enumerate(shown, start=1)
     ]
-    return SiteNav(course.meta.title, course.meta.summary, arcs, Theme.of(course))
+    meta = course.meta
+    return SiteNav(meta.title, meta.summary, arcs, Theme.of(course), meta.site_url or "")
+
+
+def site_head(course: Course) -> SiteHead:
+    """What every page's head shows of the course (its title, theme and address)."""
+    return SiteHead(course.meta.title, Theme.of(course), course.meta.site_url or "")
 
 
 def item(lesson: Lesson, number: str = "") -> NavItem:
@@ -203,7 +216,7 @@ def lesson_artifacts(
 ) -> list[Artifact]:
     """Each lesson's page, then the charts of its panels; `machines`: the machine each
     lesson was recorded on, from its sidecar (builder/core/machine.py)."""
-    head, links = SiteHead(course.meta.title, Theme.of(course)), Links.of(course)
+    head, links = site_head(course), Links.of(course)
     arcs = {arc.id: arc for arc in course.meta.arcs}
     by_id = {status.lesson_id: status for status in statuses}
     lessons = course.lessons
@@ -315,6 +328,7 @@ def _lesson_page(
     html = page(
         "lesson.html",
         head,
+        path=f"{lesson.url}index.html",
         root=root,
         title=lesson.title,
         current=lesson.id,

@@ -1,7 +1,8 @@
 """What a lesson page reads of the rest of the course: the lessons its `lesson:` links and
 glossary cards lead to (by id and slug), and the glossary. One value for every lesson page,
 so that a page's key (builder.core.artifact) holds exactly this of the other lessons: a
-prose edit elsewhere leaves it alone, a slug or a definition changed anywhere does not."""
+prose edit elsewhere leaves it alone; a slug, a title or a definition changed anywhere does
+not."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ class Target:
 
     id: str
     slug: str
+    title: str  # a glossary card says "taught in <title>"
 
     @property
     def url(self) -> str:
@@ -31,7 +33,7 @@ class Links:
 
     @classmethod
     def of(cls, course: Course) -> Links:
-        return cls(tuple(Target(x.id, x.slug) for x in course.lessons), course.glossary)
+        return cls(tuple(Target(x.id, x.slug, x.title) for x in course.lessons), course.glossary)
 
     def lesson(self, key: str) -> Target | None:
         """The lesson with this id or slug (as Course.lesson)."""

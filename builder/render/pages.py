@@ -20,9 +20,10 @@ from markupsafe import Markup
 
 from ..core.artifact import Artifact, Made
 from ..core.observe import BUILDER, TEMPLATES, editor_file
+from ..course.addresses import page_url
 from ..course.model import Course, GlossaryTerm
 from ..course.status import LessonStatus
-from . import search
+from . import search, sitemap
 from .highlight import stylesheet
 from .lessons import (
     SHIM,
@@ -33,6 +34,7 @@ from .lessons import (
     SiteHead,
     SiteNav,
     page,
+    site_head,
     site_nav,
 )
 from .theme import Theme
@@ -74,19 +76,20 @@ def page_artifacts(
         *_navigation(course, nav, renderer, "changes/index.html" if changes else "", built),
         *listings,
         *_redirects(course, renderer),
+        *sitemap.artifacts(nav, renderer, bool(changes)),
         *_static(renderer, nav.theme),
     ]
 
 
 def _page(name: str, template: str, nav: SiteNav | SiteHead, context: dict[str, Any]) -> Made:
-    return Made({name: page(template, nav, **context)})
+    return Made({name: page(template, nav, name, **context)})
 
 
 def _context_page(
     name: str, template: str, nav: SiteNav, context: Callable[..., dict[str, Any]], *args: Any
 ) -> Made:
     """The page `name`, with the context that `context(nav, *args)` makes."""
-    return Made({name: page(template, nav, **context(nav, *args))})
+    return Made({name: page(template, nav, name, **context(nav, *args))})
 
 
 def _navigation(
@@ -157,12 +160,14 @@ def _navigation(
 def _redirects(course: Course, renderer: Renderer) -> list[Artifact]:
     """A small page at each old address of a renamed lesson (its `aliases:`), sending the
     reader on to where it lives now, as mkdocs-redirects and Hugo's aliases do."""
-    head = SiteHead(course.meta.title, Theme.of(course))
+    head = site_head(course)
     artifacts = []
     for lesson in course.lessons:
         target = f"../{lesson.slug}/index.html"  # from l/<alias>/ to l/<slug>/
+        # its canonical address: the lesson's, absolute when the site's address is known
+        moved = page_url(head.url, f"{lesson.url}index.html") if head.url else target
         for old in lesson.alias_urls:
-            context = {"title": lesson.title, "slug": lesson.slug, "target": target}
+            context = {"title": lesson.title, "slug": lesson.slug, "target": target, "moved": moved}
             artifacts.append(
                 renderer.artifact("", _page, f"{old}index.html", "redirect.html", head, context)
             )

@@ -310,7 +310,7 @@ def _render_term(self: Any, tokens: list[Token], idx: int, options: Any, env: An
         f'<span class="term-card" role="tooltip" id="{card_id}" data-pagefind-ignore>'
         f'<strong class="term-name">{html.escape(term.term)}</strong> '
         f"<span>{html.escape(term.definition)}</span>"
-        f'<a href="{url}">taught in /l/{teacher.slug} →</a></span></span>'
+        f'<a href="{url}">taught in {html.escape(teacher.title)}</a></span></span>'
     )
 
 

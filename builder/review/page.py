@@ -61,7 +61,11 @@ def context(nav: SiteNav, changes: CourseChanges) -> dict[str, Any]:
     """The template's context for changes/index.html (root: "../"): every lesson is in
     `nav`."""
     pages = nav.items()
-    listed = [x for x in changes.lessons if x.category not in ("timing", "same")]
+    order = {lesson: n for n, lesson in enumerate(pages)}  # course order; removed ones last
+    listed = sorted(
+        (x for x in changes.lessons if x.category not in ("timing", "same")),
+        key=lambda x: order.get(x.lesson_id, len(order)),
+    )
     content = ChangesPage(
         changes.base,
         changes.head,
@@ -70,10 +74,10 @@ def context(nav: SiteNav, changes: CourseChanges) -> dict[str, Any]:
         tuple(_lesson(x, pages.get(x.lesson_id)) for x in listed),
         tuple(
             (pages.get(x.lesson_id), x.lesson_id, folded(x))
-            for x in changes.lessons
+            for x in sorted(changes.lessons, key=lambda x: order.get(x.lesson_id, len(order)))
             if x.category == "timing"
         ),
-        tuple(x.lesson_id for x in changes.lessons if x.category == "same"),
+        tuple(_title(pages, x.lesson_id) for x in changes.lessons if x.category == "same"),
     )
     return {
         "root": "../",
@@ -82,6 +86,11 @@ def context(nav: SiteNav, changes: CourseChanges) -> dict[str, Any]:
         "changes": content,
         "description": f"What the recordings changed since {changes.base}.",
     }
+
+
+def _title(pages: dict[str, NavItem], lesson_id: str) -> str:
+    """What the page calls a lesson: its title (its id once it is no longer in the course)."""
+    return pages[lesson_id].title if lesson_id in pages else lesson_id
 
 
 def _lesson(change: LessonChange, page: NavItem | None) -> ChangedLesson:

@@ -312,6 +312,7 @@ ATTRIBUTES = {
         "media",
         "name",
         "placeholder",
+        "property",  # OpenGraph's <meta property="og:...">
         "rel",
         "role",
         "rowspan",

@@ -216,13 +216,13 @@ def test_an_edit_link_only_when_the_course_names_its_source(course_copy: Paths) 
     shutil.rmtree(course_copy.content / "lessons" / "speed-02")
     course = load_course(course_copy.content)
     files = render_files(course, course_status(course, course_copy.recordings))
-    assert b"Edit this lesson" not in files["l/first/index.html"]
+    assert b"Edit this page" not in files["l/first/index.html"]
     with (course_copy.content / "course.yml").open("a") as handle:
         handle.write("source_url: https://example.org/course/edit/main/content\n")
     course = load_course(course_copy.content)
     files = render_files(course, course_status(course, course_copy.recordings))
     link = '<a href="https://example.org/course/edit/main/content/lessons/basics-01/lesson.md">'
-    assert f"{link}Edit this lesson</a>".encode() in files["l/first/index.html"]
+    assert f"{link}Edit this page</a>".encode() in files["l/first/index.html"]
 
 
 @pytest.mark.parametrize("url", ["http://example.org/x", "https://example.org/x/", "javascript:x"])

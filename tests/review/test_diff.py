@@ -330,7 +330,7 @@ def test_site_since_rev_has_a_what_changed_page_linking_to_each_change(history: 
     assert '<a href="../l/first/index.html#panel-1">Panel 1: Equations per function' in page
     assert '<a href="../l/first/index.html#tracing">§ Tracing</a>: value: recorded output' in page
     assert '<span class="diff-add">+equations: 4</span>' in page
-    assert 'Timings only:</strong> <a href="../l/settings/index.html">speed-01</a>' in page
+    assert 'Timings only:</strong> <a href="../l/settings/index.html">Settings and data</a>' in page
     lesson = (history.out / "l" / "first" / "index.html").read_text()
     for anchor in re.findall(r'href="\.\./l/first/index\.html#([^"]+)"', page):
         assert f'id="{anchor}"' in lesson, anchor

@@ -1,5 +1,5 @@
-// The reader's site: theme toggle, mobile navigation, glossary cards, copy buttons, the
-// section being read, search.
+// The reader's site: theme control, mobile navigation, glossary cards, copy buttons, the
+// section being read, keys for the previous and next lesson, search.
 // Every feature works from disk (file://) except search, which says so.
 (function () {
   "use strict";
@@ -8,20 +8,36 @@
   var bound = new WeakSet();
   function once(el) { return !bound.has(el) && !!bound.add(el); }
 
-  // -- Dark mode: follows the system until the reader chooses; the choice persists. ------
+  // -- Theme: light, dark, or follow the system (theme.js applies it before the page paints;
+  // the choice persists). One button steps through the three: from following the system to
+  // the other theme, then the system's own, then back to following it, so every press but
+  // the last changes what the page looks like; its name says the state and what comes next.
   var toggle = document.querySelector(".theme-toggle");
-  function showTheme() {
-    if (toggle) toggle.setAttribute("aria-pressed", String(html.getAttribute("data-theme") === "dark"));
+  function systemTheme() {
+    return window.matchMedia && matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light";
   }
-  if (toggle) {
+  function nextChoice(choice) {
+    var other = systemTheme() === "dark" ? "light" : "dark";
+    return choice === "system" ? other : choice === other ? systemTheme() : "system";
+  }
+  function showTheme() {
+    var choice = html.getAttribute("data-theme-choice") || "system";
+    var theme = html.getAttribute("data-theme");
+    var next = nextChoice(choice);
+    var shown = choice === "system" ? "auto" : choice;
+    toggle.textContent = "Theme: " + shown;
+    var now = choice === "system" ? "auto, following the system (" + theme + " now)" : shown;
+    var label = "Theme: " + now + "; press for " + (next === "system" ? "the system's" : next);
+    toggle.setAttribute("aria-label", label);
+    toggle.title = label;
+  }
+  if (toggle && window.coursebuilderTheme) {
     toggle.hidden = false;
     showTheme();
     toggle.addEventListener("click", function () {
-      var theme = html.getAttribute("data-theme") === "dark" ? "light" : "dark";
-      html.setAttribute("data-theme", theme);
-      try { localStorage.setItem("theme", theme); } catch (e) { /* not persisted */ }
-      showTheme();
+      window.coursebuilderTheme(nextChoice(html.getAttribute("data-theme-choice") || "system"));
     });
+    html.addEventListener("coursebuilder:theme", showTheme);
   }
 
   // -- Mobile navigation: a button that opens and closes the sidebar. --------------------
@@ -182,6 +198,22 @@
   window.addEventListener("resize", measure);
   window.addEventListener("load", measure);
   document.addEventListener("toggle", measure, true);
+
+  // -- Keys for the previous and next lesson, as mkdocs-material has them: p or comma, n or
+  // full stop. Not while typing in a field, nor with Ctrl, Alt or Cmd (the browser's own).
+  var KEYS = { p: "prev", ",": "prev", n: "next", ".": "next" };
+  var keysHint = document.querySelector(".pager-keys");
+  if (keysHint && document.querySelector(".pager a[rel]")) keysHint.hidden = false;
+  document.addEventListener("keydown", function (event) {
+    var rel = KEYS[event.key];
+    if (!rel || event.defaultPrevented || event.ctrlKey || event.altKey || event.metaKey) return;
+    var at = event.target;
+    if (at.isContentEditable || (at.closest && at.closest("input, textarea, select"))) return;
+    var link = document.querySelector(".pager a[rel=" + rel + "]");
+    if (!link) return;
+    event.preventDefault();
+    location.href = link.href;
+  });
 
   // -- Folded sections (a lab's solution): an address or a contents link that names a
   // section inside one opens it, rather than scroll to nothing.

@@ -1,0 +1,53 @@
+"""sitemap.xml: every page of the site that has a canonical address, as absolute
+addresses under course.yml's `site_url` (sitemaps.org 0.9). Without a site_url there is
+none: a sitemap of relative addresses is not one.
+
+The pages are those base.html gives a canonical link: the home, arc, lesson, glossary,
+recordings and search pages, and the What-changed page when the build makes it; not the
+404 page (served at any address) nor the redirects at old addresses (`aliases:`). No
+<lastmod>: the same commit gives the same bytes (a date would change with every build).
+"""
+
+from __future__ import annotations
+
+from xml.sax.saxutils import escape
+
+from ..core.artifact import Artifact, Made
+from ..course.addresses import page_url
+from .lessons import Renderer, SiteNav
+
+NAME = "sitemap.xml"
+
+
+def artifacts(nav: SiteNav, renderer: Renderer, changes: bool) -> list[Artifact]:
+    """The sitemap, when the site's address is known (`changes`: the build makes the
+    What-changed page)."""
+    if not nav.url:
+        return []
+    return [renderer.artifact("", _sitemap, nav.url, pages(nav, changes))]
+
+
+def pages(nav: SiteNav, changes: bool) -> tuple[str, ...]:
+    """The site's files that have a canonical address, in course order."""
+    return (
+        "index.html",
+        *(
+            name
+            for arc in nav.arcs
+            for name in (f"a/{arc.id}/index.html", *(f"{x.url}index.html" for x in arc.lessons))
+        ),
+        "glossary/index.html",
+        "recordings/index.html",
+        "search/index.html",
+        *(("changes/index.html",) if changes else ()),
+    )
+
+
+def _sitemap(site_url: str, names: tuple[str, ...]) -> Made:
+    urls = "".join(f"<url><loc>{escape(page_url(site_url, n))}</loc></url>\n" for n in names)
+    text = (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n'
+        f"{urls}</urlset>\n"
+    )
+    return Made({NAME: text.encode("utf-8")})
