@@ -35,7 +35,8 @@ if str(ROOT) not in sys.path:
 
 from builder.build.pipeline import check  # noqa: E402
 from builder.core.observe import Paths  # noqa: E402
-from builder.course.model import Lesson, load_course  # noqa: E402
+from builder.course.load import load_course  # noqa: E402
+from builder.course.model import Lesson  # noqa: E402
 from builder.course.rules import read_inputs, run_seconds  # noqa: E402
 from builder.run.batch import record_stale  # noqa: E402
 from builder.run.execute import Execution, Limits, Outcome, run_example  # noqa: E402

@@ -23,7 +23,7 @@ if str(ROOT) not in sys.path:
 
 from builder.core.observe import read_versions  # noqa: E402
 from builder.course import fingerprint  # noqa: E402
-from builder.course.model import load_course  # noqa: E402
+from builder.course.load import load_course  # noqa: E402
 from builder.course.recording import Recording, dumps  # noqa: E402
 from builder.course.rules import PINNED_PACKAGES, inputs_path  # noqa: E402
 from builder.course.status import recording_path  # noqa: E402

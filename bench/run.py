@@ -207,7 +207,7 @@ def report_scales(scales: list[Scale]) -> None:
 
 def bench_harness(lessons: tuple[str, ...], runs: int) -> None:
     """Bare `python example.py` against the same example through builder.run.execute."""
-    from builder.course.model import load_course
+    from builder.course.load import load_course
     from builder.run.execute import Limits, run_example
 
     course = load_course(ROOT / "content")

@@ -22,7 +22,8 @@ import pytest
 
 from builder.core.errors import BuildError
 from builder.core.observe import Paths
-from builder.course.model import FrontMatter, Lesson, load_course
+from builder.course.load import load_course
+from builder.course.model import FrontMatter, Lesson
 from builder.run.execute import (
     Execution,
     Limits,

@@ -124,7 +124,7 @@ def check(paths: Paths) -> Checked:
     nothing; what it validates is kept in the store for the next build or check. It
     imports the two stages it runs, not builder.build.stages: jinja2 and markdown-it stay
     unloaded."""
-    from ..course.model import load_course
+    from ..course.load import load_course
     from ..course.status import course_status
 
     with contextlib.closing(Store(paths.cache, _warn)) as store:

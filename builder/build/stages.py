@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..core.observe import Observed, Paths, site_files, snapshot
 from ..core.store import Store
-from ..course.model import load_course
+from ..course.load import load_course
 from ..course.status import course_status
 from .make import Kept
 from .manifest import Manifest

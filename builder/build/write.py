@@ -27,7 +27,7 @@ from pathlib import Path
 
 from ..core.errors import BuildError
 from ..core.fsutil import Staging, cannot_write, make_folder, name_problem, open_below, write_atomic
-from ..course.rules import read_file
+from ..course.files import read_file
 
 MARKER = ".coursebuilder-site"
 TEMPORARY = re.compile(r"(?:.*/)?\.[^/]+\.[0-9]+-[0-9]+\.tmp")  # fsutil's, beside its file

@@ -68,8 +68,8 @@ def inputs(
 
 def _file_sha256(path: Path) -> str:
     """Streamed: a data file may be large (weights), and is never held in memory whole;
-    read as every input is (builder.rules.open_input)."""
-    from .rules import open_input
+    read as every input is (builder.course.files.open_input)."""
+    from .files import open_input
 
     with open(open_input(path), "rb") as file:
         return hashlib.file_digest(file, "sha256").hexdigest()

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from annotated_types import Interval, Len, MaxLen, MinLen
 
 from ..core.errors import RecordingError
+from .files import read_file, shallow_json
 from .rules import (
     CONFLICT_MARKER,
     LESSON_ID_PATTERN,
@@ -23,9 +24,7 @@ from .rules import (
     SHA256_PATTERN,
     finite_number,
     iso_with_timezone,
-    read_file,
     series_lengths_match,
-    shallow_json,
 )
 from .validation import STRICT, Check, Pattern, problems, validate_json
 

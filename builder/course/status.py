@@ -15,9 +15,10 @@ from ..core.errors import RecordingError
 from ..core.observe import editor_file, read_versions
 from ..core.store import Memo
 from . import fingerprint
+from .files import input_folder
 from .model import Course, Lesson
 from .recording import Recording, loads, read_bytes
-from .rules import expected_versions, input_folder, read_input
+from .rules import expected_versions, read_input
 
 
 class State(enum.StrEnum):

@@ -114,7 +114,7 @@ class Preview:
     def _watch_folders(self, ready: threading.Event) -> None:
         """Each folder of the course on its own, not recursively: watchfiles follows links
         when it walks a tree (a link to / in content/ walked into /proc and died), and the
-        builder reads nothing through a link (builder.rules.open_input). A folder made or
+        builder reads nothing through a link (builder.course.files.open_input). A folder made or
         removed lists them again; what appeared meanwhile is sent as a change."""
         from watchfiles import watch
 

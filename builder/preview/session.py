@@ -30,7 +30,8 @@ from ..build.stages import publish
 from ..core.artifact import Made
 from ..core.observe import TEMPLATES, Paths
 from ..core.store import Memo, Store
-from ..course.model import Course, Lesson, load_course
+from ..course.load import load_course
+from ..course.model import Course, Lesson
 from ..course.rules import INPUTS_DIR
 from ..course.status import LessonStatus, course_status
 

@@ -23,9 +23,10 @@ from ..core.artifact import Artifact, Made, Trace
 from ..core.observe import TEMPLATES
 from ..core.store import Memo
 from ..course.addresses import page_url
+from ..course.files import read_file
 from ..course.model import Arc, Course, Lesson
 from ..course.recording import BarPanel, Recording
-from ..course.rules import PINNED_PACKAGES, read_file
+from ..course.rules import PINNED_PACKAGES
 from ..course.status import LessonStatus, State
 from . import charts, figures, prose
 from . import marks as recorded

@@ -19,7 +19,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..core.errors import BuildError, BuildErrors
-from ..course.model import Course, Lesson, load_course
+from ..course.load import load_course
+from ..course.model import Course, Lesson
 from ..course.recording import Recording, loads
 from . import git as revision
 from .changes import CourseChanges, LessonChange, PageMark, compare, line_keys, timing_panel

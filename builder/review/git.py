@@ -15,7 +15,8 @@ from pathlib import Path
 
 from ..core.errors import BuildError, RecordingError
 from ..core.observe import editor_file
-from ..course.rules import MAX_RECORDING_BYTES, input_folder, read_file
+from ..course.files import input_folder, read_file
+from ..course.rules import MAX_RECORDING_BYTES
 
 WORK_TREE = "work tree"
 
@@ -63,7 +64,7 @@ def extract(folder: Path, rev: str, dest: Path) -> Path:
 
     A symbolic link committed there is made again as the same link, after every file is
     written (so nothing is written through one), wherever it points: the course loaded
-    from the copy then refuses it as it would in the work tree (builder.rules.open_input),
+    from the copy then refuses it as it would in the work tree (builder.course.files.open_input),
     naming the file. Extracting it was a `LinkOutsideDestinationError` traceback.
     """
     root, where = _locate(folder)

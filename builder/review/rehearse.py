@@ -187,7 +187,7 @@ def rehearse(
     jobs: int = 1,
     runner: Runner = run_example,
 ) -> Rehearsal:
-    from ..course.model import load_course
+    from ..course.load import load_course
     from ..run.batch import record
 
     digest = lock_digest(lock)

@@ -39,8 +39,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.console import clock
 from ..core.errors import BuildError
+from ..course.files import read_file
 from ..course.model import FrontMatter, Lesson
-from ..course.rules import EXAMPLE_FILE, read_file
+from ..course.rules import EXAMPLE_FILE
 from .execute import Execution, Limits, Outcome, Runner
 from .workers import Roster, _good_workers, _worker_name, expected_versions, refusal
 

@@ -30,8 +30,9 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import BuildError
+from ..course.files import open_input
 from ..course.model import Lesson
-from ..course.rules import EXAMPLE_FILE, MAX_PANELS, open_input
+from ..course.rules import EXAMPLE_FILE, MAX_PANELS
 from ..panels import MAX_BARS
 from .environment import BUILDER_ROOT, child_environment, supervisor_environment
 from .leaks import builder_secrets, leaked, redact

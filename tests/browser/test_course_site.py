@@ -15,7 +15,8 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
-from builder.course.model import Course, load_course
+from builder.course.load import load_course
+from builder.course.model import Course
 from builder.course.recording import load
 
 pytestmark = pytest.mark.browser

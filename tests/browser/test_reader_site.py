@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from builder.course.model import Course, load_course
+from builder.course.load import load_course
+from builder.course.model import Course
 
 pytestmark = pytest.mark.browser
 

@@ -195,7 +195,7 @@ def test_record_only_named_lessons_and_force(recorded: Paths) -> None:
 
 def test_record_starts_the_examples_that_took_longest_first(recorded: Paths) -> None:
     from builder.build.pipeline import check
-    from builder.course.model import load_course
+    from builder.course.load import load_course
     from builder.run.batch import record_stale
 
     sidecars = recorded.recordings / "_inputs"
@@ -239,7 +239,7 @@ def test_the_project_course_recordings_are_fresh() -> None:
 def test_the_canned_runs_are_what_the_examples_print(tmp_path: Path) -> None:
     """The fast tests record the fixture course from tests/fixtures/fixture-course-recordings
     (conftest.canned_run): each must be what its example prints when it really runs."""
-    from builder.course.model import load_course
+    from builder.course.load import load_course
     from builder.run.execute import Limits, run_example
     from tests.helpers import canned_run
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from builder.course.model import load_course
+from builder.course.load import load_course
 from builder.run.batch import record
 from builder.run.environment import BUILDER_ROOT
 from builder.run.execute import Limits, Outcome, run_example

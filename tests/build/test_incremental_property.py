@@ -31,7 +31,8 @@ from builder.build.write import MARKER
 from builder.core import observe
 from builder.core.errors import BuildError
 from builder.core.observe import Paths
-from builder.course.model import Lesson, load_course
+from builder.course.load import load_course
+from builder.course.model import Lesson
 from builder.course.recording import dumps, loads
 from builder.course.status import State, course_status
 from builder.render import lessons as render_lessons

@@ -119,7 +119,7 @@ def test_a_hostile_name_cannot_act_on_the_terminal_from_the_progress_line() -> N
 
 
 def test_record_shows_a_progress_line_under_its_lines(tmp_path: Path) -> None:
-    from builder.course.model import load_course
+    from builder.course.load import load_course
 
     paths = copy_course(tmp_path, broken=False)
     lessons = list(load_course(paths.content).lessons)

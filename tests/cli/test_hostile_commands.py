@@ -78,7 +78,7 @@ def test_the_largest_numbers_allowed_still_work(tmp_path: Path) -> None:
 
 
 def test_a_shard_is_the_same_part_whatever_number_of_parts_are_empty(tmp_path: Path) -> None:
-    from builder.course.model import load_course
+    from builder.course.load import load_course
 
     lessons = list(load_course(copy_course(tmp_path).content).lessons)
     seconds = {lessons[0].id: 3.0, lessons[1].id: 0.0}  # a zero-cost lesson ties

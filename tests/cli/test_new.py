@@ -15,7 +15,7 @@ from packaging.requirements import Requirement
 
 from builder.__main__ import main
 from builder.core.release import version
-from builder.course.model import load_course
+from builder.course.load import load_course
 from tests.helpers import ROOT
 
 EXPECTED = {

@@ -16,7 +16,7 @@ from markupsafe import Markup
 from builder.core.artifact import Artifact, Digests, Made
 from builder.core.observe import Paths
 from builder.core.store import Memo
-from builder.course.model import load_course
+from builder.course.load import load_course
 from builder.course.status import course_status
 from builder.render import lessons, pages
 

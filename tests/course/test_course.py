@@ -7,7 +7,7 @@ import shutil
 import pytest
 
 from builder.core.observe import Paths
-from builder.course.model import load_course
+from builder.course.load import load_course
 from tests.helpers import edit, load_errors
 
 

@@ -6,7 +6,8 @@ import re
 
 import pytest
 
-from builder.course.model import Course, Lesson, load_course
+from builder.course.load import load_course
+from builder.course.model import Course, Lesson
 from builder.course.recording import Recording, load
 from builder.render import figures, prose
 from tests.helpers import ROOT

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from builder.core.observe import Paths
 from builder.course import fingerprint
-from builder.course.model import load_course
+from builder.course.load import load_course
 from builder.course.status import State, course_status
 from tests.helpers import edit
 

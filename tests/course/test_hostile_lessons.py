@@ -25,7 +25,8 @@ from builder.__main__ import main
 from builder.build.site import render_files
 from builder.core.errors import BuildError
 from builder.course import recording
-from builder.course.model import Course, CourseMeta, FrontMatter, GlossaryTerm, Lesson, load_course
+from builder.course.load import load_course
+from builder.course.model import Course, CourseMeta, FrontMatter, GlossaryTerm, Lesson
 from builder.course.status import LessonStatus, State
 from builder.course.validation import validate, validate_json
 from builder.render import charts, prose

@@ -21,7 +21,8 @@ import pytest
 
 from builder.core.errors import RenderError
 from builder.course import recording
-from builder.course.model import Course, Lesson, load_course
+from builder.course.load import load_course
+from builder.course.model import Course, Lesson
 from builder.render import bounded, prose
 from tests.helpers import REFERENCE, ROOT, write_course
 

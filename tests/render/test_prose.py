@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from builder.course.model import Course, Lesson, load_course
+from builder.course.load import load_course
+from builder.course.model import Course, Lesson
 from builder.course.recording import Recording, load
 from builder.render import bounded, figures, prose
 from tests.helpers import FIXTURE_COURSE, HERE, REFERENCE

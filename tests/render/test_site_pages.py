@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from builder.core.observe import Paths
-from builder.course.model import load_course
+from builder.course.load import load_course
 from builder.course.recording import load
 from tests.helpers import edit, load_errors
 

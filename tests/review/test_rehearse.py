@@ -18,7 +18,7 @@ import pytest
 from builder.__main__ import main
 from builder.core.errors import BuildError
 from builder.core.observe import Paths
-from builder.course.model import load_course
+from builder.course.load import load_course
 from builder.review.rehearsal_report import render
 from builder.review.rehearse import Rehearsal, rehearse
 from tests.helpers import canned_run, copy_course, make_paths

@@ -11,7 +11,7 @@ import pytest
 from builder.__main__ import main
 from builder.build.pipeline import check
 from builder.core.observe import Paths
-from builder.course.model import load_course
+from builder.course.load import load_course
 from builder.run.batch import record_stale
 from builder.run.shard import Shard, split
 from tests.helpers import canned_run, copy_course, logged, make_paths

@@ -1,0 +1,259 @@
+"""Load `content/` into a validated, frozen Course (the types: builder/course/model.py).
+
+Every problem found is collected and reported together, each naming its file and field;
+the checks across files (ids, slugs, arcs, links to the glossary) come after each file
+is valid on its own.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ..core.errors import BuildError, ContentError, raise_all
+from ..core.store import Memo
+from .files import (
+    front_matter_fields,
+    input_folder,
+    load_yaml,
+    open_input,
+    read_text,
+    split_front_matter,
+)
+from .model import (
+    Course,
+    CourseMeta,
+    FrontMatter,
+    GlossaryTerm,
+    Lesson,
+)
+from .rules import EXAMPLE_FILE, LESSON_FILE, MAX_LESSON_BYTES, same_name
+from .validation import problems, validate
+
+
+def load_course(
+    root: Path, memo: Memo | None = None, kept: Mapping[str, Lesson] | None = None
+) -> Course:
+    """Read and validate everything under `root`; raise every problem at once.
+
+    `memo` keeps what validation makes of each text (course.yml, glossary.yml, each
+    lesson's front matter block), so text validated before is not validated again.
+    `kept`: lessons loaded before, by folder name, whose folders have not changed since
+    (the preview knows from the file events); they are not read again.
+    """
+    memo = memo or Memo()
+    kept = kept or {}
+    errors: list[BuildError] = []
+    input_folder(root)
+    meta = _collect(errors, _load_meta, root / "course.yml", memo)
+    folders = _lesson_folders(root / "lessons", errors)
+    lessons = [
+        x
+        for folder in folders
+        if (x := kept.get(folder.name) or _collect(errors, _load_lesson, folder, memo))
+    ]
+    glossary = _collect(errors, _load_glossary, root / "glossary.yml", memo) or ()
+    if meta is not None:
+        errors += _cross_check(meta, lessons, root)
+    # A lesson that failed to load is already reported; do not report its terms again.
+    errors += _check_glossary(glossary, {f.name for f in folders}, root / "glossary.yml")
+    raise_all(errors)
+    assert meta is not None
+    order = {arc.id: index for index, arc in enumerate(meta.arcs)}
+    lessons.sort(key=lambda x: (order[x.meta.arc], x.meta.order, x.id))
+    return Course(root=root, meta=meta, lessons=tuple(lessons), glossary=tuple(glossary))
+
+
+def _collect(errors: list[BuildError], load: Any, *args: Any) -> Any:
+    try:
+        return load(*args)
+    except BuildError as error:
+        errors.append(error)
+        return None
+
+
+def _lesson_folders(lessons_dir: Path, errors: list[BuildError]) -> list[Path]:
+    """The lesson folders, in name order; a link among them (or lessons/ itself a link) is
+    an error: no file of the course is read through a link."""
+    if not lessons_dir.is_symlink() and not lessons_dir.is_dir():
+        errors.append(ContentError("no lessons folder", path=lessons_dir))
+        return []
+    entries = [p for p in _collect(errors, _listed, lessons_dir) or () if p.name[0] != "."]
+    folders = [p for p in entries if _collect(errors, input_folder, p) and p.is_dir()]
+    return sorted(folders, key=lambda p: p.name)
+
+
+def _listed(folder: Path) -> list[Path]:
+    return list(input_folder(folder).iterdir())
+
+
+def _validate(kind: type[Any], raw: Any, path: Path, what: str) -> Any:
+    from pydantic import ValidationError
+
+    try:
+        return validate(kind, raw)
+    except ValidationError as error:
+        found = [f"{what} field '{where or what}': {msg}" for where, msg in problems(error)]
+        raise ContentError("; ".join(found), path=path) from None
+
+
+def _load_meta(path: Path, memo: Memo) -> CourseMeta:
+    text = read_text(path)
+
+    def validated() -> CourseMeta:
+        meta: CourseMeta = _validate(CourseMeta, load_yaml(text, path), path, "course")
+        return meta
+
+    return memo("course.yml", (text,), validated)
+
+
+def _load_glossary(path: Path, memo: Memo) -> tuple[GlossaryTerm, ...]:
+    if not os.path.lexists(path):  # a link, even dangling, is named by read_text
+        return ()
+    text = read_text(path)
+
+    def validated() -> tuple[GlossaryTerm, ...]:
+        raw = load_yaml(text, path) or []
+        if not isinstance(raw, list):
+            raise ContentError("must be a YAML list of terms", path=path)
+        return tuple(
+            _validate(GlossaryTerm, item, path, f"term {i + 1}") for i, item in enumerate(raw)
+        )
+
+    return memo("glossary.yml", (text,), validated)
+
+
+def _load_lesson(folder: Path, memo: Memo) -> Lesson:
+    path = folder / LESSON_FILE
+    text = read_text(path, MAX_LESSON_BYTES, hint="split it into several lessons")
+    front, body, body_line = split_front_matter(text, path)
+
+    def validated() -> FrontMatter:
+        fields = front_matter_fields(front, path)
+        meta: FrontMatter = _validate(FrontMatter, fields, path, "front matter")
+        return meta
+
+    meta = memo("front matter", (front,), validated)
+    if meta.id != folder.name:
+        raise ContentError(
+            f"front matter id {meta.id!r} does not match its folder name {folder.name!r}",
+            path=path,
+            hint="rename the folder or the id so they agree",
+        )
+    source_path = folder / EXAMPLE_FILE
+    source = read_text(source_path)
+    if not source.strip():  # must exist, be UTF-8 and hold code
+        raise ContentError(
+            "is empty: every lesson needs a runnable example",
+            path=source_path,
+            hint="write the example (it may just print), or remove the lesson folder",
+        )
+    for name in meta.data:
+        _check_data_file(folder / name, name, path)
+    return Lesson(
+        meta=meta,
+        folder=folder,
+        body=body,
+        body_line=body_line,
+        source=source.encode("utf-8"),
+        front=front,
+    )
+
+
+def _check_data_file(data: Path, name: str, lesson_file: Path) -> None:
+    """A data file is a regular file inside the lesson folder (`open_input`): never a link,
+    which would stage (and record, and publish) whatever it points to on the machine."""
+    try:
+        os.close(open_input(data))
+    except FileNotFoundError:
+        missing = f"declares data file {name!r}, which is missing"
+        raise ContentError(missing, path=lesson_file) from None
+    except BuildError as error:
+        raise ContentError(
+            f"declares data file {name!r}, which {error.problem}",
+            path=lesson_file,
+            hint=error.hint,
+        ) from None
+
+
+def _cross_check(meta: CourseMeta, lessons: list[Lesson], root: Path) -> list[BuildError]:
+    arcs = sorted({arc.id for arc in meta.arcs})
+    errors: list[BuildError] = [
+        ContentError(
+            f"arc id {arc!r} is defined {count} times",
+            path=root / "course.yml",
+            hint="give each arc its own id; lessons name their arc by it",
+        )
+        for arc, count in Counter(arc.id for arc in meta.arcs).items()
+        if count > 1
+    ]
+    errors += [
+        ContentError(
+            f"arc {lesson.meta.arc!r} is not one of the arcs in course.yml ({', '.join(arcs)})",
+            path=lesson.lesson_path,
+        )
+        for lesson in lessons
+        if lesson.meta.arc not in arcs
+    ]
+    by_key: dict[str, Lesson] = {lesson.id: lesson for lesson in lessons}
+    for lesson in lessons:
+        other = by_key.setdefault(lesson.slug, lesson)
+        if other is not lesson:
+            errors.append(
+                ContentError(
+                    f"slug {lesson.slug!r} is already the slug or id of {other.lesson_path}",
+                    path=lesson.lesson_path,
+                    hint="give each lesson its own slug",
+                )
+            )
+    aliases: dict[str, Lesson] = {}
+    for lesson in lessons:
+        for alias in dict.fromkeys(lesson.meta.aliases):
+            taken = by_key.get(alias)
+            earlier = aliases.setdefault(alias, lesson)
+            if taken is not None:
+                what = "slug" if taken.slug == alias else "id"
+                problem = f"alias {alias!r} is the {what} of {taken.lesson_path}"
+            elif earlier is not lesson:
+                problem = f"alias {alias!r} is already an alias of {earlier.lesson_path}"
+            elif lesson.meta.aliases.count(alias) > 1:
+                problem = f"alias {alias!r} is listed twice"
+            else:
+                continue
+            errors.append(
+                ContentError(
+                    problem,
+                    path=lesson.lesson_path,
+                    hint="an alias is an old slug of this lesson that no lesson uses now",
+                )
+            )
+    return errors
+
+
+def _check_glossary(
+    glossary: tuple[GlossaryTerm, ...], ids: set[str], path: Path
+) -> list[BuildError]:
+    errors: list[BuildError] = []
+    seen: set[str] = set()
+    for term in glossary:
+        if term.taught_in not in ids:
+            errors.append(
+                ContentError(
+                    f"term {term.id!r} is taught_in {term.taught_in!r}, which is not a lesson id",
+                    path=path,
+                    hint="set taught_in to the id of the lesson that teaches it "
+                    "(the folder name under lessons/)",
+                )
+            )
+        for key in {term.id, same_name(term.term)}:
+            if key in seen:
+                errors.append(
+                    ContentError(
+                        f"term {key!r} is defined twice", path=path, hint="keep one of them"
+                    )
+                )
+            seen.add(key)
+    return errors
