@@ -121,8 +121,8 @@ def load_revision(revision: str) -> ModuleType:
     spec = importlib.util.spec_from_loader(f"builder._charts_{len(source)}", loader=None)
     assert spec is not None
     module = importlib.util.module_from_spec(spec)
-    module.__package__ = "builder"
-    module.__file__ = str(ROOT / "builder" / "charts.py")
+    module.__package__ = "builder.render"
+    module.__file__ = str(ROOT / "builder" / "render" / "charts.py")
     sys.modules[spec.name] = module  # dataclasses look their module up
     exec(compile(source, f"{revision}:builder/render/charts.py", "exec"), module.__dict__)
     return module

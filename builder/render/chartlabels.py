@@ -1,109 +1,146 @@
-"""A chart's text, drawn by one artist: every line at the baseline the chart's layout chose.
+"""What a chart's text says: the scale (linear or log), its ticks and their labels, every
+bar's value label in one precision, and label lines wrapped at spaces.
 
-A `Text` that draws itself lays out its lines again with each new renderer (it measures
-every line, and "lp" for the line height, through FreeType): ~0.4 ms a label, most of a
-chart's time. `Labels` places each line once, from the font's ascent and descent, as a
-single-line `Text` anchored at its baseline, and draws it through the renderer's public
-`draw_text` with that `Text` as `mtext`, so the SVG keeps `text-anchor` (a browser that
-substitutes a wider font still centres and right-aligns the labels). Lines are spaced as
-matplotlib spaces them: descent + 1.2 x ascent of "lp".
-
-Imported only when a chart is drawn: it imports matplotlib.
+Pure functions of the panel, with no matplotlib but its tick chooser (imported when a
+linear scale is chosen); builder/render/charts.py draws what they say.
 """
 
 from __future__ import annotations
 
 import math
-from functools import lru_cache
+import textwrap
 
-from matplotlib.artist import Artist
-from matplotlib.backend_bases import RendererBase
-from matplotlib.font_manager import FontProperties
-from matplotlib.text import Text
-from matplotlib.textpath import text_to_path
-from matplotlib.transforms import Bbox, IdentityTransform
+from ..course.recording import BarPanel, Number
 
-FAMILY = "DejaVu Sans"  # the font the layout measures with (charts.FONTS[0])
-LINESPACING = 1.2  # matplotlib's default
+LOG_RATIO = 100  # one positive value this many times another: a log scale (1% shows nothing)
+SCALES = ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1e-6, "µ"), (1e-9, "n"), (1e-12, "p"))
 
 
-@lru_cache(maxsize=16)
-def metrics(points: float, bold: bool) -> tuple[float, float]:
-    """Ascent and descent of "lp" at this size, in points, as matplotlib measures them."""
-    font = FontProperties(family=FAMILY, size=points, weight="bold" if bold else "normal")
-    _, height, descent = text_to_path.get_text_width_height_descent("lp", font, ismath=False)
-    return height - descent, descent
+def values(panel: BarPanel) -> list[Number]:
+    return [y for series in panel.series for y in series.y]
 
 
-def baselines(lines: int, va: str, points: float, bold: bool) -> list[float]:
-    """Each line's baseline, as a distance below the anchor along the text's own "down"."""
-    ascent, descent = metrics(points, bold)
-    pitch = descent + LINESPACING * ascent
-    first = {
-        "top": ascent,
-        "center_baseline": ascent / 2,
-        "baseline": -(lines - 1) * pitch,
-        "bottom": -(lines - 1) * pitch - descent,
-    }[va]
-    return [first + index * pitch for index in range(lines)]
+def log_scale(panel: BarPanel) -> bool:
+    """Whether the chart is drawn on a log scale: every value positive, and the largest at
+    least LOG_RATIO times the smallest, so that a linear scale would flatten the small
+    ones to nothing."""
+    ys = values(panel)
+    return min(ys) > 0 and max(ys) >= LOG_RATIO * min(ys)
 
 
-class Labels(Artist):
-    """All of a chart's text; add() places it, draw() writes each line once."""
+def y_axis(panel: BarPanel) -> tuple[tuple[float, float], list[float], list[str]]:
+    """The y-axis' limits, ticks and tick labels."""
+    ys = values(panel)
+    if log_scale(panel):
+        ylim, ticks = log_ylim(ys)
+        return ylim, ticks, [short(t) for t in ticks]
+    ylim = linear_ylim(ys)
+    ticks = linear_ticks(ylim, all(isinstance(y, int) for y in ys))
+    return ylim, ticks, tick_labels(ticks)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.lines: list[Text] = []
-        self.set_zorder(Text.zorder)  # over the bars, as a Text would be
 
-    def add(
-        self,
-        at: tuple[float, float],
-        text: str,
-        *,
-        size: float,
-        bold: bool = False,
-        ha: str = "left",
-        va: str = "baseline",
-        rotation: float = 0.0,
-    ) -> None:
-        """`text` (lines split at "\\n") aligned to `at` (points) as matplotlib's `ha`, `va`
-        and rotation in "anchor" mode would align it."""
-        parts = text.split("\n")
-        angle = math.radians(rotation)
-        down = (math.sin(angle), -math.cos(angle))
-        for line, offset in zip(parts, baselines(len(parts), va, size, bold), strict=True):
-            x, y = at[0] + offset * down[0], at[1] + offset * down[1]
-            self.lines.append(
-                Text(
-                    x,
-                    y,
-                    line,
-                    transform=IdentityTransform(),
-                    fontsize=size,
-                    fontweight="bold" if bold else "normal",
-                    ha=ha,
-                    va="baseline",
-                    rotation=rotation,
-                    rotation_mode="anchor",
-                )
-            )
+def log_ylim(ys: list[Number]) -> tuple[tuple[float, float], list[float]]:
+    """From the decade at or below the smallest value to the one at or above the largest
+    (and air for its label), with a tick at each decade."""
+    low = 10.0 ** math.floor(math.log10(min(ys) / 2))  # the smallest bar still shows
+    high = 10.0 ** math.ceil(math.log10(max(ys)) + 0.08)
+    ticks = [10.0**k for k in range(round(math.log10(low)), round(math.log10(high)) + 1)]
+    return (low, high), ticks
 
-    def draw(self, renderer: RendererBase) -> None:
-        _, height = renderer.get_canvas_width_height()
-        gc = renderer.new_gc()
-        for text in self.lines:
-            x, y = text.get_position()
-            gc.set_foreground(text.get_color())
-            prop, angle = text.get_fontproperties(), text.get_rotation()
-            y = height - y if renderer.flipy() else y
-            renderer.draw_text(gc, x, y, text.get_text(), prop, angle, mtext=text)
-        gc.restore()
 
-    def get_window_extent(self, renderer: RendererBase | None = None) -> Bbox:
-        """Where the lines are, as matplotlib measures them (for tight boxes and tests)."""
-        figure = self.get_figure()
-        assert figure is not None, "add the labels to a figure first"
-        for text in self.lines:
-            text.set_figure(figure)
-        return Bbox.union([text.get_window_extent(renderer) for text in self.lines])
+def linear_ylim(ys: list[Number]) -> tuple[float, float]:
+    """From zero to the data, with 15% of air for the value labels on the far side."""
+    low, high = min(0, *ys), max(0, *ys)
+    span = (high - low) or 1.0
+    return (
+        low - 0.15 * span if low < 0 else 0.0,
+        high + 0.15 * span if high > 0 or low == 0 else 0.0,
+    )
+
+
+def linear_ticks(ylim: tuple[float, float], integer: bool) -> list[float]:
+    """matplotlib's tick chooser, kept to the ticks inside the limits."""
+    from matplotlib.ticker import MaxNLocator
+
+    low, high = ylim
+    slack = (high - low) * 1e-9
+    locator = MaxNLocator(nbins=5, steps=[1, 2, 2.5, 5, 10], integer=integer)
+    return [float(t) for t in locator.tick_values(low, high) if low - slack <= t <= high + slack]
+
+
+def tick_labels(ticks: list[float]) -> list[str]:
+    """Short labels in one scale and one precision: 1.5G, 256k, 0.25, 470n."""
+    top = max(abs(t) for t in ticks)
+    scale, suffix = _scale(top)
+    scaled = [t / scale for t in ticks]
+    decimals = next(
+        (d for d in range(4) if all(abs(round(s, d) - s) < 1e-9 * max(1, abs(s)) for s in scaled)),
+        3,
+    )
+    return ["0" if s == 0 else f"{s:,.{decimals}f}".replace("-", "−") + suffix for s in scaled]
+
+
+def value_labels(panel: BarPanel) -> tuple[tuple[str, ...], ...]:
+    """Every bar's label in one precision: on a log scale three significant digits each;
+    else one scale (k, M, ...) from the largest value, and the decimals that give it three
+    significant digits, fewer if every value is exact with fewer."""
+    ys = values(panel)
+    top = max(abs(v) for v in ys)
+    if all(float(v).is_integer() for v in ys) and top < 1e4:  # counts: exact
+        return tuple(tuple(f"{int(y):,}".replace("-", "−") for y in s.y) for s in panel.series)
+    if log_scale(panel):
+        return tuple(tuple(_significant(y) for y in s.y) for s in panel.series)
+    scale, suffix = _scale(top)
+    scaled = [v / scale for v in ys]
+    biggest = max(abs(v) for v in scaled) or 1.0
+    decimals = min(3, max(0, 2 - math.floor(math.log10(biggest))))
+    while decimals and all(abs(round(v, decimals - 1) - v) < 1e-9 * max(1, abs(v)) for v in scaled):
+        decimals -= 1
+
+    def text(y: Number) -> str:
+        shown = "0" if y == 0 else f"{y / scale:,.{decimals}f}" + suffix
+        return shown.replace("-", "−")
+
+    return tuple(tuple(text(y) for y in s.y) for s in panel.series)
+
+
+def short(value: Number) -> str:
+    """A tick label: exact when short, else three significant digits with a suffix."""
+    scale, suffix = _scale(abs(value))
+    if scale == 1 and float(value).is_integer():
+        text = f"{int(value):,}"
+    elif scale == 1:
+        text = f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.3g}"
+    else:
+        text = f"{value / scale:.3g}{suffix}"
+    return text.replace("-", "−")
+
+
+def _significant(value: Number) -> str:
+    """Three significant digits, trailing zeros kept (0.00980, 28.0, 1.24k)."""
+    scale, suffix = _scale(abs(value))
+    if scale == 1 and abs(value) >= 1000:  # 2,048, not 2.05e+03
+        return f"{value:,.0f}".replace("-", "−")
+    shown = f"{value / scale:#.3g}".rstrip(".") + suffix
+    return shown.replace("-", "−")
+
+
+def _scale(magnitude: float) -> tuple[float, str]:
+    if magnitude == 0 or 1e-3 <= magnitude < 1e4:
+        return 1.0, ""
+    return next(((s, x) for s, x in SCALES if magnitude >= s), SCALES[-1])
+
+
+def wrap(text: str, columns: float) -> str:
+    """`text` broken at spaces into lines of at most `columns` characters (a longer word
+    stays whole); matplotlib measures and places the lines."""
+    return "\n".join(textwrap.wrap(text, max(int(columns), 1), break_long_words=False)) or text
+
+
+def lines(text: str) -> int:
+    return text.count("\n") + 1
+
+
+def longest(text: str) -> int:
+    """The longest line's length in characters."""
+    return max(len(line) for line in text.split("\n"))

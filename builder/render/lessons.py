@@ -142,9 +142,15 @@ class Renderer:
             "chart-size", (repr(panel), str(narrow)), lambda: figures.chart_size(panel, narrow)
         )
 
+    def chart(self, panel: BarPanel, size: charts.Size) -> dict[str, bytes]:
+        """A chart's SVGs (charts.bar_svgs), kept in the store by what it draws: drawn once
+        however many lessons show the same chart."""
+        parts = (repr(charts.drawn(panel)), repr(size))
+        return self.memo("chart-svgs", parts, lambda: charts.bar_svgs(panel, size))
+
     def __digest__(self) -> str:
-        """As an argument of a page: what it gives is a pure function of the code (its
-        highlighted blocks, of the code and the language they are given), in every key."""
+        """As an argument of a page or chart: what it gives is a pure function of the code (its
+        highlighted blocks and charts, of what they are given), in every key."""
         return "renderer"
 
 
@@ -273,19 +279,21 @@ def run_it(lesson: Lesson, recording: Recording | None, root: str) -> RunIt:
 
 
 def _chart_artifacts(lesson: Lesson, status: LessonStatus, renderer: Renderer) -> list[Artifact]:
-    """Each panel's chart, in both themes."""
+    """Each panel's chart, in both themes: keyed by what it draws (not the title)."""
     panels = status.recording.panels if status.recording else []
     return [
-        renderer.artifact("chart", _chart, lesson.url, n, panel, label=lesson.id)
+        renderer.artifact(
+            "chart", _chart, lesson.url, n, charts.drawn(panel), renderer, label=lesson.id
+        )
         for n, panel in enumerate(panels, start=1)
     ]
 
 
-def _chart(folder: str, number: int, panel: BarPanel) -> Made:
+def _chart(folder: str, number: int, panel: BarPanel, renderer: Renderer) -> Made:
     """The chart in each theme, wide and for a phone (figures.panel_file names them)."""
     files: dict[str, bytes] = {}
     for narrow, size in ((False, charts.WIDE), (True, charts.NARROW)):
-        svgs = charts.bar_svgs(panel, size)
+        svgs = renderer.chart(panel, size)
         files |= {
             f"{folder}{figures.panel_file(number, t, narrow)}": svgs[t] for t in charts.THEMES
         }
