@@ -26,7 +26,7 @@ from ..course.model import Arc, Course, Lesson
 from ..course.recording import BarPanel, Recording
 from ..course.rules import PINNED_PACKAGES, read_file
 from ..course.status import LessonStatus, State
-from . import charts, figures, prose
+from . import charts, figures, notebook, prose
 from . import marks as recorded
 from .highlight import code_block
 from .links import Links
@@ -223,6 +223,7 @@ def lesson_artifacts(
             )
         )
         artifacts += _chart_artifacts(lesson, status, renderer)
+        artifacts.append(_notebook_artifact(course, lesson, status, renderer))
     return artifacts
 
 
@@ -257,6 +258,27 @@ def _chart_artifacts(lesson: Lesson, status: LessonStatus, renderer: Renderer) -
         renderer.artifact("chart", _chart, lesson.url, n, panel)
         for n, panel in enumerate(panels, start=1)
     ]
+
+
+def _notebook_artifact(
+    course: Course, lesson: Lesson, status: LessonStatus, renderer: Renderer
+) -> Artifact:
+    """The example as a notebook with its recorded output (builder/render/notebook.py),
+    made from exactly what it shows: a prose edit does not make it again."""
+    recording = status.recording
+    files = tuple(name for _, name in run_it(lesson, recording, "").files[1:])  # all but .py
+    settings = tuple(f"{key}={shlex.quote(value)}" for key, value in lesson.meta.env.items())
+    return renderer.artifact(
+        "notebook",
+        notebook.example_notebook,
+        lesson.url,
+        lesson.title,
+        course.meta.title,
+        lesson.source,
+        (files, settings),
+        recording.stdout if recording else None,
+        figures.provenance(recording) if recording else "",
+    )
 
 
 def _chart(folder: str, number: int, panel: BarPanel) -> Made:
