@@ -161,7 +161,8 @@ def run_seconds(sidecars: dict[str, Any]) -> dict[str, float]:
 # -- lessons ---------------------------------------------------------------------------------
 
 
-PAGE_FILE = re.compile(r"index\.html|panel-\d+(?:-[a-z]+)?\.svg")  # beside it on the site
+# the files beside a lesson's page on the site
+PAGE_FILE = re.compile(r"index\.html|example\.ipynb|panel-\d+(?:-[a-z]+)?\.svg")
 
 
 def plain_data_names(names: tuple[str, ...]) -> tuple[str, ...]:

@@ -112,9 +112,9 @@ def panel_table(panel: BarPanel) -> str:
         + "</tr>"
         for i, label in enumerate(panel.labels)
     )
-    table = (
+    table = (  # the corner cell is a <td>: an empty header names nothing (axe)
         f'<table class="panel-data"><caption>{html.escape(panel.ylabel)}</caption>'
-        f"<thead><tr><th></th>{head}</tr></thead><tbody>{rows}</tbody></table>"
+        f"<thead><tr><td></td>{head}</tr></thead><tbody>{rows}</tbody></table>"
     )
     return table_scroll(table, f"{panel.title}: the recorded numbers", searched=False)
 

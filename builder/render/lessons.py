@@ -28,10 +28,11 @@ from ..course.model import Arc, Course, Lesson
 from ..course.recording import BarPanel, Recording
 from ..course.rules import PINNED_PACKAGES
 from ..course.status import LessonStatus, State
-from . import charts, figures, prose
+from . import charts, figures, notebook, prose
 from . import marks as recorded
 from .highlight import code_block
 from .links import Links
+from .notebook import PAGE
 from .theme import NO_THEME, Theme
 
 
@@ -251,6 +252,7 @@ def lesson_artifacts(
             )
         )
         artifacts += _chart_artifacts(lesson, status, renderer)
+        artifacts.append(_notebook_artifact(course, lesson, status, renderer))
     return artifacts
 
 
@@ -287,6 +289,28 @@ def _chart_artifacts(lesson: Lesson, status: LessonStatus, renderer: Renderer) -
         )
         for n, panel in enumerate(panels, start=1)
     ]
+
+
+def _notebook_artifact(
+    course: Course, lesson: Lesson, status: LessonStatus, renderer: Renderer
+) -> Artifact:
+    """The example as a notebook with its recorded output (builder/render/notebook.py),
+    made from exactly what it shows: a prose edit does not make it again."""
+    recording = status.recording
+    files = tuple(name for _, name in run_it(lesson, recording, "").files[1:])  # all but .py
+    settings = tuple(f"{key}={shlex.quote(value)}" for key, value in lesson.meta.env.items())
+    return renderer.artifact(
+        "notebook",
+        notebook.example_notebook,
+        lesson.url,
+        lesson.title,
+        course.meta.title,
+        lesson.source,
+        (files, settings),
+        recording.stdout if recording else None,
+        figures.provenance(recording) if recording else "",
+        page_url(site, f"{lesson.url}index.html") if (site := course.meta.site_url) else PAGE,
+    )
 
 
 def _chart(folder: str, number: int, panel: BarPanel, renderer: Renderer) -> Made:

@@ -42,6 +42,7 @@ class PageEnv:
     whole_example_shown: bool = False
     revealing: bool = False  # inside a {{ reveal }}: the page closes it at its end
     searched: int = 0  # characters of recorded output its references searched (bounded.py)
+    outputs: int = 0  # recorded-output blocks placed so far: each region gets its own name
     _shown: list[str] | None = None
 
     def shown_lines(self) -> list[str]:
@@ -165,12 +166,12 @@ def _output(page: PageEnv, args: Args) -> str:
         if pattern and not lines:
             page.fail(f"output match={args['match'][0]!r} matches no line of the recorded output")
     text = clean_output("".join(lines))
+    page.outputs += 1  # regions of one page need names of their own (axe: landmark-unique)
+    name = "Recorded output" + (f" ({page.outputs})" if page.outputs > 1 else "")
     return (
         f'<figure class="output" {CODE_WEIGHT}><figcaption data-pagefind-ignore>'
         f"Recorded output · {html.escape(provenance(recording))}</figcaption>"
-        + scrollable(
-            f'<pre class="output"><code>{html.escape(text)}</code></pre>', "Recorded output"
-        )
+        + scrollable(f'<pre class="output"><code>{html.escape(text)}</code></pre>', name)
         + "</figure>\n"
     )
 

@@ -415,7 +415,7 @@ def test_every_lesson_says_how_to_run_it_with_the_recorded_versions(
         ], lesson.id
         downloads = {
             link.get_attribute("download"): page.request.get(link.evaluate("a => a.href"))
-            for link in block.locator("a[download]").all()
+            for link in block.locator("a[download]:not(.notebook-download)").all()
         }
         assert set(downloads) == {"example.py", "builder.py"}, lesson.id  # all import panels
         assert downloads["example.py"].body() == lesson.source

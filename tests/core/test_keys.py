@@ -108,7 +108,7 @@ def test_every_artifact_of_the_site_is_its_function_and_its_arguments(recorded: 
     made = lessons.lesson_artifacts(course, statuses, renderer)
     used = pages.terms_used(course, [a.make() for a in made])
     artifacts = [*made, *pages.page_artifacts(course, statuses, used, {}, renderer)]
-    assert {a.kind for a in artifacts} == {"page", "chart", ""}
+    assert {a.kind for a in artifacts} == {"page", "chart", "notebook", ""}
     for artifact in artifacts:
         make = artifact.make
         assert isinstance(make, partial) and not make.keywords

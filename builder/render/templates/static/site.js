@@ -129,14 +129,16 @@
     var button = document.createElement("button");
     button.type = "button";
     button.className = "copy";
-    button.textContent = "Copy";
-    button.setAttribute("aria-label", "Copy code");
+    // What it says is what it is called, and a change of it is announced (aria-live).
+    function say(text, name) { button.textContent = text; button.setAttribute("aria-label", name); }
+    say("Copy", "Copy code");
+    button.setAttribute("aria-live", "polite");
     button.addEventListener("click", function () {
       copyText(codeOf(pre)).then(
-        function () { button.textContent = "Copied"; },
-        function () { button.textContent = "Copy failed"; }
+        function () { say("Copied", "Copied"); },
+        function () { say("Copy failed", "Copy failed"); }
       );
-      setTimeout(function () { button.textContent = "Copy"; }, 2000);
+      setTimeout(function () { say("Copy", "Copy code"); }, 2000);
     });
     wrap.insertBefore(button, pre);
   }
