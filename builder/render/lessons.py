@@ -12,15 +12,12 @@ import re
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
 from typing import Any
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
 from ..core import machine
 from ..core.artifact import Artifact, Made, Trace
-from ..core.observe import TEMPLATES
 from ..core.store import Memo
 from ..course.model import Arc, Course, Lesson
 from ..course.recording import BarPanel, Recording
@@ -30,6 +27,7 @@ from . import charts, figures, prose
 from . import marks as recorded
 from .highlight import code_block
 from .links import Links
+from .markup import environment
 
 
 @dataclass(frozen=True)
@@ -153,18 +151,8 @@ class SiteHead:
 
 
 def page(template: str, nav: SiteNav | SiteHead, **context: Any) -> bytes:
-    html = _environment().get_template(template).render(site=nav, **context)
+    html = environment().get_template(template).render(site=nav, **context)
     return html.encode("utf-8")
-
-
-@cache
-def _environment() -> Environment:
-    return Environment(
-        loader=FileSystemLoader(TEMPLATES),
-        autoescape=True,
-        undefined=StrictUndefined,
-        keep_trailing_newline=True,
-    )
 
 
 def site_nav(course: Course) -> SiteNav:
@@ -288,13 +276,14 @@ def _lesson_page(
     rendered, errors = prose.render_prose(
         lesson, links, recording, root, renderer.highlight, renderer.size
     )
-    body = rendered.html + figures.unplaced_panels(recording, rendered.placed_panels, renderer.size)
+    unplaced = figures.unplaced_panels(recording, rendered.placed_panels, renderer.size)
+    body = Markup(rendered.html) + unplaced
     content = LessonPage(
         title=lesson.title,
         label=lesson.title,  # the breadcrumb's last step: readers know titles, not ids
         arc_title=arc.title,
         arc_url=f"a/{lesson.meta.arc}/",
-        body=Markup(body),
+        body=body,
         toc=rendered.toc,
         provenance=figures.provenance(recording) if recording else "Not recorded yet",
         notice="" if status.fresh else _notice(status),
