@@ -3,8 +3,9 @@
 A panel is a `<figure>`: its chart in each theme (files beside the page, builder/render/charts.py
 draws them), alt text that reads out every value, and the numbers as a table; its caption
 names the instrument (`provenance`). Code, output and tables scroll sideways in their own
-keyboard-reachable box, so nothing widens the page. Pure functions of their arguments,
-used by builder/render/marks.py (placed panels), builder/render/lessons.py (chart files, panels the
+keyboard-reachable box, so nothing widens the page. The markup is templates/_macros.html
+(builder/render/markup.py). Pure functions of their arguments and the templates, used by
+builder/render/marks.py (placed panels), builder/render/lessons.py (chart files, panels the
 prose does not place) and builder/review/diff.py.
 """
 
