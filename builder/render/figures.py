@@ -23,17 +23,13 @@ def scrollable(pre: str, label: str) -> Markup:
     """A `<pre>` (HTML) that scrolls sideways, reachable by keyboard and named for screen
     readers (axe: scrollable-region-focusable): long lines scroll inside it, never the page."""
     assert pre.startswith("<pre ")
-    return Markup('<pre tabindex="0" role="region" aria-label="{}" {}').format(
-        label, Markup(pre[5:])
-    )
+    return Markup('<pre tabindex="0" role="region" aria-label="%s" %s') % (label, Markup(pre[5:]))
 
 
 def table_scroll_open(label: str) -> Markup:
     """The opening of a table's own sideways scroll container (closed by `</div>`), so a
     wide table never widens the page (a panel's table: the `panel_table` macro)."""
-    return Markup('<div class="table-scroll" tabindex="0" role="region" aria-label="{}">').format(
-        label
-    )
+    return Markup('<div class="table-scroll" tabindex="0" role="region" aria-label="%s">') % label
 
 
 def chart_size(panel: BarPanel, narrow: bool) -> tuple[int, int]:

@@ -18,8 +18,9 @@ Highlighter = Callable[[str, str], str]  # (code, language) -> the block's HTML
 
 def code_block(code: str, language: str) -> Markup:
     """A `<pre>` block of `code` highlighted as `language` (plain text when unknown)."""
-    return Markup('<pre class="highlight" data-lang="{}"><code>{}</code></pre>').format(
-        language or "text", _highlight(code, language)
+    return Markup('<pre class="highlight" data-lang="%s"><code>%s</code></pre>') % (
+        language or "text",
+        _highlight(code, language),
     )
 
 

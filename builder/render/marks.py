@@ -60,7 +60,7 @@ class PageEnv:
 
 def broken(message: str) -> Markup:
     """The place of a mark that failed, saying why (`diff` compares these in order)."""
-    return Markup('<mark class="broken">{}</mark>').format(message)
+    return Markup('<mark class="broken">%s</mark>') % message
 
 
 # -- block directives --------------------------------------------------------------------
@@ -138,7 +138,7 @@ def _python(page: PageEnv, code: str) -> str:
     trail = "\n" * (len(code) - len(code.rstrip("\n")) - 1)
     head, end = block.split("<code>", 1)
     body = Markup(end.removesuffix("</code></pre>"))
-    return Markup("{}<code>{}{}{}</code></pre>").format(Markup(head), lead, body, trail)
+    return Markup("%s<code>%s%s%s</code></pre>") % (Markup(head), lead, body, trail)
 
 
 def _output(page: PageEnv, args: Args) -> str:
@@ -237,9 +237,7 @@ def _reveal(page: PageEnv, args: Args) -> str:
         return page.fail(f'{{{{ reveal }}}} takes summary="..." or end, not {" ".join(words)}')
     page.revealing = True
     summary = args.get("summary", [REVEAL_SUMMARY])[0]
-    return Markup('{}<details class="reveal"><summary>{}</summary>\n').format(
-        Markup(closing), summary
-    )
+    return Markup('%s<details class="reveal"><summary>%s</summary>\n') % (Markup(closing), summary)
 
 
 BLOCKS = MappingProxyType(
@@ -266,9 +264,7 @@ def value(page: PageEnv, args: Args, text: str) -> str:
     value, source = found
     shown = _format(value, args.get("fmt", [""])[0], page, text)
     note = f"{provenance(recording)}; {source}"
-    return Markup('<data class="rv" value="{}" title="{}">{}</data>').format(
-        str(value), note, shown
-    )
+    return Markup('<data class="rv" value="%s" title="%s">%s</data>') % (str(value), note, shown)
 
 
 def _lookup(

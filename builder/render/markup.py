@@ -2,9 +2,9 @@
 the macros of templates/_macros.html: the markup of the recorded things (figures, tables,
 code) that the prose places inside a page's body.
 
-A value is escaped where it meets markup, by Jinja or markupsafe (`Markup.format`, in the
-Markdown rules that splice one tag); HTML made elsewhere (Pygments, markdown-it, another
-macro) is passed in as Markup. No HTML is built by escaping strings by hand.
+A value is escaped where it meets markup: by Jinja, or by markupsafe (`Markup("<x>%s</x>")
+% value`) in the Markdown rules that splice one tag; HTML made elsewhere (Pygments,
+markdown-it, another macro) is passed in as Markup. No HTML is built by escaping by hand.
 """
 
 from __future__ import annotations

@@ -248,7 +248,7 @@ def _render_table_open(self: Any, tokens: list[Token], idx: int, options: Any, e
 
 def _render_table_close(self: Any, tokens: list[Token], idx: int, options: Any, env: Any) -> str:
     closed: str = self.renderToken(tokens, idx, options, env)
-    return Markup("{}</div>\n").format(Markup(closed.rstrip("\n")))
+    return Markup("%s</div>\n") % Markup(closed.rstrip("\n"))
 
 
 def _render_heading_open(self: Any, tokens: list[Token], idx: int, options: Any, env: Any) -> str:
@@ -269,9 +269,9 @@ def _render_heading_close(self: Any, tokens: list[Token], idx: int, options: Any
         return closed
     label = f"Link to this section: {plain_text(tokens[idx - 1])}"
     return Markup(
-        '{}<a class="anchor" href="#{}" aria-label="{}" title="Link to this section" '
+        '%s<a class="anchor" href="#%s" aria-label="%s" title="Link to this section" '
         "data-pagefind-ignore>#</a></div>\n"
-    ).format(Markup(closed.rstrip("\n")), anchor, label)
+    ) % (Markup(closed.rstrip("\n")), anchor, label)
 
 
 def _page(env: Any) -> PageEnv:

@@ -185,7 +185,7 @@ def _plain(code: str, language: str) -> str:
     """Code as the page would show it, unhighlighted: pages compare recorded text only."""
     from markupsafe import Markup  # with markdown-it: only when pages are compared
 
-    return Markup('<pre class="plain"><code>{}</code></pre>').format(code)
+    return Markup('<pre class="plain"><code>%s</code></pre>') % code
 
 
 def _text(fragment: str) -> str:

@@ -143,7 +143,7 @@ def test_hostile_text_in_every_place_is_escaped_and_reads_back_as_given() -> Non
 
 
 def test_no_module_builds_html_by_escaping_into_strings() -> None:
-    """HTML is made by templates/_macros.html or markupsafe's Markup.format: no builder
+    """HTML is made by templates/_macros.html or markupsafe's Markup % value: no builder
     module calls html.escape or writes an f-string that starts an element."""
     found = []
     for path in sorted((ROOT / "builder").rglob("*.py")):
