@@ -3,34 +3,33 @@
 A panel is a `<figure>`: its chart in each theme (files beside the page, builder/render/charts.py
 draws them), alt text that reads out every value, and the numbers as a table; its caption
 names the instrument (`provenance`). Code, output and tables scroll sideways in their own
-keyboard-reachable box, so nothing widens the page. Pure functions of their arguments,
-used by builder/render/marks.py (placed panels), builder/render/lessons.py (chart files, panels the
+keyboard-reachable box, so nothing widens the page. The markup is templates/_macros.html
+(builder/render/markup.py). Pure functions of their arguments and the templates, used by
+builder/render/marks.py (placed panels), builder/render/lessons.py (chart files, panels the
 prose does not place) and builder/review/diff.py.
 """
 
 from __future__ import annotations
 
-import html
 from collections.abc import Callable
 
+from markupsafe import Markup
+
 from ..course.recording import BarPanel, Recording
+from .markup import macro
 
 
-def scrollable(pre: str, label: str) -> str:
-    """A `<pre>` that scrolls sideways, reachable by keyboard and named for screen readers
-    (axe: scrollable-region-focusable): long lines scroll inside it, never the page."""
+def scrollable(pre: str, label: str) -> Markup:
+    """A `<pre>` (HTML) that scrolls sideways, reachable by keyboard and named for screen
+    readers (axe: scrollable-region-focusable): long lines scroll inside it, never the page."""
     assert pre.startswith("<pre ")
-    return f'<pre tabindex="0" role="region" aria-label="{html.escape(label)}" ' + pre[5:]
+    return Markup('<pre tabindex="0" role="region" aria-label="%s" %s') % (label, Markup(pre[5:]))
 
 
-def table_scroll(table: str, label: str, searched: bool = True) -> str:
-    """A table in its own sideways scroll container, so a wide table never widens the page;
-    `searched=False`: left out of the search index."""
-    ignore = "" if searched else " data-pagefind-ignore"
-    return (
-        f'<div class="table-scroll" tabindex="0" role="region" aria-label="{html.escape(label)}"'
-        f"{ignore}>{table}</div>"
-    )
+def table_scroll_open(label: str) -> Markup:
+    """The opening of a table's own sideways scroll container (closed by `</div>`), so a
+    wide table never widens the page (a panel's table: the `panel_table` macro)."""
+    return Markup('<div class="table-scroll" tabindex="0" role="region" aria-label="%s">') % label
 
 
 def chart_size(panel: BarPanel, narrow: bool) -> tuple[int, int]:
@@ -47,17 +46,13 @@ Sizer = Callable[[BarPanel, bool], tuple[int, int]]
 
 def unplaced_panels(
     recording: Recording | None, placed: list[int], size: Sizer = chart_size
-) -> str:
+) -> Markup:
     """The panels the prose does not place, in a closing section: every panel is shown."""
     count = len(recording.panels) if recording else 0
     unplaced = [n for n in range(1, count + 1) if n not in placed]
     if recording is None or not unplaced:
-        return ""
-    return (
-        '<section class="more-panels"><h2>Recorded panels</h2>'
-        + "".join(figure_html(recording, n, size) for n in unplaced)
-        + "</section>"
-    )
+        return Markup()
+    return macro("more_panels", [figure_html(recording, n, size) for n in unplaced])
 
 
 NARROW_MEDIA = "(max-width: 560px)"  # a phone: the chart drawn for its column
@@ -70,23 +65,23 @@ def panel_file(number: int, theme: str, narrow: bool = False) -> str:
     return f"{name}-narrow.svg" if narrow else f"{name}.svg"
 
 
-def figure_html(recording: Recording, number: int, size: Sizer = chart_size) -> str:
+def figure_html(recording: Recording, number: int, size: Sizer = chart_size) -> Markup:
     panel = recording.panels[number - 1]
-    title = html.escape(panel.title)
-    alt = html.escape(chart_alt(panel))
-    (w, h), (nw, nh) = size(panel, False), size(panel, True)
-    images = "".join(
-        f'<picture><source media="{NARROW_MEDIA}" srcset="{panel_file(number, theme, True)}" '
-        f'width="{nw}" height="{nh}">'
-        f'<img class="chart-{theme}" src="{panel_file(number, theme)}" alt="{alt}" '
-        f'width="{w}" height="{h}" loading="lazy"></picture>'
+    pictures = [
+        (theme, panel_file(number, theme), panel_file(number, theme, True))
         for theme in ("light", "dark")
-    )
-    return (
-        f'<figure class="panel" id="panel-{number}">'
-        f"<figcaption><strong>{title}</strong> <span data-pagefind-ignore>· "
-        f"{html.escape(provenance(recording))}</span></figcaption>{images}"
-        f"{panel_table(panel)}</figure>\n"
+    ]
+    return macro(
+        "panel_figure",
+        number,
+        panel.title,
+        provenance(recording),
+        chart_alt(panel),
+        NARROW_MEDIA,
+        pictures,
+        size(panel, False),
+        size(panel, True),
+        panel_table(panel),
     )
 
 
@@ -104,19 +99,15 @@ def chart_alt(panel: BarPanel) -> str:
     return f"Bar chart, {panel.title}, in {panel.ylabel}{scale}. " + "; ".join(parts)
 
 
-def panel_table(panel: BarPanel) -> str:
-    head = "".join(f'<th scope="col">{html.escape(s.label)}</th>' for s in panel.series)
-    rows = "".join(
-        f'<tr><th scope="row">{html.escape(label)}</th>'
-        + "".join(f"<td>{format_number(s.y[i])}</td>" for s in panel.series)
-        + "</tr>"
+def panel_table(panel: BarPanel) -> Markup:
+    """The panel's numbers as a table, in its own sideways scroll container, left out of
+    the search index."""
+    rows = [
+        (label, [format_number(s.y[i]) for s in panel.series])
         for i, label in enumerate(panel.labels)
-    )
-    table = (  # the corner cell is a <td>: an empty header names nothing (axe)
-        f'<table class="panel-data"><caption>{html.escape(panel.ylabel)}</caption>'
-        f"<thead><tr><td></td>{head}</tr></thead><tbody>{rows}</tbody></table>"
-    )
-    return table_scroll(table, f"{panel.title}: the recorded numbers", searched=False)
+    ]
+    series = [s.label for s in panel.series]
+    return macro("panel_table", panel.title, panel.ylabel, series, rows)
 
 
 def format_number(value: float) -> str:

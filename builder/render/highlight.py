@@ -7,24 +7,27 @@ hands rendering a `Highlighter` whose results the store keeps (builder.render.le
 
 from __future__ import annotations
 
-import html
 from collections.abc import Callable
 from functools import cache
 from typing import Any
 
+from markupsafe import Markup
+
 Highlighter = Callable[[str, str], str]  # (code, language) -> the block's HTML
 
 
-def code_block(code: str, language: str) -> str:
+def code_block(code: str, language: str) -> Markup:
     """A `<pre>` block of `code` highlighted as `language` (plain text when unknown)."""
-    name = html.escape(language or "text")
-    body = _highlight(code, language)
-    return f'<pre class="highlight" data-lang="{name}"><code>{body}</code></pre>'
+    return Markup('<pre class="highlight" data-lang="%s"><code>%s</code></pre>') % (
+        language or "text",
+        _highlight(code, language),
+    )
 
 
 def _highlight(code: str, language: str) -> str:
+    """Pygments' HTML (Markup), or `code` itself, to be escaped, when it has no language."""
     if not language:
-        return html.escape(code)
+        return code
     from pygments import highlight
     from pygments.lexers import get_lexer_by_name
     from pygments.util import ClassNotFound
@@ -33,7 +36,7 @@ def _highlight(code: str, language: str) -> str:
         lexer = get_lexer_by_name(language)
     except ClassNotFound:
         lexer = get_lexer_by_name("text")
-    return str(highlight(code, lexer, _formatter()))
+    return Markup(highlight(code, lexer, _formatter()))
 
 
 @cache

@@ -12,15 +12,12 @@ import re
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
 from typing import Any
 
-from jinja2 import ChoiceLoader, Environment, FileSystemLoader, PrefixLoader, StrictUndefined
 from markupsafe import Markup
 
 from ..core import machine
 from ..core.artifact import Artifact, Made, Trace
-from ..core.observe import TEMPLATES
 from ..core.store import Memo
 from ..course.addresses import page_url
 from ..course.files import read_file
@@ -32,6 +29,7 @@ from . import charts, figures, notebook, prose
 from . import marks as recorded
 from .highlight import code_block
 from .links import Links
+from .markup import environment
 from .notebook import PAGE
 from .theme import NO_THEME, Theme
 
@@ -170,23 +168,8 @@ def page(template: str, nav: SiteNav | SiteHead, path: str = "", **context: Any)
     """The page `template` makes; `path`: its file in the site, which with the site's
     address (course.yml's site_url) is its canonical address (base.html)."""
     canonical = page_url(nav.url, path) if nav.url and path else ""
-    environment = _environment(nav.theme.templates)
-    html = environment.get_template(template).render(site=nav, canonical=canonical, **context)
-    return html.encode("utf-8")
-
-
-@cache
-def _environment(templates: str = "") -> Environment:
-    """The course's templates first (builder/render/theme.py), then the builder's, which
-    are also reachable as builder/NAME."""
-    builder = FileSystemLoader(TEMPLATES)
-    course = [FileSystemLoader(templates)] if templates else []
-    return Environment(
-        loader=ChoiceLoader([*course, builder, PrefixLoader({"builder": builder})]),
-        autoescape=True,
-        undefined=StrictUndefined,
-        keep_trailing_newline=True,
-    )
+    made = environment(nav.theme.templates).get_template(template)
+    return made.render(site=nav, canonical=canonical, **context).encode("utf-8")
 
 
 def site_nav(course: Course) -> SiteNav:
@@ -342,13 +325,14 @@ def _lesson_page(
     rendered, errors = prose.render_prose(
         lesson, links, recording, root, renderer.highlight, renderer.size
     )
-    body = rendered.html + figures.unplaced_panels(recording, rendered.placed_panels, renderer.size)
+    unplaced = figures.unplaced_panels(recording, rendered.placed_panels, renderer.size)
+    body = Markup(rendered.html) + unplaced
     content = LessonPage(
         title=lesson.title,
         label=lesson.title,  # the breadcrumb's last step: readers know titles, not ids
         arc_title=arc.title,
         arc_url=f"a/{lesson.meta.arc}/",
-        body=Markup(body),
+        body=body,
         toc=rendered.toc,
         provenance=figures.provenance(recording) if recording else "Not recorded yet",
         notice="" if status.fresh else _notice(status),

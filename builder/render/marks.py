@@ -6,13 +6,14 @@ reference to something that does not exist is a RenderError naming the lesson an
 
 from __future__ import annotations
 
-import html
 import re
 import shlex
 import unicodedata
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
+
+from markupsafe import Markup
 
 from ..core.errors import RenderError
 from ..course.model import Lesson
@@ -21,6 +22,7 @@ from .bounded import MAX_SEARCHED, compile_pattern, format_value
 from .figures import Sizer, chart_size, figure_html, format_number, provenance, scrollable
 from .highlight import Highlighter
 from .links import Links
+from .markup import macro
 from .terminal import clean_output, terminal_lines
 
 
@@ -51,10 +53,15 @@ class PageEnv:
             self._shown = terminal_lines(self.recording.stdout if self.recording else "")
         return self._shown
 
-    def fail(self, message: str) -> str:
+    def fail(self, message: str) -> Markup:
         at = self.lesson.body_line + self.line
         self.errors.append(RenderError(f"line {at}: {message}", path=self.lesson.lesson_path))
-        return f'<mark class="broken">{html.escape(message)}</mark>'
+        return broken(message)
+
+
+def broken(message: str) -> Markup:
+    """The place of a mark that failed, saying why (`diff` compares these in order)."""
+    return Markup('<mark class="broken">%s</mark>') % message
 
 
 # -- block directives --------------------------------------------------------------------
@@ -91,9 +98,6 @@ def _line_range(spec: str, total: int, page: PageEnv, what: str) -> slice | None
 
 
 EXAMPLE_FILE = "example.py"  # the example, written beside each lesson page for download
-# Search ranks the prose over code and recorded output (Pagefind weighs headings higher on
-# its own), and leaves out captions, which repeat the same provenance on every figure.
-CODE_WEIGHT = 'data-pagefind-weight="0.5"'
 
 
 def _example(page: PageEnv, args: Args) -> str:
@@ -112,11 +116,8 @@ def _example(page: PageEnv, args: Args) -> str:
     if page.whole_example_shown:
         return figure
     page.whole_example_shown = True
-    return (
-        f'{figure}<details class="example-whole" data-pagefind-ignore><summary>'
-        f"The whole {EXAMPLE_FILE} ({len(lines)} lines), as it was recorded</summary>"
-        f"{_example_figure(page, lines, 1, len(lines), 'example-file')}</details>\n"
-    )
+    whole = _example_figure(page, lines, 1, len(lines), "example-file")
+    return macro("example_whole", figure, EXAMPLE_FILE, len(lines), whole)
 
 
 def _example_figure(page: PageEnv, lines: list[str], first: int, total: int, kind: str) -> str:
@@ -124,14 +125,7 @@ def _example_figure(page: PageEnv, lines: list[str], first: int, total: int, kin
     where = "" if (first, last) == (1, total) else f", lines {first}–{last} of {total}"
     numbers = "\n".join(str(n) for n in range(first, last + 1))
     code = scrollable(_python(page, "".join(lines)), f"{EXAMPLE_FILE}{where}")
-    return (
-        f'<figure class="{kind}" {CODE_WEIGHT}><figcaption data-pagefind-ignore>'
-        f"<span>{EXAMPLE_FILE}{where}</span> "
-        f'<a class="example-download" href="{EXAMPLE_FILE}" download="{EXAMPLE_FILE}">'
-        f"download {EXAMPLE_FILE}</a></figcaption>"
-        f'<div class="code-wrap numbered"><pre class="lineno" aria-hidden="true">{numbers}</pre>'
-        f"{code}</div></figure>\n"
-    )
+    return macro("example_figure", kind, EXAMPLE_FILE, where, numbers, code)
 
 
 def _python(page: PageEnv, code: str) -> str:
@@ -144,13 +138,14 @@ def _python(page: PageEnv, code: str) -> str:
     lead = "\n" * (len(code) - len(code.lstrip("\n")))
     trail = "\n" * (len(code) - len(code.rstrip("\n")) - 1)
     head, end = block.split("<code>", 1)
-    return f"{head}<code>{lead}{end.removesuffix('</code></pre>')}{trail}</code></pre>"
+    body = Markup(end.removesuffix("</code></pre>"))
+    return Markup("%s<code>%s%s%s</code></pre>") % (Markup(head), lead, body, trail)
 
 
 def _output(page: PageEnv, args: Args) -> str:
     recording = page.recording
     if recording is None:
-        return '<p class="not-recorded">Output: not recorded yet.</p>\n'
+        return macro("not_recorded", "Output")
     whole = page.shown_lines()
     lines: list[str] | None = whole
     if "lines" in args:
@@ -165,15 +160,9 @@ def _output(page: PageEnv, args: Args) -> str:
         lines = [line for line in lines if pattern and pattern.search(line)]
         if pattern and not lines:
             page.fail(f"output match={args['match'][0]!r} matches no line of the recorded output")
-    text = clean_output("".join(lines))
     page.outputs += 1  # regions of one page need names of their own (axe: landmark-unique)
     name = "Recorded output" + (f" ({page.outputs})" if page.outputs > 1 else "")
-    return (
-        f'<figure class="output" {CODE_WEIGHT}><figcaption data-pagefind-ignore>'
-        f"Recorded output · {html.escape(provenance(recording))}</figcaption>"
-        + scrollable(f'<pre class="output"><code>{html.escape(text)}</code></pre>', name)
-        + "</figure>\n"
-    )
+    return macro("output_figure", provenance(recording), clean_output("".join(lines)), name)
 
 
 def _marked_block(lines: list[str], args: Args, page: PageEnv) -> list[str] | None:
@@ -220,7 +209,7 @@ def _panels(page: PageEnv, args: Args) -> str:
 def panel_figures(page: PageEnv, numbers: list[int]) -> str:
     recording = page.recording
     if recording is None:
-        return '<p class="not-recorded">Chart: not recorded yet.</p>\n'
+        return macro("not_recorded", "Chart")
     out = []
     for number in numbers:
         if not 1 <= number <= len(recording.panels):
@@ -250,8 +239,8 @@ def _reveal(page: PageEnv, args: Args) -> str:
     if words:
         return page.fail(f'{{{{ reveal }}}} takes summary="..." or end, not {" ".join(words)}')
     page.revealing = True
-    summary = html.escape(args.get("summary", [REVEAL_SUMMARY])[0])
-    return f'{closing}<details class="reveal"><summary>{summary}</summary>\n'
+    summary = args.get("summary", [REVEAL_SUMMARY])[0]
+    return Markup('%s<details class="reveal"><summary>%s</summary>\n') % (Markup(closing), summary)
 
 
 BLOCKS = MappingProxyType(
@@ -271,17 +260,14 @@ BLOCKS = MappingProxyType(
 def value(page: PageEnv, args: Args, text: str) -> str:
     recording = page.recording
     if recording is None:
-        return '<span class="not-recorded">[not recorded]</span>'
+        return Markup('<span class="not-recorded">[not recorded]</span>')
     found = _lookup(page, recording, args, text)
     if found is None:  # failed, and said why: mark the place (`diff` compares marks in order)
-        return f'<mark class="broken">{html.escape(page.errors[-1].problem)}</mark>'
+        return broken(page.errors[-1].problem)
     value, source = found
     shown = _format(value, args.get("fmt", [""])[0], page, text)
     note = f"{provenance(recording)}; {source}"
-    return (
-        f'<data class="rv" value="{html.escape(str(value))}" title="{html.escape(note)}">'
-        f"{html.escape(shown)}</data>"
-    )
+    return Markup('<data class="rv" value="%s" title="%s">%s</data>') % (str(value), note, shown)
 
 
 def _lookup(

@@ -17,8 +17,8 @@ relative path inside it, and a link leaves it only over http(s) or mailto.
 
 from __future__ import annotations
 
-import html
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -30,6 +30,7 @@ from markdown_it.rules_block import StateBlock
 from markdown_it.rules_core import StateCore
 from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
+from markupsafe import Markup
 from mdit_py_plugins.admon import admon_plugin
 from mdit_py_plugins.anchors import anchors_plugin
 from mdit_py_plugins.footnote import footnote_plugin
@@ -37,10 +38,11 @@ from mdit_py_plugins.footnote import footnote_plugin
 from ..core.errors import RenderError
 from ..course.model import Course, Lesson
 from ..course.recording import Recording
-from .figures import Sizer, chart_size, scrollable, table_scroll
+from .figures import Sizer, chart_size, scrollable, table_scroll_open
 from .highlight import Highlighter, code_block
 from .links import Links
 from .marks import BLOCKS, PageEnv, parse_args, value
+from .markup import macro
 
 BLOCK_DIRECTIVES = ("example", "output", "panel", "panels", "reveal")
 HEADINGS = ("h2", "h3")  # anchored, linked and listed in the page's contents
@@ -90,17 +92,33 @@ def parser() -> MarkdownIt:
     md.core.ruler.push("source_lines", _source_lines)
     md.inline.ruler.before("link", "glossary_term", _term_rule)
     md.inline.ruler.before("emphasis", "recorded_value", _value_rule)
-    md.add_render_rule("recorded_block", _render_block)
-    md.add_render_rule("recorded_value", _render_value)
-    md.add_render_rule("glossary_term", _render_term)
-    md.add_render_rule("link_open", _render_link_open)
-    md.add_render_rule("image", _render_image)
-    md.add_render_rule("fence", _render_fence)
-    md.add_render_rule("table_open", _render_table_open)
-    md.add_render_rule("table_close", _render_table_close)
-    md.add_render_rule("heading_open", _render_heading_open)
-    md.add_render_rule("heading_close", _render_heading_close)
+    for name, rule in (
+        ("recorded_block", _render_block),
+        ("recorded_value", _render_value),
+        ("glossary_term", _render_term),
+        ("link_open", _render_link_open),
+        ("image", _render_image),
+        ("fence", _render_fence),
+        ("table_open", _render_table_open),
+        ("table_close", _render_table_close),
+        ("heading_open", _render_heading_open),
+        ("heading_close", _render_heading_close),
+    ):
+        md.add_render_rule(name, _as_str(rule))
     return md
+
+
+RenderRule = Callable[[Any, list[Token], int, Any, Any], str]
+
+
+def _as_str(rule: RenderRule) -> RenderRule:
+    """`rule`, handing markdown-it a plain str: its renderer appends each rule's HTML to a
+    str, and a Markup appended there would escape all the HTML before it (`__radd__`)."""
+
+    def plain(self: Any, tokens: list[Token], idx: int, options: Any, env: Any) -> str:
+        return str(rule(self, tokens, idx, options, env))
+
+    return plain
 
 
 # -- parsing rules -----------------------------------------------------------------------
@@ -224,20 +242,20 @@ def _render_table_open(self: Any, tokens: list[Token], idx: int, options: Any, e
         if token.type == "inline" and token.content.strip():
             heads.append(_MARKUP.sub("", token.content.strip()))
     label = "Table: " + ", ".join(heads) if heads else "Table"
-    opened = table_scroll(self.renderToken(tokens, idx, options, env), label)
-    return opened.removesuffix("</div>")
+    opened: str = self.renderToken(tokens, idx, options, env)
+    return table_scroll_open(label) + Markup(opened)
 
 
 def _render_table_close(self: Any, tokens: list[Token], idx: int, options: Any, env: Any) -> str:
     closed: str = self.renderToken(tokens, idx, options, env)
-    return closed.rstrip("\n") + "</div>\n"
+    return Markup("%s</div>\n") % Markup(closed.rstrip("\n"))
 
 
 def _render_heading_open(self: Any, tokens: list[Token], idx: int, options: Any, env: Any) -> str:
     opened: str = self.renderToken(tokens, idx, options, env)
     token = tokens[idx]
     if token.tag in HEADINGS and token.attrs.get("id"):
-        return f'<div class="heading">{opened}'
+        return Markup('<div class="heading">') + Markup(opened)
     return opened
 
 
@@ -249,12 +267,11 @@ def _render_heading_close(self: Any, tokens: list[Token], idx: int, options: Any
     anchor = str(opening.attrs.get("id", ""))
     if opening.tag not in HEADINGS or not anchor:
         return closed
-    label = html.escape(f"Link to this section: {plain_text(tokens[idx - 1])}")
-    return (
-        closed.rstrip("\n")
-        + f'<a class="anchor" href="#{html.escape(anchor)}" aria-label="{label}" '
-        f'title="Link to this section" data-pagefind-ignore>#</a></div>\n'
-    )
+    label = f"Link to this section: {plain_text(tokens[idx - 1])}"
+    return Markup(
+        '%s<a class="anchor" href="#%s" aria-label="%s" title="Link to this section" '
+        "data-pagefind-ignore>#</a></div>\n"
+    ) % (Markup(closed.rstrip("\n")), anchor, label)
 
 
 def _page(env: Any) -> PageEnv:
@@ -301,16 +318,15 @@ def _render_term(self: Any, tokens: list[Token], idx: int, options: Any, env: An
     teacher = page.links.lesson(term.taught_in)
     assert teacher is not None  # checked when the course was loaded
     page.terms.append(term.id)
-    card_id = f"card-{term.id}-{len(page.terms)}"
-    url = f"{page.root}{teacher.url}index.html"
-    return (
-        f'<span class="term">'
-        f'<a class="term-link" href="{page.root}glossary/index.html#{term.id}" '
-        f'aria-describedby="{card_id}">{html.escape(token.content)}</a>'
-        f'<span class="term-card" role="tooltip" id="{card_id}" data-pagefind-ignore>'
-        f'<strong class="term-name">{html.escape(term.term)}</strong> '
-        f"<span>{html.escape(term.definition)}</span>"
-        f'<a href="{url}">taught in {html.escape(teacher.title)}</a></span></span>'
+    return macro(
+        "term_card",
+        token.content,
+        f"{page.root}glossary/index.html#{term.id}",
+        f"card-{term.id}-{len(page.terms)}",
+        term.term,
+        term.definition,
+        f"{page.root}{teacher.url}index.html",
+        teacher.title,
     )
 
 

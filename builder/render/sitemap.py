@@ -10,11 +10,10 @@ recordings and search pages, and the What-changed page when the build makes it; 
 
 from __future__ import annotations
 
-from xml.sax.saxutils import escape
-
 from ..core.artifact import Artifact, Made
 from ..course.addresses import page_url
 from .lessons import Renderer, SiteNav
+from .markup import environment
 
 NAME = "sitemap.xml"
 
@@ -44,10 +43,7 @@ def pages(nav: SiteNav, changes: bool) -> tuple[str, ...]:
 
 
 def _sitemap(site_url: str, names: tuple[str, ...]) -> Made:
-    urls = "".join(f"<url><loc>{escape(page_url(site_url, n))}</loc></url>\n" for n in names)
-    text = (
-        '<?xml version="1.0" encoding="UTF-8"?>\n'
-        '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n'
-        f"{urls}</urlset>\n"
-    )
+    """templates/sitemap.xml, each address escaped by Jinja (autoescape holds for XML too)."""
+    urls = [page_url(site_url, name) for name in names]
+    text = environment().get_template(NAME).render(urls=urls)
     return Made({NAME: text.encode("utf-8")})

@@ -121,11 +121,13 @@ Mark = tuple[str, str, str, str]  # section, anchor, what, shown
 
 
 def _marks(course: Course, lesson: Lesson, recording: Recording) -> list[Mark]:
+    # markdown-it, only when pages are compared; imported before figures' Jinja, so that on
+    # a light install the note says markdown-it is missing
+    from ..render import prose
     from ..render.figures import unplaced_panels
-    from ..render.prose import render_prose  # markdown-it: only when pages are compared
 
-    rendered, _ = render_prose(lesson, course, recording, "../../", _plain)
-    body = rendered.html + unplaced_panels(recording, rendered.placed_panels)
+    rendered, _ = prose.render_prose(lesson, course, recording, "../../", _plain)
+    body = rendered.html + str(unplaced_panels(recording, rendered.placed_panels))
     section = anchor = ""
     marks: list[Mark] = []
     for match in _MARK.finditer(body):
@@ -182,7 +184,9 @@ def _figure_keys(recording: Recording, shown: str) -> list[str]:
 
 def _plain(code: str, language: str) -> str:
     """Code as the page would show it, unhighlighted: pages compare recorded text only."""
-    return f'<pre class="plain"><code>{html.escape(code)}</code></pre>'
+    from markupsafe import Markup  # with markdown-it: only when pages are compared
+
+    return Markup('<pre class="plain"><code>%s</code></pre>') % code
 
 
 def _text(fragment: str) -> str:

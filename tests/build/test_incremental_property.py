@@ -35,7 +35,7 @@ from builder.course.load import load_course
 from builder.course.model import Lesson
 from builder.course.recording import dumps, loads
 from builder.course.status import State, course_status
-from builder.render import lessons as render_lessons
+from builder.render import markup
 from builder.run.execute import Execution, Limits
 from tests.helpers import (
     CANNED,
@@ -99,13 +99,13 @@ def own_templates(folder: Path) -> Iterator[Path]:
     ]
     for module in modules:
         module.TEMPLATES = folder  # type: ignore[attr-defined]
-    render_lessons._environment.cache_clear()
+    markup.environment.cache_clear()
     try:
         yield folder
     finally:
         for module in modules:
             module.TEMPLATES = original  # type: ignore[attr-defined]
-        render_lessons._environment.cache_clear()
+        markup.environment.cache_clear()
 
 
 class Course(RuleBasedStateMachine):
