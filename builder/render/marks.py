@@ -128,7 +128,8 @@ def _example_figure(page: PageEnv, lines: list[str], first: int, total: int, kin
         f"<span>{EXAMPLE_FILE}{where}</span> "
         f'<a class="example-download" href="{EXAMPLE_FILE}" download="{EXAMPLE_FILE}">'
         f"download {EXAMPLE_FILE}</a></figcaption>"
-        f'<div class="code-wrap numbered"><pre class="lineno" aria-hidden="true">{numbers}</pre>'
+        '<div class="code-wrap numbered">'
+        f'<pre class="lineno" aria-hidden="true" data-pagefind-ignore>{numbers}</pre>'
         f"{code}</div></figure>\n"
     )
 
