@@ -227,3 +227,25 @@ def test_the_search_page_shows_every_result_grouped(new_page: Any, course_url: s
             "n => document.querySelectorAll('main [role=group]').length > n", arg=groups.count()
         )
     assert page.locator("main .hit-section").count() >= 2
+
+
+def test_screenshots_of_the_search_panel(new_page: Any, course_url: str, tmp_path: Path) -> None:
+    """The header's panel open on a lesson, light and dark, desktop and phone:
+    SAVE_SCREENSHOTS=1 keeps them in docs/screenshots/ (course-search-box-*)."""
+    import os
+
+    repo = Path(__file__).resolve().parents[2]
+    keep = os.environ.get("SAVE_SCREENSHOTS") == "1"
+    out = repo / "docs" / "screenshots" if keep else tmp_path
+    for device, viewport in (("desktop", LAPTOP), ("mobile", PHONE)):
+        for scheme in ("light", "dark"):
+            page = new_page(scheme, viewport)
+            page.goto(course_url + LESSON)
+            page.keyboard.press("/")
+            ask(page, "jit")
+            page.locator(OPTIONS).first.wait_for()
+            page.keyboard.press("ArrowDown")
+            page.keyboard.press("ArrowDown")
+            shot = out / f"course-search-box-{scheme}-{device}.png"
+            page.screenshot(path=str(shot))
+            assert shot.stat().st_size > 5000
