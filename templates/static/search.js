@@ -201,7 +201,7 @@
     var asked = 0;  // the latest search; an older one that ends later is dropped
     var timer = null;
     var back = null;  // where focus was before a key brought it here
-    var self = this;
+    this.inline = inline;
 
     input.setAttribute("role", "combobox");
     input.setAttribute("aria-autocomplete", "list");
@@ -257,9 +257,8 @@
         list.hidden = !options().length;
         if (more) more.hidden = shown >= results.length;
         if (!inline && shown < results.length) {
-          var all_ = option(id + "-all", form.action + "?q=" + encodeURIComponent(input.value.trim()),
-            "All " + results.length + " results on the search page", "", "all");
-          list.appendChild(all_);
+          var page = form.action + "?q=" + encodeURIComponent(input.value.trim());
+          list.appendChild(option(id + "-all", page, "All " + results.length + " results on the search page", "", "all"));
         }
         open(true);
       });
@@ -326,9 +325,11 @@
       if (item && item !== active()) activate(item);
     });
     if (more) more.addEventListener("click", function () { showMore(); });
+    // A click in the panel (a result, its scroll bar) keeps the focus in the box, so the
+    // panel stays open until a result is followed.
+    if (panel) panel.addEventListener("mousedown", function (event) { event.preventDefault(); });
     if (inline && location.protocol === "file:") say(SAY.file);
     else if (inline) say("");
-    self.inline = inline;
   }
   document.querySelectorAll("form.site-search, form.search-page").forEach(function (form) {
     boxes.push(new SearchBox(form));
