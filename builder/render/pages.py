@@ -97,7 +97,7 @@ def _navigation(
 ) -> list[Artifact]:
     """The home, arc, search and 404 pages, and the sidebar's data; the home page links
     `changes_url`, the What-changed page, when this build makes one."""
-    bundles = [search.bundle_folder(b) for b in search.bundles(course) if b]
+    bundles = [search.bundle_folder(b) for b in search.bundles(course)]
     pages = [
         (
             "index.html",
@@ -132,7 +132,6 @@ def _navigation(
                 "root": "../",
                 "title": "Search",
                 "current": "",
-                "merged": bundles,
                 "description": "Full-text search over lessons and glossary.",
             },
         ),
@@ -151,7 +150,13 @@ def _navigation(
         (
             "static/nav.js",
             "nav.js",
-            {"data": _nav_data(nav), "built": Markup(json.dumps(built)), "root": "", "current": ""},
+            {
+                "data": _nav_data(nav),
+                "built": Markup(json.dumps(built)),
+                "search": Markup(json.dumps(bundles)),
+                "root": "",
+                "current": "",
+            },
         ),
     ]
     return [renderer.artifact("", _page, name, tpl, nav, context) for name, tpl, context in pages]

@@ -1,8 +1,8 @@
 """Full-text search: Pagefind indexes of the rendered pages, as artifacts (builder.build.make).
 
-The site's search is split into bundles, merged in the reader's browser (Pagefind's
-`mergeIndex`): the main one in pagefind/ (the glossary, and the search UI), and one per run
-of up to BUNDLE_LESSONS lessons of an arc in search-index/<arc>-<n>/. Pagefind has no
+The site's search is split into bundles, merged in the reader's browser (static/search.js
+asks each one and merges their results): the main one in pagefind/ (the glossary), and one
+per run of up to BUNDLE_LESSONS lessons of an arc in search-index/<arc>-<n>/. Pagefind has no
 incremental mode, so an edit re-indexes only the bundle of the page it changed (a tenth of
 a second) instead of the whole course (two seconds at 1,000 lessons), and a cold build
 indexes the bundles in parallel. A bundle's key is made of its pages' keys, so it is
@@ -34,8 +34,8 @@ logger = logging.getLogger(__name__)
 BUNDLE = "pagefind"
 MERGED = "search-index"
 BUNDLE_LESSONS = 50
-UNUSED = ("pagefind-component-ui", "pagefind-modular-ui")  # other UIs the site does not load
-UI = ("pagefind-ui", "pagefind-highlight")  # loaded from the main bundle only
+# Pagefind's UIs and highlighter: the site has its own (static/search.js)
+UNUSED = ("pagefind-component-ui", "pagefind-modular-ui", "pagefind-ui", "pagefind-highlight")
 
 
 def bundles(course: Course) -> dict[str, list[str]]:
@@ -98,9 +98,7 @@ def index(bundle: str, names: list[str], read: Callable[[str], bytes]) -> dict[s
         return {
             f"{bundle_folder(bundle)}{path.relative_to(output).as_posix()}": path.read_bytes()
             for path in sorted(output.rglob("*"))
-            if path.is_file()
-            and not path.name.startswith(UNUSED)
-            and not (bundle and path.name.startswith(UI))
+            if path.is_file() and not path.name.startswith(UNUSED)
         }
 
 

@@ -136,14 +136,14 @@ def test_search_is_readable_with_results_in_each_theme(
 
     page = new_page(color_scheme=scheme)
     page.goto(course_url + "search/index.html?q=jit")
-    page.locator(".pagefind-ui__result-link").first.wait_for()
-    page.locator(".pagefind-ui__result-excerpt").first.wait_for()
+    page.locator("main .hit-title").first.wait_for()
+    page.locator("main .hit-excerpt").first.wait_for()
     # The typed query, the results' titles and excerpts: readable on their background.
     for selector in (
-        ".pagefind-ui__search-input",
-        ".pagefind-ui__result-link",
-        ".pagefind-ui__result-excerpt",
-        ".pagefind-ui__message",
+        "main .search-input",
+        "main .hit-title",
+        "main .hit-excerpt",
+        "main .search-status",
     ):
         element = page.locator(selector).first
         color = element.evaluate("el => getComputedStyle(el).color")
@@ -161,8 +161,8 @@ def test_search_is_readable_with_results_in_each_theme(
 def test_search_announces_its_results(new_page: Any, course_url: str) -> None:
     page = new_page()
     page.goto(course_url + "search/index.html")
-    page.locator(".pagefind-ui__search-input").fill("jit")
-    page.locator(".pagefind-ui__result-link").first.wait_for()
+    page.locator("main .search-input").fill("jit")
+    page.locator("main [role=option]").first.wait_for()
     live = page.locator("main [aria-live]")
     assert live.count() >= 1
     page.wait_for_function(
@@ -270,9 +270,9 @@ def test_no_serious_accessibility_violations_on_the_course(
     for name in [*pages(course_site), "search/index.html?q=residuals"]:
         page.goto(course_url + name)
         if name.startswith("search/"):
-            page.locator(".pagefind-ui__search-input").wait_for()
+            page.locator("main .search-input").wait_for()
             if "?q=" in name:
-                page.locator(".pagefind-ui__result-excerpt").first.wait_for()
+                page.locator("main .hit-excerpt").first.wait_for()
         violations = axe.run(page).response["violations"]
         found += [
             f"{name}: {v['id']} ({v['impact']}): {[n['target'] for n in v['nodes']][:3]}"
@@ -389,7 +389,7 @@ def test_screenshots_of_a_lesson_with_a_chart(
             page.screenshot(path=str(shot))
             assert shot.stat().st_size > 5000
             page.goto(course_url + "search/index.html?q=residuals")
-            page.locator(".pagefind-ui__result-excerpt").first.wait_for()
+            page.locator("main .hit-excerpt").first.wait_for()
             shot = out / f"course-search-{scheme}-{device}.png"
             page.screenshot(path=str(shot))
 

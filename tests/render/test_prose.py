@@ -233,7 +233,7 @@ def _numbered(figure: str) -> tuple[list[str], list[str]]:
     import html as html_module
     import re
 
-    numbers = re.search(r'<pre class="lineno" aria-hidden="true">(.*?)</pre>', figure, re.S)
+    numbers = re.search(r'<pre class="lineno"[^>]*>(.*?)</pre>', figure, re.S)
     code = re.search(r"<code>(.*?)</code>", figure, re.S)
     assert numbers and code
     text = html_module.unescape(re.sub(r"<[^>]+>", "", code[1]))

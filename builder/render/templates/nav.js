@@ -3,6 +3,8 @@
 (function () {
   var ARCS = {{ data }};
   var BUILT = {{ built }};  // the git revision the site was built from ("" if unknown)
+  // The search bundles, the main one first (builder/render/search.py), for static/search.js.
+  document.documentElement.setAttribute("data-search-bundles", {{ search }}.join(" "));
   var foot = document.querySelector(".foot .built");
   if (foot && BUILT) foot.textContent = "Built from revision " + BUILT + ".";
   var nav = document.getElementById("sidebar");

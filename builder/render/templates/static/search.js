@@ -1,0 +1,400 @@
+// Search: the box in the header of every page (and the search page's own box), over the
+// site's Pagefind bundles; the searched words marked on the page a result leads to.
+// Keys: "/" or Ctrl/Cmd-K focus the box (not while typing in another field); arrows move
+// through the results, Enter opens one, Escape closes them and goes back to where you were.
+// Without JavaScript the box is a form that opens the search page (search/?q=...).
+(function () {
+  "use strict";
+  var html = document.documentElement;
+  var PARAM = "highlight";  // ?highlight=word on a result's address: marked on arrival
+  var PAGE_SIZE = 10;
+  var SAY = {
+    file: "Search needs the site served over http: browsers do not let a page opened " +
+      "from a file on this computer load the search index. Open the course from its web " +
+      "address instead; every other part of these pages works from the file.",
+    missing: "Search is not available in this copy of the site: its search index was not built.",
+    searching: "Searching…"
+  };
+
+  // -- Words: a query's words, and whether a word on a page answers one. ------------------
+  // Pagefind matches the start of a word ("jit" finds "jitted"), and when a word is nowhere
+  // in an index it quietly searches for the longest start of it that is ("xyzzy" finds
+  // every "x"). A hit counts when the word found shares with the searched one its whole
+  // length up to 3 letters, and at least half of a longer one: "running" finds "runs",
+  // "compilation" finds "compiled", "xyzzy" finds nothing.
+  function words(text) {
+    return text.normalize("NFD").replace(/[\u0300-\u036f]/g, "").toLowerCase()
+      .match(/[\p{L}\p{N}]+/gu) || [];
+  }
+  function answers(term, word) {
+    var shared = 0;
+    while (shared < term.length && term[shared] === word[shared]) shared++;
+    return shared >= Math.min(term.length, Math.max(3, Math.floor(term.length / 2)));
+  }
+  function answersAll(terms, found) {
+    return terms.every(function (t) { return found.some(function (w) { return answers(t, w); }); });
+  }
+  // The words of a page that Pagefind matched (its locations in the page's text), and its title.
+  function matched(data) {
+    var text = (data.raw_content || data.content || "").split(/[\r\n\s]+/g);
+    var found = words((data.meta && data.meta.title) || "");
+    (data.locations || []).forEach(function (at) { found = found.concat(words(text[at] || "")); });
+    return found;
+  }
+
+  // -- The engine: Pagefind, the main bundle with the others merged into it, each merged
+  // one tagged with its name (a filter: "bundle"; the main one has none). See
+  // builder/render/search.py. Pagefind's calls must not overlap (two at once corrupt its
+  // memory: "unreachable"), so each waits for the one before.
+  var root = new URL(html.getAttribute("data-root") || "./", document.baseURI);
+  var engine = null;
+  var queue = Promise.resolve();
+  function exclusive(task) {
+    var next = queue.then(task);
+    queue = next.catch(function () { /* the caller hears of it */ });
+    return next;
+  }
+  function load() {
+    if (engine) return engine;
+    if (location.protocol === "file:") engine = Promise.reject(new Error(SAY.file));
+    else {
+      var folders = (html.getAttribute("data-search-bundles") || "pagefind/").split(" ");
+      var base = { baseUrl: root.pathname };
+      engine = exclusive(function () {
+        return import(new URL(folders[0] + "pagefind.js", root).href).catch(function () {
+          throw new Error(SAY.missing);
+        }).then(function (pagefind) {
+          var options = { basePath: new URL(folders[0], root).href, baseUrl: base.baseUrl, noWorker: true };
+          var index = pagefind.createInstance(options);
+          index.names = folders.slice(1).map(function (f) { return f.split("/").slice(-2)[0]; });
+          return folders.slice(1).reduce(function (before, folder, n) {
+            return before.then(function () {
+              var tag = { baseUrl: base.baseUrl, mergeFilter: { bundle: index.names[n] } };
+              return index.mergeIndex(new URL(folder, root).href, tag);
+            });
+          }, Promise.resolve()).then(function () { return index; });
+        });
+      });
+    }
+    engine.catch(function () { /* said when a search is made */ });
+    return engine;
+  }
+  // Every page that answers the query, best first, with `data()` to load what it shows.
+  // `stale()`: a newer search was asked for since, and this one is not made.
+  function search(query, stale) {
+    var terms = words(query);
+    if (!terms.length) return Promise.resolve([]);
+    return load().then(function (index) {
+      return exclusive(function () { return stale() ? [] : find(index, query, terms); });
+    });
+  }
+  // A bundle in which a word is nowhere finds a stand-in for all its pages (see answers()),
+  // so the top results of each bundle tell whether that bundle's results count.
+  function find(index, query, terms) {
+    var stand = [], mainStands = false;
+    return index.search(query).then(function (all) {
+      var counts = (all.filters && all.filters.bundle) || {};
+      var tagged = Object.keys(counts).reduce(function (n, k) { return n + counts[k]; }, 0);
+      var checks = Object.keys(counts).filter(function (k) { return counts[k]; }).map(function (k) {
+        return { filters: { bundle: k }, stands: function () { stand.push(k); } };
+      });
+      if (all.results.length > tagged) {
+        checks.push({ filters: { bundle: { none: index.names } }, stands: function () { mainStands = true; } });
+      }
+      return checks.reduce(function (before, check) {
+        return before.then(function () {
+          return index.search(query, { filters: check.filters }).then(function (found) {
+            return answersAny(terms, found.results.slice(0, 3));
+          }).then(function (answer) { if (!answer) check.stands(); });
+        });
+      }, Promise.resolve()).then(function () {
+        if (!stand.length && !mainStands) return all.results;
+        var good = index.names.filter(function (k) { return stand.indexOf(k) < 0; });
+        var only = mainStands ? { bundle: { any: good } } : { bundle: { none: stand } };
+        if (mainStands && !good.length) return [];
+        return index.search(query, { filters: only }).then(function (found) { return found.results; });
+      });
+    });
+  }
+
+  // Whether one of `results` answers every word (tried in turn, as a page may match by
+  // what no reader sees, such as the file name of its first image).
+  function answersAny(terms, results) {
+    return results.reduce(function (before, result) {
+      return before.then(function (yes) {
+        return yes || result.data().then(function (data) { return answersAll(terms, matched(data)); });
+      });
+    }, Promise.resolve(false));
+  }
+
+  // -- Showing results: one group per page, its sections (headings) under it. ---------------
+  function marked(url, terms) {  // the address, asking the page to mark the words
+    var at = url.indexOf("#");
+    var hash = at < 0 ? "" : url.slice(at);
+    var path = at < 0 ? url : url.slice(0, at);
+    var query = terms.map(function (t) { return PARAM + "=" + encodeURIComponent(t); }).join("&");
+    return path + (path.indexOf("?") < 0 ? "?" : "&") + query + hash;
+  }
+  function excerpt(markup) {  // Pagefind's excerpt: text and <mark>, nothing else kept
+    var span = document.createElement("span");
+    span.className = "hit-excerpt";
+    var parsed = document.createElement("template");
+    parsed.innerHTML = markup || "";
+    parsed.content.childNodes.forEach(function (node) {
+      var text = document.createTextNode(node.textContent);
+      if (node.nodeName !== "MARK") return span.appendChild(text);
+      var mark = document.createElement("mark");
+      mark.appendChild(text);
+      span.appendChild(mark);
+    });
+    return span;
+  }
+  function option(id, href, title, text, kind) {
+    var link = document.createElement("a");
+    link.id = id;
+    link.href = href;
+    link.className = "hit hit-" + kind;
+    link.setAttribute("role", "option");
+    link.setAttribute("aria-selected", "false");
+    var name = document.createElement("span");
+    name.className = "hit-title";
+    name.textContent = title;
+    link.appendChild(name);
+    if (text) link.appendChild(excerpt(text));
+    return link;
+  }
+  // The sections to show: at most 3, those with most hits, in the page's order.
+  function sections(data) {
+    var subs = (data.sub_results || []).filter(function (s) { return s.url.indexOf("#") >= 0; });
+    var best = subs.slice().sort(function (a, b) { return b.locations.length - a.locations.length; })
+      .slice(0, 3);
+    return subs.filter(function (s) { return best.indexOf(s) >= 0; });
+  }
+  function group(data, prefix, terms) {
+    var box = document.createElement("div");
+    box.className = "hit-page-group";
+    box.setAttribute("role", "group");
+    var title = (data.meta && data.meta.title) || data.url;
+    box.setAttribute("aria-label", title);
+    var top = (data.sub_results || []).filter(function (s) { return s.url.indexOf("#") < 0; })[0];
+    var list = sections(data);
+    var text = top ? top.excerpt : list.length ? "" : data.excerpt;
+    box.appendChild(option(prefix, marked(data.url, terms), title, text, "page"));
+    list.forEach(function (sub, n) {
+      box.appendChild(option(prefix + "-" + n, marked(sub.url, terms), sub.title, sub.excerpt, "section"));
+    });
+    return box;
+  }
+
+  // -- A search box: the header's (a panel under it) or the search page's (results below). --
+  var boxes = [];
+  function SearchBox(form) {
+    var input = form.querySelector(".search-input");
+    var status = form.querySelector(".search-status");
+    var list = form.querySelector(".search-results");
+    var panel = form.querySelector(".search-panel");
+    var more = form.querySelector(".search-more");
+    var inline = !panel;
+    var id = input.id;
+    var results = [];
+    var shown = 0;
+    var asked = 0;  // the latest search; an older one that ends later is dropped
+    var timer = null;
+    var back = null;  // where focus was before a key brought it here
+    this.inline = inline;
+
+    input.setAttribute("role", "combobox");
+    input.setAttribute("aria-autocomplete", "list");
+    input.setAttribute("aria-controls", list.id);
+    input.setAttribute("aria-expanded", "false");
+    input.setAttribute("aria-describedby", status.id);
+
+    function options() { return Array.prototype.slice.call(list.querySelectorAll("[role=option]")); }
+    function open(yes) {
+      if (panel) panel.hidden = !yes;
+      input.setAttribute("aria-expanded", String(yes && options().length > 0));
+      if (!yes) activate(null);
+    }
+    function say(text) {
+      status.textContent = text;
+      status.hidden = !text;
+    }
+    function activate(item) {
+      options().forEach(function (o) { o.setAttribute("aria-selected", String(o === item)); });
+      if (item) {
+        input.setAttribute("aria-activedescendant", item.id);
+        item.scrollIntoView({ block: "nearest" });
+      } else input.removeAttribute("aria-activedescendant");
+    }
+    function active() { return list.querySelector("[aria-selected=true]"); }
+    function move(step) {
+      var all = options();
+      if (!all.length) return;
+      var at = all.indexOf(active()) + step;
+      activate(all[Math.max(0, Math.min(all.length - 1, at < -1 ? all.length - 1 : at))]);
+    }
+    function counted(query, count) {
+      if (!count) return "No results for “" + query + "”. Check the spelling, or try fewer or shorter words.";
+      return count + (count === 1 ? " result" : " results") + " for “" + query + "”";
+    }
+    function showMore() {  // the next pages of results, each group once its data arrived
+      var next = results.slice(shown, shown + PAGE_SIZE);
+      var ask = asked;
+      if (more) more.hidden = true;  // until these are shown
+      shown += next.length;
+      return exclusive(function () {  // one after the other, as every call to Pagefind
+        return next.reduce(function (before, result) {
+          return before.then(function (all) {
+            return result.data().then(function (data) { return all.concat([data]); });
+          });
+        }, Promise.resolve([]));
+      }).then(function (all) {
+        if (ask !== asked) return;
+        var terms = words(input.value);
+        all.forEach(function (data, n) {
+          list.appendChild(group(data, id + "-hit-" + (shown - next.length + n), terms));
+        });
+        list.hidden = !options().length;
+        if (more) more.hidden = shown >= results.length;
+        if (!inline && shown < results.length) {
+          var page = form.action + "?q=" + encodeURIComponent(input.value.trim());
+          list.appendChild(option(id + "-all", page, "All " + results.length + " results on the search page", "", "all"));
+        }
+        open(true);
+      });
+    }
+    function run() {  // the results for what the box holds now
+      var query = input.value.trim();
+      var ask = ++asked;
+      list.textContent = "";
+      list.hidden = true;
+      shown = 0;
+      if (more) more.hidden = true;
+      if (inline) history.replaceState(null, "", query ? "?q=" + encodeURIComponent(query) : location.pathname);
+      if (!query) { say(""); open(false); return Promise.resolve(); }
+      say(SAY.searching);
+      open(true);
+      return search(query, function () { return ask !== asked; }).then(function (found) {
+        if (ask !== asked) return;
+        results = found;
+        say(counted(query, found.length));
+        return showMore();
+      }, function (error) {
+        if (ask === asked) { say(error.message); open(true); }
+      });
+    }
+    this.run = run;
+    this.focus = function (from) { back = from; input.focus(); input.select(); };
+    input.addEventListener("focus", function () {
+      load();
+      if (location.protocol === "file:") { say(SAY.file); open(true); }
+      else if (!inline && input.value.trim() && options().length) open(true);
+    });
+    input.addEventListener("input", function () {
+      clearTimeout(timer);
+      timer = setTimeout(run, 120);
+    });
+    input.addEventListener("keydown", function (event) {
+      if (event.key === "ArrowDown" || event.key === "ArrowUp") {
+        event.preventDefault();
+        if (panel && panel.hidden && options().length) open(true);
+        move(event.key === "ArrowDown" ? 1 : -1);
+      } else if (event.key === "Enter" && active()) {
+        event.preventDefault();
+        location.assign(active().href);
+      } else if (event.key === "Escape") {
+        event.preventDefault();
+        if (!inline) open(false);
+        var to = back;
+        back = null;
+        if (to && to !== document.body && document.contains(to)) to.focus();
+        else if (!inline) input.blur();
+      }
+    });
+    form.addEventListener("submit", function (event) {  // Enter with no result chosen
+      if (!inline) return;  // the header's: the search page, with every result
+      event.preventDefault();
+      clearTimeout(timer);
+      run();
+    });
+    form.addEventListener("focusout", function (event) {
+      if (!inline && !form.contains(event.relatedTarget)) open(false);
+    });
+    list.addEventListener("mousemove", function (event) {
+      var item = event.target.closest("[role=option]");
+      if (item && item !== active()) activate(item);
+    });
+    if (more) more.addEventListener("click", function () { showMore(); });
+    // A click in the panel (a result, its scroll bar) keeps the focus in the box, so the
+    // panel stays open until a result is followed.
+    if (panel) panel.addEventListener("mousedown", function (event) { event.preventDefault(); });
+    if (inline && location.protocol === "file:") say(SAY.file);
+    else if (inline) say("");
+  }
+  document.querySelectorAll("form.site-search, form.search-page").forEach(function (form) {
+    boxes.push(new SearchBox(form));
+  });
+
+  // "/" and Ctrl/Cmd-K: the search page's own box there, else the header's.
+  function typing(el) {
+    return !!el && (el.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(el.tagName));
+  }
+  document.addEventListener("keydown", function (event) {
+    var slash = event.key === "/" && !event.ctrlKey && !event.metaKey && !event.altKey;
+    var k = (event.key === "k" || event.key === "K") && (event.ctrlKey || event.metaKey) && !event.altKey;
+    if ((!slash && !k) || typing(document.activeElement) || !boxes.length) return;
+    event.preventDefault();
+    var box = boxes.filter(function (b) { return b.inline; })[0] || boxes[0];
+    box.focus(document.activeElement);
+  });
+
+  // The search page: ?q= searches at once (a link, or the header's box without a choice).
+  var query = new URLSearchParams(location.search).get("q");
+  boxes.forEach(function (box) {
+    if (!box.inline) return;
+    var input = document.querySelector(".search-page .search-input");
+    if (query) { input.value = query; box.run(); }
+    input.focus();
+  });
+
+  // -- On arrival from a result: the searched words marked in the page's text (never in
+  // what search leaves out: heading links, glossary cards, line numbers). A mark only
+  // colours the text behind it: the layout and a code block's text stay as they were.
+  var SKIP = "[data-pagefind-ignore], .lineno, script, style, mark, textarea";
+  function highlight(terms) {
+    var scope = document.querySelectorAll("[data-pagefind-body]");
+    if (!scope.length) scope = document.querySelectorAll("main");
+    scope.forEach(function (body) {
+      var walker = document.createTreeWalker(body, NodeFilter.SHOW_TEXT, {
+        acceptNode: function (node) {
+          return node.parentElement.closest(SKIP) ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT;
+        }
+      });
+      var nodes = [];
+      while (walker.nextNode()) nodes.push(walker.currentNode);
+      nodes.forEach(function (node) { markWords(node, terms); });
+    });
+  }
+  function markWords(node, terms) {
+    var text = node.nodeValue, pattern = /[\p{L}\p{N}]+/gu, match, at = 0, parts = [];
+    while ((match = pattern.exec(text))) {
+      var word = words(match[0])[0] || "";
+      if (!terms.some(function (t) { return answers(t, word); })) continue;
+      parts.push(text.slice(at, match.index), match[0]);
+      at = match.index + match[0].length;
+    }
+    if (!parts.length) return;
+    var out = document.createDocumentFragment();
+    parts.forEach(function (part, n) {
+      if (n % 2 === 0) { if (part) out.appendChild(document.createTextNode(part)); return; }
+      var mark = document.createElement("mark");
+      mark.className = "search-hit";
+      mark.textContent = part;
+      out.appendChild(mark);
+    });
+    if (at < text.length) out.appendChild(document.createTextNode(text.slice(at)));
+    node.parentNode.replaceChild(out, node);
+  }
+  var wanted = [].concat.apply([], new URLSearchParams(location.search).getAll(PARAM).map(words));
+  if (wanted.length) highlight(wanted);
+})();
