@@ -227,7 +227,11 @@ def _open(path: Path | str) -> sqlite3.Connection:
         for suffix in ("", "-wal", "-shm", "-journal"):  # SQLite would write through a link
             if os.path.islink(f"{path}{suffix}"):
                 os.unlink(f"{path}{suffix}")  # the link, never what it points to
-    db = sqlite3.connect(path, timeout=60)
+    # Not tied to the thread that opened it: the preview opens the store as it starts and
+    # builds in its watcher's loop, and search bundles are made in threads. SQLite is built
+    # serialized here (sqlite3.threadsafety == 3), and the builder's process stays the only
+    # writer (builder/build/make.py).
+    db = sqlite3.connect(path, timeout=60, check_same_thread=False)
     try:
         # WAL: a forked worker reads while another commits. NORMAL: a crash may lose the
         # last transactions, never corrupt the file.

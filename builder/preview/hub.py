@@ -19,7 +19,12 @@ from ..core.errors import BuildError, BuildErrors
 _LINE = re.compile(r"line (\d+): (.*)", re.DOTALL)
 _MAIN = re.compile(rb"<main[\s>].*</main>", re.DOTALL)
 _TITLE = re.compile(rb"<title>(.*?)</title>", re.DOTALL)
-_DESCRIPTION = re.compile(rb'<meta name="description" content="[^"]*">')
+# What a page says of itself in its head besides the title: its description, and the same
+# title and description again for link previews (OpenGraph, Twitter). A browser shows none.
+_ABOUT = re.compile(
+    rb'<meta (?:name|property)="(?:description|(?:og|twitter):(?:title|description))" '
+    rb'content="[^"]*">'
+)
 
 Problem = dict[str, Any]  # {"file", "line", "message"}: what the overlay shows
 Update = dict[str, Any]  # {"main", "title"}: swapped in place; {"reload": True}
@@ -117,9 +122,10 @@ def page_update(old: bytes | None, new: bytes | None, *, reload: bool = False) -
 
 
 def _frame(page: bytes, main: re.Match[bytes]) -> bytes:
-    """The page without its <main>, title and description: what a patch cannot change."""
+    """The page without its <main>, title and description (and their copies for link
+    previews): what a patch cannot change."""
     outside = page[: main.start()] + page[main.end() :]
-    return _DESCRIPTION.sub(b"", _TITLE.sub(b"", outside, count=1), count=1)
+    return _ABOUT.sub(b"", _TITLE.sub(b"", outside, count=1))
 
 
 def problems(error: BaseException) -> list[Problem]:

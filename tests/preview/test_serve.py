@@ -54,7 +54,9 @@ def test_the_live_script_goes_before_body_end() -> None:
 def page(main: str, title: str = "One", head: str = "", frame: str = "") -> bytes:
     return (
         f"<!doctype html><html><head><title>{title}</title>"
-        f'<meta name="description" content="{title}">{head}</head><body>{frame}'
+        f'<meta name="description" content="{title}">'
+        f'<meta property="og:title" content="{title}"><meta name="twitter:title" content="{title}">'
+        f"{head}</head><body>{frame}"
         f'<main id="main">{main}</main><footer>f</footer></body></html>'
     ).encode()
 
@@ -65,6 +67,11 @@ def test_a_page_is_sent_its_new_main_or_told_to_reload() -> None:
     assert page_update(old, page("<p>b</p>", "T &amp; U")) == {
         "main": '<main id="main"><p>b</p></main>',
         "title": "T & U",
+    }
+    # a new title is patched in, though the link-preview tags (OpenGraph, Twitter) repeat it
+    assert page_update(old, page("<p>a</p>", "Two")) == {
+        "main": '<main id="main"><p>a</p></main>',
+        "title": "Two",
     }
     for new in (page("<p>b</p>", head="<link>"), page("<p>b</p>", frame="<nav>x</nav>")):
         assert page_update(old, new) == {"reload": True}, new  # more than <main> changed
