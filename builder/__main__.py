@@ -104,7 +104,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     _jobs(site)
     _dask(site)
-    site.add_argument("--force", action="store_true", help="re-record every lesson")
+    site.add_argument(
+        "--force",
+        action="store_true",
+        help="re-record every lesson (with --no-execute: read every input again, trusting no "
+        "file metadata)",
+    )
     _since(site)
     record = _command(commands, "record", _record, "re-execute what is not fresh")
     _jobs(record)
@@ -139,8 +144,13 @@ def _parser() -> argparse.ArgumentParser:
     render = _command(commands, "render", _site, "render site/ from recordings only")
     _jobs(render, sandbox=False)
     _since(render)
+    render.add_argument(
+        "--force",
+        action="store_true",
+        help="read every input again, trusting no file metadata (the last build's index)",
+    )
     # What `site` asks that `render` never does: the same function runs both.
-    render.set_defaults(no_execute=True, force=False, dask=None, sandbox=False)
+    render.set_defaults(no_execute=True, dask=None, sandbox=False)
     serve = _command(
         commands, "serve", _serve, "serve site/ locally; rebuild and reload the browser on change"
     )

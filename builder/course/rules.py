@@ -12,6 +12,7 @@ import re
 import stat
 import unicodedata
 from array import array
+from collections.abc import Mapping
 from datetime import datetime
 from itertools import accumulate
 from pathlib import Path
@@ -126,8 +127,9 @@ def inputs_path(recordings: Path, lesson_id: str) -> Path:
     return recordings / INPUTS_DIR / f"{lesson_id}.json"
 
 
-def read_inputs(recordings: Path) -> dict[str, Any]:
-    """What each recording's sidecar remembers (its inputs and run time), by lesson id.
+def read_inputs(recordings: Path, kept: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """What each recording's sidecar remembers (its inputs and run time), by lesson id;
+    those in `kept` (read before, unchanged since: builder.build.index) are not read.
 
     One file per lesson, so that shards of a record (`--shard K/N`) never rewrite a file
     that another shard writes too: merging them is copying files. It only sharpens
@@ -136,7 +138,8 @@ def read_inputs(recordings: Path) -> dict[str, Any]:
     """
     folder = recordings / INPUTS_DIR
     paths = [] if folder.is_symlink() else sorted(folder.glob("*.json"))
-    found = {path.stem: _sidecar(path) for path in paths}
+    kept = kept or {}
+    found = {path.stem: kept.get(path.stem) or _sidecar(path) for path in paths}
     return {lesson: data for lesson, data in found.items() if data is not None}
 
 
