@@ -15,6 +15,7 @@ import pytest
 from bench.generate import generate, write_recordings
 from builder.build import index
 from builder.build.make import MIN_PER_WORKER
+from builder.build.manifest import Manifest
 from builder.build.pipeline import build
 from builder.core import observe
 from builder.core.observe import Paths
@@ -101,6 +102,9 @@ def test_after_each_edit_the_site_equals_a_build_from_nothing(
     EDITS[edit](paths)
     render(paths)
     assert_like_a_clean_build(paths, tmp_path)
+    manifest = Manifest.load(Store(paths.cache))
+    assert manifest is not None
+    assert manifest.site == observe.snapshot([paths.out]), "the site as the manifest says"
 
 
 def test_an_edit_that_keeps_size_and_mtime_is_seen(paths: Paths, tmp_path: Path) -> None:
