@@ -43,7 +43,11 @@ EDITOR_FILE = re.compile(r"\.#.*|#.*#|.*~|\..*\.sw[a-p]|4913")
 
 
 def editor_file(name: str) -> bool:
-    """Whether a file name is an editor's lock, swap or backup file."""
+    """Whether a file name is an editor's lock, swap or backup file (each begins with . or
+    #, or ends with ~, or is 4913: the pattern only for those, as the walk asks of every
+    file)."""
+    if name[:1] not in (".", "#") and name[-1:] != "~" and name != "4913":
+        return False
     return EDITOR_FILE.fullmatch(name) is not None
 
 
