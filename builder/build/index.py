@@ -61,26 +61,40 @@ class Index:
         if not isinstance(found, tuple) or len(found) != 3 or found[0] != salt:
             return cls(salt, 0, {})
         entries: dict[str, Entry] = {}
-        for part in found[2]:
-            some, digests = pickle.loads(part)
+        try:
+            parts = [pickle.loads(part) for part in found[2]]
+        except Exception:  # damaged: nothing in the store can fail a build
+            return cls(salt, 0, {})
+        for some, digests in parts:
             entries.update(some)
             memo.digests.seed(digests)
         return cls(salt, found[1], entries, found[2])
 
-    def kept(self, now: Observed, table: str, changed: Iterable[str] = ()) -> dict[str, Any]:
-        """The lessons (by folder name), statuses or sidecars (by lesson id) whose files are
-        as they were and not racy, but for the lessons in `changed` (recorded by this build)."""
-        since, skip = self.taken_ns - RACY_NS, set(changed)
-        found = {}
-        for name, (read, lesson, status, sidecar) in self.entries.items():
-            value, files = {
-                "lessons": (lesson, read[:-2]),
-                "statuses": (status, read),
-                "sidecars": (sidecar, read[-1:]),
-            }[table]
-            if value is not None and name not in skip and _unchanged(files, now.inputs, since):
-                found[name] = value
-        return found
+    def lessons(self, now: Observed) -> dict[str, Lesson]:
+        """The lessons (by folder name) whose files are as they were, and not racy."""
+        return self._kept(now, 1, slice(None, -2))
+
+    def statuses(self, now: Observed) -> dict[str, LessonStatus]:
+        """The statuses (by lesson id) whose lesson, recording and sidecar are as they were."""
+        return self._kept(now, 2, slice(None))
+
+    def sidecars(self, now: Observed, recorded: Iterable[str] = ()) -> dict[str, Any]:
+        """The sidecars (by lesson id) as they were, but for the lessons `recorded` now."""
+        return self._kept(now, 3, slice(-1, None), frozenset(recorded))
+
+    def _kept(
+        self, now: Observed, value: int, files: slice, skip: frozenset[str] = frozenset()
+    ) -> dict[str, Any]:
+        """Each entry's `value`-th item, where it has one and the `files` it was read from
+        are as they were and older than this index's observation (git's racy rule)."""
+        since = self.taken_ns - RACY_NS
+        return {
+            name: entry[value]
+            for name, entry in self.entries.items()
+            if entry[value] is not None
+            and name not in skip
+            and _unchanged(entry[0][files], now.inputs, since)
+        }
 
     def stored(self) -> tuple[str, int, tuple[bytes, ...]]:
         return (self.salt, self.taken_ns, self.parts)

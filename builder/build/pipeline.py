@@ -70,16 +70,14 @@ def build(
         versions = installed_versions(now.environment, last)
         memo = Memo(store, code_digest(versions))
         index = Index.load(store, memo, versions, force)  # what the last build read
-        course = load_course(paths.content, memo, index.kept(now, "lessons"))
-        statuses = course_status(
-            course, paths.recordings, versions, memo, index.kept(now, "statuses")
-        )
+        course = load_course(paths.content, memo, index.lessons(now))
+        statuses = course_status(course, paths.recordings, versions, memo, index.statuses(now))
         executed = (
             _record(course, statuses, paths, jobs, force, runner, log, dask) if execute else ()
         )
         if executed:  # read again: what recording wrote
             statuses = course_status(course, paths.recordings, versions, memo)
-        sidecars = read_inputs(paths.recordings, index.kept(now, "sidecars", executed))
+        sidecars = read_inputs(paths.recordings, index.sidecars(now, executed))
         kept = Kept.since(last, paths.out, now)
         changes = _changes(paths, since)
         site = make_site(course, statuses, sidecars, memo, kept, jobs, changes)

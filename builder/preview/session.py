@@ -119,8 +119,8 @@ class Session:
         index = self.index = Index.load(self.store, self.memo, self.versions, force=False)
         kept = Kept.since(last, self.paths.out, now)
         self.on_disk = {n: last.files[n] for n in kept.intact if n in last.files} if last else {}
-        unchanged = (index.kept(now, "lessons"), index.kept(now, "statuses"))
-        return self._build(kept, *unchanged, index.kept(now, "sidecars"))
+        unchanged = (index.lessons(now), index.statuses(now))
+        return self._build(kept, *unchanged, index.sidecars(now))
 
     def refresh(self, changed: Changed) -> list[str]:
         """Build again after `changed`; the names of the site files that changed."""
