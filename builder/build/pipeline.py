@@ -1,7 +1,9 @@
-"""The build, as a table of contents: observe, load, status, record, render, write.
+"""The build, as a table of contents: observe, index, load, status, record, render, write.
 
     observe   the inputs' and the site's file metadata: unchanged since the last good
               build -> done (the no-op)
+    index     what the last build read (builder.build.index): the lessons, statuses and
+              sidecars whose files' metadata is unchanged are taken from it, not read
     load      content/ -> Course (validated, frozen)
     status    Course + recordings/ -> one LessonStatus per lesson
     record    each lesson not fresh runs in its own process -> recordings/ (then status again)

@@ -137,7 +137,7 @@ def read_inputs(recordings: Path, kept: Mapping[str, Any] | None = None) -> dict
     matters, so a damaged one is ignored rather than fatal.
     """
     folder = recordings / INPUTS_DIR
-    paths = [] if folder.is_symlink() else sorted(folder.glob("*.json"))
+    paths = [] if folder.is_symlink() else sorted(folder.glob("*.json"), key=str)
     kept = kept or {}
     found = {path.stem: kept.get(path.stem) or _sidecar(path) for path in paths}
     return {lesson: data for lesson, data in found.items() if data is not None}

@@ -93,7 +93,7 @@ def course_status(
         for x in course.lessons
     ]
     ids = {lesson.id for lesson in course.lessons}
-    for path in sorted(recordings.glob("*.json")):
+    for path in sorted(recordings.glob("*.json"), key=str):
         if path.stem not in ids and not path.name.startswith("_") and not editor_file(path.name):
             statuses.append(LessonStatus(path.stem, State.ORPHAN, "no lesson has this id", path))
     return statuses
