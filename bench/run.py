@@ -98,10 +98,14 @@ class Scale:
         for _ in range(runs):
             if before:
                 before()
-            result = run(command, self.root, {**os.environ, "PYTHONPATH": str(ROOT)})
+            result = run(command, self.root, self.env())
             if result.code != expect:
                 sys.exit(f"{name}: exit {result.code}, expected {expect}\n{result.stderr}")
             self.results.setdefault(name, []).append(result)
+
+    def env(self) -> dict[str, str]:
+        """This checkout's builder, not the one the venv's .pth names (/work/main's, say)."""
+        return {**os.environ, "PYTHONPATH": str(ROOT)}
 
     def median(self, name: str) -> float:
         if name not in self.results:  # not measured at this scale (--huge)
@@ -148,9 +152,9 @@ def bench_scale(count: int, runs: int, work: Path, measures: tuple[str, ...] = A
     if "cold" in measures:
         scale.measure("cold", site, empty, runs=runs)
     else:
-        run(site, root)
+        run(site, root, scale.env())
     time.sleep(2)  # inputs written within 2 s of a build are racy (read again): settle
-    run(site, root)
+    run(site, root, scale.env())
     if "no-op" in measures:
         scale.measure("no-op", site, runs=runs)
     lesson = root / "content" / "lessons" / lesson_id(count // 2) / "lesson.md"
