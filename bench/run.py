@@ -3,6 +3,7 @@
     python bench/run.py            # 100 and 1,000 lessons, 3 runs each, plus execution
     python bench/run.py --quick    # 100 lessons, 1 run, one real example: a smoke test
     python bench/run.py --big      # also 5,000 lessons
+    python bench/run.py --huge     # 1,000, then 5,000 (prose edit) and 10,000 lessons, as ratios
     python bench/run.py --scales 1000 --runs 5 --no-exec
 
 Every figure is the median wall time of a `python -m builder ...` subprocess, interpreter
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import math
 import os
 import re
 import shutil
@@ -96,15 +98,23 @@ class Scale:
         for _ in range(runs):
             if before:
                 before()
-            result = run(command, self.root, {**os.environ, "PYTHONPATH": str(ROOT)})
+            result = run(command, self.root, self.env())
             if result.code != expect:
                 sys.exit(f"{name}: exit {result.code}, expected {expect}\n{result.stderr}")
             self.results.setdefault(name, []).append(result)
 
+    def env(self) -> dict[str, str]:
+        """This checkout's builder, not the one the venv's .pth names (/work/main's, say)."""
+        return {**os.environ, "PYTHONPATH": str(ROOT)}
+
     def median(self, name: str) -> float:
+        if name not in self.results:  # not measured at this scale (--huge)
+            return math.nan
         return statistics.median(r.seconds for r in self.results[name])
 
     def written(self, name: str) -> int:
+        if name not in self.results:
+            return -1
         match = re.search(r"\((\d+) written", self.results[name][-1].stderr)
         return int(match[1]) if match else -1
 
@@ -112,7 +122,12 @@ class Scale:
         return max(r.peak_mb for runs in self.results.values() for r in runs)
 
 
-def bench_scale(count: int, runs: int, work: Path) -> Scale:
+ALL = ("cold", "no-op", "prose edit", "check", "example edit", "cold after clean")
+HUGE = {5000: ("prose edit",), 10000: ("cold", "no-op", "prose edit", "check")}
+
+
+def bench_scale(count: int, runs: int, work: Path, measures: tuple[str, ...] = ALL) -> Scale:
+    """The figures `measures` names (and the baseline) at `count` lessons."""
     root = work / f"course-{count}"
     shutil.rmtree(root, ignore_errors=True)
     print(f"\n== {count} lessons: generating...", file=sys.stderr, flush=True)
@@ -130,13 +145,18 @@ def bench_scale(count: int, runs: int, work: Path) -> Scale:
                 (root / name).rename(trash / f"{count}-{name}-{next(moved)}")
 
     moved = itertools.count()
-    scale.measure(
-        "baseline", [PY, str(ROOT / "bench/baseline.py"), "content", "baseline"], empty, runs=runs
-    )
+    if measures == ALL:  # --huge's larger scales are compared with 1,000 lessons instead
+        baseline = [PY, str(ROOT / "bench/baseline.py"), "content", "baseline"]
+        scale.measure("baseline", baseline, empty, runs=runs)
     print("   cold...", file=sys.stderr, flush=True)
-    scale.measure("cold", site, empty, runs=runs)
-    run(site, root)  # settle: the stamp ignores inputs written within 2 s of a build
-    scale.measure("no-op", site, runs=runs)
+    if "cold" in measures:
+        scale.measure("cold", site, empty, runs=runs)
+    else:
+        run(site, root, scale.env())
+    time.sleep(2)  # inputs written within 2 s of a build are racy (read again): settle
+    run(site, root, scale.env())
+    if "no-op" in measures:
+        scale.measure("no-op", site, runs=runs)
     lesson = root / "content" / "lessons" / lesson_id(count // 2) / "lesson.md"
     prose = lesson.read_text()
     edits = iter(range(1000))
@@ -144,7 +164,10 @@ def bench_scale(count: int, runs: int, work: Path) -> Scale:
         "prose edit", site, lambda: lesson.write_text(prose + f"\nEdit {next(edits)}.\n"), runs=runs
     )
     lesson.write_text(prose)
-    scale.measure("check", scale.builder("check"), runs=runs)
+    if "check" in measures:
+        scale.measure("check", scale.builder("check"), runs=runs)
+    if "example edit" not in measures:
+        return scale
     example = lesson.parent / "example.py"
     source = example.read_text()
     scale.measure(
@@ -157,7 +180,8 @@ def bench_scale(count: int, runs: int, work: Path) -> Scale:
     example.write_text(source)
     page = root / "site" / "l" / f"s{lesson_id(0)}" / "index.html"
     scale.page_kib = page.stat().st_size / 1024
-    after_clean(scale, site, runs)
+    if "cold after clean" in measures:
+        after_clean(scale, site, runs)
     return scale
 
 
@@ -203,6 +227,23 @@ def report_scales(scales: list[Scale]) -> None:
             f"by an example edit: {scale.written('example edit')}"
             + (f"; growth vs {base.count}: {grow}" if scale is not base else "")
         )
+
+
+def report_huge(scales: list[Scale]) -> None:
+    """Each larger scale's figures beside the 1,000-lesson ones, as ratios."""
+    base = next((s for s in scales if s.count == 1000), None)
+    if base is None:
+        return
+    print("\nGrowth against 1,000 lessons (median wall seconds; ratio to the 1,000 figure)")
+    print("| lessons | cold | no-op | prose edit | check | peak MB |\n|---|---|---|---|---|---|")
+    for scale in scales:
+        cells = [
+            f"{scale.median(n):.2f} ({scale.median(n) / base.median(n):.2f}x)"
+            if n in scale.results
+            else ""
+            for n in ("cold", "no-op", "prose edit", "check")
+        ]
+        print(f"| {scale.count} | " + " | ".join(cells) + f" | {scale.peak():.0f} |")
 
 
 def bench_harness(lessons: tuple[str, ...], runs: int) -> None:
@@ -277,12 +318,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="100 lessons, 1 run, 1 example")
     parser.add_argument("--big", action="store_true", help="also 5,000 lessons")
+    parser.add_argument(
+        "--huge",
+        action="store_true",
+        help="1,000 lessons, then 5,000 (prose edit) and 10,000 (cold, no-op, prose edit, "
+        "check, memory), as ratios to the 1,000 figures",
+    )
     parser.add_argument("--scales", help="comma-separated lesson counts, e.g. 100,1000")
     parser.add_argument("--runs", type=int, help="runs per figure (median)")
     parser.add_argument("--no-exec", action="store_true", help="skip harness and -j figures")
     parser.add_argument("--work", type=Path, help="scratch folder (default: a temp folder)")
     args = parser.parse_args()
     scales = [100] if args.quick else [100, 1000] + ([5000] if args.big else [])
+    if args.huge:
+        scales = [1000, 5000, 10000]
     if args.scales:
         scales = [int(x) for x in args.scales.split(",")]
     runs = args.runs or (1 if args.quick else 3)
@@ -292,8 +341,10 @@ def main() -> None:
         for count in scales:
             if measured:  # out of the shadow of the last scale's deletions (after_clean)
                 time.sleep(RECENTLY_DELETED_S)
-            measured.append(bench_scale(count, runs, work))
+            measures = HUGE.get(count, ALL) if args.huge else ALL
+            measured.append(bench_scale(count, runs, work, measures))
         report_scales(measured)
+        report_huge(measured)
         if not args.no_exec:
             bench_harness(HARNESS_LESSONS[:1] if args.quick else HARNESS_LESSONS, runs)
             bench_jobs(JOBS_LESSONS[:2] if args.quick else JOBS_LESSONS, work, runs)

@@ -145,7 +145,7 @@ def _site(args: argparse.Namespace) -> int:
 
 def _render(args: argparse.Namespace) -> int:
     """render site/ from recordings only"""
-    return _build(args, False, False, None, None)
+    return _build(args, False, args.force, None, None)
 
 
 def _build(
@@ -290,7 +290,15 @@ OPTIONS: MappingProxyType[str, Option] = MappingProxyType(
             "--no-execute",
             "never run examples: render from recordings only; pages that are not fresh say so",
         ),
-        "force": _switch("--force", "re-record every lesson"),
+        "force": _switch(
+            "--force",
+            "re-record every lesson (with --no-execute: read every input again, trusting no "
+            "file metadata)",
+        ),
+        "record-force": _switch("--force", "re-record every lesson"),
+        "reread": _switch(
+            "--force", "read every input again, trusting no file metadata (the last build's index)"
+        ),
         "sandbox": _switch(
             "--sandbox",
             "run each example in a bubblewrap sandbox: only the system, the Python and the "
@@ -362,7 +370,7 @@ OPTIONS: MappingProxyType[str, Option] = MappingProxyType(
 # (name, the function that runs it, whose docstring says what it does, its options)
 COMMANDS: tuple[tuple[str, Callable[[argparse.Namespace], int], tuple[str, ...]], ...] = (
     ("site", _site, (*FOLDERS, "no-execute", "sandbox", "jobs", "dask", "force", "since")),
-    ("record", _record, (*FOLDERS, "sandbox", "jobs", "dask", "shard", "force", "lessons")),
+    ("record", _record, (*FOLDERS, "sandbox", "jobs", "dask", "shard", "record-force", "lessons")),
     ("check", _check, (*FOLDERS, "check-format", "json")),
     ("diff", _diff, ("base", "head", "format", "content", "recordings", "no-pages")),
     (
@@ -370,7 +378,7 @@ COMMANDS: tuple[tuple[str, Callable[[argparse.Namespace], int], tuple[str, ...]]
         _rehearse,
         ("lock", "content", "recordings", "cache", "rehearsal", "format", "report", "jobs"),
     ),
-    ("render", _render, (*FOLDERS, "jobs", "since")),
+    ("render", _render, (*FOLDERS, "jobs", "since", "reread")),
     ("serve", _serve, (*FOLDERS, "port", "no-execute", "jobs")),
     ("validate", _validate, ("files",)),
     ("schema", _schema, ("schema-out", "dir")),

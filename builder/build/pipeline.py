@@ -1,7 +1,9 @@
-"""The build, as a table of contents: observe, load, status, record, render, write.
+"""The build, as a table of contents: observe, index, load, status, record, render, write.
 
     observe   the inputs' and the site's file metadata: unchanged since the last good
               build -> done (the no-op)
+    index     what the last build read (builder.build.index): the lessons, statuses and
+              sidecars whose files' metadata is unchanged are taken from it, not read
     load      content/ -> Course (validated, frozen)
     status    Course + recordings/ -> one LessonStatus per lesson
     record    each lesson not fresh runs in its own process -> recordings/ (then status again)
@@ -65,23 +67,38 @@ def build(
         last = Manifest.load(store)
         if last is not None and last.unchanged(now) and not force:
             return BuildResult((), 0, 0, len(last.files))
-        from ..run.batch import record_stale
-        from .stages import Kept, course_status, load_course, make_site, publish  # not a no-op
+        from .stages import Index, Kept, course_status, load_course, make_site, publish, read_inputs
 
         versions = installed_versions(now.environment, last)
         memo = Memo(store, code_digest(versions))
-        course = load_course(paths.content, memo)
-        statuses = course_status(course, paths.recordings, versions, memo)
-        executed = (
-            record_stale(course, statuses, paths, jobs, force, runner, dask=dask) if execute else ()
-        )
-        if executed:
+        index = Index.load(store, memo, versions, force)  # what the last build read
+        course = load_course(paths.content, memo, index.lessons(now))
+        statuses = course_status(course, paths.recordings, versions, memo, index.statuses(now))
+        executed = _record(course, statuses, paths, jobs, force, runner, dask) if execute else ()
+        if executed:  # read again: what recording wrote
             statuses = course_status(course, paths.recordings, versions, memo)
+        sidecars = read_inputs(paths.recordings, index.sidecars(now, executed))
         kept = Kept.since(last, paths.out, now)
         changes = _changes(paths, since)
-        site = make_site(course, statuses, paths.recordings, memo, kept, jobs, changes)
-        written = publish(store, paths, site, site.files(), now, versions)
+        site = make_site(course, statuses, sidecars, memo, kept, jobs, changes)
+        read = Index.of(index, now, memo, course, statuses, sidecars)
+        written = publish(store, paths, site, site.files(), now, versions, read)
     return BuildResult(executed or (), written.written, written.removed, written.total)
+
+
+def _record(
+    course: Course,
+    statuses: list[LessonStatus],
+    paths: Paths,
+    jobs: int,
+    force: bool,
+    runner: Runner | None,
+    dask: str | None,
+) -> tuple[str, ...]:
+    """Record what is not fresh (builder.run.batch, imported only when a build records)."""
+    from ..run.batch import record_stale
+
+    return record_stale(course, statuses, paths, jobs, force, runner, dask=dask)
 
 
 def settings(execute: bool, since: str) -> tuple[str, ...]:

@@ -9,15 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..core import machine
 from ..core.artifact import Made, Trace
 from ..core.errors import raise_all
 from ..core.store import Memo
 from ..course.model import Course
-from ..course.rules import read_inputs, run_seconds
+from ..course.rules import run_seconds
 from ..course.status import LessonStatus
 from ..render import lessons as render
 from ..render import pages, search
@@ -52,29 +51,29 @@ class Site:
 def make_site(
     course: Course,
     statuses: list[LessonStatus],
-    recordings: Path,
+    sidecars: dict[str, Any],
     memo: Memo,
     kept: Kept,
     jobs: int,
     changes: CourseChanges | None = None,
 ) -> Site:
-    pages_only = make_pages(course, statuses, recordings, memo, kept, jobs, changes)
+    pages_only = make_pages(course, statuses, sidecars, memo, kept, jobs, changes)
     return with_search(pages_only, course, memo, kept, jobs)
 
 
 def make_pages(
     course: Course,
     statuses: list[LessonStatus],
-    recordings: Path,
+    sidecars: dict[str, Any],
     memo: Memo,
     kept: Kept,
     jobs: int,
     changes: CourseChanges | None = None,
 ) -> Site:
-    """The site without its search bundles: what the preview shows first."""
+    """The site without its search bundles: what the preview shows first. `sidecars`:
+    what each recording's sidecar says (builder.course.rules.read_inputs)."""
     assert memo.store is not None
     store, renderer = memo.store, render.Renderer(memo)
-    sidecars = read_inputs(recordings)
     machines = {lesson: machine.of(entry) for lesson, entry in sidecars.items()}
     artifacts = render.lesson_artifacts(course, statuses, renderer, machines)
     lessons = make(artifacts, store, kept, jobs)

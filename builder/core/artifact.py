@@ -9,7 +9,7 @@ import dataclasses
 import enum
 import hashlib
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import partial
 from operator import attrgetter
@@ -68,6 +68,16 @@ class Digests:
 
     def turn(self) -> None:
         self.last, self.now = self.now, {}
+
+    def known(self, values: Iterable[object]) -> tuple[tuple[object, bytes], ...]:
+        """The digests made of `values` (those made): what the build's index keeps with them."""
+        found = (self.now.get(id(value)) for value in values)
+        return tuple(pair for pair in found if pair is not None)
+
+    def seed(self, known: Iterable[tuple[object, bytes]]) -> None:
+        """Digests made by an earlier build of the same code, of the very objects it kept
+        (builder.build.index): not made again while those objects are in use."""
+        self.last.update((id(value), (value, made)) for value, made in known)
 
     def key(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> str:
         canonical = (self.salt, _function(fn), self.canonical(args))

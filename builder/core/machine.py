@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import platform
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,8 @@ FACTS = ("cpu", "cores", "os", "python", "jaxlib", "xla_flags")
 
 def facts(env: dict[str, str]) -> dict[str, Any]:
     """This machine, as a run with the environment `env` sees it."""
+    from importlib import metadata  # a recording's: a build that renders never loads it
+
     try:
         jaxlib = metadata.version("jaxlib")
     except metadata.PackageNotFoundError:

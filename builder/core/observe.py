@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import stat
 import sys
 import time
 from collections.abc import Iterable
@@ -43,7 +44,11 @@ EDITOR_FILE = re.compile(r"\.#.*|#.*#|.*~|\..*\.sw[a-p]|4913")
 
 
 def editor_file(name: str) -> bool:
-    """Whether a file name is an editor's lock, swap or backup file."""
+    """Whether a file name is an editor's lock, swap or backup file (each begins with . or
+    #, or ends with ~, or is 4913: the pattern only for those, as the walk asks of every
+    file)."""
+    if name[:1] not in (".", "#") and name[-1:] != "~" and name != "4913":
+        return False
     return EDITOR_FILE.fullmatch(name) is not None
 
 
@@ -87,6 +92,32 @@ def _meta(info: os.stat_result) -> tuple[int, ...]:
     """What says a file changed. ctime too, as git does: a write always sets it, and unlike
     mtime it cannot be set back (an edit of the same size with its mtime restored shows)."""
     return (info.st_mtime_ns, info.st_size, info.st_ino, info.st_ctime_ns)
+
+
+def restat(taken: Snapshot, root: Path, names: Iterable[str]) -> Snapshot:
+    """`taken` (a snapshot of `root`) with the metadata of `names` (files inside it, by
+    their name there) and of their folders as they are now: what `snapshot([root])` gives
+    when nothing else below `root` changed since `taken`, without walking all of it."""
+    files, top = dict(taken), str(root)
+    folders: set[str] = set()
+    for name in names:
+        *parts, leaf = name.split("/")
+        if editor_file(leaf) or "__pycache__" in parts:
+            continue
+        path = os.path.join(top, *parts, leaf)
+        try:
+            files[path] = _meta(os.lstat(path))
+        except FileNotFoundError:
+            files.pop(path, None)
+        folders.update(os.path.join(top, *parts[:n]) for n in range(1, len(parts) + 1))
+    for folder in (top, *folders):
+        try:  # the root is walked through a link; a link below it is listed as a file
+            info = os.stat(folder) if folder == top else os.lstat(folder)
+        except FileNotFoundError:
+            files.pop(folder, None)
+            continue
+        files[folder] = (-1,) if stat.S_ISDIR(info.st_mode) else _meta(info)
+    return files
 
 
 def environment_files() -> list[Path]:

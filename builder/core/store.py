@@ -33,7 +33,8 @@ from .artifact import Digests
 T = TypeVar("T")
 
 FILE = "store.sqlite"
-MANIFEST = "manifest"  # the one row of the manifest table
+MANIFEST = "manifest"  # the manifest table's rows: the last good build's manifest,
+INDEX = "index"  # and what it read, by file metadata (builder.build.index)
 LAYOUT = (
     "CREATE TABLE IF NOT EXISTS artifacts (key TEXT PRIMARY KEY, data BLOB)",
     "CREATE TABLE IF NOT EXISTS manifest (id TEXT PRIMARY KEY, data BLOB)",
@@ -70,6 +71,12 @@ class Memo:
         if self.store is None:
             return make()
         return self.store.value(self.key(kind, *parts), make)
+
+    def keep(self, kind: str, *parts: str | bytes) -> None:
+        """Keep in the store what a call with these parts stored, without reading it: its
+        value was taken from elsewhere (the build's index), as a read would have taken it."""
+        if self.store is not None:
+            self.store.used.add(self.key(kind, *parts))
 
 
 class Store:
@@ -129,18 +136,20 @@ class Store:
         self.put(key, pickle.dumps(made, protocol=5))
         return made
 
-    def manifest(self) -> Any:
-        """The last good build's manifest (unpickled), or None."""
+    def manifest(self, row_id: str = MANIFEST) -> Any:
+        """The last good build's manifest (or its INDEX), unpickled, or None."""
         try:
-            row = self._connection().execute("SELECT data FROM manifest WHERE id = ?", (MANIFEST,))
+            row = self._connection().execute("SELECT data FROM manifest WHERE id = ?", (row_id,))
             found = _unsealed(row.fetchone()[0])
             return pickle.loads(found) if found is not None else None
         except Exception:  # missing, damaged, or from another version of the builder
             return None
 
-    def commit(self, manifest: Any = None, keep: Iterable[str] | None = None) -> None:
-        """Write what this build added; with `manifest`, make it the last good build's and,
-        with `keep`, delete every entry it does not reference."""
+    def commit(
+        self, manifest: Any = None, keep: Iterable[str] | None = None, index: Any = None
+    ) -> None:
+        """Write what this build added; with `manifest` (and its `index`), make it the last
+        good build's and, with `keep`, delete every entry it does not reference."""
 
         pending = list(self.pending.items())  # threads may add more meanwhile (builder.build.make)
 
@@ -150,6 +159,10 @@ class Store:
             if manifest is not None:
                 data = _sealed(pickle.dumps(manifest, protocol=5))
                 db.execute("INSERT OR REPLACE INTO manifest VALUES (?, ?)", (MANIFEST, data))
+                db.execute("DELETE FROM manifest WHERE id = ?", (INDEX,))  # a stale one misleads
+            if index is not None:
+                data = _sealed(pickle.dumps(index, protocol=5))
+                db.execute("INSERT OR REPLACE INTO manifest VALUES (?, ?)", (INDEX, data))
             if keep is not None:
                 stored = {row[0] for row in db.execute("SELECT key FROM artifacts")}
                 stale = stored - set(keep)

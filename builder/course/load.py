@@ -53,7 +53,7 @@ def load_course(
     lessons = [
         x
         for folder in folders
-        if (x := kept.get(folder.name) or _collect(errors, _load_lesson, folder, memo))
+        if (x := _kept(kept.get(folder.name), memo) or _collect(errors, _load_lesson, folder, memo))
     ]
     glossary = _collect(errors, _load_glossary, root / "glossary.yml", memo) or ()
     if meta is not None:
@@ -65,6 +65,13 @@ def load_course(
     order = {arc.id: index for index, arc in enumerate(meta.arcs)}
     lessons.sort(key=lambda x: (order[x.meta.arc], x.meta.order, x.id))
     return Course(root=root, meta=meta, lessons=tuple(lessons), glossary=tuple(glossary))
+
+
+def _kept(lesson: Lesson | None, memo: Memo) -> Lesson | None:
+    """A lesson loaded before, its validated front matter kept in the store as a read keeps it."""
+    if lesson is not None:
+        memo.keep("front matter", lesson.front)
+    return lesson
 
 
 def _collect(errors: list[BuildError], load: Any, *args: Any) -> Any:

@@ -9,6 +9,7 @@ import json
 import math
 import re
 import unicodedata
+from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -120,8 +121,9 @@ def inputs_path(recordings: Path, lesson_id: str) -> Path:
     return recordings / INPUTS_DIR / f"{lesson_id}.json"
 
 
-def read_inputs(recordings: Path) -> dict[str, Any]:
-    """What each recording's sidecar remembers (its inputs and run time), by lesson id.
+def read_inputs(recordings: Path, kept: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """What each recording's sidecar remembers (its inputs and run time), by lesson id;
+    those in `kept` (read before, unchanged since: builder.build.index) are not read.
 
     One file per lesson, so that shards of a record (`--shard K/N`) never rewrite a file
     that another shard writes too: merging them is copying files. It only sharpens
@@ -129,8 +131,9 @@ def read_inputs(recordings: Path) -> dict[str, Any]:
     matters, so a damaged one is ignored rather than fatal.
     """
     folder = recordings / INPUTS_DIR
-    paths = [] if folder.is_symlink() else sorted(folder.glob("*.json"))
-    found = {path.stem: _sidecar(path) for path in paths}
+    paths = [] if folder.is_symlink() else sorted(folder.glob("*.json"), key=str)
+    kept = kept or {}
+    found = {path.stem: kept.get(path.stem) or _sidecar(path) for path in paths}
     return {lesson: data for lesson, data in found.items() if data is not None}
 
 

@@ -90,14 +90,21 @@ def course_status(
     renderer = fingerprint.renderer_hash()
     expected = expected_versions(versions)
     statuses = [
-        kept.get(x.id) or _lesson_status(x, recordings, renderer, expected, memo)
+        _kept(kept.get(x.id), memo) or _lesson_status(x, recordings, renderer, expected, memo)
         for x in course.lessons
     ]
     ids = {lesson.id for lesson in course.lessons}
-    for path in sorted(recordings.glob("*.json")):
+    for path in sorted(recordings.glob("*.json"), key=str):
         if path.stem not in ids and not path.name.startswith("_") and not editor_file(path.name):
             statuses.append(LessonStatus(path.stem, State.ORPHAN, "no lesson has this id", path))
     return statuses
+
+
+def _kept(status: LessonStatus | None, memo: Memo) -> LessonStatus | None:
+    """A status taken before, its validated recording kept in the store as a read keeps it."""
+    if status is not None and status.digest:
+        memo.keep("recording", status.digest)
+    return status
 
 
 def _lesson_status(

@@ -21,7 +21,9 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
+from ..build.index import Index, index_salt
 from ..build.make import Kept
 from ..build.manifest import Manifest, code_digest, installed_versions
 from ..build.pipeline import build_lock, observe, settings
@@ -32,7 +34,7 @@ from ..core.observe import TEMPLATES, Paths
 from ..core.store import Memo, Store
 from ..course.load import load_course
 from ..course.model import Course, Lesson
-from ..course.rules import INPUTS_DIR
+from ..course.rules import INPUTS_DIR, read_inputs
 from ..course.status import LessonStatus, course_status
 
 JOBS = 2  # forked workers only when many artifacts are missing (a template edit)
@@ -98,6 +100,8 @@ class Session:
         self.store = Store(paths.cache)
         self.course: Course | None = None
         self.statuses: list[LessonStatus] = []
+        self.sidecars: dict[str, Any] = {}  # what each recording's sidecar says
+        self.index = Index("", 0, {})  # what the last build (or settle) read, by file metadata
         self.pages = Site({})  # the last refresh: every page and chart, no search bundles
         self.bundles: dict[str, Made] = {}  # the search bundles of the last settle
         self.on_disk: dict[str, str] = {}  # what site/ holds: file -> artifact key
@@ -106,48 +110,59 @@ class Session:
         self.memo = Keys(self.store, "")
 
     def start(self) -> list[str]:
-        """The first build: all read, the pages the site folder holds taken from it."""
+        """The first build: what the last build's index holds and its files did not change
+        taken from it, the rest read; the pages the site folder holds taken from it."""
         self.read_ns = time.time_ns()
         now = observe(self.paths, ())
         last = Manifest.load(self.store)
         self.versions = installed_versions(now.environment, last)
         self.memo = Keys(self.store, code_digest(self.versions))
+        index = self.index = Index.load(self.store, self.memo, self.versions, force=False)
         kept = Kept.since(last, self.paths.out, now)
         self.on_disk = {n: last.files[n] for n in kept.intact if n in last.files} if last else {}
-        return self._build(Changed(everything=True), kept)
+        unchanged = (index.lessons(now), index.statuses(now))
+        return self._build(kept, *unchanged, index.sidecars(now))
 
     def refresh(self, changed: Changed) -> list[str]:
         """Build again after `changed`; the names of the site files that changed."""
         self.read_ns = time.time_ns()
         if changed.templates:
             self.memo = Keys(self.store, code_digest(self.versions))
-        return self._build(changed, Kept(None, self.paths.out, frozenset(), self._held()))
+        kept = Kept(None, self.paths.out, frozenset(), self._held())
+        return self._build(kept, *self._unchanged(changed))
 
-    def _build(self, changed: Changed, kept: Kept) -> list[str]:
+    def _build(
+        self,
+        kept: Kept,
+        lessons: dict[str, Lesson],
+        unchanged: dict[str, LessonStatus],
+        sidecars: dict[str, Any],
+    ) -> list[str]:
+        """`lessons`, statuses and sidecars read before (by folder name, by lesson id) are
+        not read again."""
         paths, memo = self.paths, self.memo
         memo.turn()
-        lessons = self._unchanged_lessons(changed)
         course = load_course(paths.content, memo, lessons)
-        statuses = course_status(
-            course, paths.recordings, self.versions, memo, self._unchanged(changed, lessons)
-        )
-        pages = make_pages(course, statuses, paths.recordings, memo, kept, JOBS)
+        statuses = course_status(course, paths.recordings, self.versions, memo, unchanged)
+        sidecars = read_inputs(paths.recordings, sidecars)
+        pages = make_pages(course, statuses, sidecars, memo, kept, JOBS)
         before, self.pages = self.pages.names(), _filled(pages, paths.out)
-        self.course, self.statuses = course, statuses
+        self.course, self.statuses, self.sidecars = course, statuses, sidecars
         after = self.pages.names()
         return sorted(n for n in {*before, *after} if before.get(n) != after.get(n))
 
-    def _unchanged_lessons(self, changed: Changed) -> dict[str, Lesson]:
+    def _unchanged(
+        self, changed: Changed
+    ) -> tuple[dict[str, Lesson], dict[str, LessonStatus], dict[str, Any]]:
+        """The lessons read before whose folders the events did not touch, their statuses
+        and sidecars when their recordings (and sidecars) did not change either."""
         if self.course is None or changed.everything:
-            return {}
-        lessons = self.course.lessons
-        return {x.folder.name: x for x in lessons if x.folder.name not in changed.lessons}
-
-    def _unchanged(self, changed: Changed, lessons: dict[str, Lesson]) -> dict[str, LessonStatus]:
-        """The statuses of lessons read before whose recordings (and sidecars) did not
-        change either."""
+            return {}, {}, {}
+        lessons = {x.folder.name: x for x in self.course.lessons}
+        lessons = {name: x for name, x in lessons.items() if name not in changed.lessons}
         kept = {x.id for x in lessons.values()} - changed.recordings
-        return {s.lesson_id: s for s in self.statuses if s.lesson_id in kept}
+        statuses = {s.lesson_id: s for s in self.statuses if s.lesson_id in kept}
+        return lessons, statuses, {i: v for i, v in self.sidecars.items() if i in kept}
 
     def _held(self) -> dict[str, Made]:
         return {**self.bundles, **self.pages.made}
@@ -171,7 +186,10 @@ class Session:
             # Taken after reading: an input edited since the refresh began is newer than
             # read_ns, so the next build does not trust it (the manifest's racy rule).
             now = replace(observe(self.paths, self.settings), taken_ns=self.read_ns)
-            publish(self.store, self.paths, site, files, now, self.versions)
+            salt = index_salt(self.memo, self.versions)
+            before = self.index if self.index.salt == salt else Index(salt, 0, {})
+            self.index = Index.of(before, now, self.memo, self.course, self.statuses, self.sidecars)
+            publish(self.store, self.paths, site, files, now, self.versions, self.index)
         self.on_disk = names
         return sorted(set(files) - set(self.pages.names()))
 

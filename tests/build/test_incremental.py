@@ -13,10 +13,14 @@ from pathlib import Path
 import pytest
 
 from bench.generate import generate, write_recordings
+from builder.build import index
 from builder.build.make import MIN_PER_WORKER
+from builder.build.manifest import Manifest
 from builder.build.pipeline import build
+from builder.core import observe
 from builder.core.observe import Paths
 from builder.core.store import Store
+from builder.course import files
 from tests.helpers import killed_at
 
 LESSON = "a01-002"
@@ -98,6 +102,9 @@ def test_after_each_edit_the_site_equals_a_build_from_nothing(
     EDITS[edit](paths)
     render(paths)
     assert_like_a_clean_build(paths, tmp_path)
+    manifest = Manifest.load(Store(paths.cache))
+    assert manifest is not None
+    assert manifest.site == observe.snapshot([paths.out]), "the site as the manifest says"
 
 
 def test_an_edit_that_keeps_size_and_mtime_is_seen(paths: Paths, tmp_path: Path) -> None:
@@ -138,6 +145,73 @@ def test_the_store_keeps_only_what_the_manifest_references(paths: Paths) -> None
     second = set(Store(paths.cache).keys())
     assert first - second, "the replaced page stays in the store"
     assert len(second) == len(first), "one page replaced by one page"
+
+
+def opened_inputs(monkeypatch: pytest.MonkeyPatch, paths: Paths) -> list[str]:
+    """The course's and the recordings' files a build opens from now on (every input is
+    opened by builder.course.files.open_input), relative to their folder's parent."""
+    opened: list[str] = []
+    open_input = files.open_input
+
+    def counted(path: Path | str, *args: object) -> int:
+        path = Path(path)
+        for root in (paths.content, paths.recordings):
+            if path.is_relative_to(root):
+                opened.append(path.relative_to(root.parent).as_posix())
+        return open_input(path, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(files, "open_input", counted)
+    return opened
+
+
+def test_a_prose_edit_reads_only_that_lessons_files(
+    paths: Paths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The build's index (builder.build.index): files whose metadata is unchanged are not
+    read. The lesson's status is taken again (its recording read: the status depends on the
+    lesson), and the course's two YAML files are read by every build that is not a no-op."""
+    monkeypatch.setattr(index, "RACY_NS", 0)  # no file here is racy unless a test makes it
+    render(paths)
+    append(lesson_md(paths), "\nA new sentence.\n")
+    opened = opened_inputs(monkeypatch, paths)
+    render(paths)
+    lesson = f"content/lessons/{LESSON}"
+    own = [f"{lesson}/lesson.md", f"{lesson}/example.py", f"recordings/{LESSON}.json"]
+    assert sorted(opened) == sorted(["content/course.yml", "content/glossary.yml", *own])
+    monkeypatch.undo()
+    assert_like_a_clean_build(paths, tmp_path)
+
+
+def test_a_racy_file_is_read_again_and_force_reads_everything(
+    paths: Paths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """git's racy case, on a file system whose ctime says nothing (as git's
+    core.trustctime=false): a same-size edit with its mtime set back. Changed within the
+    tick the last build observed it in, it is read again; changed later, it is the blind
+    spot (the build is a no-op) and `--force` reads it."""
+    monkeypatch.setattr(observe, "_meta", lambda i: (i.st_mtime_ns, i.st_size, i.st_ino, 0))
+    path = lesson_md(paths)
+
+    def same_size_edit(old: str, new: str) -> None:
+        before = path.stat()
+        path.write_text(path.read_text().replace(old, new, 1))
+        os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+
+    append(path, "\nWord: aaaa.\n")  # written now: racy for the next build's observation
+    render(paths)
+    same_size_edit("aaaa", "bbbb")
+    render(paths)
+    assert b"bbbb" in (paths.out / "l" / "sa01-002" / "index.html").read_bytes()
+    assert_like_a_clean_build(paths, tmp_path)
+
+    os.utime(path, ns=(0, time.time_ns() - 3 * observe.RACY_NS))  # long before any build
+    render(paths)
+    same_size_edit("bbbb", "cccc")
+    render(paths)
+    page = paths.out / "l" / "sa01-002" / "index.html"
+    assert b"bbbb" in page.read_bytes(), "the blind spot: metadata as it was, not racy"
+    build(paths, execute=False, jobs=2, force=True)
+    assert b"cccc" in page.read_bytes()
 
 
 def _killed_at(paths: Paths, write: int) -> bool:

@@ -1,0 +1,182 @@
+"""The build's index, as git keeps one: what the last good build read from each input file,
+by the file's metadata (mtime_ns, size, inode, ctime_ns) as observed before it read them.
+
+A lesson whose lesson.md, example.py and data files have the metadata they had is taken as
+it was loaded, not read again; so is its status, when its recording and sidecar have not
+changed either, and a sidecar. The racy-timestamp rule is git's: a file whose mtime or
+ctime is not older than the observation it was read after (by RACY_NS, for file systems
+with coarse clocks) could have changed within the same tick without its metadata showing
+it, so it is read again. The values are what load_course, course_status and read_inputs
+made of those files, and the digests the last build made of them (Digests.seed), so every
+key made from them is the key a read would give.
+
+Kept in the store's manifest table beside the manifest (builder.core.store INDEX), written
+with it by a good build and read only when a build is not a no-op; another builder, other
+packages or `--force` read everything. It is kept in PARTS by lesson id, each pickled on
+its own: a build pickles again only the parts whose entries it read again.
+
+The blind spot is git's: a change that leaves the size, the inode and both times as they
+were. `os.utime` sets the mtime back but never the ctime, and an edit within the tick in
+which the file was observed is racy, so it takes a clock set back, or a file system that
+does not keep these times; `render --force` (`site --force`) reads everything again.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import zlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..core.observe import RACY_NS, Observed, Snapshot
+from ..core.store import INDEX, Memo, Store, digest
+
+if TYPE_CHECKING:
+    from ..course.model import Course, Lesson
+    from ..course.status import LessonStatus
+
+PARTS = 64
+Read = tuple[tuple[str, tuple[int, ...] | None], ...]  # files, by their metadata then
+# A lesson's entry: what it was read from (its own files, then its recording and sidecar),
+# the Lesson, its status, its sidecar's contents (None: none was read).
+Entry = tuple[Read, "Lesson", "LessonStatus | None", Any]
+
+
+@dataclass(frozen=True)
+class Index:
+    salt: str  # the code digest and the versions recordings are checked against
+    taken_ns: int  # when the files were observed, before they were read
+    entries: dict[str, Entry]  # by lesson id, which is its folder's name
+    parts: tuple[bytes, ...] = field(default=(), repr=False)  # as stored, PARTS of them
+
+    @classmethod
+    def load(cls, store: Store, memo: Memo, versions: dict[str, str], force: bool) -> Index:
+        """The last build's index, its digests given to `memo`; an empty one when it was
+        made by other code, for other versions, or with `force`."""
+        salt = index_salt(memo, versions)
+        found = None if force else store.manifest(INDEX)
+        if not isinstance(found, tuple) or len(found) != 3 or found[0] != salt:
+            return cls(salt, 0, {})
+        entries: dict[str, Entry] = {}
+        try:
+            parts = [pickle.loads(part) for part in found[2]]
+        except Exception:  # damaged: nothing in the store can fail a build
+            return cls(salt, 0, {})
+        for some, digests in parts:
+            entries.update(some)
+            memo.digests.seed(digests)
+        return cls(salt, found[1], entries, found[2])
+
+    def lessons(self, now: Observed) -> dict[str, Lesson]:
+        """The lessons (by folder name) whose files are as they were, and not racy."""
+        return self._kept(now, 1, slice(None, -2))
+
+    def statuses(self, now: Observed) -> dict[str, LessonStatus]:
+        """The statuses (by lesson id) whose lesson, recording and sidecar are as they were."""
+        return self._kept(now, 2, slice(None))
+
+    def sidecars(self, now: Observed, recorded: Iterable[str] = ()) -> dict[str, Any]:
+        """The sidecars (by lesson id) as they were, but for the lessons `recorded` now."""
+        return self._kept(now, 3, slice(-1, None), frozenset(recorded))
+
+    def _kept(
+        self, now: Observed, value: int, files: slice, skip: frozenset[str] = frozenset()
+    ) -> dict[str, Any]:
+        """Each entry's `value`-th item, where it has one and the `files` it was read from
+        are as they were and older than this index's observation (git's racy rule)."""
+        since = self.taken_ns - RACY_NS
+        return {
+            name: entry[value]
+            for name, entry in self.entries.items()
+            if entry[value] is not None
+            and name not in skip
+            and _unchanged(entry[0][files], now.inputs, since)
+        }
+
+    def stored(self) -> tuple[str, int, tuple[bytes, ...]]:
+        return (self.salt, self.taken_ns, self.parts)
+
+    @classmethod
+    def of(
+        cls,
+        before: Index,
+        now: Observed,
+        memo: Memo,
+        course: Course,
+        statuses: list[LessonStatus],
+        sidecars: Mapping[str, Any],
+    ) -> Index:
+        """What this build read, by the metadata `now` observed before it read it; the parts
+        of `before` (the last build's) whose entries are the same kept as they were stored."""
+        by_id = {s.lesson_id: s for s in statuses}
+        entries: dict[str, Entry] = {}
+        for x in course.lessons:
+            status, sidecar, old = by_id.get(x.id), sidecars.get(x.id), before.entries.get(x.id)
+            if old is not None and old[1] is x and old[2] is status and old[3] is sidecar:
+                entries[x.id] = old  # all three kept: their files are as `old` says
+            else:
+                read = _meta(now, _files(x, status.path if status else None))
+                entries[x.id] = (read, x, status, sidecar)
+        parts: list[dict[str, Entry]] = [{} for _ in range(PARTS)]
+        for name, entry in entries.items():
+            parts[_part(name)][name] = entry
+        olds: list[dict[str, Entry]] = [{} for _ in range(PARTS)]
+        for name, entry in before.entries.items():
+            olds[_part(name)][name] = entry
+        stored = tuple(
+            before.parts[k] if before.parts and _same(olds[k], part) else _pickled(part, memo)
+            for k, part in enumerate(parts)
+        )
+        return cls(before.salt, now.taken_ns, entries, stored)
+
+
+def index_salt(memo: Memo, versions: dict[str, str]) -> str:
+    """What an index is valid for: the code (and packages) of `memo`'s keys, and the versions
+    recordings are checked against."""
+    from ..course.rules import expected_versions
+
+    return digest(memo.salt, repr(expected_versions(versions)))
+
+
+def _part(name: str) -> int:
+    return zlib.crc32(name.encode("utf-8", "surrogatepass")) % PARTS
+
+
+def _same(old: dict[str, Entry], new: dict[str, Entry]) -> bool:
+    """The same entries, the very same objects."""
+    return old.keys() == new.keys() and all(entry is old[name] for name, entry in new.items())
+
+
+def _pickled(part: dict[str, Entry], memo: Memo) -> bytes:
+    """A part, with the digests made of its lessons, statuses and panels."""
+    kept: list[object] = []
+    for _, lesson, status, _ in part.values():
+        kept += [lesson, status] if status else [lesson]
+        kept += status.recording.panels if status and status.recording else []
+    return pickle.dumps((part, memo.digests.known(kept)), protocol=5)
+
+
+def _files(lesson: Lesson, recording: Path | None) -> tuple[str, ...]:
+    """What a lesson is read from, then its recording and its sidecar (paths as the
+    snapshot names them)."""
+    from ..course.rules import EXAMPLE_FILE, INPUTS_DIR, LESSON_FILE
+
+    folder, recordings = str(lesson.folder), str(recording.parent if recording else "")
+    sidecar = os.path.join(recordings, INPUTS_DIR, f"{lesson.id}.json")
+    data = (os.path.join(folder, name) for name in (LESSON_FILE, EXAMPLE_FILE, *lesson.meta.data))
+    return (*data, str(recording), sidecar)
+
+
+def _meta(now: Observed, files: Iterable[str]) -> Read:
+    return tuple((name, now.inputs.get(name)) for name in files)
+
+
+def _unchanged(read: Read, inputs: Snapshot, since: int) -> bool:
+    """Every file as it was (or still absent), each older than `since` (git's racy rule)."""
+    for name, meta in read:
+        if inputs.get(name) != meta or (meta and max(meta[0], meta[3]) >= since):
+            return False
+    return True
