@@ -43,6 +43,7 @@ class PageEnv:
     revealing: bool = False  # inside a {{ reveal }}: the page closes it at its end
     searched: int = 0  # characters of recorded output its references searched (bounded.py)
     outputs: int = 0  # recorded-output blocks placed so far: each region gets its own name
+    values: int = 0  # inline values placed so far: each note gets its own id
     _shown: list[str] | None = None
 
     def shown_lines(self) -> list[str]:
@@ -269,6 +270,9 @@ BLOCKS = MappingProxyType(
 
 
 def value(page: PageEnv, args: Args, text: str) -> str:
+    """A recorded value in a sentence, and a note on where it came from: shown while the
+    value has the pointer or the focus (it is in the tab order, so a keyboard or a tap reaches
+    it), and read out as the value's description."""
     recording = page.recording
     if recording is None:
         return '<span class="not-recorded">[not recorded]</span>'
@@ -277,11 +281,26 @@ def value(page: PageEnv, args: Args, text: str) -> str:
         return f'<mark class="broken">{html.escape(page.errors[-1].problem)}</mark>'
     value, source = found
     shown = _format(value, args.get("fmt", [""])[0], page, text)
-    note = f"{provenance(recording)}; {source}"
+    page.values += 1
+    note = f"value-note-{page.values}"
+    exact = _exact(value)
+    recorded = f"Recorded value {html.escape(exact)}, from" if exact != shown else "From"
     return (
-        f'<data class="rv" value="{html.escape(str(value))}" title="{html.escape(note)}">'
-        f"{html.escape(shown)}</data>"
+        f'<span class="rv-mark"><data class="rv" value="{html.escape(str(value))}" tabindex="0" '
+        f'aria-describedby="{note}">{html.escape(shown)}</data>'
+        f'<span class="rv-note" role="tooltip" id="{note}" data-pagefind-ignore>'
+        f'{recorded} <span class="rv-source">{html.escape(source)}</span>. '
+        f'<span class="rv-by">{html.escape(provenance(recording))}</span></span></span>'
     )
+
+
+def _exact(value: float | str) -> str:
+    """The recorded value in full, as a reader compares it with a rounded one."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int) or float(value).is_integer():
+        return f"{int(value):,}"
+    return f"{value:,.6g}"
 
 
 def _lookup(
@@ -322,7 +341,8 @@ def _panel_value(
         return None
     series = panel.series[names.index(wanted)]
     value = series.y[labels.index(label)]
-    return value, f"panel {number} “{panel.title}”, {wanted}, {label} ({panel.ylabel})"
+    unit = f", in {panel.ylabel}" if panel.ylabel else ""
+    return value, f"panel {number} “{panel.title}”, {wanted}, {label}{unit}"
 
 
 def _nfc(name: str) -> str:
