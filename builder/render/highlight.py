@@ -47,9 +47,10 @@ def _formatter() -> Any:
 
 
 def stylesheet() -> str:
-    """The CSS of both themes' highlighting."""
+    """The CSS of both themes' highlighting; paper gets the light one whatever the screen's
+    theme (a printer leaves out backgrounds: the dark theme's pale text would be all there is)."""
     from pygments.formatters import HtmlFormatter
 
     light = HtmlFormatter(style="xcode").get_style_defs(".highlight")
     dark = HtmlFormatter(style="lightbulb").get_style_defs(":root[data-theme=dark] .highlight")
-    return f"{light}\n{dark}\n"
+    return f"{light}\n@media screen {{\n{dark}\n}}\n"

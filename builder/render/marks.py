@@ -45,6 +45,7 @@ class PageEnv:
     revealing: bool = False  # inside a {{ reveal }}: the page closes it at its end
     searched: int = 0  # characters of recorded output its references searched (bounded.py)
     outputs: int = 0  # recorded-output blocks placed so far: each region gets its own name
+    values: int = 0  # inline values placed so far: each note gets its own id
     _shown: list[str] | None = None
 
     def shown_lines(self) -> list[str]:
@@ -258,6 +259,9 @@ BLOCKS = MappingProxyType(
 
 
 def value(page: PageEnv, args: Args, text: str) -> str:
+    """A recorded value in a sentence, and a note on where it came from: shown while the
+    value has the pointer or the focus (it is in the tab order, so a keyboard or a tap reaches
+    it), and read out as the value's description."""
     recording = page.recording
     if recording is None:
         return Markup('<span class="not-recorded">[not recorded]</span>')
@@ -266,8 +270,20 @@ def value(page: PageEnv, args: Args, text: str) -> str:
         return broken(page.errors[-1].problem)
     value, source = found
     shown = _format(value, args.get("fmt", [""])[0], page, text)
-    note = f"{provenance(recording)}; {source}"
-    return Markup('<data class="rv" value="%s" title="%s">%s</data>') % (str(value), note, shown)
+    page.values += 1
+    exact = _exact(value)
+    recorded = f"Recorded value {exact}, from" if exact != shown else "From"
+    note = f"value-note-{page.values}"
+    return macro("recorded_value", str(value), shown, note, recorded, source, provenance(recording))
+
+
+def _exact(value: float | str) -> str:
+    """The recorded value in full, as a reader compares it with a rounded one."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int) or float(value).is_integer():
+        return f"{int(value):,}"
+    return f"{value:,.6g}"
 
 
 def _lookup(
@@ -308,7 +324,8 @@ def _panel_value(
         return None
     series = panel.series[names.index(wanted)]
     value = series.y[labels.index(label)]
-    return value, f"panel {number} “{panel.title}”, {wanted}, {label} ({panel.ylabel})"
+    unit = f", in {panel.ylabel}" if panel.ylabel else ""
+    return value, f"panel {number} “{panel.title}”, {wanted}, {label}{unit}"
 
 
 def _nfc(name: str) -> str:

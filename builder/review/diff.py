@@ -93,7 +93,8 @@ def _lesson_pages(
 
 _MARK = re.compile(
     r'<h[23] id="(?P<hid>[^"]*)"[^>]*>(?P<heading>.*?)</h[23]>'
-    r'|<data class="rv" value="[^"]*" title="[^"]*?; (?P<note>[^"]*)">(?P<value>.*?)</data>'
+    r'|<data class="rv" [^>]*>(?P<value>.*?)</data>'
+    r'<span class="rv-note"[^>]*>[^<]*<span class="rv-source">(?P<note>[^<]*)</span>'
     r'|<figure class="output"[^>]*>.*?<code>(?P<output>.*?)</code>'
     r'|<figure class="panel" id="panel-(?P<panel>\d+)"[^>]*>.*?(?P<table><table.*?</table>)'
     r'|<mark class="broken">(?P<broken>.*?)</mark>',

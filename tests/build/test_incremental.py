@@ -20,7 +20,7 @@ from builder.build.pipeline import build
 from builder.core import observe
 from builder.core.observe import Paths
 from builder.core.store import Store
-from builder.course import files
+from builder.course import files as course_files
 from tests.helpers import killed_at
 
 LESSON = "a01-002"
@@ -151,7 +151,7 @@ def opened_inputs(monkeypatch: pytest.MonkeyPatch, paths: Paths) -> list[str]:
     """The course's and the recordings' files a build opens from now on (every input is
     opened by builder.course.files.open_input), relative to their folder's parent."""
     opened: list[str] = []
-    open_input = files.open_input
+    open_input = course_files.open_input
 
     def counted(path: Path | str, *args: object) -> int:
         path = Path(path)
@@ -160,7 +160,7 @@ def opened_inputs(monkeypatch: pytest.MonkeyPatch, paths: Paths) -> list[str]:
                 opened.append(path.relative_to(root.parent).as_posix())
         return open_input(path, *args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(files, "open_input", counted)
+    monkeypatch.setattr(course_files, "open_input", counted)
     return opened
 
 

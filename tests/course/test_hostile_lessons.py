@@ -294,7 +294,9 @@ ELEMENTS = {
 }
 ATTRIBUTES = {
     *[
+        "action",  # the header's search form
         "alt",
+        "autocomplete",
         "charset",
         "class",
         "colspan",
@@ -318,6 +320,7 @@ ATTRIBUTES = {
         "role",
         "rowspan",
         "scope",
+        "spellcheck",
         "src",
         "srcset",
         "start",

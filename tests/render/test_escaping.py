@@ -5,6 +5,7 @@ module of the builder builds HTML by escaping strings into f-strings by hand."""
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import replace
 from html.parser import HTMLParser
 
@@ -134,7 +135,8 @@ def test_hostile_text_in_every_place_is_escaped_and_reads_back_as_given() -> Non
     assert 'Code, x"><script>alert(1)</script>' in page.attribute("pre", "aria-label")
     # a recorded value, its note, and a reference that failed
     assert HOSTILE in page.attribute("data", "value") and HOSTILE in page.text("data")
-    assert any(HOSTILE in title for title in page.attribute("data", "title"))
+    notes = re.findall(r'<span class="rv-note"[^>]*>(.*?)</span></span>', html)
+    assert notes and any(HOSTILE in Page(note).text("span") for note in notes)  # its source
     assert "label=\"<script>'&'\"" in page.text("mark")
     # the glossary card, the reveal's button, the heading's link, a Markdown link's title
     assert f"{WRITTEN}{HOSTILE} {HOSTILE}" in page.text("span")  # term, name, definition

@@ -96,9 +96,11 @@ def test_a_reference_to_nothing_fails_naming_file_and_line(
 def test_values_carry_their_provenance(course: Course, reference: Recording) -> None:
     html, _ = _render(course, reference, '{{ value panel=2 label="layer remat" }} bytes')
     assert (
-        '<data class="rv" value="256" title="Recorded CPU computation · jax 0.9.2 · 1 device · '
-        "2026-10-20; panel 2 “Compiler memory estimate”, compiler temporaries, layer remat "
-        '(estimated temporary bytes)">256</data> bytes'
+        '<data class="rv" value="256" tabindex="0" aria-describedby="value-note-1">256</data>'
+        '<span class="rv-note" role="tooltip" id="value-note-1" data-pagefind-ignore>From '
+        '<span class="rv-source">panel 2 “Compiler memory estimate”, compiler temporaries, '
+        'layer remat, in estimated temporary bytes</span>. <span class="rv-by">Recorded CPU '
+        "computation · jax 0.9.2 · 1 device · 2026-10-20</span></span></span> bytes"
     ) in html
 
 

@@ -277,8 +277,9 @@
       return search(query, function () { return ask !== asked; }).then(function (found) {
         if (ask !== asked) return;
         results = found;
-        say(counted(query, found.length));
-        return showMore();
+        return showMore().then(function () {  // the count once its results are on screen
+          if (ask === asked) say(counted(query, found.length));
+        });
       }, function (error) {
         if (ask === asked) { say(error.message); open(true); }
       });

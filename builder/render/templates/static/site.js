@@ -59,8 +59,9 @@
     });
   }
 
-  // -- Glossary cards: open on hover or focus (CSS); Escape dismisses; kept on screen. ---
-  function terms() { return document.querySelectorAll(".term"); }
+  // -- Glossary cards and recorded values' notes: open on hover or focus (CSS); Escape
+  // dismisses; kept on screen.
+  function terms() { return document.querySelectorAll(".term, .rv-mark"); }
   document.addEventListener("keydown", function (event) {
     if (event.key !== "Escape") return;
     var dismissed = false;
@@ -73,13 +74,17 @@
     if (!dismissed && menu && menu.getAttribute("aria-expanded") === "true") setMenu(false, true);
   });
   function place(term) {
-    var card = term.querySelector(".term-card");
+    var card = term.querySelector(".term-card, .rv-note");
     if (!card) return;
     card.style.left = "";
+    term.classList.remove("above");
     requestAnimationFrame(function () {
       var rect = card.getBoundingClientRect();
       var over = rect.right - (document.documentElement.clientWidth - 8);
       if (over > 0) card.style.left = -Math.min(over, rect.left - 8) + "px";
+      // Past the window's foot, and there is room above the term: it opens upwards.
+      var room = term.getBoundingClientRect().top - 8;
+      if (rect.bottom > window.innerHeight - 8 && rect.height < room) term.classList.add("above");
     });
   }
   function bindTerm(term) {
@@ -152,6 +157,12 @@
     var right = box.scrollLeft + box.clientWidth < box.scrollWidth - 1;
     var more = left && right ? "both" : left ? "left" : right ? "right" : "";
     if (more) box.setAttribute("data-more", more); else box.removeAttribute("data-more");
+    // A named block is a tab stop (for the arrow keys) only while there is something to
+    // scroll to: one that shows all it holds is no stop on the way through the page.
+    if (box.getAttribute("role") !== "region") return;
+    var scrolls = box.scrollWidth > box.clientWidth + 1 || box.scrollHeight > box.clientHeight + 1;
+    if (scrolls) box.setAttribute("tabindex", "0");
+    else if (document.activeElement !== box) box.removeAttribute("tabindex");
   }
   function wrapButton(pre) {
     var figure = pre.closest("figure.output");
