@@ -12,7 +12,10 @@ chartlabels.py: the scale, ticks, value labels in one precision) and the figure'
 from the number of lines and characters of its text, so that a page can size its `<img>`
 without drawing; constrained layout then fits everything inside that size. The chart is
 drawn once, in the light theme: the dark SVG is the light one with the text and grid
-colours swapped. `python bench/charts.py` times it.
+colours swapped. Cost (README, "Charts"): the layout measures every text twice, the
+drawing once more, so the layout and the drawing share one renderer (matplotlib caches
+what it measured per renderer), and the x labels and the values are plain texts rather
+than ticks and annotations. `python bench/charts.py` times it.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from .chartlabels import log_scale as log_scale  # the alt text says the scale
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
+    from matplotlib.transforms import Transform
 
 THEMES: tuple[str, ...] = ("light", "dark")
 PALETTE = ("#2b6cb0", "#dd6b20", "#2f855a", "#9b2c2c", "#6b46c1", "#975a16")
@@ -88,6 +92,8 @@ RC = MappingProxyType(  # matplotlib's settings for a chart: determinism, fonts,
         "axes.axisbelow": True,
         "xtick.bottom": False,  # no tick marks (their markers would be <use> elements)
         "ytick.left": False,
+        "xtick.major.size": 0.0,  # nor room for them: the labels are TICK from the axes
+        "ytick.major.size": 0.0,
         "xtick.major.pad": TICK,
         "ytick.major.pad": TICK,
         "axes.labelpad": 4.0,
@@ -119,14 +125,23 @@ def pixels(panel: BarPanel, size: Size = WIDE) -> tuple[int, int]:
 
 
 def light_svg(panel: BarPanel, size: Size = WIDE) -> bytes:
-    """The panel drawn once, in the light theme."""
-    from matplotlib.backends.backend_svg import FigureCanvasSVG
+    """The panel drawn once, in the light theme: laid out and drawn with one renderer (what
+    `print_svg` does, but for its second renderer, made only for the layout), so matplotlib
+    measures each text once and its measurements serve the layout and the drawing alike."""
+    from matplotlib.backends import backend_svg
 
-    out = io.BytesIO()
+    svg: Any = backend_svg  # its renderer has no stub types
+    out = io.StringIO()
     with _settings():
-        canvas: Any = FigureCanvasSVG(_figure(panel, size))  # print_svg has no stub types
-        canvas.print_svg(out, metadata={"Date": None, "Creator": None})  # one draw: layout too
-    return out.getvalue()
+        figure = _figure(panel, size)
+        width, height = figure.get_size_inches() * 72
+        meta = {"Date": None, "Creator": None}
+        renderer = svg.RendererSVG(width, height, out, image_dpi=72, metadata=meta)
+        canvas: Any = svg.FigureCanvasSVG(figure)
+        canvas.get_renderer = lambda: renderer  # what the layout engine measures with
+        figure.draw(renderer)  # constrained layout first, then the drawing
+        renderer.finalize()
+    return out.getvalue().encode()
 
 
 @contextlib.contextmanager
@@ -244,15 +259,19 @@ def _bars(axes: Axes, panel: BarPanel, plan: Plan, size: Size) -> None:
     """The bars, side by side in each group, and their values above (or below) them."""
     width = 0.8 / len(panel.series)
     shown = text.value_labels(panel)
+    # a bar's value 2 points beyond its end: plain texts (bar_label's annotations cost more)
+    up = {"transform": axes.transData + _points(axes, 2.0), "va": "bottom"}
+    down = {"transform": axes.transData + _points(axes, -2.0), "va": "top"}
     if log_scale(panel):
         axes.set_yscale("log")
     for index, series in enumerate(panel.series):
         xs = [x - 0.4 + width * (index + 0.5) for x in range(len(panel.labels))]
         label = plan.legend[index] if plan.legend else series.label
         colour = PALETTE[index % len(PALETTE)]
-        bars = axes.bar(xs, series.y, width, color=colour, label=label, linewidth=0)
-        if plan.values:
-            axes.bar_label(bars, shown[index], padding=2, fontsize=size.small)
+        axes.bar(xs, series.y, width, color=colour, label=label, linewidth=0)
+        for x, y, value in zip(xs, series.y, shown[index], strict=True) if plan.values else ():
+            end: dict[str, Any] = up if y >= 0 else down
+            axes.text(x, y, value, ha="center", fontsize=size.small, clip_on=False, **end)
 
 
 def _axes(axes: Axes, panel: BarPanel, plan: Plan, size: Size) -> None:
@@ -262,9 +281,21 @@ def _axes(axes: Axes, panel: BarPanel, plan: Plan, size: Size) -> None:
     axes.set_yticks(ticks, labels, fontsize=size.font)
     axes.minorticks_off()
     axes.set_xlim(-plan.pad, len(panel.labels) - 1 + plan.pad)
-    style: dict[str, Any] = {"ha": "center"}
-    if plan.rotation:  # hanging down-left of their ticks: matplotlib makes room for them
-        style = {"ha": "right", "rotation": plan.rotation, "rotation_mode": "anchor"}
-    axes.set_xticks(range(len(panel.labels)), plan.xlabels, fontsize=size.font, **style)
+    style: dict[str, Any] = {"ha": "center", "fontsize": size.font}
+    if plan.rotation:  # hanging down-left of their place: matplotlib makes room for them
+        style |= {"ha": "right", "rotation": plan.rotation, "rotation_mode": "anchor"}
+    # the x labels: plain texts TICK points under the axes, where ticks would put them (a
+    # tick is five artists, measured again for every pass of the layout)
+    axes.set_xticks([])
+    under = axes.get_xaxis_transform() + _points(axes, -TICK)
+    for x, label in enumerate(plan.xlabels):
+        axes.text(x, 0, label, transform=under, va="top", clip_on=False, **style)
     axes.grid(axis="y")
     axes.set_ylabel(plan.ylabel, fontsize=size.font)
+
+
+def _points(axes: Axes, dy: float) -> Transform:
+    """A shift by `dy` points up (down if negative), whatever the data's scale."""
+    from matplotlib.transforms import ScaledTranslation
+
+    return ScaledTranslation(0, dy / 72, axes.figure.dpi_scale_trans)
