@@ -1,9 +1,10 @@
 """Bar panels as SVG: a pure function of the panel, drawn and laid out by matplotlib.
 
-`bar_svgs(panel)` gives the panel's SVG bytes per theme; the same panel gives the same bytes
-in any process (a fixed `svg.hashsalt`, no date), and nothing is kept between calls, so a
-cache can wrap it from outside (builder/render/lessons.py keeps one drawing per content
-digest in the store). matplotlib is imported only when a chart is drawn.
+`sized_svgs(panel)` gives the panel's SVG bytes per size (wide, narrow) and theme,
+`bar_svgs(panel, size)` one size's; the same panel gives the same bytes in any process (a
+fixed `svg.hashsalt`, no date), and nothing is kept between calls, so a cache can wrap it
+from outside (builder/render/lessons.py keeps one drawing per content digest in the
+store). matplotlib is imported only when a chart is drawn.
 
 matplotlib lays the figure out: one Axes, `layout="constrained"` (margins from the
 measured ticks, labels and legend), its legend placed `outside` the plot (beside it, or
@@ -12,10 +13,11 @@ chartlabels.py: the scale, ticks, value labels in one precision) and the figure'
 from the number of lines and characters of its text, so that a page can size its `<img>`
 without drawing; constrained layout then fits everything inside that size. The chart is
 drawn once, in the light theme: the dark SVG is the light one with the text and grid
-colours swapped. Cost (README, "Charts"): the layout measures every text twice, the
-drawing once more, so the layout and the drawing share one renderer (matplotlib caches
-what it measured per renderer), and the x labels and the values are plain texts rather
-than ticks and annotations. `python bench/charts.py` times it.
+colours swapped. Cost (README, "The cost of one chart"): the layout measures every text
+twice, the drawing once more, so the layout and the drawing share one renderer
+(matplotlib caches what it measured per renderer); the x labels and the values are plain
+texts rather than ticks and annotations; the narrow chart re-dresses the wide one's
+figure. `python bench/charts.py` times it.
 """
 
 from __future__ import annotations
