@@ -4,7 +4,6 @@
     python bench/run.py --quick    # 100 lessons, 1 run, one real example: a smoke test
     python bench/run.py --big      # also 5,000 lessons
     python bench/run.py --scales 1000 --runs 5 --no-exec
-    python bench/run.py --scales 1000 --no-exec --distinct-charts   # no two charts alike
 
 Every figure is the median wall time of a `python -m builder ...` subprocess, interpreter
 start included, against a course made by bench/generate.py in a scratch folder. Peak
@@ -113,11 +112,11 @@ class Scale:
         return max(r.peak_mb for runs in self.results.values() for r in runs)
 
 
-def bench_scale(count: int, runs: int, work: Path, distinct: bool = False) -> Scale:
+def bench_scale(count: int, runs: int, work: Path) -> Scale:
     root = work / f"course-{count}"
     shutil.rmtree(root, ignore_errors=True)
     print(f"\n== {count} lessons: generating...", file=sys.stderr, flush=True)
-    generate(count, root, distinct)
+    generate(count, root)
     scale = Scale(root, count)
     site = scale.builder("site", "--no-execute")
     trash = work / "trash"
@@ -282,9 +281,6 @@ def main() -> None:
     parser.add_argument("--runs", type=int, help="runs per figure (median)")
     parser.add_argument("--no-exec", action="store_true", help="skip harness and -j figures")
     parser.add_argument("--work", type=Path, help="scratch folder (default: a temp folder)")
-    parser.add_argument(
-        "--distinct-charts", action="store_true", help="no two lessons' charts alike"
-    )
     args = parser.parse_args()
     scales = [100] if args.quick else [100, 1000] + ([5000] if args.big else [])
     if args.scales:
@@ -296,7 +292,7 @@ def main() -> None:
         for count in scales:
             if measured:  # out of the shadow of the last scale's deletions (after_clean)
                 time.sleep(RECENTLY_DELETED_S)
-            measured.append(bench_scale(count, runs, work, args.distinct_charts))
+            measured.append(bench_scale(count, runs, work))
         report_scales(measured)
         if not args.no_exec:
             bench_harness(HARNESS_LESSONS[:1] if args.quick else HARNESS_LESSONS, runs)
