@@ -1,4 +1,4 @@
-"""Time builder/render/charts.py: the median cost of one panel's charts (light and dark).
+"""Time builder/render/charts.py: the median cost of one panel's charts (both sizes, both themes).
 
     python bench/charts.py                    # this checkout, 20 runs per case
     python bench/charts.py --against HEAD~3   # also builder/render/charts.py as of a git revision
@@ -6,8 +6,10 @@
     python bench/charts.py --against f908249 --against main   # ... or several
     python bench/charts.py --svg /tmp/charts  # also write every case's SVGs there
 
-A "panel" is what the site build asks for per bar panel: `bar_svgs(panel)`, both themes, no
-cache (a revision from before `bar_svgs`: `bar_svg(panel, theme, None)` per theme). Each case
+A "panel" is what the site build asks for per bar panel: `sized_svgs(panel)`, the wide and
+the narrow chart in both themes, no cache (a revision from before `sized_svgs`:
+`bar_svgs(panel, size)` per size; from before the narrow size, `bar_svgs(panel)`, and from
+before `bar_svgs`, `bar_svg(panel, theme, None)` per theme: the wide chart only). Each case
 is drawn once to warm up (imports, fonts), then timed `--runs` times in CPU time (the machine
 is shared); versions alternate within a run so whatever else runs slows both alike. The
 cases are the shapes a chart must survive: the typical synthetic panel, 1 and 12 labels,
@@ -129,7 +131,17 @@ def load_revision(revision: str) -> ModuleType:
 
 
 def svgs(module: ModuleType, panel: BarPanel) -> dict[str, bytes]:
-    """The panel's charts per theme, through whichever API the module has."""
+    """The panel's charts per size and theme, through whichever API the module has."""
+    if hasattr(module, "sized_svgs"):
+        sized = module.sized_svgs(panel)
+        return {f"{theme}-{size}": svg for size, t in sized.items() for theme, svg in t.items()}
+    if hasattr(module, "NARROW"):
+        sizes = {"wide": module.WIDE, "narrow": module.NARROW}
+        return {
+            f"{theme}-{name}": svg
+            for name, size in sizes.items()
+            for theme, svg in module.bar_svgs(panel, size).items()
+        }
     if hasattr(module, "bar_svgs"):
         return module.bar_svgs(panel)  # type: ignore[no-any-return]
     getattr(module, "_light", {}).clear()  # it kept the last panels' charts: start cold
@@ -160,12 +172,12 @@ def main() -> None:
     parser.add_argument(
         "--against", metavar="REV", action="append", default=[], help="also time this revision"
     )
-    parser.add_argument("--svg", type=Path, help="write each case's light and dark SVG here")
+    parser.add_argument("--svg", type=Path, help="write each case's SVGs here")
     parser.add_argument("--new-text", action="store_true", help="no string drawn twice")
     args = parser.parse_args()
     versions = {**{rev: load_revision(rev) for rev in args.against}, "this checkout": charts}
     new = ", every string new" if args.new_text else ""
-    print(f"median CPU ms per panel (light + dark), {args.runs} runs{new}")
+    print(f"median CPU ms per panel (wide + narrow, light + dark), {args.runs} runs{new}")
     print(f"{'case':<15}" + "".join(f"{name:>16}" for name in versions) + "    ratio")
     for case, panel in CASES.items():
         times: dict[str, list[float]] = {name: [] for name in versions}

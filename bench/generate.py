@@ -1,6 +1,7 @@
 """Generate a synthetic course of N lessons, with valid recordings, in the project's format.
 
     python bench/generate.py N DEST
+    python bench/generate.py N DEST --distinct-charts
 
 DEST/content holds course.yml, glossary.yml and N lesson folders (lesson.md of about 800
 words with two fenced code blocks, a table, glossary terms, `{{ output }}` and
@@ -8,6 +9,10 @@ words with two fenced code blocks, a table, glossary terms, `{{ output }}` and
 with builder.course.fingerprint and written with builder.course.recording.dumps, and its sidecar
 (recordings/_inputs/<id>.json, as `record` writes it), so every lesson is fresh and
 nothing needs executing. Deterministic: the same N gives the same bytes.
+
+The panels repeat (21 distinct drawings, whatever N): a build draws each once. With
+`--distinct-charts` no two lessons' charts are alike (each panel's values are its own,
+with 2 to 5 groups and one or two series), as in a course where every chart differs.
 """
 
 from __future__ import annotations
@@ -51,8 +56,9 @@ def term_id(index: int) -> str:
     return f"term-{index:05d}"
 
 
-def generate(count: int, dest: Path) -> None:
-    """Write DEST/content and DEST/recordings for a course of `count` lessons."""
+def generate(count: int, dest: Path, distinct: bool = False) -> None:
+    """Write DEST/content and DEST/recordings for a course of `count` lessons; `distinct`:
+    every lesson's chart differs from every other's."""
     content = dest / "content"
     (content / "lessons").mkdir(parents=True, exist_ok=True)
     arcs = sorted({arc_id(i) for i in range(count)})
@@ -61,12 +67,12 @@ def generate(count: int, dest: Path) -> None:
     for index in range(count):
         folder = content / "lessons" / lesson_id(index)
         folder.mkdir(exist_ok=True)
-        (folder / "lesson.md").write_text(lesson_md(index, count))
-        (folder / "example.py").write_text(example_py(index))
-    write_recordings(content, dest / "recordings")
+        (folder / "lesson.md").write_text(lesson_md(index, count, distinct))
+        (folder / "example.py").write_text(example_py(index, distinct))
+    write_recordings(content, dest / "recordings", distinct)
 
 
-def write_recordings(content: Path, recordings: Path) -> None:
+def write_recordings(content: Path, recordings: Path, distinct: bool = False) -> None:
     """A fresh recording for every lesson, as if each example had just run."""
     recordings.mkdir(parents=True, exist_ok=True)
     course = load_course(content)
@@ -85,8 +91,8 @@ def write_recordings(content: Path, recordings: Path) -> None:
             "generatedAt": "2026-01-01T00:00:00+00:00",
             "provenance": "recorded_cpu_computation",
             "environment": environment,
-            "stdout": _stdout(index),
-            "data": {"kind": "panels", "panels": [_panel(index)]},
+            "stdout": _stdout(index, distinct),
+            "data": {"kind": "panels", "panels": [_panel(index, distinct)]},
         }
         recording = validate_json(Recording, json.dumps(raw))
         recording_path(recordings, lesson.id).write_bytes(dumps(recording))
@@ -131,9 +137,10 @@ def _paragraphs(rng: random.Random, count: int, words: int) -> list[str]:
     return [_prose(rng, words) for _ in range(count)]
 
 
-def lesson_md(index: int, count: int) -> str:
+def lesson_md(index: int, count: int, distinct: bool = False) -> str:
     """About 800 words: prose, two code blocks, a table, terms, output and a panel."""
     rng = random.Random(index)
+    which = ' series="residuals"' if distinct else ""  # it may have two
     terms = max(1, count // 2)
     used = [f"[[{term_id(rng.randrange(terms))}]]" for _ in range(TERMS_PER_LESSON)]
     p = _paragraphs(rng, 10, 75)
@@ -180,7 +187,7 @@ def step(x, w):
 
 {{{{ panel 1 }}}}
 
-{p[6]} The plain variant keeps {{{{ value panel=1 label="plain" }}}} arrays.
+{p[6]} The plain variant keeps {{{{ value panel=1 label="plain"{which} }}}} arrays.
 
 ```text
 residuals: {index % 7 + 3} arrays
@@ -196,7 +203,19 @@ residuals: {index % 7 + 3} arrays
 """
 
 
-def example_py(index: int) -> str:
+def example_py(index: int, distinct: bool = False) -> str:
+    if distinct:
+        labels, series = _distinct(index)
+        return f'''"""Synthetic example {index}: prints a few lines and emits one bar panel."""
+
+from builder import panels
+
+labels = {labels!r}
+series = {series!r}
+for name, value in zip(labels, series["residuals"]):
+    print(f"{{name}}: {{value}} arrays")
+panels.bar("Saved arrays", labels=labels, ylabel="arrays", series=series)
+'''
     return f'''"""Synthetic example {index}: prints a few lines and emits one bar panel."""
 
 from builder import panels
@@ -213,11 +232,24 @@ panels.bar(
 '''
 
 
-def _stdout(index: int) -> str:
+def _stdout(index: int, distinct: bool = False) -> str:
+    if distinct:
+        labels, series = _distinct(index)
+        ys = series["residuals"]
+        return "".join(f"{name}: {y} arrays\n" for name, y in zip(labels, ys, strict=True))
     return f"plain: {index % 7 + 3} arrays\nremat: {index % 3 + 1} arrays\n"
 
 
-def _panel(index: int) -> dict[str, object]:
+def _panel(index: int, distinct: bool = False) -> dict[str, object]:
+    if distinct:
+        labels, series = _distinct(index)
+        return {
+            "kind": "bar",
+            "title": f"Saved arrays, lesson {index}",
+            "labels": labels,
+            "ylabel": "arrays",
+            "series": [{"label": name, "y": y} for name, y in series.items()],
+        }
     return {
         "kind": "bar",
         "title": f"Saved arrays, lesson {index}",
@@ -227,5 +259,15 @@ def _panel(index: int) -> dict[str, object]:
     }
 
 
+def _distinct(index: int) -> tuple[list[str], dict[str, list[int]]]:
+    """Lesson `index`'s own panel: 2 to 5 groups, one or two series, its first value its
+    own, so that no two lessons' charts draw alike."""
+    labels = ["plain", "remat"] + [f"policy {k + 1}" for k in range(index % 4)]
+    series = {"residuals": [index + 3] + [k + 1 for k in range(1, len(labels))]}
+    if index % 2:
+        series["peak"] = [2 * k + index % 5 for k in range(len(labels))]
+    return labels, series
+
+
 if __name__ == "__main__":
-    generate(int(sys.argv[1]), Path(sys.argv[2]))
+    generate(int(sys.argv[1]), Path(sys.argv[2]), "--distinct-charts" in sys.argv[3:])

@@ -141,11 +141,11 @@ class Renderer:
             "chart-size", (repr(panel), str(narrow)), lambda: figures.chart_size(panel, narrow)
         )
 
-    def chart(self, panel: BarPanel, size: charts.Size) -> dict[str, bytes]:
-        """A chart's SVGs (charts.bar_svgs), kept in the store by what it draws: drawn once
-        however many lessons show the same chart."""
-        parts = (repr(charts.drawn(panel)), repr(size))
-        return self.memo("chart-svgs", parts, lambda: charts.bar_svgs(panel, size))
+    def chart(self, panel: BarPanel) -> dict[str, dict[str, bytes]]:
+        """A chart's SVGs by size and theme (charts.sized_svgs), kept in the store by what it
+        draws: drawn once however many lessons show the same chart."""
+        parts = (repr(charts.drawn(panel)), repr(charts.SIZES))
+        return self.memo("chart-svgs", parts, lambda: charts.sized_svgs(panel))
 
     def __digest__(self) -> str:
         """As an argument of a page or chart: what it gives is a pure function of the code (its
@@ -299,8 +299,8 @@ def _notebook_artifact(
 def _chart(folder: str, number: int, panel: BarPanel, renderer: Renderer) -> Made:
     """The chart in each theme, wide and for a phone (figures.panel_file names them)."""
     files: dict[str, bytes] = {}
-    for narrow, size in ((False, charts.WIDE), (True, charts.NARROW)):
-        svgs = renderer.chart(panel, size)
+    for size, svgs in renderer.chart(panel).items():
+        narrow = size == "narrow"
         files |= {
             f"{folder}{figures.panel_file(number, t, narrow)}": svgs[t] for t in charts.THEMES
         }

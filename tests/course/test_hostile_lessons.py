@@ -493,9 +493,8 @@ def test_nothing_recorded_or_authored_reaches_a_page_outside_the_allow_list(
     panel_title: str,
     term: str,
 ) -> None:
-    monkeypatch.setattr(
-        charts, "bar_svgs", lambda panel, size=None: dict.fromkeys(charts.THEMES, b"<svg/>")
-    )
+    svgs = dict.fromkeys(charts.THEMES, b"<svg/>")
+    monkeypatch.setattr(charts, "sized_svgs", lambda panel: dict.fromkeys(charts.SIZES, svgs))
     course = hostile_course(tmp_path, title, summary, markdown + "\n\n{{ output }}\n", term)
     rec = hostile_recording(stdout, panel_title, labels, panel_title)
     status = LessonStatus("calm-01", State.FRESH, "", tmp_path / "calm-01.json", rec)

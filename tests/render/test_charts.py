@@ -51,6 +51,16 @@ def test_same_bytes_in_another_process() -> None:
     assert json.loads(other.stdout) == digests()
 
 
+@pytest.mark.parametrize("name", ["three-series", "long-labels", "twelve-labels"])
+def test_both_sizes_from_one_figure_are_the_bytes_each_gives_alone(name: str) -> None:
+    """The site draws the wide chart, then re-sizes that figure for the narrow one: each
+    is what a figure made for its size alone gives (the layout starts from the same place)."""
+    both = charts.sized_svgs(CASES[name])
+    assert tuple(both) == tuple(charts.SIZES) == ("wide", "narrow")
+    for key, size in charts.SIZES.items():
+        assert both[key] == charts.bar_svgs(CASES[name], size), key
+
+
 def test_drawing_leaves_matplotlibs_settings_as_they_were(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
