@@ -126,12 +126,15 @@ ALL = ("cold", "no-op", "prose edit", "check", "example edit", "cold after clean
 HUGE = {5000: ("prose edit",), 10000: ("cold", "no-op", "prose edit", "check")}
 
 
-def bench_scale(count: int, runs: int, work: Path, measures: tuple[str, ...] = ALL) -> Scale:
-    """The figures `measures` names (and the baseline) at `count` lessons."""
+def bench_scale(
+    count: int, runs: int, work: Path, measures: tuple[str, ...] = ALL, distinct: bool = False
+) -> Scale:
+    """The figures `measures` names (and the baseline) at `count` lessons; `distinct`: no two
+    lessons' charts alike (bench/generate.py --distinct-charts)."""
     root = work / f"course-{count}"
     shutil.rmtree(root, ignore_errors=True)
     print(f"\n== {count} lessons: generating...", file=sys.stderr, flush=True)
-    generate(count, root)
+    generate(count, root, distinct)
     scale = Scale(root, count)
     site = scale.builder("site", "--no-execute")
     trash = work / "trash"
@@ -328,6 +331,11 @@ def main() -> None:
     parser.add_argument("--runs", type=int, help="runs per figure (median)")
     parser.add_argument("--no-exec", action="store_true", help="skip harness and -j figures")
     parser.add_argument("--work", type=Path, help="scratch folder (default: a temp folder)")
+    parser.add_argument(
+        "--distinct-charts",
+        action="store_true",
+        help="courses whose charts all differ (by default 21 drawings, whatever the size)",
+    )
     args = parser.parse_args()
     scales = [100] if args.quick else [100, 1000] + ([5000] if args.big else [])
     if args.huge:
@@ -342,7 +350,7 @@ def main() -> None:
             if measured:  # out of the shadow of the last scale's deletions (after_clean)
                 time.sleep(RECENTLY_DELETED_S)
             measures = HUGE.get(count, ALL) if args.huge else ALL
-            measured.append(bench_scale(count, runs, work, measures))
+            measured.append(bench_scale(count, runs, work, measures, args.distinct_charts))
         report_scales(measured)
         report_huge(measured)
         if not args.no_exec:
