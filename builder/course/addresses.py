@@ -4,6 +4,7 @@ what an address must look like, not the pattern that tests it."""
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any
 
 from annotated_types import MaxLen
@@ -14,34 +15,30 @@ _SITE = r"^https?://[^\s\"'<>?#/]+(?:/[^\s\"'<>?#]*)?$"
 _SOURCE = r"^https://[^\s\"'<>]+[^/\s\"'<>]$"
 
 
-def _site(value: Any) -> Any:
-    if isinstance(value, str) and not _matches(_SITE, value):
-        raise ValueError(
-            f"{value!r} is not the address the site is published at: write it whole, "
-            "such as https://<org>.github.io/<repo>/ (http or https, no ?query or #part)"
-        )
-    return value
+def _address(pattern: str, problem: str) -> Check:
+    """A check that a string matches `pattern`, else names the value and `problem`."""
+
+    def check(value: Any) -> Any:
+        if isinstance(value, str) and re.fullmatch(pattern, value) is None:
+            raise ValueError(f"{value!r} {problem}")
+        return value
+
+    return Check(check, before=True)
 
 
-def _source(value: Any) -> Any:
-    if isinstance(value, str) and not _matches(_SOURCE, value):
-        raise ValueError(
-            f"{value!r} is not where content/ is edited online: write an https address "
-            "without a trailing slash, such as https://github.com/<org>/<repo>/edit/main/content"
-        )
-    return value
-
-
-def _matches(pattern: str, value: str) -> bool:
-    import re
-
-    return re.fullmatch(pattern, value) is not None
-
+_SITE_PROBLEM = (
+    "is not the address the site is published at: write it whole, such as "
+    "https://<org>.github.io/<repo>/ (http or https, no ?query or #part)"
+)
+_SOURCE_PROBLEM = (
+    "is not where content/ is edited online: write an https address without a trailing "
+    "slash, such as https://github.com/<org>/<repo>/edit/main/content"
+)
 
 # The published site's root, such as https://org.github.io/course/ (a trailing slash or not).
-SiteUrl = Annotated[str, Pattern(_SITE), MaxLen(300), Check(_site, before=True)]
+SiteUrl = Annotated[str, Pattern(_SITE), MaxLen(300), _address(_SITE, _SITE_PROBLEM)]
 # content/ in an online editor, such as https://github.com/o/r/edit/main/content.
-SourceUrl = Annotated[str, Pattern(_SOURCE), MaxLen(300), Check(_source, before=True)]
+SourceUrl = Annotated[str, Pattern(_SOURCE), MaxLen(300), _address(_SOURCE, _SOURCE_PROBLEM)]
 
 
 def page_url(site_url: str, name: str) -> str:
