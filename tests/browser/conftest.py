@@ -1,4 +1,5 @@
-"""One recorded fixture site, one HTTP server and one Chromium for the whole session.
+"""One recorded fixture site, one HTTP server and one Chromium for the whole session; the
+real course loaded once, and `new_page` for pages in the contexts a test asks for.
 
 In CI (CI=true) a missing Chromium or Playwright fails the tests instead of skipping them.
 """
@@ -19,6 +20,11 @@ from typing import Any
 
 import pytest
 
+from builder.course.load import load_course
+from builder.course.model import Course
+from tests.helpers import ROOT
+
+LAPTOP = {"width": 1280, "height": 800}
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 ARGS = [
     "--no-sandbox",
@@ -170,3 +176,26 @@ def page(context: Any, watch: Watch) -> Any:
     page = context.new_page()
     watch.attach(page)
     return page
+
+
+@pytest.fixture(scope="session")
+def course() -> Course:
+    """The real course, as content/ holds it."""
+    return load_course(ROOT / "content")
+
+
+@pytest.fixture
+def new_page(browser: Any) -> Iterator[Any]:
+    """make(scheme, viewport, **context options): a page in a context of its own, every
+    context closed afterwards."""
+    contexts: list[Any] = []
+
+    def make(scheme: str = "light", viewport: dict[str, int] = LAPTOP, **options: Any) -> Any:
+        context = browser.new_context(color_scheme=scheme, viewport=viewport, **options)
+        context.set_default_timeout(15_000)  # a shared, loaded machine
+        contexts.append(context)
+        return context.new_page()
+
+    yield make
+    for context in contexts:
+        context.close()

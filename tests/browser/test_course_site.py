@@ -8,14 +8,12 @@ finding, and example code numbered as the recorded output cites it.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
 import pytest
 
-from builder.course.load import load_course
 from builder.course.model import Course
 from builder.course.recording import load
 
@@ -24,11 +22,6 @@ pytestmark = pytest.mark.browser
 REPO = Path(__file__).resolve().parents[2]
 PHONE = {"width": 375, "height": 740}
 SERIOUS = ("serious", "critical")
-
-
-@pytest.fixture(scope="module")
-def course() -> Course:
-    return load_course(REPO / "content")
 
 
 def pages(site: Path) -> list[str]:
@@ -43,23 +36,6 @@ def lesson_pages(site: Path) -> list[str]:
     return [name for name in pages(site) if name.startswith("l/")]
 
 
-@pytest.fixture
-def new_page(browser: Any) -> Iterator[Any]:
-    """Pages in contexts of the caller's choice (scheme, viewport), all closed afterwards."""
-    contexts: list[Any] = []
-
-    def make(**options: Any) -> Any:
-        options.setdefault("viewport", {"width": 1280, "height": 800})
-        context = browser.new_context(**options)
-        context.set_default_timeout(10_000)
-        contexts.append(context)
-        return context.new_page()
-
-    yield make
-    for context in contexts:
-        context.close()
-
-
 # -- 1. one chart per figure, in each theme ---------------------------------------------
 
 
@@ -67,7 +43,7 @@ def new_page(browser: Any) -> Iterator[Any]:
 def test_each_chart_is_shown_once_in_each_theme(
     new_page: Any, course_url: str, course_site: Path, scheme: str
 ) -> None:
-    page = new_page(color_scheme=scheme)
+    page = new_page(scheme=scheme)
     figures = 0
     for name in lesson_pages(course_site):
         page.goto(course_url + name)
@@ -88,7 +64,7 @@ def test_each_chart_is_shown_once_in_each_theme(
 
 
 def test_the_theme_toggle_swaps_the_chart(new_page: Any, course_url: str, course: Course) -> None:
-    page = new_page(color_scheme="light")
+    page = new_page(scheme="light")
     lesson = next(x for x in course.lessons if x.id == "performance-05")
     page.goto(f"{course_url}{lesson.url}index.html")
     figure = page.locator("figure.panel").first
@@ -134,7 +110,7 @@ def test_search_is_readable_with_results_in_each_theme(
 ) -> None:
     from axe_playwright_python.sync_playwright import Axe
 
-    page = new_page(color_scheme=scheme)
+    page = new_page(scheme=scheme)
     page.goto(course_url + "search/index.html?q=jit")
     page.locator("main .hit-title").first.wait_for()
     page.locator("main .hit-excerpt").first.wait_for()
@@ -265,7 +241,7 @@ def test_no_serious_accessibility_violations_on_the_course(
     from axe_playwright_python.sync_playwright import Axe
 
     axe = Axe()
-    page = new_page(color_scheme=scheme, viewport={"width": width, "height": 800})
+    page = new_page(scheme=scheme, viewport={"width": width, "height": 800})
     found = []
     for name in [*pages(course_site), "search/index.html?q=residuals"]:
         page.goto(course_url + name)
@@ -382,7 +358,7 @@ def test_screenshots_of_a_lesson_with_a_chart(
     lesson = next(x for x in course.lessons if x.id == "performance-05")
     for device, viewport in (("desktop", {"width": 1280, "height": 900}), ("mobile", PHONE)):
         for scheme in ("light", "dark"):
-            page = new_page(viewport=viewport, color_scheme=scheme)
+            page = new_page(viewport=viewport, scheme=scheme)
             page.goto(f"{course_url}{lesson.url}index.html#panel-1")
             page.wait_for_load_state("networkidle")
             shot = out / f"course-lesson-{scheme}-{device}.png"

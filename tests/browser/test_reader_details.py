@@ -4,13 +4,11 @@ labels), and the notebook beside each example."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from builder.course.load import load_course
 from builder.course.model import Course
 from builder.course.recording import load
 
@@ -20,26 +18,6 @@ REPO = Path(__file__).resolve().parents[2]
 PHONE = {"width": 375, "height": 740}
 LAPTOP = {"width": 1280, "height": 800}
 LESSONS = ("l/residuals/index.html", "l/donation/index.html", "l/lab-j1/index.html")
-
-
-@pytest.fixture(scope="module")
-def course() -> Course:
-    return load_course(REPO / "content")
-
-
-@pytest.fixture
-def new_page(browser: Any) -> Iterator[Any]:
-    contexts: list[Any] = []
-
-    def make(viewport: dict[str, int] = LAPTOP, scheme: str = "light", **options: Any) -> Any:
-        context = browser.new_context(viewport=viewport, color_scheme=scheme, **options)
-        context.set_default_timeout(10_000)
-        contexts.append(context)
-        return context.new_page()
-
-    yield make
-    for context in contexts:
-        context.close()
 
 
 def _open(page: Any, url: str) -> None:
@@ -96,7 +74,7 @@ def test_print_leaves_out_what_only_works_on_a_screen(new_page: Any, course_url:
 def test_controls_are_at_least_24_px_to_touch_on_a_phone(new_page: Any, course_url: str) -> None:
     """WCAG 2.5.8 at 375 px: every control that is not a link inside a sentence (the
     breadcrumbs are checked with them elsewhere)."""
-    page = new_page(PHONE)
+    page = new_page(viewport=PHONE)
     small = []
     controls = "button, summary, .anchor, a.example-download, .pager a"
     for name in LESSONS:
@@ -125,7 +103,7 @@ COVERED = """() => [...document.querySelectorAll('.code-wrap > .copy')].map(butt
 def test_no_code_sits_under_its_copy_button(
     new_page: Any, course_url: str, viewport: dict[str, int]
 ) -> None:
-    page = new_page(viewport)
+    page = new_page(viewport=viewport)
     covered = []
     for name in LESSONS:
         _open(page, course_url + name)
@@ -187,7 +165,7 @@ def test_focus_rings_in_the_scrolling_lists_are_whole(new_page: Any, course_url:
         (LAPTOP, LESSONS[0]),
         ({"width": 1700, "height": 900}, LESSONS[1]),
     ):
-        page = new_page(viewport)
+        page = new_page(viewport=viewport)
         _open(page, course_url + name)
         page.keyboard.press("Tab")  # keyboard focus: :focus-visible applies from here on
         clipped += [f"{name} @{viewport['width']}: {text}" for text in page.evaluate(CLIPPED)]
@@ -237,7 +215,7 @@ def test_screenshots_of_the_home_page_and_a_lab(
 
     out = REPO / "docs" / "screenshots" if os.environ.get("SAVE_SCREENSHOTS") == "1" else tmp_path
     for device, viewport in (("desktop", LAPTOP), ("mobile", PHONE)):
-        page = new_page(viewport, scheme)
+        page = new_page(scheme, viewport)
         for name, url in (("home", "index.html"), ("lab", "l/lab-j1/index.html")):
             _open(page, course_url + url)
             shot = out / f"course-{name}-{scheme}-{device}.png"

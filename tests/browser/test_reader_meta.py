@@ -15,14 +15,12 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from builder.course.load import load_course
 from builder.course.model import Course
 
 pytestmark = pytest.mark.browser
@@ -34,11 +32,6 @@ SCREENS = [("light", LAPTOP), ("dark", LAPTOP), ("light", PHONE), ("dark", PHONE
 SCREEN_IDS = ["light-1280", "dark-1280", "light-375", "dark-375"]
 SITE_URL = "https://example.github.io/jax-course/"
 SOURCE_URL = "https://github.com/example/jax-course/edit/main/content"
-
-
-@pytest.fixture(scope="module")
-def course() -> Course:
-    return load_course(REPO / "content")
 
 
 def _render(content: Path, out: Path, *extra: str) -> Path:
@@ -66,21 +59,6 @@ def since_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     commits = subprocess.run(log, cwd=REPO, check=True, capture_output=True, text=True)
     since = commits.stdout.split()[-1] + "~1"
     return _render(REPO / "content", tmp_path_factory.mktemp("since") / "site", "--since", since)
-
-
-@pytest.fixture
-def new_page(browser: Any) -> Iterator[Any]:
-    contexts: list[Any] = []
-
-    def make(scheme: str = "light", viewport: dict[str, int] = LAPTOP, **options: Any) -> Any:
-        context = browser.new_context(color_scheme=scheme, viewport=viewport, **options)
-        context.set_default_timeout(10_000)
-        contexts.append(context)
-        return context.new_page()
-
-    yield make
-    for context in contexts:
-        context.close()
 
 
 class _Head(HTMLParser):

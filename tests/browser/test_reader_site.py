@@ -7,13 +7,11 @@ addresses outside the site's own folders added).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from builder.course.load import load_course
 from builder.course.model import Course
 
 pytestmark = pytest.mark.browser
@@ -23,26 +21,6 @@ PHONE = {"width": 375, "height": 740}
 LAPTOP = {"width": 1280, "height": 800}
 SCREENS = [("light", LAPTOP), ("dark", LAPTOP), ("light", PHONE), ("dark", PHONE)]
 SCREEN_IDS = ["light-1280", "dark-1280", "light-375", "dark-375"]
-
-
-@pytest.fixture(scope="module")
-def course() -> Course:
-    return load_course(REPO / "content")
-
-
-@pytest.fixture
-def new_page(browser: Any) -> Iterator[Any]:
-    contexts: list[Any] = []
-
-    def make(scheme: str = "light", viewport: dict[str, int] = LAPTOP, **options: Any) -> Any:
-        context = browser.new_context(color_scheme=scheme, viewport=viewport, **options)
-        context.set_default_timeout(10_000)
-        contexts.append(context)
-        return context.new_page()
-
-    yield make
-    for context in contexts:
-        context.close()
 
 
 def labs(course: Course) -> list[Any]:

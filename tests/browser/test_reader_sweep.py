@@ -6,13 +6,11 @@ tab stops)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from builder.course.load import load_course
 from builder.course.model import Course
 
 pytestmark = pytest.mark.browser
@@ -22,26 +20,6 @@ PHONE = {"width": 375, "height": 740}
 LAPTOP = {"width": 1280, "height": 800}
 DONATION = "l/donation/index.html"
 LESSONS = (DONATION, "l/residuals/index.html", "l/lab-j3/index.html")
-
-
-@pytest.fixture(scope="module")
-def course() -> Course:
-    return load_course(REPO / "content")
-
-
-@pytest.fixture
-def new_page(browser: Any) -> Iterator[Any]:
-    contexts: list[Any] = []
-
-    def make(viewport: dict[str, int] = LAPTOP, scheme: str = "light", **options: Any) -> Any:
-        context = browser.new_context(viewport=viewport, color_scheme=scheme, **options)
-        context.set_default_timeout(10_000)
-        contexts.append(context)
-        return context.new_page()
-
-    yield make
-    for context in contexts:
-        context.close()
 
 
 def _open(page: Any, url: str) -> None:
@@ -57,7 +35,7 @@ def test_a_recorded_value_says_where_it_came_from_to_a_keyboard_and_a_finger(
 ) -> None:
     """A title tooltip shows on a mouse's hover only; the note is a focus (or a tap) away,
     is the value's accessible description, and closes with Escape."""
-    page = new_page(PHONE, has_touch=True, is_mobile=True)
+    page = new_page(viewport=PHONE, has_touch=True, is_mobile=True)
     _open(page, course_url + DONATION)
     value = page.locator("data.rv", has_text="1.4 MiB").first
     assert value.get_attribute("title") is None
@@ -71,7 +49,7 @@ def test_a_recorded_value_says_where_it_came_from_to_a_keyboard_and_a_finger(
     box, window = note.bounding_box(), PHONE["width"]
     assert box["x"] >= 0 and box["x"] + box["width"] <= window, box
 
-    page = new_page(LAPTOP)
+    page = new_page(viewport=LAPTOP)
     _open(page, course_url + DONATION)
     value = page.locator("data.rv", has_text="1.4 MiB").first
     note = page.locator("#" + value.get_attribute("aria-describedby"))
@@ -123,7 +101,7 @@ def test_the_theme_control_does_not_push_the_header_when_it_appears(
 
 
 def test_the_course_title_is_whole_in_a_phones_header(new_page: Any, course_url: str) -> None:
-    page = new_page(PHONE)
+    page = new_page(viewport=PHONE)
     for name in ("index.html", DONATION):
         _open(page, course_url + name)
         brand = page.locator(".brand")
@@ -144,7 +122,7 @@ LINE_STARTS = """() => { const ol = document.querySelector('.crumbs ol');
 def test_breadcrumbs_are_touchable_and_never_start_a_line_with_a_separator(
     new_page: Any, course_url: str, course: Course
 ) -> None:
-    page = new_page(PHONE)
+    page = new_page(viewport=PHONE)
     found = []
     for lesson in course.lessons:
         _open(page, f"{course_url}{lesson.url}index.html")
@@ -212,7 +190,7 @@ def test_print_keeps_headings_and_captions_with_what_follows(
 
 
 def test_a_tap_anywhere_on_a_lesson_card_opens_the_lesson(new_page: Any, course_url: str) -> None:
-    page = new_page(PHONE, has_touch=True, is_mobile=True)
+    page = new_page(viewport=PHONE, has_touch=True, is_mobile=True)
     for name in ("index.html", "a/labs/index.html"):
         _open(page, course_url + name)
         card = page.locator(".card").nth(1)
@@ -226,7 +204,7 @@ def test_a_tap_anywhere_on_a_lesson_card_opens_the_lesson(new_page: Any, course_
 def test_the_list_of_lessons_is_24_px_a_target_in_the_phones_menu(
     new_page: Any, course_url: str
 ) -> None:
-    page = new_page(PHONE)
+    page = new_page(viewport=PHONE)
     _open(page, course_url + "index.html")
     page.locator(".menu-button").click()
     small = [
@@ -293,7 +271,7 @@ def test_a_card_near_the_foot_of_the_window_opens_upwards(new_page: Any, course_
 
 
 def test_the_whole_content_hash_is_a_tap_away(new_page: Any, course_url: str) -> None:
-    page = new_page(PHONE, has_touch=True, is_mobile=True)
+    page = new_page(viewport=PHONE, has_touch=True, is_mobile=True)
     _open(page, course_url + "recordings/index.html")
     assert page.locator("main [title]").count() == 0, "a tooltip only a mouse can show"
     first = page.locator("details.hash").first
@@ -307,7 +285,7 @@ def test_the_swept_pages_have_no_axe_findings(new_page: Any, course_url: str) ->
 
     axe, found = Axe(), []
     for scheme, viewport in (("light", LAPTOP), ("dark", PHONE)):
-        page = new_page(viewport, scheme)
+        page = new_page(scheme, viewport)
         for name in (DONATION, "recordings/index.html", "glossary/index.html", "index.html"):
             _open(page, course_url + name)
             for violation in axe.run(page).response["violations"]:

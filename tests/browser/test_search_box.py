@@ -8,7 +8,6 @@ for readers when the site is opened from disk.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,21 +24,6 @@ LESSON = "l/retracing/index.html"  # a lesson whose sections talk about jit
 BOX = "header form.site-search input[type=search]"
 STATUS = "header .search-status"
 OPTIONS = "header .search-results [role=option]"
-
-
-@pytest.fixture
-def new_page(browser: Any) -> Iterator[Any]:
-    contexts: list[Any] = []
-
-    def make(scheme: str = "light", viewport: dict[str, int] = LAPTOP) -> Any:
-        context = browser.new_context(color_scheme=scheme, viewport=viewport)
-        context.set_default_timeout(15_000)
-        contexts.append(context)
-        return context.new_page()
-
-    yield make
-    for context in contexts:
-        context.close()
 
 
 def focused(page: Any) -> str:
