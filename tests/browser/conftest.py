@@ -99,6 +99,11 @@ def course_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     into a temporary folder with its search index; nothing is executed."""
     root = tmp_path_factory.mktemp("course")
     out = root / "site"
+    # The revision the site is built from (its footer names it), kept beside it: a commit
+    # made while the session runs moves HEAD, not what this site says.
+    head = ["git", "rev-parse", "--short", "HEAD"]
+    revision = subprocess.run(head, cwd=REPO, capture_output=True, text=True).stdout.strip()
+    (root / "revision").write_text(revision)
     command = [sys.executable, "-m", "builder", "render", "--content", "content"]
     command += ["--recordings", "recordings", "--out", str(out), "--cache", str(root / "cache")]
     subprocess.run(command, cwd=REPO, check=True, capture_output=True)
