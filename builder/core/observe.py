@@ -32,7 +32,6 @@ PACKAGES = (  # whose versions a recording's environment or a page's bytes depen
     "markdown-it-py",
     "mdit-py-plugins",
     "pagefind-bin",
-    "nbformat",
 )
 
 Snapshot = dict[str, tuple[int, ...]]
