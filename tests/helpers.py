@@ -8,6 +8,7 @@ import contextlib
 import io
 import json
 import os
+import posixpath
 import re
 import shutil
 import signal
@@ -16,6 +17,7 @@ import sys
 import textwrap
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -24,6 +26,7 @@ from builder.core.errors import BuildError
 from builder.core.observe import Paths
 from builder.course.load import load_course
 from builder.course.model import FrontMatter, Lesson
+from builder.course.recording import BarPanel, dumps, loads
 from builder.run.execute import (
     Execution,
     Limits,
@@ -161,6 +164,34 @@ def snapshot(folder: Path) -> dict[str, bytes]:
         for p in sorted(folder.rglob("*"))
         if p.is_file()
     }
+
+
+def edit_panels(path: Path, change: Callable[[BarPanel], BarPanel]) -> None:
+    """The recording at `path` with each of its panels changed by `change`, as a re-record
+    would leave it."""
+    recording = loads(path.read_bytes(), path)
+    data = replace(recording.data, panels=[change(panel) for panel in recording.panels])
+    path.write_bytes(dumps(replace(recording, data=data)))
+
+
+def scaled(panel: BarPanel) -> BarPanel:
+    """The panel with every value ten times what it was: another drawing."""
+    return replace(panel, series=[replace(s, y=[y * 10 for y in s.y]) for s in panel.series])
+
+
+CHART_LINK = re.compile(r'<(?:img|source) [^>]*?(?:src|srcset)="([^"]*\.svg)"')
+
+
+def charts_shown(site: Path, page: str) -> list[str]:
+    """The chart files the site's `page` shows (every theme and size), by their path from
+    the site's root, in the order the page names them."""
+    return charts_named((site / page).read_text(), page)
+
+
+def charts_named(html: str, page: str) -> list[str]:
+    """The chart files that `html`, the site's `page`, names, from the site's root."""
+    folder = posixpath.dirname(page)
+    return [posixpath.normpath(posixpath.join(folder, src)) for src in CHART_LINK.findall(html)]
 
 
 @contextlib.contextmanager

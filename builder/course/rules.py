@@ -164,8 +164,8 @@ def run_seconds(sidecars: dict[str, Any]) -> dict[str, float]:
 # -- lessons ---------------------------------------------------------------------------------
 
 
-# the files beside a lesson's page on the site
-PAGE_FILE = re.compile(r"index\.html|example\.ipynb|panel-\d+(?:-[a-z]+)?\.svg")
+# the files beside a lesson's page on the site (its charts are in the site's charts/ folder)
+PAGE_FILE = re.compile(r"index\.html|example\.ipynb")
 
 
 def plain_data_names(names: tuple[str, ...]) -> tuple[str, ...]:

@@ -93,8 +93,9 @@
       assets[n] = again;
     });
   }
-  // A changed figure keeps its address: fetched again under a new ?v= (the browser keeps
-  // an image it showed by its address, whatever the server's Cache-Control says).
+  // A changed file that keeps its address (an image among a lesson's data files; a chart's
+  // is named by what it draws, so a changed chart is a new address): fetched again under a
+  // new ?v= (the browser keeps an image it showed by its address, whatever Cache-Control says).
   var LINKED = [["img", "src"], ["source", "srcset"], ["object", "data"], ["image", "href"]];
   function bust(changed) {
     var stamp = String(Date.now());

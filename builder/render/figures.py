@@ -1,9 +1,10 @@
 """A recorded panel as a page shows it, and the markup every page shares for recorded things.
 
-A panel is a `<figure>`: its chart in each theme (files beside the page, builder/render/charts.py
-draws them), alt text that reads out every value, and the numbers as a table; its caption
-names the instrument (`provenance`). Code, output and tables scroll sideways in their own
-keyboard-reachable box, so nothing widens the page. The markup is templates/_macros.html
+A panel is a `<figure>`: its chart in each theme (files in the site's charts/ folder, named
+by what they draw and shared by every page that shows it, `chart_file`; builder/render/
+charts.py draws them), alt text that reads out every value, and the numbers as a table;
+its caption names the instrument (`provenance`). Code, output and tables scroll sideways in
+their own keyboard-reachable box, so nothing widens the page. The markup is templates/_macros.html
 (builder/render/markup.py). Pure functions of their arguments and the templates, used by
 builder/render/marks.py (placed panels), builder/render/lessons.py (chart files, panels the
 prose does not place) and builder/review/diff.py.
@@ -11,6 +12,7 @@ prose does not place) and builder/review/diff.py.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 
 from markupsafe import Markup
@@ -45,30 +47,41 @@ Sizer = Callable[[BarPanel, bool], tuple[int, int]]
 
 
 def unplaced_panels(
-    recording: Recording | None, placed: list[int], size: Sizer = chart_size
+    recording: Recording | None, placed: list[int], root: str, size: Sizer = chart_size
 ) -> Markup:
-    """The panels the prose does not place, in a closing section: every panel is shown."""
+    """The panels the prose does not place, in a closing section: every panel is shown
+    (`root`: the page's way up to the site's root, where the charts are)."""
     count = len(recording.panels) if recording else 0
     unplaced = [n for n in range(1, count + 1) if n not in placed]
     if recording is None or not unplaced:
         return Markup()
-    return macro("more_panels", [figure_html(recording, n, size) for n in unplaced])
+    return macro("more_panels", [figure_html(recording, n, root, size) for n in unplaced])
 
 
 NARROW_MEDIA = "(max-width: 560px)"  # a phone: the chart drawn for its column
 
 
-def panel_file(number: int, theme: str, narrow: bool = False) -> str:
-    """The chart's file beside the page: panel-1.svg, panel-1-dark.svg for dark mode, and
-    panel-1-narrow.svg / panel-1-dark-narrow.svg, drawn for a phone's column."""
-    name = f"panel-{number}" if theme == "light" else f"panel-{number}-{theme}"
-    return f"{name}-narrow.svg" if narrow else f"{name}.svg"
+CHARTS = "charts/"  # the site's folder of chart files, one set per drawing, shared by pages
 
 
-def figure_html(recording: Recording, number: int, size: Sizer = chart_size) -> Markup:
+def chart_file(panel: BarPanel, theme: str, narrow: bool = False) -> str:
+    """A chart's file from the site's root, named by what it draws (charts.drawn: not the
+    title) so that every page showing the same drawing shares it, and a changed drawing is
+    a new file: charts/<digest>.svg, charts/<digest>-dark.svg for dark mode, and
+    charts/<digest>-narrow.svg / -dark-narrow.svg, drawn for a phone's column. The page
+    and the chart artifact (builder.render.lessons) both name it here."""
+    from .charts import drawn
+
+    digest = hashlib.sha256(repr(drawn(panel)).encode()).hexdigest()[:16]
+    name = digest if theme == "light" else f"{digest}-{theme}"
+    return f"{CHARTS}{name}-narrow.svg" if narrow else f"{CHARTS}{name}.svg"
+
+
+def figure_html(recording: Recording, number: int, root: str, size: Sizer = chart_size) -> Markup:
+    """Panel `number` as a figure on a page `root` below the site's root ("../../")."""
     panel = recording.panels[number - 1]
     pictures = [
-        (theme, panel_file(number, theme), panel_file(number, theme, True))
+        (theme, root + chart_file(panel, theme), root + chart_file(panel, theme, True))
         for theme in ("light", "dark")
     ]
     return macro(

@@ -205,14 +205,16 @@ def lesson_artifacts(
     renderer: Renderer,
     machines: dict[str, dict[str, Any] | None] | None = None,
 ) -> list[Artifact]:
-    """Each lesson's page, then the charts of its panels; `machines`: the machine each
-    lesson was recorded on, from its sidecar (builder/core/machine.py)."""
+    """Each lesson's page, then the charts of its panels that no lesson before it shows
+    (one artifact a drawing, its files shared by every page that shows it); `machines`:
+    the machine each lesson was recorded on, from its sidecar (builder/core/machine.py)."""
     head, links = site_head(course), Links.of(course)
     arcs = {arc.id: arc for arc in course.meta.arcs}
     by_id = {status.lesson_id: status for status in statuses}
     lessons = course.lessons
     items = [None, *(item(x) for x in lessons), None]  # each digested once, not twice
-    artifacts = []
+    artifacts: list[Artifact] = []
+    shown: set[str] = set()  # the charts made so far, by their file's name
     for number, lesson in enumerate(lessons):
         status = by_id[lesson.id]
         on = machine.sentence((machines or {}).get(lesson.id)) if status.recording else ""
@@ -234,7 +236,7 @@ def lesson_artifacts(
                 label=lesson.id,
             )
         )
-        artifacts += _chart_artifacts(lesson, status, renderer)
+        artifacts += _chart_artifacts(lesson, status, renderer, shown)
         artifacts.append(_notebook_artifact(course, lesson, status, renderer))
     return artifacts
 
@@ -263,15 +265,18 @@ def run_it(lesson: Lesson, recording: Recording | None, root: str) -> RunIt:
     return RunIt(files, shim, install, command, cited)
 
 
-def _chart_artifacts(lesson: Lesson, status: LessonStatus, renderer: Renderer) -> list[Artifact]:
-    """Each panel's chart, in both themes: keyed by what it draws (not the title)."""
-    panels = status.recording.panels if status.recording else []
-    return [
-        renderer.artifact(
-            "chart", _chart, lesson.url, n, charts.drawn(panel), renderer, label=lesson.id
-        )
-        for n, panel in enumerate(panels, start=1)
-    ]
+def _chart_artifacts(
+    lesson: Lesson, status: LessonStatus, renderer: Renderer, shown: set[str]
+) -> list[Artifact]:
+    """Each panel's chart not in `shown` yet, in both themes and sizes: keyed by what it
+    draws (not the title), as its files are named (figures.chart_file)."""
+    artifacts = []
+    for panel in status.recording.panels if status.recording else []:
+        drawn = charts.drawn(panel)
+        if (name := figures.chart_file(drawn, "light")) not in shown:
+            shown.add(name)
+            artifacts.append(renderer.artifact("chart", _chart, drawn, renderer, label=lesson.id))
+    return artifacts
 
 
 def _notebook_artifact(
@@ -296,14 +301,12 @@ def _notebook_artifact(
     )
 
 
-def _chart(folder: str, number: int, panel: BarPanel, renderer: Renderer) -> Made:
-    """The chart in each theme, wide and for a phone (figures.panel_file names them)."""
+def _chart(panel: BarPanel, renderer: Renderer) -> Made:
+    """The chart in each theme, wide and for a phone, in the files figures.chart_file names."""
     files: dict[str, bytes] = {}
     for size, svgs in renderer.chart(panel).items():
         narrow = size == "narrow"
-        files |= {
-            f"{folder}{figures.panel_file(number, t, narrow)}": svgs[t] for t in charts.THEMES
-        }
+        files |= {figures.chart_file(panel, t, narrow): svgs[t] for t in charts.THEMES}
     return Made(files)
 
 
@@ -325,7 +328,7 @@ def _lesson_page(
     rendered, errors = prose.render_prose(
         lesson, links, recording, root, renderer.highlight, renderer.size
     )
-    unplaced = figures.unplaced_panels(recording, rendered.placed_panels, renderer.size)
+    unplaced = figures.unplaced_panels(recording, rendered.placed_panels, root, renderer.size)
     body = Markup(rendered.html) + unplaced
     content = LessonPage(
         title=lesson.title,

@@ -219,7 +219,7 @@ def panel_figures(page: PageEnv, numbers: list[int]) -> str:
             )
             continue
         page.placed_panels.append(number)
-        out.append(figure_html(recording, number, page.size))
+        out.append(figure_html(recording, number, page.root, page.size))
     return "".join(out)
 
 

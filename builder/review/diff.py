@@ -128,7 +128,7 @@ def _marks(course: Course, lesson: Lesson, recording: Recording) -> list[Mark]:
     from ..render.figures import unplaced_panels
 
     rendered, _ = prose.render_prose(lesson, course, recording, "../../", _plain)
-    body = rendered.html + str(unplaced_panels(recording, rendered.placed_panels))
+    body = rendered.html + str(unplaced_panels(recording, rendered.placed_panels, "../../"))
     section = anchor = ""
     marks: list[Mark] = []
     for match in _MARK.finditer(body):

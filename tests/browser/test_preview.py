@@ -6,6 +6,7 @@ recording, or its error."""
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 import time
@@ -19,7 +20,7 @@ from builder.core.observe import TEMPLATES, Paths
 from builder.course.model import Lesson
 from builder.preview.serve import Preview
 from builder.run.execute import Execution, Limits, Outcome
-from tests.helpers import canned_run, edit
+from tests.helpers import canned_run, charts_shown, edit, edit_panels, scaled
 
 pytestmark = pytest.mark.browser
 
@@ -160,9 +161,30 @@ def test_a_template_or_stylesheet_change_reloads_the_page(
         if set(driven.hub.streams) - before:
             break
         time.sleep(0.05)
-    assert driven.apply(lambda: ["static/nav.js", "l/first/panel-1.svg"])  # data: patched
-    page.wait_for_function("document.querySelector('img[src*=\"panel-1.svg?v=\"]') !== null")
+    # A file the page shows that keeps its address (an image among its data files, say)
+    chart = charts_shown(recorded.out, "l/first/index.html")[1]  # the light, wide chart
+    assert driven.apply(lambda: ["static/nav.js", chart])  # data: patched
+    page.wait_for_function(f"document.querySelector('img[src*=\"{chart}?v=\"]') !== null")
     assert page.evaluate("window.notReloaded") is True
+
+
+def test_a_changed_chart_is_patched_in_under_its_new_name(
+    driven: Preview, recorded: Paths, small: Any
+) -> None:
+    page = small.new_page()
+    page.goto(f"{driven.url}l/first/")
+    page.evaluate("window.notReloaded = true")
+    light = "document.querySelector('img.chart-light')"
+    page.evaluate(f"{light}.scrollIntoView()")
+    old = page.evaluate(f"{light}.getAttribute('src')")
+    recording = recorded.recordings / "basics-01.json"
+    edit_panels(recording, scaled)
+    assert driven.rebuild([str(recording)])
+    page.wait_for_function(f"{light}.getAttribute('src') !== {json.dumps(old)}")
+    new = page.evaluate(f"{light}.getAttribute('src')").split("?")[0]
+    assert new.startswith("../../charts/") and new.endswith(".svg") and new != old, new
+    page.wait_for_function(f"{light}.complete && {light}.naturalWidth > 0")  # the new file
+    assert page.evaluate("window.notReloaded") is True, "the page was reloaded"
 
 
 def test_an_edit_shows_in_its_page_only_and_keeps_the_scroll(

@@ -145,7 +145,7 @@ def test_search_merges_every_bundle_into_one_result_list(
     """Each arc's lessons are indexed in a bundle of their own (search-index/<arc>-<n>/), the
     glossary in the main one: one query must find pages from all of them."""
     assert sorted(p.name for p in (site / "search-index").iterdir()) == ["basics-1", "speed-1"]
-    # ("settings" says "panel" only in the file name of its chart: not a result)
+    # ("settings" says "panel" only in its markup, a figure's id: not a result)
     for query, lesson in (("panel", "first"), ("panel", "no-panels"), ("scaled", "settings")):
         page.goto(base_url + f"search/index.html?q={query}")
         link = f'main .hit-page[href*="/site/l/{lesson}/index.html?"]'

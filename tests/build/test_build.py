@@ -14,7 +14,7 @@ from builder.__main__ import main
 from builder.build.pipeline import build
 from builder.core.errors import ExecutionError
 from builder.core.observe import Paths
-from tests.helpers import ROOT, CountingRunner, copy_course, edit
+from tests.helpers import ROOT, CountingRunner, charts_shown, copy_course, edit
 
 pytestmark = pytest.mark.slow
 
@@ -49,7 +49,7 @@ def test_recorded_site_has_every_page(recorded: Paths) -> None:
         "l/first/index.html",
         "l/no-panels/index.html",
         "l/settings/index.html",
-        "l/first/panel-1.svg",
+        *charts_shown(site, "l/first/index.html"),
     ):
         assert (site / page).is_file(), page
     lesson = (site / "l/first/index.html").read_text()

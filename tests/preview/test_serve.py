@@ -33,7 +33,7 @@ from builder.preview.hub import page_update
 from builder.preview.serve import LIVE_SCRIPT, Preview, inject_live, problems, wanted
 from builder.preview.session import Changed, Session
 from builder.run.execute import Execution, Limits, Outcome
-from tests.helpers import ROOT, canned_run, edit
+from tests.helpers import ROOT, canned_run, charts_named, charts_shown, edit, edit_panels, scaled
 
 LESSON = "basics-01"  # slug "first"
 
@@ -130,6 +130,30 @@ def test_a_prose_edit_reads_one_lesson_and_remakes_its_page(recorded: Paths) -> 
     clean = Paths(recorded.content, recorded.recordings, root / "clean", root / "clean-cache")
     build(clean, execute=False, jobs=1)
     assert site_bytes(recorded.out) == site_bytes(clean.out)  # as `make site` writes it
+
+
+def test_a_changed_chart_is_served_under_a_new_name_and_the_old_one_goes(recorded: Paths) -> None:
+    session = Session(recorded, execute=False)
+    session.start()
+    session.settle()
+    page = "l/first/index.html"
+    old = charts_shown(recorded.out, page)
+    recording = recorded.recordings / f"{LESSON}.json"
+    edit_panels(recording, scaled)
+    changed = session.refresh(Changed.of(recorded, [str(recording)]))
+    served = session.served()
+    new = charts_named(served[page].decode(), page)
+    assert len(new) == 4 and set(new).isdisjoint(old)
+    assert {page, *old, *new} <= set(changed)  # the page is patched, the new files fetched
+    assert set(new) <= set(served) and not set(old) & set(served)
+    session.settle()
+    session.close()
+    assert charts_shown(recorded.out, page) == new
+    assert not any((recorded.out / name).exists() for name in old)
+    root = recorded.out.parent
+    clean = Paths(recorded.content, recorded.recordings, root / "clean", root / "clean-cache")
+    build(clean, execute=False, jobs=1)
+    assert site_bytes(recorded.out) == site_bytes(clean.out)
 
 
 def test_after_settling_the_next_build_is_a_no_op(recorded: Paths) -> None:

@@ -110,7 +110,7 @@ def _page() -> tuple[str, Page]:
     recording = _hostile_recording()
     rendered, errors = prose.render_prose(lesson, links, recording, root="../../")
     assert len(errors) == 1  # the value whose label is not one of the panel's
-    html = rendered.html + str(figures.unplaced_panels(recording, rendered.placed_panels))
+    html = rendered.html + str(figures.unplaced_panels(recording, rendered.placed_panels, "../../"))
     return html, Page(html)
 
 

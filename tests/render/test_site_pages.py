@@ -140,7 +140,7 @@ def test_a_downloaded_example_runs_without_this_repository(
         assert downloaded == ["example.py"]
 
 
-@pytest.mark.parametrize("name", ["index.html", "example.ipynb", "panel-1.svg", "panel-2-dark.svg"])
+@pytest.mark.parametrize("name", ["index.html", "example.ipynb"])
 def test_a_data_file_cannot_take_the_name_of_a_page_file(course_copy: Paths, name: str) -> None:
     """Data files are written beside the lesson's page for download."""
     edit(course_copy.content / "lessons" / "speed-01" / "lesson.md", "[numbers.txt]", f"[{name}]")
