@@ -61,6 +61,8 @@ class Index:
         found = None if force else store.manifest(INDEX)
         if not isinstance(found, tuple) or len(found) != 3 or found[0] != salt:
             return cls(salt, 0, {})
+        if not isinstance(found[2], int):  # a foreign row
+            return cls(salt, 0, {})
         rows = [store.row(f"{INDEX}/{k}") for k in range(found[2])]
         stored = tuple(row for row in rows if row is not None)
         entries: dict[str, Entry] = {}
