@@ -7,11 +7,12 @@
     python bench/run.py --scales 1000 --runs 5 --no-exec
 
 Every figure is the median wall time of a `python -m builder ...` subprocess, interpreter
-start included, against a course made by bench/generate.py in a scratch folder. Peak
-memory is the largest resident set of one command (wait4's ru_maxrss). A cold render is
-timed twice: from folders moved aside ("cold", as on a fresh clone), and right after
-deleting the last build ("cold after clean", see after_clean). The baseline is
-bench/baseline.py (markdown-it + Jinja2 + Pygments in one loop over the same pages),
+start included, against a course made by bench/generate.py in a scratch folder, run by a
+copy of builder/ taken as the benchmark starts (editing the checkout meanwhile changes
+no key). Peak memory is the largest resident set of one command (wait4's ru_maxrss). A
+cold render is timed twice: from folders moved aside ("cold", as on a fresh clone), and
+right after deleting the last build ("cold after clean", see after_clean). The baseline
+is bench/baseline.py (markdown-it + Jinja2 + Pygments in one loop over the same pages),
 measured in the same run, so ratios stay meaningful on a busy machine.
 """
 
@@ -40,6 +41,7 @@ from bench.generate import generate, lesson_id  # noqa: E402
 PY = sys.executable
 HARNESS_LESSONS = ("jaxpr-01", "xla-01", "performance-01")
 JOBS_LESSONS = ("jaxpr-01", "jaxpr-02", "xla-01", "xla-02", "performance-01", "performance-02")
+CODE = "code"  # in the scratch folder: the builder that is measured (`frozen_code`)
 RECENTLY_DELETED_S = 35  # ext4's recently_deleted(): 30 s, 35 s while the inode table is dirty
 
 
@@ -104,8 +106,9 @@ class Scale:
             self.results.setdefault(name, []).append(result)
 
     def env(self) -> dict[str, str]:
-        """This checkout's builder, not the one the venv's .pth names (/work/main's, say)."""
-        return {**os.environ, "PYTHONPATH": str(ROOT)}
+        """This checkout's builder as it was when the benchmark began (`frozen_code`), not
+        the one the venv's .pth names (/work/main's, say)."""
+        return {**os.environ, "PYTHONPATH": str(self.root.parent / CODE)}
 
     def median(self, name: str) -> float:
         if name not in self.results:  # not measured at this scale (--huge)
@@ -124,6 +127,15 @@ class Scale:
 
 ALL = ("cold", "no-op", "prose edit", "check", "example edit", "cold after clean")
 HUGE = {5000: ("prose edit",), 10000: ("cold", "no-op", "prose edit", "check")}
+
+
+def frozen_code(work: Path) -> None:
+    """A copy of builder/ in the scratch folder, which the builds measured run: its code is
+    an input of every build (in every key), so an edit to this checkout during a long run
+    (10,000 lessons: minutes a build) made the next build make every artifact again."""
+    shutil.rmtree(work / CODE, ignore_errors=True)
+    ignore = shutil.ignore_patterns("__pycache__")
+    shutil.copytree(ROOT / "builder", work / CODE / "builder", ignore=ignore)
 
 
 def bench_scale(
@@ -345,6 +357,7 @@ def main() -> None:
     runs = args.runs or (1 if args.quick else 3)
     work = args.work or Path(tempfile.mkdtemp(prefix="coursebench-"))
     try:
+        frozen_code(work)
         measured = []
         for count in scales:
             if measured:  # out of the shadow of the last scale's deletions (after_clean)

@@ -12,7 +12,8 @@
 
 The first step of a build compares: when nothing differs, the build is over (the no-op).
 Like make and git, this compares metadata, not bytes; as in git's "racy" rule, inputs
-changed within RACY_NS of the last build are not trusted. Anything else the build decides
+changed (their mtime or their ctime: a copy that keeps mtimes sets only the ctime) within
+RACY_NS of the last build's observation are not trusted. Anything else the build decides
 by content digests, never by metadata: the manifest only says which site files are still
 exactly what the last build wrote. A build that fails leaves the last good manifest.
 Standard library only: the no-op is decided before Jinja2 or markdown-it are imported.
@@ -57,8 +58,8 @@ class Manifest:
 
     def unchanged(self, now: Observed) -> bool:
         """Nothing this build would read or write differs from what the last one saw."""
-        before = self.seen
-        newest = max((meta[0] for meta in now.inputs.values() if len(meta) > 1), default=0)
+        before = self.seen  # newest: by mtime or ctime, as the index's racy rule has it
+        newest = max((max(m[0], m[3]) for m in now.inputs.values() if len(m) > 1), default=0)
         return (
             now.settings == before.settings
             and now.out == before.out

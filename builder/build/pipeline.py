@@ -12,8 +12,9 @@
     write     the changed files into site/, all renamed into place; what is gone, removed
     remember  the manifest of this build, and the store pruned to what it references
 
-Everything a build keeps is in the store (builder.core.store); it is committed only when a
-build succeeds, so a failed build leaves the last good manifest, and the site it describes.
+Everything a build keeps is in the store (builder.core.store); its manifest is committed
+only when a build succeeds, so a failed build leaves the last good manifest, and the site
+it describes (what it made is committed as it is made: the next build takes it from there).
 """
 
 from __future__ import annotations
@@ -81,6 +82,7 @@ def build(
         kept = Kept.since(last, paths.out, now)
         changes = _changes(paths, since)
         site = make_site(course, statuses, sidecars, memo, kept, jobs, changes)
+        store.commit()  # what it made: not held twice (made, and pickled) while publishing
         read = Index.of(index, now, memo, course, statuses, sidecars)
         written = publish(store, paths, site, site.files(), now, versions, read)
     return BuildResult(executed or (), written.written, written.removed, written.total)

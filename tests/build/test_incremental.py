@@ -9,15 +9,17 @@ import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from bench.generate import generate, write_recordings
-from builder.build import index
+from builder.build import index, make, site
 from builder.build.make import MIN_PER_WORKER
 from builder.build.manifest import Manifest
 from builder.build.pipeline import build
 from builder.core import observe
+from builder.core.errors import BuildError
 from builder.core.observe import Paths
 from builder.core.store import Store
 from builder.course import files as course_files
@@ -212,6 +214,65 @@ def test_a_racy_file_is_read_again_and_force_reads_everything(
     assert b"bbbb" in page.read_bytes(), "the blind spot: metadata as it was, not racy"
     build(paths, execute=False, jobs=2, force=True)
     assert b"cccc" in page.read_bytes()
+
+
+def test_a_same_size_edit_in_the_ctime_tick_of_a_copy_is_seen(
+    paths: Paths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A copy that keeps mtimes (cp -p, tar, rsync -t) leaves an old mtime and a new ctime,
+    which alone says the file is racy: edited again (same size, mtime kept) within that
+    ctime's tick after a build observed it, the next build is not a no-op and reads it.
+    The no-op took the newest mtime only, and kept the old page. Coarse ticks simulated:
+    every ctime from `tick` on reads as `tick`."""
+    render(paths)
+    long_ago = time.time_ns() - 3 * observe.RACY_NS
+    for path in [*paths.content.rglob("*"), *paths.recordings.rglob("*")]:
+        os.utime(path, ns=(long_ago, long_ago))  # no input racy by its mtime
+    tick = time.time_ns()
+    meta = observe._meta
+    monkeypatch.setattr(observe, "_meta", lambda i: (*meta(i)[:3], min(i.st_ctime_ns, tick)))
+    path, page = lesson_md(paths), paths.out / "l" / "sa01-002" / "index.html"
+    path.write_text(path.read_text() + "\nWord: aaaa.\n")
+    os.utime(path, ns=(long_ago, long_ago))  # the copy: its mtime kept
+    render(paths)
+    assert b"aaaa" in page.read_bytes()
+    path.write_text(path.read_text().replace("aaaa", "bbbb"))
+    os.utime(path, ns=(long_ago, long_ago))  # size, mtime, inode and (read) ctime as they were
+    render(paths)
+    assert b"bbbb" in page.read_bytes()
+    monkeypatch.undo()
+    assert_like_a_clean_build(paths, tmp_path)
+
+
+def test_a_build_stopped_after_rendering_keeps_what_its_workers_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the workers make is committed to the store as it comes, not at the build's end:
+    a cold build stopped after it (killed, or failing in a later stage) keeps it, and the
+    next build makes none of it again (at 10,000 lessons, minutes of rendering)."""
+    generate(30, tmp_path)  # 90 pages, charts and notebooks: made in workers
+    content, recordings = tmp_path / "content", tmp_path / "recordings"
+    paths = Paths(content, recordings, tmp_path / "site", tmp_path / "cache")
+
+    def stopped(*args: object) -> None:
+        raise BuildError("stopped before the search bundles")
+
+    monkeypatch.setattr(site, "with_search", stopped)
+    with pytest.raises(BuildError, match="stopped"):
+        render(paths)
+    monkeypatch.undo()
+    made_again: list[str] = []
+    real = make._render
+
+    def counted(artifacts: list[Any], missing: list[int], *args: Any) -> object:
+        made_again.extend(artifacts[i].kind for i in missing)
+        return real(artifacts, missing, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(make, "_render", counted)
+    render(paths)
+    assert not {"page", "chart", "notebook"} & set(made_again)
+    monkeypatch.undo()
+    assert_like_a_clean_build(paths, tmp_path)
 
 
 def _killed_at(paths: Paths, write: int) -> bool:

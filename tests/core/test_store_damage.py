@@ -118,6 +118,7 @@ DAMAGE: dict[str, Callable[[Path], None]] = {
         "UPDATE manifest SET data = X'80059505000000000000008c01789400942e'"  # pickle of ('x',)
     ),
     "manifest a NULL": _sql("UPDATE manifest SET data = NULL"),
+    "a part of the index missing": _sql("DELETE FROM manifest WHERE id = 'index/1'"),
 }
 
 
