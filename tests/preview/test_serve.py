@@ -26,6 +26,7 @@ import pytest
 
 from builder.build.manifest import TEMPLATES, Manifest
 from builder.build.pipeline import build
+from builder.core import artifact
 from builder.core.errors import RenderError
 from builder.core.observe import Paths
 from builder.core.store import Store
@@ -130,6 +131,57 @@ def test_a_prose_edit_reads_one_lesson_and_remakes_its_page(recorded: Paths) -> 
     clean = Paths(recorded.content, recorded.recordings, root / "clean", root / "clean-cache")
     build(clean, execute=False, jobs=1)
     assert site_bytes(recorded.out) == site_bytes(clean.out)  # as `make site` writes it
+
+
+def test_a_prose_edit_digests_only_what_it_changed(
+    recorded: Paths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The other lessons' pages, charts and notebooks keep their keys without a digest made
+    of anything (their navigation entries are new objects, equal to the last build's)."""
+    session = Session(recorded, execute=False)
+    session.start()
+    edit(lesson_md(recorded), "{{ panel 1 }}", "A first sentence.\n\n{{ panel 1 }}")
+    session.refresh(Changed.of(recorded, [str(lesson_md(recorded))]))
+    made = session.pages.made
+    keyed: list[str] = []
+    real = artifact._function
+
+    def function(fn: Any) -> bytes:
+        keyed.append(fn.__qualname__)
+        return real(fn)
+
+    monkeypatch.setattr(artifact, "_function", function)
+    edit(lesson_md(recorded), "A first sentence.", "A second sentence.")
+    session.refresh(Changed.of(recorded, [str(lesson_md(recorded))]))
+    monkeypatch.undo()
+    assert len(made) > 20 and keyed == ["_lesson_page"]  # made from nothing: the edited page
+    [new] = [key for key in session.pages.made if key not in made]
+    assert b"A second sentence." in (session.pages.made[new].files or {})["l/first/index.html"]
+    session.close()
+
+
+def test_keys_found_again_are_the_keys_made_from_nothing(recorded: Paths) -> None:
+    """After edits that change what other pages show of a lesson (a title: its neighbours;
+    the glossary; course.yml: every page), the session's keys, most found again from the
+    last refresh's, are those a session started afresh makes by digesting everything."""
+    session = Session(recorded, execute=False)
+    session.start()
+    lesson = recorded.content / "lessons" / "basics-02" / "lesson.md"
+    edits = [
+        (lesson_md(recorded), "{{ panel 1 }}", "More prose.\n\n{{ panel 1 }}"),
+        (lesson, "title: A lesson without panels", "title: A lesson, renamed"),
+        (recorded.content / "glossary.yml", "every shape and dtype", "each shape and dtype"),
+        (recorded.content / "course.yml", "title: Fixture course", "title: A course"),
+    ]
+    for path, old, new in edits:
+        edit(path, old, new)
+        session.refresh(Changed.of(recorded, [str(path)]))
+        afresh = Session(recorded, execute=False)
+        afresh.start()
+        assert set(session.pages.made) == set(afresh.pages.made), path.name
+        assert session.served() == afresh.served()
+        afresh.close()
+    session.close()
 
 
 def test_after_settling_the_next_build_is_a_no_op(recorded: Paths) -> None:
