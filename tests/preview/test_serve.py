@@ -5,6 +5,7 @@ tests/browser/test_preview.py."""
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import os
 import queue
@@ -31,7 +32,14 @@ from builder.core.errors import RenderError
 from builder.core.observe import Paths
 from builder.core.store import Store
 from builder.preview.hub import page_update
-from builder.preview.serve import LIVE_SCRIPT, Preview, inject_live, problems, wanted
+from builder.preview.serve import (
+    LIVE_SCRIPT,
+    SETTLE_AFTER,
+    Preview,
+    inject_live,
+    problems,
+    wanted,
+)
 from builder.preview.session import Changed, Session
 from builder.run.execute import Execution, Limits, Outcome
 from tests.helpers import ROOT, canned_run, edit
@@ -184,6 +192,29 @@ def test_keys_found_again_are_the_keys_made_from_nothing(recorded: Paths) -> Non
     session.close()
 
 
+@pytest.mark.parametrize(
+    "steps", [0, 1, 2], ids=["before-search", "before-observe", "before-write"]
+)
+def test_an_edit_puts_off_writing_the_site(recorded: Paths, steps: int) -> None:
+    """settle asks between its steps whether an edit came: then it writes nothing (the
+    edit is built first) and the next settle writes what `make site` writes."""
+    session = Session(recorded, execute=False)
+    session.start()
+    session.settle()
+    written = site_bytes(recorded.out)
+    edit(lesson_md(recorded), "{{ panel 1 }}", "A new sentence.\n\n{{ panel 1 }}")
+    session.refresh(Changed.of(recorded, [str(lesson_md(recorded))]))
+    asked = iter([False] * steps + [True])
+    assert session.settle(lambda: next(asked)) is None
+    assert site_bytes(recorded.out) == written
+    assert session.settle(lambda: False) is not None
+    session.close()
+    root = recorded.out.parent
+    clean = Paths(recorded.content, recorded.recordings, root / "clean", root / "clean-cache")
+    build(clean, execute=False, jobs=1)
+    assert site_bytes(recorded.out) == site_bytes(clean.out)
+
+
 def test_after_settling_the_next_build_is_a_no_op(recorded: Paths) -> None:
     past = time.time() - 60  # older than the manifest's racy window
     for path in recorded.content.parent.rglob("*"):
@@ -330,6 +361,23 @@ def test_an_example_edit_is_re_recorded_in_the_background(recorded: Paths, runne
         preview.recorder.poll(preview.session.course, preview.session.statuses)
         assert preview.recorder.thread is thread, "tried again without a change"
     preview.close()
+
+
+def test_at_each_pause_the_kept_build_is_set_aside_from_the_collector(recorded: Paths) -> None:
+    """gc.freeze once site/ is written (the first build, then each pause), so that a refresh
+    does not walk what the build keeps; close() gives it back."""
+    preview = Preview(recorded, port=0, execute=False)
+    preview.start()
+    assert gc.get_freeze_count() > 0
+    gc.unfreeze()
+    edit(lesson_md(recorded), "{{ panel 1 }}", "Written at the pause.\n\n{{ panel 1 }}")
+    stop = threading.Event()
+    threading.Timer(SETTLE_AFTER + 1.5, stop.set).start()
+    preview.run(stop)
+    assert b"Written at the pause." in (recorded.out / "l/first/index.html").read_bytes()
+    assert gc.get_freeze_count() > 0
+    preview.close()
+    assert gc.get_freeze_count() == 0
 
 
 def test_an_edit_made_during_the_first_build_is_not_lost(recorded: Paths) -> None:
