@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import errno
 import functools
-import gc
 import logging
 import mimetypes
 import os
@@ -38,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 from ..build.write import TEMPORARY
 from ..core.errors import BuildError
 from ..core.observe import TEMPLATES, Paths, editor_file
+from . import heap
 from .hub import Hub, page_update, problems
 from .session import Changed, Session
 
@@ -98,7 +98,7 @@ class Preview:
         ready.wait()
         if self.apply(self.session.start):
             self.apply(self.session.settle, "Wrote site/")
-        _keep_heap()
+        heap.kept()
         self.serving = True
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
@@ -158,7 +158,7 @@ class Preview:
                 if dirty:
                     dirty = not self.apply(self._settle, "Wrote site/")
                     if not dirty and self.changes.empty():
-                        _keep_heap()
+                        heap.kept()
             else:
                 while not self.changes.empty():  # a burst: one rebuild
                     files += self.changes.get()
@@ -174,7 +174,8 @@ class Preview:
         if session.course is None:  # the first build failed: start again
             return self.apply(session.start, reload=True)
         changed = Changed.of(self.paths, files)
-        return self.apply(lambda: session.refresh(changed), reload=changed.templates)
+        with heap.paused(not (changed.templates or changed.everything)):
+            return self.apply(lambda: session.refresh(changed), reload=changed.templates)
 
     def apply(
         self, step: Callable[[], list[str] | None], what: str = "Rebuilt", *, reload: bool = False
@@ -216,7 +217,7 @@ class Preview:
         if self.recorder:
             self.recorder.stop()
         self.session.close()
-        gc.unfreeze()
+        heap.given_back()
 
 
 def serve(
@@ -235,18 +236,6 @@ def serve(
         preview.run()
     finally:
         preview.close()
-
-
-def _keep_heap() -> None:
-    """What the build keeps in memory (every lesson, status and artifact: 150,000 objects
-    the collector tracks at 1,000 lessons) set aside from the cyclic garbage collector until
-    the next pause: a refresh otherwise walks all of it about once (gc's oldest generation,
-    90 ms at 1,000 lessons on a quiet machine), though it frees none of it. Done when the
-    edits pause (site/ written): what was set aside last time is collected first, so no
-    cycle outlives one pause."""
-    gc.unfreeze()
-    gc.collect()
-    gc.freeze()
 
 
 def watched_folders(roots: Iterable[Path]) -> set[str]:

@@ -380,6 +380,24 @@ def test_at_each_pause_the_kept_build_is_set_aside_from_the_collector(recorded: 
     assert gc.get_freeze_count() == 0
 
 
+def test_a_refresh_of_a_lesson_runs_without_the_collector(
+    preview: Preview, recorded: Paths
+) -> None:
+    """A prose edit's refresh runs with gc off (on again once the pages are told); a
+    template edit's, which renders every page, with it on."""
+    enabled: list[bool] = []
+    refresh = preview.session.refresh
+
+    def watched(changed: Changed) -> list[str]:
+        enabled.append(gc.isenabled())
+        return refresh(changed)
+
+    preview.session.refresh = watched  # type: ignore[method-assign]
+    assert preview.rebuild([str(lesson_md(recorded))])
+    assert preview.rebuild([str(TEMPLATES / "lesson.html")])
+    assert enabled == [False, True] and gc.isenabled()
+
+
 def test_an_edit_made_during_the_first_build_is_not_lost(recorded: Paths) -> None:
     """The OS watches before the first build reads anything: an edit made after it read
     the lesson is the first rebuild."""
