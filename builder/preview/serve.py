@@ -150,15 +150,19 @@ class Preview:
 
     def run(self, stop: threading.Event | None = None) -> None:
         """Rebuild on every change until Ctrl-C (or `stop`)."""
-        dirty = False
+        dirty = untidy = False
         while not (stop and stop.is_set()):
             try:
                 files = self.changes.get(timeout=SETTLE_AFTER)
             except queue.Empty:
                 if dirty:
                     dirty = not self.apply(self._settle, "Wrote site/")
-                    if not dirty and self.changes.empty():
-                        heap.kept()
+                    if not dirty:
+                        heap.set_aside()
+                        untidy = True
+                elif untidy:  # a second quiet second
+                    heap.kept()
+                    untidy = False
             else:
                 while not self.changes.empty():  # a burst: one rebuild
                     files += self.changes.get()

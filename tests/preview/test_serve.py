@@ -364,8 +364,9 @@ def test_an_example_edit_is_re_recorded_in_the_background(recorded: Paths, runne
 
 
 def test_at_each_pause_the_kept_build_is_set_aside_from_the_collector(recorded: Paths) -> None:
-    """gc.freeze once site/ is written (the first build, then each pause), so that a refresh
-    does not walk what the build keeps; close() gives it back."""
+    """gc.freeze once site/ is written (the first build, then each pause, a full collection
+    a quiet second later), so that a refresh does not walk what the build keeps; close()
+    gives it back."""
     preview = Preview(recorded, port=0, execute=False)
     preview.start()
     assert gc.get_freeze_count() > 0
