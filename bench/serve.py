@@ -4,6 +4,7 @@
     python bench/serve.py --scales 1000 --edits 20
     python bench/serve.py --mkdocs /tmp/mk/bin/mkdocs   # the same edit with `mkdocs serve`
     python bench/serve.py --hugo hugo                   # and with `hugo server` (Debian's hugo)
+    python bench/serve.py --baseline /tmp/old           # and another checkout's serve, same run
 
 For each scale, bench/generate.py writes a course, `python -m builder render` builds it
 once (as an author's checkout has), and the preview is started on a free port. A lesson
@@ -12,8 +13,9 @@ time is taken from the write until the sentence is in the page's DOM (polled eve
 2 ms). The median and the slowest are printed. With --mkdocs, the same lesson bodies (prose
 and code, no front matter) are served by `mkdocs serve` and edited the same way; with --hugo,
 by `hugo server` (livereload, its default fast render), each body a page with its title,
-in one minimal layout. The rows of one scale are timed one after the other, in one run, so
-that their ratios hold on a machine whose speed drifts.
+in one minimal layout; with --baseline, by another checkout's `serve` (its own builder/, on
+its own copy of the course), timed just before this one's. The rows of one scale are timed
+one after the other, in one run, so that their ratios hold on a machine whose speed drifts.
 """
 
 from __future__ import annotations
@@ -74,11 +76,11 @@ def _shows(page: Any, sentence: str) -> bool:
 
 
 @contextmanager
-def server(command: list[str], pattern: str, cwd: Path) -> Iterator[str]:
+def server(command: list[str], pattern: str, cwd: Path, root: Path = ROOT) -> Iterator[str]:
     """A server started as a subprocess; yields the URL it prints (matched by `pattern`)."""
     log = tempfile.TemporaryFile()  # noqa: SIM115 (the server writes into it)
     process = subprocess.Popen(
-        command, cwd=cwd, env=_env(), stderr=log, stdout=log, start_new_session=True
+        command, cwd=cwd, env=_env(root), stderr=log, stdout=log, start_new_session=True
     )
     try:
         started = time.perf_counter()
@@ -106,15 +108,18 @@ def server(command: list[str], pattern: str, cwd: Path) -> Iterator[str]:
         log.close()
 
 
-def bench_builder(browser: Any, count: int, work: Path, edits: int) -> list[float]:
-    dest = work / f"course-{count}"
+def bench_builder(
+    browser: Any, count: int, work: Path, edits: int, root: Path = ROOT
+) -> list[float]:
+    """`serve` of the checkout at `root` (this one's by default)."""
+    dest = work / f"course-{count}" if root == ROOT else work / f"course-{count}-{root.name}"
     generate(count, dest)
     folders = ["--content", "content", "--recordings", "recordings", "--out", "site"]
     folders += ["--cache", ".cache"]
     python = [sys.executable, "-m", "builder"]
-    subprocess.run([*python, "render", *folders], cwd=dest, check=True, env=_env())
+    subprocess.run([*python, "render", *folders], cwd=dest, check=True, env=_env(root))
     command = [*python, "serve", *folders, "--port", "0", "--no-execute"]
-    with server(command, r"at (http://\S+/) \(Ctrl-C", dest) as url:
+    with server(command, r"at (http://\S+/) \(Ctrl-C", dest, root) as url:
         page = browser.new_page()
         page.goto(f"{url}l/s{lesson_id(EDITED)}/")
         lesson = dest / "content" / "lessons" / lesson_id(EDITED) / "lesson.md"
@@ -193,9 +198,9 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def _env() -> dict[str, str]:
-    """This checkout's builder, whatever the interpreter's path says."""
-    return {**os.environ, "PYTHONPATH": str(ROOT)}
+def _env(root: Path = ROOT) -> dict[str, str]:
+    """This checkout's builder (or `root`'s), whatever the interpreter's path says."""
+    return {**os.environ, "PYTHONPATH": str(root)}
 
 
 def report(name: str, count: int, seconds: list[float]) -> None:
@@ -215,6 +220,7 @@ def main() -> None:
     parser.add_argument("--mkdocs-edits", type=int, default=5, help="(a rebuild is slow)")
     parser.add_argument("--hugo", help="a hugo executable to time the same edit with")
     parser.add_argument("--work", type=Path, help="scratch folder (default: a temp folder)")
+    parser.add_argument("--baseline", type=Path, help="another checkout whose serve to time too")
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
@@ -225,6 +231,10 @@ def main() -> None:
                 executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"]
             )
             for count in (int(n) for n in args.scales.split(",")):
+                if args.baseline:
+                    baseline = args.baseline.resolve()
+                    seconds = bench_builder(browser, count, work, args.edits, baseline)
+                    report(f"serve ({baseline.name}): edit to screen", count, seconds)
                 seconds = bench_builder(browser, count, work, args.edits)
                 report("serve: edit to screen", count, seconds)
                 if args.hugo:

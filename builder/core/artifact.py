@@ -52,36 +52,103 @@ class Artifact:
         """`fn(*args)`, keyed by exactly what it receives: `fn` is a module-level function
         (its code is in the code digest) and reads nothing but `args`, which are values
         `Digests` can take (frozen dataclasses, tuples, strings, numbers...)."""
-        return cls(digests.key(fn, args), partial(fn, *args), kind, label)
+        return cls(digests.key(fn, args, (kind, label)), partial(fn, *args), kind, label)
 
 
 class Digests:
     """Artifacts' keys: sha256 of the code digest (`salt`), a function's name and the
     canonical form of its arguments, each frozen dataclass in them digested once per object
     (a course's navigation is an argument of a thousand pages). `turn()` forgets the objects
-    of the build before last: the preview keeps this between builds."""
+    of the build before last: the preview keeps this between builds, and from its second
+    build on, a key asked for in the same place as in the last build (`slot`: the same
+    function, kind and label, the same how-many-th time) with the same arguments (`same`:
+    the same objects, or equal values of the same types) is the last build's key, found
+    without digesting anything: most of a preview's refresh re-keys lessons it did not read
+    again, whose navigation entries and charts are new objects equal to the last ones."""
 
     def __init__(self, salt: str = "") -> None:
         self.salt = salt
         self.last: dict[int, tuple[object, bytes]] = {}  # id -> (the object, kept alive; digest)
         self.now: dict[int, tuple[object, bytes]] = {}
+        # Only between builds (turn): where each key was asked for -> (its arguments, the key)
+        self.keys: dict[tuple[Any, ...], tuple[tuple[Any, ...], str]] | None = None
+        self.keys_last: dict[tuple[Any, ...], tuple[tuple[Any, ...], str]] = {}
+        self.asked: dict[tuple[Any, ...], int] = {}  # slot -> keys asked for there this build
+        self.alike: dict[tuple[int, int], bool] = {}  # (new, last) objects compared this build
 
     def turn(self) -> None:
         self.last, self.now = self.now, {}
+        self.keys_last, self.keys = self.keys or {}, {}
+        self.asked, self.alike = {}, {}
 
     def known(self, values: Iterable[object]) -> tuple[tuple[object, bytes], ...]:
-        """The digests made of `values` (those made): what the build's index keeps with them."""
-        found = (self.now.get(id(value)) for value in values)
-        return tuple(pair for pair in found if pair is not None)
+        """The digests of `values` (made again if this build found its keys without them):
+        what the build's index keeps with them."""
+        return tuple((value, self.digest(value)) for value in values)
 
     def seed(self, known: Iterable[tuple[object, bytes]]) -> None:
         """Digests made by an earlier build of the same code, of the very objects it kept
         (builder.build.index): not made again while those objects are in use."""
         self.last.update((id(value), (value, made)) for value, made in known)
 
-    def key(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> str:
+    def key(self, fn: Callable[..., Any], args: tuple[Any, ...], slot: Any = None) -> str:
+        if self.keys is None or slot is None:
+            return self._key(fn, args)
+        count = self.asked.get((fn, slot), 0)
+        self.asked[(fn, slot)] = count + 1
+        where = (fn, slot, count)
+        last = self.keys_last.get(where)
+        made = last[1] if last is not None and self.same(args, last[0]) else self._key(fn, args)
+        self.keys[where] = (args, made)
+        return made
+
+    def _key(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> str:
         canonical = (self.salt, _function(fn), self.canonical(args))
         return hashlib.sha256(repr(canonical).encode()).hexdigest()
+
+    def same(self, new: Any, last: Any) -> bool:
+        """`new` has the canonical form `last` has, told without making either: the same
+        object, or values of the same type whose parts are the same (a float by its repr,
+        which tells 0.0 from -0.0). Two dataclasses are compared once a build (the course's
+        navigation is in a thousand keys); `last` is kept alive by `keys_last`, `new` by
+        `keys`, so their ids name them until `turn()`."""
+        if new is last:
+            return True
+        kind = type(new)
+        if kind is not type(last):
+            return False
+        if kind is str or kind is int or kind is bytes:
+            return bool(new == last)
+        if kind is tuple or kind is list:
+            if len(new) != len(last):
+                return False
+            kinds = tuple(map(type, new))
+            if kinds != tuple(map(type, last)):
+                return False
+            if _EXACT.issuperset(kinds):  # plain values: compared at once, in C
+                return bool(new == last)
+            for one, other, each in zip(new, last, kinds, strict=True):
+                if one is other:
+                    continue
+                if not (one == other if each in _EXACT else self.same(one, other)):
+                    return False
+            return True
+        if kind is float:
+            return bool(new == last) and repr(new) == repr(last)
+        if kind is dict:
+            return len(new) == len(last) and self.same(tuple(new.items()), tuple(last.items()))
+        if kind in _DATACLASSES or _is_dataclass(kind):
+            pair = (id(new), id(last))
+            found = self.alike.get(pair)
+            if found is None:
+                fields = _dataclass(kind)[1]
+                found = self.alike[pair] = self.same(fields(new), fields(last))
+            return found
+        if isinstance(new, str | PurePath):  # Markup, a Path: as `_other` keys them
+            return str(new) == str(last)
+        if hasattr(new, "__digest__"):
+            return self.same(new.__digest__(), last.__digest__())
+        return False  # an enum's members, a function: only themselves
 
     def digest(self, value: Any) -> bytes:
         """The digest of a frozen dataclass's canonical form (its class and its fields')."""
@@ -145,6 +212,7 @@ def _function(fn: Callable[..., Any]) -> bytes:
 # Types whose repr is their canonical form (repr tells 1 from 1.0 and True, and quotes
 # strings, escaping what needs it).
 _PLAIN = frozenset({str, int, float, bool, type(None)})
+_EXACT = frozenset({str, int, bool, bytes, type(None)})  # equal values of one type: one form
 SHORT = 200  # characters of a string its repr shows; a longer one is digested
 
 

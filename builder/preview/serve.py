@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 from ..build.write import TEMPORARY
 from ..core.errors import BuildError
 from ..core.observe import TEMPLATES, Paths, editor_file
+from . import heap
 from .hub import Hub, page_update, problems
 from .session import Changed, Session
 
@@ -97,6 +98,7 @@ class Preview:
         ready.wait()
         if self.apply(self.session.start):
             self.apply(self.session.settle, "Wrote site/")
+        heap.kept()
         self.serving = True
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
@@ -148,13 +150,19 @@ class Preview:
 
     def run(self, stop: threading.Event | None = None) -> None:
         """Rebuild on every change until Ctrl-C (or `stop`)."""
-        dirty = False
+        dirty = untidy = False
         while not (stop and stop.is_set()):
             try:
                 files = self.changes.get(timeout=SETTLE_AFTER)
             except queue.Empty:
                 if dirty:
-                    dirty = not self.apply(self.session.settle, "Wrote site/")
+                    dirty = not self.apply(self._settle, "Wrote site/")
+                    if not dirty:
+                        heap.set_aside()
+                        untidy = True
+                elif untidy:  # a second quiet second
+                    heap.kept()
+                    untidy = False
             else:
                 while not self.changes.empty():  # a burst: one rebuild
                     files += self.changes.get()
@@ -162,22 +170,29 @@ class Preview:
             if self.recorder and self.session.course:
                 self.recorder.poll(self.session.course, self.session.statuses)
 
+    def _settle(self) -> list[str] | None:
+        return self.session.settle(lambda: not self.changes.empty())
+
     def rebuild(self, files: Iterable[str]) -> bool:
         session = self.session
         if session.course is None:  # the first build failed: start again
             return self.apply(session.start, reload=True)
         changed = Changed.of(self.paths, files)
-        return self.apply(lambda: session.refresh(changed), reload=changed.templates)
+        with heap.paused(not (changed.templates or changed.everything)):
+            return self.apply(lambda: session.refresh(changed), reload=changed.templates)
 
     def apply(
-        self, step: Callable[[], list[str]], what: str = "Rebuilt", *, reload: bool = False
+        self, step: Callable[[], list[str] | None], what: str = "Rebuilt", *, reload: bool = False
     ) -> bool:
         """Run a build step; tell the pages what changed (each open page whose file changed,
         its new <main> to swap in, or to reload: `reload`, a template changed), or show them
-        why it failed. Only Ctrl-C (KeyboardInterrupt) stops the server."""
+        why it failed; False if it failed or was put off (None: an edit came). Only Ctrl-C
+        (KeyboardInterrupt) stops the server."""
         started = time.perf_counter()
         try:
             changed = step()
+            if changed is None:
+                return False
         except Exception as error:  # a BuildError, a bug, an OSError: never fatal here
             self.hub.publish(errors=problems(error))
             logger.error(  # a bug (not a BuildError) with its traceback
@@ -206,6 +221,7 @@ class Preview:
         if self.recorder:
             self.recorder.stop()
         self.session.close()
+        heap.given_back()
 
 
 def serve(

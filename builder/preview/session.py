@@ -9,7 +9,8 @@ events (`Changed`), so the next build reads only what they touched:
               statuses, and the pages whose keys changed made again; every other artifact
               comes from memory -> the names of the site files that changed, served at once
     settle    when the edits pause: the search bundles, the changed files written into
-              site/, and the manifest, as `make site` would leave them (the same bytes)
+              site/, and the manifest, as `make site` would leave them (the same bytes);
+              put off, between its steps, by an edit that comes meanwhile
 
 The served site is the session's memory, not site/: writing site/ and its manifest costs
 more than rendering one page (it walks the site and the inputs), so it waits for a pause.
@@ -18,7 +19,7 @@ more than rendering one page (it walks the site and the inputs), so it waits for
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -173,24 +174,32 @@ class Session:
         made = self._held().values()
         return {name: data for m in made for name, data in (m.files or {}).items()}
 
-    def settle(self) -> list[str]:
+    def settle(self, edited: Callable[[], bool] = lambda: False) -> list[str] | None:
         """The search bundles, then site/ and the manifest as `make site` leaves them;
-        the names of the search bundles' files that changed (the pages are served already)."""
+        the names of the search bundles' files that changed (the pages are served already).
+        None, and nothing written, when `edited()` says an edit came meanwhile (asked
+        between the steps): the edit is built first, as the author waits for it."""
         assert self.course is not None
+        if edited():
+            return None
         kept = Kept(None, self.paths.out, frozenset(), self._held())
         site = with_search(self.pages, self.course, self.memo, kept, JOBS)
-        self.bundles = {k: m for k, m in site.made.items() if k not in self.pages.made}
+        if edited():
+            return None
         names = site.names()
         files = {n: data for n, data in site.files().items() if self.on_disk.get(n) != names[n]}
         with build_lock(self.paths.cache):
             # Taken after reading: an input edited since the refresh began is newer than
             # read_ns, so the next build does not trust it (the manifest's racy rule).
             now = replace(observe(self.paths, self.settings), taken_ns=self.read_ns)
+            if edited():
+                return None
             salt = index_salt(self.memo, self.versions)
             before = self.index if self.index.salt == salt else Index(salt, 0, {})
             self.index = Index.of(before, now, self.memo, self.course, self.statuses, self.sidecars)
             publish(self.store, self.paths, site, files, now, self.versions, self.index)
         self.on_disk = names
+        self.bundles = {k: m for k, m in site.made.items() if k not in self.pages.made}
         return sorted(set(files) - set(self.pages.names()))
 
     def close(self) -> None:

@@ -71,6 +71,51 @@ def test_equal_arguments_give_the_same_key_whatever_object_holds_them() -> None:
     assert digests.key(made, (shared,)) == digests.key(made, (shared,))  # digested once, kept
 
 
+# Equal as Python compares them, yet keyed apart: a key found again must tell them apart too.
+LOOK_ALIKE = [
+    (0.0, -0.0),
+    ((0.0,), (-0.0,)),
+    ([1], [1.0]),
+    ((1, "a"), (True, "a")),
+    (Point(1), Point(1.0)),
+    (Point((1,)), Point((True,))),
+    ({"a": 1}, {"a": 1.0}),
+    (float("nan"), float("nan")),
+]
+
+
+@pytest.mark.parametrize(
+    ("one", "other"), DIFFERENT + LOOK_ALIKE, ids=[repr(p) for p in DIFFERENT + LOOK_ALIKE]
+)
+def test_a_key_asked_for_again_is_the_key_of_what_it_is_given_now(one: Any, other: Any) -> None:
+    """Between builds (the preview), a key asked for in the same place is found again only
+    when its arguments have the same canonical form."""
+    digests = Digests("code")
+    for value in (one, other, one):
+        digests.turn()
+        assert digests.key(made, (value, "same"), ("page", "a")) == key(value, "same")
+
+
+def test_arguments_equal_to_the_last_builds_are_keyed_without_digesting(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    digests = Digests("code")
+    digests.turn()
+    shared = Point("x" * 1000, (1, 2.5))
+
+    def arguments() -> tuple[Any, ...]:  # new objects each build, equal to the last ones
+        return (Point("x" * 1000, (1, 2.5)), shared, ["a", Point(b"b")], {"c": Markup("<")})
+
+    first = [digests.key(made, arguments(), ("page", label)) for label in "ab"]
+    digested: list[Any] = []
+    monkeypatch.setattr(digests, "canonical", digested.append)
+    digests.turn()
+    assert [digests.key(made, arguments(), ("page", label)) for label in "ab"] == first
+    assert digested == []
+    monkeypatch.undo()
+    assert first[0] == key(*arguments())
+
+
 def test_the_code_and_the_function_are_in_every_key() -> None:
     assert Digests("code").key(made, (1,)) != Digests("other code").key(made, (1,))
     assert Digests("code").key(made, (1,)) != Digests("code").key(key, (1,))

@@ -1,0 +1,142 @@
+"""What a preview refresh costs besides the edit (issue 27): keys found again rather than
+digested (builder.core.artifact.Digests.same), writing site/ put off by an edit that lands
+meanwhile (Session.settle), and the kept build set aside from Python's cyclic garbage
+collector (builder.preview.heap). The preview's behaviour is in test_serve.py."""
+
+from __future__ import annotations
+
+import gc
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from builder.build.manifest import TEMPLATES
+from builder.build.pipeline import build
+from builder.core import artifact
+from builder.core.observe import Paths
+from builder.preview.serve import SETTLE_AFTER, Preview
+from builder.preview.session import Changed, Session
+from tests.helpers import edit
+
+LESSON = "basics-01"  # slug "first"
+
+
+def lesson_md(paths: Paths, lesson: str = LESSON) -> Path:
+    return paths.content / "lessons" / lesson / "lesson.md"
+
+
+def site_bytes(out: Path) -> dict[str, bytes]:
+    return {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+
+
+def test_a_prose_edit_digests_only_what_it_changed(
+    recorded: Paths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The other lessons' pages, charts and notebooks keep their keys without a digest made
+    of anything (their navigation entries are new objects, equal to the last build's)."""
+    session = Session(recorded, execute=False)
+    session.start()
+    edit(lesson_md(recorded), "{{ panel 1 }}", "A first sentence.\n\n{{ panel 1 }}")
+    session.refresh(Changed.of(recorded, [str(lesson_md(recorded))]))
+    made = session.pages.made
+    keyed: list[str] = []
+    real = artifact._function
+
+    def function(fn: Any) -> bytes:
+        keyed.append(fn.__qualname__)
+        return real(fn)
+
+    monkeypatch.setattr(artifact, "_function", function)
+    edit(lesson_md(recorded), "A first sentence.", "A second sentence.")
+    session.refresh(Changed.of(recorded, [str(lesson_md(recorded))]))
+    monkeypatch.undo()
+    assert len(made) > 20 and keyed == ["_lesson_page"]  # made from nothing: the edited page
+    [new] = [key for key in session.pages.made if key not in made]
+    assert b"A second sentence." in (session.pages.made[new].files or {})["l/first/index.html"]
+    session.close()
+
+
+def test_keys_found_again_are_the_keys_made_from_nothing(recorded: Paths) -> None:
+    """After edits that change what other pages show of a lesson (a title: its neighbours;
+    the glossary; course.yml: every page), the session's keys, most found again from the
+    last refresh's, are those a session started afresh makes by digesting everything."""
+    session = Session(recorded, execute=False)
+    session.start()
+    lesson = recorded.content / "lessons" / "basics-02" / "lesson.md"
+    edits = [
+        (lesson_md(recorded), "{{ panel 1 }}", "More prose.\n\n{{ panel 1 }}"),
+        (lesson, "title: A lesson without panels", "title: A lesson, renamed"),
+        (recorded.content / "glossary.yml", "every shape and dtype", "each shape and dtype"),
+        (recorded.content / "course.yml", "title: Fixture course", "title: A course"),
+    ]
+    for path, old, new in edits:
+        edit(path, old, new)
+        session.refresh(Changed.of(recorded, [str(path)]))
+        afresh = Session(recorded, execute=False)
+        afresh.start()
+        assert set(session.pages.made) == set(afresh.pages.made), path.name
+        assert session.served() == afresh.served()
+        afresh.close()
+    session.close()
+
+
+@pytest.mark.parametrize(
+    "steps", [0, 1, 2], ids=["before-search", "before-observe", "before-write"]
+)
+def test_an_edit_puts_off_writing_the_site(recorded: Paths, steps: int) -> None:
+    """settle asks between its steps whether an edit came: then it writes nothing (the
+    edit is built first) and the next settle writes what `make site` writes."""
+    session = Session(recorded, execute=False)
+    session.start()
+    session.settle()
+    written = site_bytes(recorded.out)
+    edit(lesson_md(recorded), "{{ panel 1 }}", "A new sentence.\n\n{{ panel 1 }}")
+    session.refresh(Changed.of(recorded, [str(lesson_md(recorded))]))
+    asked = iter([False] * steps + [True])
+    assert session.settle(lambda: next(asked)) is None
+    assert site_bytes(recorded.out) == written
+    assert session.settle(lambda: False) is not None
+    session.close()
+    root = recorded.out.parent
+    clean = Paths(recorded.content, recorded.recordings, root / "clean", root / "clean-cache")
+    build(clean, execute=False, jobs=1)
+    assert site_bytes(recorded.out) == site_bytes(clean.out)
+
+
+def test_at_each_pause_the_kept_build_is_set_aside_from_the_collector(recorded: Paths) -> None:
+    """gc.freeze once site/ is written (the first build, then each pause, a full collection
+    a quiet second later), so that a refresh does not walk what the build keeps; close()
+    gives it back."""
+    preview = Preview(recorded, port=0, execute=False)
+    preview.start()
+    assert gc.get_freeze_count() > 0
+    gc.unfreeze()
+    edit(lesson_md(recorded), "{{ panel 1 }}", "Written at the pause.\n\n{{ panel 1 }}")
+    stop = threading.Event()
+    threading.Timer(SETTLE_AFTER + 1.5, stop.set).start()
+    preview.run(stop)
+    assert b"Written at the pause." in (recorded.out / "l/first/index.html").read_bytes()
+    assert gc.get_freeze_count() > 0
+    preview.close()
+    assert gc.get_freeze_count() == 0
+
+
+def test_a_refresh_of_a_lesson_runs_without_the_collector(recorded: Paths) -> None:
+    """A prose edit's refresh runs with gc off (on again once the pages are told); a
+    template edit's, which renders every page, with it on."""
+    preview = Preview(recorded, port=0, execute=False)
+    preview.start()
+    enabled: list[bool] = []
+    refresh = preview.session.refresh
+
+    def watched(changed: Changed) -> list[str]:
+        enabled.append(gc.isenabled())
+        return refresh(changed)
+
+    preview.session.refresh = watched  # type: ignore[method-assign]
+    assert preview.rebuild([str(lesson_md(recorded))])
+    assert preview.rebuild([str(TEMPLATES / "lesson.html")])
+    assert enabled == [False, True] and gc.isenabled()
+    preview.close()
