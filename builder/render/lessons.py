@@ -136,10 +136,10 @@ class Renderer:
         return self.memo("highlight", (language, code), lambda: code_block(code, language))
 
     def size(self, panel: BarPanel, narrow: bool) -> tuple[int, int]:
-        """A chart's size on the page (figures.chart_size), kept in the store by the panel."""
-        return self.memo(
-            "chart-size", (repr(panel), str(narrow)), lambda: figures.chart_size(panel, narrow)
-        )
+        """A chart's size on the page (figures.chart_size), kept in the store by what it
+        draws, as the chart is: panels that differ only in their title are measured once."""
+        parts = (repr(charts.drawn(panel)), str(narrow))
+        return self.memo("chart-size", parts, lambda: figures.chart_size(panel, narrow))
 
     def chart(self, panel: BarPanel) -> dict[str, dict[str, bytes]]:
         """A chart's SVGs by size and theme (charts.sized_svgs), kept in the store by what it

@@ -223,3 +223,13 @@ def test_the_narrow_chart_reads_at_11_px_in_a_phone_column(name: str) -> None:
             figure.draw_without_rendering()
         legend, plot = figure.legends[0].get_window_extent(), figure.axes[0].get_window_extent()
         assert legend.y0 >= plot.y1, (legend, plot)
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_the_size_a_page_gives_a_chart_is_that_of_what_it_draws(name: str) -> None:
+    """A build measures a chart once per drawing (Renderer.size is kept by `charts.drawn`,
+    the panel without its title): the size must not depend on the title either."""
+    panel = CASES[name]
+    retitled = replace(panel, title="A much longer title " * 12)
+    for size in (charts.WIDE, charts.NARROW):
+        assert charts.pixels(retitled, size) == charts.pixels(charts.drawn(panel), size)
