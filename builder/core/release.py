@@ -1,14 +1,19 @@
 """The builder's version: the installed distribution's, or the source tree's when the
 builder runs in place from a checkout (`python -m builder` there, or an editable install).
 
-Standard library only, and read only when asked (`--version`, `coursebuilder new`).
+Standard library only, and read only when asked (`--version`, `coursebuilder new`):
+importlib.metadata is imported then, not by every command that builds its parser (it
+pulls in the email package: 24 ms of a 0.2 s no-op).
 """
 
 from __future__ import annotations
 
 import argparse
-from importlib import metadata
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from importlib import metadata
 
 DISTRIBUTION = "coursebuilder"
 PACKAGE = Path(__file__).resolve().parents[1]  # builder/
@@ -17,6 +22,8 @@ PACKAGE = Path(__file__).resolve().parents[1]  # builder/
 def version() -> str:
     """The version of the builder that is running: the installed distribution's when it is
     the one that holds this very package, else pyproject.toml's beside it (a checkout)."""
+    from importlib import metadata
+
     try:
         dist = metadata.distribution(DISTRIBUTION)
     except metadata.PackageNotFoundError:
