@@ -52,6 +52,9 @@ class Index:
     taken_ns: int  # when the files were observed, before they were read
     entries: dict[str, Entry]  # by lesson id, which is its folder's name
     parts: tuple[bytes, ...] = field(default=(), repr=False)  # as stored, PARTS of them
+    # Those of `parts` that may differ from the store's rows: all but the ones Index.load
+    # read and no build replaced since. Only these are written (a prose edit: one of 64).
+    fresh: frozenset[int] = frozenset(range(PARTS))
 
     @classmethod
     def load(cls, store: Store, memo: Memo, versions: dict[str, str], force: bool) -> Index:
@@ -75,7 +78,7 @@ class Index:
         for some, digests in parts:
             entries.update(some)
             memo.digests.seed(digests)
-        return cls(salt, found[1], entries, stored)
+        return cls(salt, found[1], entries, stored, frozenset())
 
     def lessons(self, now: Observed) -> dict[str, Lesson]:
         """The lessons (by folder name) whose files are as they were, and not racy."""
@@ -104,10 +107,12 @@ class Index:
         }
 
     def stored(self) -> dict[str, bytes]:
-        """The rows it is stored in (builder.core.store INDEX): each part as it is, so
-        that no copy of them all is made (at 10,000 lessons, 72 MB)."""
+        """The rows to store (builder.core.store INDEX): its head, and each part that may
+        differ from the store's row, as it is (no copy of them all: 72 MB at 10,000
+        lessons); the store keeps the other rows, which hold these very bytes."""
         head = pickle.dumps((self.salt, self.taken_ns, len(self.parts)), protocol=5)
-        return {INDEX: head} | {f"{INDEX}/{k}": part for k, part in enumerate(self.parts)}
+        parts = {f"{INDEX}/{k}": self.parts[k] for k in sorted(self.fresh) if k < len(self.parts)}
+        return {INDEX: head} | parts
 
     @classmethod
     def of(
@@ -136,11 +141,12 @@ class Index:
         olds: list[dict[str, Entry]] = [{} for _ in range(PARTS)]
         for name, entry in before.entries.items():
             olds[_part(name)][name] = entry
+        kept = {k for k in range(PARTS) if before.parts and _same(olds[k], parts[k])}
         stored = tuple(
-            before.parts[k] if before.parts and _same(olds[k], part) else _pickled(part, memo)
-            for k, part in enumerate(parts)
+            before.parts[k] if k in kept else _pickled(part, memo) for k, part in enumerate(parts)
         )
-        return cls(before.salt, now.taken_ns, entries, stored)
+        fresh = frozenset(range(PARTS)) - (kept - before.fresh)
+        return cls(before.salt, now.taken_ns, entries, stored, fresh)
 
 
 def index_salt(memo: Memo, versions: dict[str, str]) -> str:

@@ -162,9 +162,9 @@ class Store:
         keep: Iterable[str] | None = None,
         index: Mapping[str, bytes] | None = None,
     ) -> None:
-        """Write what this build added; with `manifest` (and the rows of its `index`, as
-        they are to be stored), make it the last good build's and, with `keep`, delete
-        every entry it does not reference."""
+        """Write what this build added; with `manifest`, make it the last good build's, with
+        the rows of its `index` that changed (the others are kept; without an index, the
+        stored one is deleted), and, with `keep`, delete every entry it does not reference."""
 
         pending = list(self.pending.items())  # threads may add more meanwhile (builder.build.make)
 
@@ -174,8 +174,8 @@ class Store:
             if manifest is not None:
                 sealed = _sealed_pickle(manifest)
                 db.execute("INSERT OR REPLACE INTO manifest VALUES (?, ?)", (MANIFEST, sealed))
-                index_rows = (INDEX, f"{INDEX}/%")  # a stale index misleads
-                db.execute("DELETE FROM manifest WHERE id = ? OR id LIKE ?", index_rows)
+            if manifest is not None and index is None:  # a stale index misleads
+                db.execute("DELETE FROM manifest WHERE id = ? OR id LIKE ?", (INDEX, f"{INDEX}/%"))
             for row_id, data in (index or {}).items():
                 db.execute("INSERT OR REPLACE INTO manifest VALUES (?, ?)", (row_id, _sealed(data)))
             if keep is not None:
