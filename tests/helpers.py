@@ -97,6 +97,25 @@ def copy_course(root: Path, *, broken: bool = True) -> Paths:
     return paths
 
 
+def synthetic_copy(template: Path, root: Path) -> Paths:
+    """A copy in `root` of the synthetic course bench/generate.py wrote in `template` (its
+    content/ and recordings/: nothing executes), with where its site and cache go."""
+    paths = make_paths(root)
+    shutil.copytree(template / "content", paths.content)
+    shutil.copytree(template / "recordings", paths.recordings)
+    return paths
+
+
+def assert_like_a_clean_build(paths: Paths, scratch: Path) -> None:
+    """The site `paths` holds is, byte for byte, the one a build from nothing makes (in
+    `scratch`) of the same inputs."""
+    from builder.build.pipeline import build
+
+    clean = Paths(paths.content, paths.recordings, scratch / "clean", scratch / "clean-cache")
+    build(clean, execute=False, jobs=2)
+    assert snapshot(paths.out) == snapshot(clean.out)
+
+
 def load_errors(paths: Paths) -> str:
     """What loading the course at `paths` reports (it must fail)."""
 

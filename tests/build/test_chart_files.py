@@ -4,7 +4,6 @@ the old one goes once no page shows it. Synthetic courses (bench/generate.py).""
 
 from __future__ import annotations
 
-import shutil
 from dataclasses import replace
 from pathlib import Path
 
@@ -15,7 +14,13 @@ from builder.build.pipeline import build
 from builder.core.observe import Paths
 from builder.course.load import load_course
 from builder.course.recording import load
-from tests.helpers import charts_shown, edit_panels, scaled, snapshot
+from tests.helpers import (
+    assert_like_a_clean_build,
+    charts_shown,
+    edit_panels,
+    scaled,
+    synthetic_copy,
+)
 
 FIRST, OTHER, SAME = (lesson_id(n) for n in range(3))  # 3 lessons, 3 different drawings
 
@@ -30,9 +35,7 @@ def course_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 def paths(course_template: Path, tmp_path: Path) -> Paths:
     """The course, with SAME's panel drawing what FIRST's does under its own title."""
-    shutil.copytree(course_template / "content", tmp_path / "content")
-    shutil.copytree(course_template / "recordings", tmp_path / "recordings")
-    paths = Paths(tmp_path / "content", tmp_path / "recordings", tmp_path / "site", tmp_path / "c")
+    paths = synthetic_copy(course_template, tmp_path)
     first = load(paths.recordings / f"{FIRST}.json").panels[0]
     edit_panels(_recording(paths, SAME), lambda panel: replace(first, title=panel.title))
     return paths
@@ -52,12 +55,6 @@ def _svgs(site: Path) -> set[str]:
     return {p.relative_to(site).as_posix() for p in site.rglob("*.svg") if "static" not in p.parts}
 
 
-def _like_a_clean_build(paths: Paths, tmp_path: Path) -> None:
-    clean = Paths(paths.content, paths.recordings, tmp_path / "clean", tmp_path / "clean-cache")
-    build(clean, execute=False, jobs=1)
-    assert snapshot(paths.out) == snapshot(clean.out)
-
-
 def test_two_lessons_with_one_drawing_share_its_files(paths: Paths, tmp_path: Path) -> None:
     build(paths, execute=False, jobs=1)
     first, same, other = (charts_shown(paths.out, _page(paths, x)) for x in (FIRST, SAME, OTHER))
@@ -71,7 +68,7 @@ def test_two_lessons_with_one_drawing_share_its_files(paths: Paths, tmp_path: Pa
             f"<strong>Saved arrays, {title}</strong>"
             in (paths.out / _page(paths, lesson)).read_text()
         )
-    _like_a_clean_build(paths, tmp_path)
+    assert_like_a_clean_build(paths, tmp_path)
 
 
 def test_a_changed_chart_is_a_new_file_and_the_old_goes_when_no_page_shows_it(
@@ -85,7 +82,7 @@ def test_a_changed_chart_is_a_new_file_and_the_old_goes_when_no_page_shows_it(
     assert set(new).isdisjoint(old)
     assert charts_shown(paths.out, _page(paths, FIRST)) == old
     assert {*old, *new} <= _svgs(paths.out)  # FIRST still shows the old drawing: kept
-    _like_a_clean_build(paths, tmp_path / "1")
+    assert_like_a_clean_build(paths, tmp_path / "1")
 
     edit_panels(
         _recording(paths, FIRST), scaled
@@ -94,4 +91,4 @@ def test_a_changed_chart_is_a_new_file_and_the_old_goes_when_no_page_shows_it(
     assert charts_shown(paths.out, _page(paths, FIRST)) == new
     assert not {*old} & _svgs(paths.out)
     assert len(_svgs(paths.out)) == 8  # two drawings: FIRST and SAME's, and OTHER's
-    _like_a_clean_build(paths, tmp_path / "2")
+    assert_like_a_clean_build(paths, tmp_path / "2")

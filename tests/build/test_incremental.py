@@ -23,7 +23,7 @@ from builder.core.errors import BuildError
 from builder.core.observe import Paths
 from builder.core.store import Store
 from builder.course import files as course_files
-from tests.helpers import killed_at
+from tests.helpers import assert_like_a_clean_build, killed_at, synthetic_copy
 
 LESSON = "a01-002"
 
@@ -37,9 +37,7 @@ def course_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def paths(course_template: Path, tmp_path: Path) -> Paths:
-    shutil.copytree(course_template / "content", tmp_path / "content")
-    shutil.copytree(course_template / "recordings", tmp_path / "recordings")
-    return Paths(tmp_path / "content", tmp_path / "recordings", tmp_path / "site", tmp_path / "c")
+    return synthetic_copy(course_template, tmp_path)
 
 
 def files(folder: Path) -> dict[str, bytes]:
@@ -52,12 +50,6 @@ def files(folder: Path) -> dict[str, bytes]:
 
 def render(paths: Paths) -> None:
     build(paths, execute=False, jobs=2)
-
-
-def assert_like_a_clean_build(paths: Paths, tmp_path: Path) -> None:
-    clean = Paths(paths.content, paths.recordings, tmp_path / "clean", tmp_path / "clean-cache")
-    render(clean)
-    assert files(paths.out) == files(clean.out)
 
 
 def lesson_md(paths: Paths, lesson: str = LESSON) -> Path:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import build_cli, charts_shown, snapshot
+from tests.helpers import build_cli, charts_shown, snapshot, synthetic_copy
 
 # -- a damaged store: ignored, with at most one line of warning ----------------------------
 
@@ -27,8 +27,7 @@ def small_course(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 def built(small_course: Path, tmp_path: Path) -> Path:
     """A copy of a small synthetic course (recorded, nothing executes), built once."""
-    shutil.copytree(small_course / "content", tmp_path / "content")
-    shutil.copytree(small_course / "recordings", tmp_path / "recordings")
+    synthetic_copy(small_course, tmp_path)
     assert build_cli(tmp_path) == (0, "")
     return tmp_path
 
