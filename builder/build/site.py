@@ -11,7 +11,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..core import machine
 from ..core.artifact import Made, Trace
 from ..core.errors import raise_all
 from ..core.store import Memo
@@ -74,8 +73,7 @@ def make_pages(
     what each recording's sidecar says (builder.course.rules.read_inputs)."""
     assert memo.store is not None
     store, renderer = memo.store, render.Renderer(memo)
-    machines = {lesson: machine.of(entry) for lesson, entry in sidecars.items()}
-    artifacts = render.lesson_artifacts(course, statuses, renderer, machines)
+    artifacts = render.lesson_artifacts(course, statuses, renderer, sidecars)
     lessons = make(artifacts, store, kept, jobs)
     used = pages.terms_used(course, lessons.values())
     seconds = run_seconds(sidecars)

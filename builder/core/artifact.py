@@ -12,11 +12,13 @@ import types
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import partial
-from operator import attrgetter
+from operator import attrgetter, is_
 from pathlib import PurePath
-from typing import Any
+from typing import Any, TypeVar
 
 from .errors import BuildError
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -70,9 +72,10 @@ class Digests:
         self.salt = salt
         self.last: dict[int, tuple[object, bytes]] = {}  # id -> (the object, kept alive; digest)
         self.now: dict[int, tuple[object, bytes]] = {}
-        # Only between builds (turn): where each key was asked for -> (its arguments, the key)
-        self.keys: dict[tuple[Any, ...], tuple[tuple[Any, ...], str]] | None = None
-        self.keys_last: dict[tuple[Any, ...], tuple[tuple[Any, ...], str]] = {}
+        # Only between builds (turn): where each key (or `again`'s value) was asked for ->
+        # (its arguments, what was made of them)
+        self.keys: dict[tuple[Any, ...], tuple[tuple[Any, ...], Any]] | None = None
+        self.keys_last: dict[tuple[Any, ...], tuple[tuple[Any, ...], Any]] = {}
         self.asked: dict[tuple[Any, ...], int] = {}  # slot -> keys asked for there this build
         self.alike: dict[tuple[int, int], bool] = {}  # (new, last) objects compared this build
 
@@ -96,10 +99,28 @@ class Digests:
             return self._key(fn, args)
         count = self.asked.get((fn, slot), 0)
         self.asked[(fn, slot)] = count + 1
-        where = (fn, slot, count)
+        return self._found((fn, slot, count), args, lambda: self._key(fn, args))
+
+    def again(self, fn: Callable[..., T], *args: Any, slot: Any) -> T:
+        """`fn(*args)`, or what it gave in the last build at `slot` when `args` are the same
+        as then (`same`): `fn` reads nothing but `args` (a lesson's artifacts, keys and all,
+        from its lesson, status and neighbours). Only between builds, as `key`'s slots."""
+        if self.keys is None:
+            return fn(*args)
+        return self._found((fn, slot), args, lambda: fn(*args))
+
+    def kept(self, value: T, slot: Any) -> T:
+        """`value`, or the value the last build had at `slot` when the two are the same
+        (`same`): an object made again each build (a course's navigation, its links) stays
+        the one whose digest is made and whose comparisons are remembered."""
+        found: T = self.again(_itself, value, slot=slot)
+        return found
+
+    def _found(self, where: tuple[Any, ...], args: tuple[Any, ...], make: Callable[[], T]) -> T:
         last = self.keys_last.get(where)
-        made = last[1] if last is not None and self.same(args, last[0]) else self._key(fn, args)
-        self.keys[where] = (args, made)
+        made: T = last[1] if last is not None and self.same(args, last[0]) else make()
+        if self.keys is not None:
+            self.keys[where] = (args, made)
         return made
 
     def _key(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> str:
@@ -122,6 +143,8 @@ class Digests:
         if kind is tuple or kind is list:
             if len(new) != len(last):
                 return False
+            if all(map(is_, new, last)):  # the same objects: told in C
+                return True
             kinds = tuple(map(type, new))
             if kinds != tuple(map(type, last)):
                 return False
@@ -198,6 +221,10 @@ class Digests:
             name = type(value).__qualname__
             raise TypeError(f"a {name} cannot be part of an artifact's key: pass frozen values")
         return b"o" + f"{type(value).__module__}.{type(value).__qualname__};".encode() + what
+
+
+def _itself(value: T) -> T:
+    return value
 
 
 def _function(fn: Callable[..., Any]) -> bytes:

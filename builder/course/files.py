@@ -155,6 +155,17 @@ def input_folder(path: Path, error: type[BuildError] = ContentError) -> Path:
     return path
 
 
+def json_files(folder: Path) -> list[str]:
+    """The names of `folder`'s .json files (and of anything else so named), in order, as
+    `sorted(folder.glob("*.json"), key=str)` lists them, without a stat or a Path a name;
+    none when the folder is not there or cannot be listed."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    return sorted(name for name in names if name.endswith(".json"))
+
+
 def _read_at_most(fd: int, count: int) -> bytes:
     chunks: list[bytes] = []
     while count > 0 and (chunk := os.read(fd, min(count, READ_CHUNK))):

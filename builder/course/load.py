@@ -52,14 +52,17 @@ def load_course(
     folders = _lesson_folders(root / "lessons", errors)
     lessons = [
         x
-        for folder in folders
-        if (x := _kept(kept.get(folder.name), memo) or _collect(errors, _load_lesson, folder, memo))
+        for name in folders
+        if (
+            x := _kept(kept.get(name), memo)
+            or _collect(errors, _load_lesson, root / "lessons" / name, memo)
+        )
     ]
     glossary = _collect(errors, _load_glossary, root / "glossary.yml", memo) or ()
     if meta is not None:
         errors += _cross_check(meta, lessons, root)
     # A lesson that failed to load is already reported; do not report its terms again.
-    errors += _check_glossary(glossary, {f.name for f in folders}, root / "glossary.yml")
+    errors += _check_glossary(glossary, set(folders), root / "glossary.yml")
     raise_all(errors)
     assert meta is not None
     order = {arc.id: index for index, arc in enumerate(meta.arcs)}
@@ -82,19 +85,23 @@ def _collect(errors: list[BuildError], load: Any, *args: Any) -> Any:
         return None
 
 
-def _lesson_folders(lessons_dir: Path, errors: list[BuildError]) -> list[Path]:
-    """The lesson folders, in name order; a link among them (or lessons/ itself a link) is
-    an error: no file of the course is read through a link."""
+def _lesson_folders(lessons_dir: Path, errors: list[BuildError]) -> list[str]:
+    """The lesson folders' names, in order; a link among them (or lessons/ itself a link)
+    is an error: no file of the course is read through a link."""
     if not lessons_dir.is_symlink() and not lessons_dir.is_dir():
         errors.append(ContentError("no lessons folder", path=lessons_dir))
         return []
-    entries = [p for p in _collect(errors, _listed, lessons_dir) or () if p.name[0] != "."]
-    folders = [p for p in entries if _collect(errors, input_folder, p) and p.is_dir()]
-    return sorted(folders, key=lambda p: p.name)
+    entries = [e for e in _collect(errors, _listed, lessons_dir) or () if e.name[0] != "."]
+    return sorted(
+        e.name
+        for e in entries  # a link: input_folder says so; the file type from the listing
+        if (not e.is_symlink() or _collect(errors, input_folder, Path(e.path))) and e.is_dir()
+    )
 
 
-def _listed(folder: Path) -> list[Path]:
-    return list(input_folder(folder).iterdir())
+def _listed(folder: Path) -> list[os.DirEntry[str]]:
+    with os.scandir(input_folder(folder)) as entries:
+        return list(entries)
 
 
 def _validate(kind: type[Any], raw: Any, path: Path, what: str) -> Any:

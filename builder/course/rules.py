@@ -17,7 +17,7 @@ from typing import Any
 from ..core.errors import ContentError
 from ..core.observe import NOT_INSTALLED
 from ..panels import MAX_BARS  # the harness's bound on a panel, checked again on a recording
-from .files import read_file, shallow_json
+from .files import json_files, read_file, shallow_json
 
 SCHEMA_VERSION = 1
 MAX_RECORDING_BYTES = 20 * 1024 * 1024
@@ -131,9 +131,9 @@ def read_inputs(recordings: Path, kept: Mapping[str, Any] | None = None) -> dict
     matters, so a damaged one is ignored rather than fatal.
     """
     folder = recordings / INPUTS_DIR
-    paths = [] if folder.is_symlink() else sorted(folder.glob("*.json"), key=str)
+    names = [] if folder.is_symlink() else json_files(folder)
     kept = kept or {}
-    found = {path.stem: kept.get(path.stem) or _sidecar(path) for path in paths}
+    found = {(stem := n[:-5]): kept.get(stem) or _sidecar(folder / n) for n in names}
     return {lesson: data for lesson, data in found.items() if data is not None}
 
 

@@ -15,7 +15,7 @@ from ..core.errors import RecordingError
 from ..core.observe import editor_file, read_versions
 from ..core.store import Memo
 from . import fingerprint
-from .files import input_folder
+from .files import input_folder, json_files
 from .model import Course, Lesson
 from .recording import Recording, loads, read_bytes
 from .rules import expected_versions, read_input
@@ -94,9 +94,10 @@ def course_status(
         for x in course.lessons
     ]
     ids = {lesson.id for lesson in course.lessons}
-    for path in sorted(recordings.glob("*.json"), key=str):
-        if path.stem not in ids and not path.name.startswith("_") and not editor_file(path.name):
-            statuses.append(LessonStatus(path.stem, State.ORPHAN, "no lesson has this id", path))
+    for name in json_files(recordings):
+        if (stem := name[:-5]) not in ids and not name.startswith("_") and not editor_file(name):
+            found = recordings / name
+            statuses.append(LessonStatus(stem, State.ORPHAN, "no lesson has this id", found))
     return statuses
 
 

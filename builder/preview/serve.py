@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 
 EVENTS = "/__events"
 LIVE_SCRIPT = Path(__file__).with_name("live.js").read_bytes()  # in <script data-build=...>
-STEP_MS = 20  # after a file event, how long to wait for the rest of its burst
+STEP_MS = 5  # after a file event, how long to wait for the rest of its burst
 WATCH_MS = 300  # how often the watcher looks up from the OS's events (to stop when asked)
 # No event for this long: the author paused, bring site/ up to date. Writing it takes a
 # Pagefind run (0.15-0.4 s), and an edit that lands meanwhile waits for it: not sooner.

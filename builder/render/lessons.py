@@ -12,6 +12,7 @@ import re
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from markupsafe import Markup
@@ -21,7 +22,7 @@ from ..core.artifact import Artifact, Made, Trace
 from ..core.store import Memo
 from ..course.addresses import page_url
 from ..course.files import read_file
-from ..course.model import Arc, Course, Lesson
+from ..course.model import Arc, Course, CourseMeta, Lesson
 from ..course.recording import BarPanel, Recording
 from ..course.rules import PINNED_PACKAGES
 from ..course.status import LessonStatus, State
@@ -203,42 +204,74 @@ def lesson_artifacts(
     course: Course,
     statuses: list[LessonStatus],
     renderer: Renderer,
-    machines: dict[str, dict[str, Any] | None] | None = None,
+    sidecars: dict[str, Any] | None = None,
 ) -> list[Artifact]:
     """Each lesson's page, then the charts of its panels that no lesson before it shows
-    (one artifact a drawing, its files shared by every page that shows it); `machines`:
-    the machine each lesson was recorded on, from its sidecar (builder/core/machine.py)."""
-    head, links = site_head(course), Links.of(course)
-    arcs = {arc.id: arc for arc in course.meta.arcs}
+    (one artifact a drawing, its files shared by every page that shows it), then its
+    notebook; `sidecars`: what each recording's sidecar says (the machine it ran on,
+    builder/core/machine.py). A lesson whose arguments are those of the last build (the
+    preview's: builder.core.artifact.Digests.again) has its artifacts as they were."""
+    digests = renderer.memo.digests
+    # What every lesson's artifacts are made with besides its own: the last build's objects
+    # when they are the same (so that each lesson's arguments are compared by identity).
+    links = digests.again(Links.of, course, slot="links")
+    context = (site_head(course), links, course.meta, course.root, renderer)
+    context = digests.kept(context, slot="lessons")
     by_id = {status.lesson_id: status for status in statuses}
     lessons = course.lessons
-    items = [None, *(item(x) for x in lessons), None]  # each digested once, not twice
+    near = [None, *lessons, None]
     artifacts: list[Artifact] = []
     shown: set[str] = set()  # the charts made so far, by their file's name
     for number, lesson in enumerate(lessons):
-        status = by_id[lesson.id]
-        on = machine.sentence((machines or {}).get(lesson.id)) if status.recording else ""
-        near = (items[number], items[number + 2])
-        artifacts.append(
-            renderer.artifact(
-                "page",
-                _lesson_page,
-                head,
-                links,
-                lesson,
-                _data(lesson),
-                status,
-                arcs[lesson.meta.arc],
-                near,
-                _edit_url(course, lesson),
-                renderer,
-                on,
-                label=lesson.id,
-            )
+        status, sidecar = by_id[lesson.id], (sidecars or {}).get(lesson.id)
+        page, panels, book = digests.again(
+            _of_lesson,
+            context,
+            lesson,
+            status,
+            sidecar,
+            near[number],
+            near[number + 2],
+            slot=lesson.id,
         )
-        artifacts += _chart_artifacts(lesson, status, renderer, shown)
-        artifacts.append(_notebook_artifact(course, lesson, status, renderer))
+        artifacts.append(page)
+        for name, chart in panels:
+            if name not in shown:
+                shown.add(name)
+                artifacts.append(chart)
+        artifacts.append(book)
     return artifacts
+
+
+def _of_lesson(
+    context: tuple[SiteHead, Links, CourseMeta, Path, Renderer],
+    lesson: Lesson,
+    status: LessonStatus,
+    sidecar: Any,
+    before: Lesson | None,
+    after: Lesson | None,
+) -> tuple[Artifact, tuple[tuple[str, Artifact], ...], Artifact]:
+    """A lesson's page, each of its panels' charts by file name, and its notebook; `before`
+    and `after`: the lessons the page links to as the previous and the next."""
+    head, links, meta, root, renderer = context
+    on = machine.sentence(machine.of(sidecar)) if status.recording else ""
+    page = renderer.artifact(
+        "page",
+        _lesson_page,
+        head,
+        links,
+        lesson,
+        _data(lesson),
+        status,
+        next(arc for arc in meta.arcs if arc.id == lesson.meta.arc),
+        (item(before) if before else None, item(after) if after else None),
+        _edit_url(meta, root, lesson),
+        renderer,
+        on,
+        label=lesson.id,
+    )
+    panels = _chart_artifacts(lesson, status, renderer)
+    return page, panels, _notebook_artifact(meta, lesson, status, renderer)
 
 
 def _data(lesson: Lesson) -> tuple[tuple[str, bytes], ...]:
@@ -266,21 +299,20 @@ def run_it(lesson: Lesson, recording: Recording | None, root: str) -> RunIt:
 
 
 def _chart_artifacts(
-    lesson: Lesson, status: LessonStatus, renderer: Renderer, shown: set[str]
-) -> list[Artifact]:
-    """Each panel's chart not in `shown` yet, in both themes and sizes: keyed by what it
+    lesson: Lesson, status: LessonStatus, renderer: Renderer
+) -> tuple[tuple[str, Artifact], ...]:
+    """Each panel's chart, in both themes and sizes, by its file's name: keyed by what it
     draws (not the title), as its files are named (figures.chart_file)."""
     artifacts = []
     for panel in status.recording.panels if status.recording else []:
         drawn = charts.drawn(panel)
-        if (name := figures.chart_file(drawn, "light")) not in shown:
-            shown.add(name)
-            artifacts.append(renderer.artifact("chart", _chart, drawn, renderer, label=lesson.id))
-    return artifacts
+        chart = renderer.artifact("chart", _chart, drawn, renderer, label=lesson.id)
+        artifacts.append((figures.chart_file(drawn, "light"), chart))
+    return tuple(artifacts)
 
 
 def _notebook_artifact(
-    course: Course, lesson: Lesson, status: LessonStatus, renderer: Renderer
+    meta: CourseMeta, lesson: Lesson, status: LessonStatus, renderer: Renderer
 ) -> Artifact:
     """The example as a notebook with its recorded output (builder/render/notebook.py),
     made from exactly what it shows: a prose edit does not make it again."""
@@ -292,12 +324,13 @@ def _notebook_artifact(
         notebook.example_notebook,
         lesson.url,
         lesson.title,
-        course.meta.title,
+        meta.title,
         lesson.source,
         (files, settings),
         recording.stdout if recording else None,
         figures.provenance(recording) if recording else "",
-        page_url(site, f"{lesson.url}index.html") if (site := course.meta.site_url) else PAGE,
+        page_url(site, f"{lesson.url}index.html") if (site := meta.site_url) else PAGE,
+        label=lesson.id,
     )
 
 
@@ -364,11 +397,11 @@ def _lesson_page(
     return Made(files, Trace(terms=tuple(rendered.terms)), tuple(errors))
 
 
-def _edit_url(course: Course, lesson: Lesson) -> str:
-    base = course.meta.source_url
+def _edit_url(meta: CourseMeta, root: Path, lesson: Lesson) -> str:
+    base = meta.source_url
     if not base:
         return ""
-    return f"{base}/{lesson.lesson_path.relative_to(course.root).as_posix()}"
+    return f"{base}/{lesson.lesson_path.relative_to(root).as_posix()}"
 
 
 def _notice(status: LessonStatus) -> str:

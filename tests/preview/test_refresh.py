@@ -58,6 +58,39 @@ def test_a_prose_edit_digests_only_what_it_changed(
     session.close()
 
 
+def test_a_prose_edit_takes_the_other_lessons_artifacts_over_whole(
+    recorded: Paths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only the edited lesson and the two whose pages link to it (as previous and next) have
+    their artifacts made again; the others' are taken as they were, keys and all, without
+    a key asked for (Digests.again): the refresh's cost is the edit's, not the course's."""
+    session = Session(recorded, execute=False)
+    session.start()
+    edit(lesson_md(recorded), "{{ panel 1 }}", "A first sentence.\n\n{{ panel 1 }}")
+    session.refresh(Changed.of(recorded, [str(lesson_md(recorded))]))
+    asked: list[tuple[str, str]] = []
+    real = artifact.Artifact.of.__func__  # type: ignore[attr-defined]
+
+    def of(cls: Any, digests: Any, kind: str, fn: Any, *args: Any, label: str = "") -> Any:
+        asked.append((kind, label))
+        return real(cls, digests, kind, fn, *args, label=label)
+
+    monkeypatch.setattr(artifact.Artifact, "of", classmethod(of))
+    edit(lesson_md(recorded), "A first sentence.", "A second sentence.")
+    session.refresh(Changed.of(recorded, [str(lesson_md(recorded))]))
+    monkeypatch.undo()
+    assert session.course is not None
+    ids = [x.id for x in session.course.lessons]
+    at = next(n for n, x in enumerate(session.course.lessons) if x.folder.name == LESSON)
+    near = set(ids[max(at - 1, 0) : at + 2])
+    assert len(ids) > len(near)  # a lesson that is neither edited nor a neighbour
+    made_again = {label for kind, label in asked if kind in ("page", "chart", "notebook")}
+    assert made_again == near
+    page = session.served()["l/first/index.html"]
+    assert b"A second sentence." in page
+    session.close()
+
+
 def test_keys_found_again_are_the_keys_made_from_nothing(recorded: Paths) -> None:
     """After edits that change what other pages show of a lesson (a title: its neighbours;
     the glossary; course.yml: every page), the session's keys, most found again from the
