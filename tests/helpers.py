@@ -332,3 +332,21 @@ def killed_at(build: Callable[[], object], write: int) -> bool:
             os._exit(0)
     _, status = os.waitpid(pid, 0)
     return os.WIFSIGNALED(status)
+
+
+# git as the tests run it: a fixed author and date, no user or system configuration
+GIT_ENV = {
+    **os.environ,
+    "GIT_AUTHOR_NAME": "Test",
+    "GIT_AUTHOR_EMAIL": "test@example.org",
+    "GIT_COMMITTER_NAME": "Test",
+    "GIT_COMMITTER_EMAIL": "test@example.org",
+    "GIT_AUTHOR_DATE": "2026-10-20T09:00:00+00:00",
+    "GIT_COMMITTER_DATE": "2026-10-20T09:00:00+00:00",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
+
+
+def git(root: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=root, env=GIT_ENV, check=True, capture_output=True)

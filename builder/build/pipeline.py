@@ -81,7 +81,8 @@ def build(
         sidecars = read_inputs(paths.recordings, index.sidecars(now, executed))
         kept = Kept.since(last, paths.out, now)
         changes = _changes(paths, since)
-        site = make_site(course, statuses, sidecars, memo, kept, jobs, changes)
+        built = _built(paths)  # the revision, for the footer
+        site = make_site(course, statuses, sidecars, memo, kept, jobs, built, changes)
         store.commit()  # what it made: not held twice (made, and pickled) while publishing
         read = Index.of(index, now, memo, course, statuses, sidecars)
         written = publish(store, paths, site, site.files(), now, versions, read)
@@ -121,6 +122,13 @@ def _commit(paths: Paths, since: str | None) -> str:
     from ..review.git import commit  # git, tarfile: only with --since
 
     return commit(paths.recordings, since)
+
+
+def _built(paths: Paths) -> str:
+    """The revision the site is built from, as its footer says it (git)."""
+    from ..review.git import built_from
+
+    return built_from(paths.content)
 
 
 def _changes(paths: Paths, since: str | None) -> CourseChanges | None:

@@ -19,7 +19,6 @@ from ..course.rules import run_seconds
 from ..course.status import LessonStatus
 from ..render import lessons as render
 from ..render import pages, search
-from ..review.git import built_from
 from .make import Kept, make
 
 if TYPE_CHECKING:
@@ -54,9 +53,10 @@ def make_site(
     memo: Memo,
     kept: Kept,
     jobs: int,
+    built: str,
     changes: CourseChanges | None = None,
 ) -> Site:
-    pages_only = make_pages(course, statuses, sidecars, memo, kept, jobs, changes)
+    pages_only = make_pages(course, statuses, sidecars, memo, kept, jobs, built, changes)
     return with_search(pages_only, course, memo, kept, jobs)
 
 
@@ -67,10 +67,12 @@ def make_pages(
     memo: Memo,
     kept: Kept,
     jobs: int,
+    built: str,
     changes: CourseChanges | None = None,
 ) -> Site:
     """The site without its search bundles: what the preview shows first. `sidecars`:
-    what each recording's sidecar says (builder.course.rules.read_inputs)."""
+    what each recording's sidecar says (builder.course.rules.read_inputs); `built`: the
+    revision the footer says the site is built from (builder.review.git.built_from)."""
     assert memo.store is not None
     store, renderer = memo.store, render.Renderer(memo)
     artifacts = render.lesson_artifacts(course, statuses, renderer, sidecars)
@@ -78,7 +80,6 @@ def make_pages(
     used = pages.terms_used(course, lessons.values())
     seconds = run_seconds(sidecars)
     changed = _changes_page(changes)
-    built = built_from(course.root)
     artifacts = pages.page_artifacts(course, statuses, used, seconds, renderer, changed, built)
     return Site(lessons | make(artifacts, store, kept, jobs))
 

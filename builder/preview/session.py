@@ -37,6 +37,7 @@ from ..course.load import load_course
 from ..course.model import Course, Lesson
 from ..course.rules import INPUTS_DIR, read_inputs
 from ..course.status import LessonStatus, course_status
+from ..review.git import built_from
 
 JOBS = 2  # forked workers only when many artifacts are missing (a template edit)
 
@@ -109,6 +110,7 @@ class Session:
         self.read_ns = 0  # when the last refresh started reading
         self.versions: dict[str, str] = {}
         self.memo = Keys(self.store, "")
+        self.built = ""  # the revision the footer says (git, asked at start and each settle)
 
     def start(self) -> list[str]:
         """The first build: what the last build's index holds and its files did not change
@@ -120,6 +122,7 @@ class Session:
         self.memo = Keys(self.store, code_digest(self.versions))
         index = self.index = Index.load(self.store, self.memo, self.versions, force=False)
         kept = Kept.since(last, self.paths.out, now)
+        self.built = built_from(self.paths.content)
         self.on_disk = {n: last.files[n] for n in kept.intact if n in last.files} if last else {}
         unchanged = (index.lessons(now), index.statuses(now))
         return self._build(kept, *unchanged, index.sidecars(now))
@@ -146,11 +149,17 @@ class Session:
         course = load_course(paths.content, memo, lessons)
         statuses = course_status(course, paths.recordings, self.versions, memo, unchanged)
         sidecars = read_inputs(paths.recordings, sidecars)
-        pages = make_pages(course, statuses, sidecars, memo, kept, JOBS)
-        before, self.pages = self.pages.names(), _filled(pages, paths.out)
+        pages = make_pages(course, statuses, sidecars, memo, kept, JOBS, self.built)
+        before, self.pages = self.pages.made, _filled(pages, paths.out)
         self.course, self.statuses, self.sidecars = course, statuses, sidecars
-        after = self.pages.names()
-        return sorted(n for n in {*before, *after} if before.get(n) != after.get(n))
+        after = self.pages.made  # a key names its files: those of the keys gone or new changed
+        return sorted(
+            {
+                n
+                for k in before.keys() ^ after.keys()
+                for n in (before.get(k) or after[k]).trace.names
+            }
+        )
 
     def _unchanged(
         self, changed: Changed
@@ -182,6 +191,7 @@ class Session:
         assert self.course is not None
         if edited():
             return None
+        rebuilt = self._again_if_committed()
         kept = Kept(None, self.paths.out, frozenset(), self._held())
         site = with_search(self.pages, self.course, self.memo, kept, JOBS)
         if edited():
@@ -200,7 +210,18 @@ class Session:
             publish(self.store, self.paths, site, files, now, self.versions, self.index)
         self.on_disk = names
         self.bundles = {k: m for k, m in site.made.items() if k not in self.pages.made}
-        return sorted(set(files) - set(self.pages.names()))
+        return sorted({*rebuilt, *(set(files) - set(self.pages.names()))})
+
+    def _again_if_committed(self) -> list[str]:
+        """The pages made again when the revision the footer says changed since the last
+        build (a commit, or the first edit after one; git costs a refresh 10-16 ms, so it
+        is asked here, not at each edit): the names of the files that changed."""
+        built = built_from(self.paths.content)
+        if built == self.built:
+            return []
+        self.built = built
+        kept = Kept(None, self.paths.out, frozenset(), self._held())
+        return self._build(kept, *self._unchanged(Changed()))
 
     def close(self) -> None:
         self.store.close()

@@ -214,8 +214,7 @@ def lesson_artifacts(
     digests = renderer.memo.digests
     # What every lesson's artifacts are made with besides its own: the last build's objects
     # when they are the same (so that each lesson's arguments are compared by identity).
-    links = digests.again(Links.of, course, slot="links")
-    context = (site_head(course), links, course.meta, course.root, renderer)
+    context = (site_head(course), Links.of(course), course.meta, course.root, renderer)
     context = digests.kept(context, slot="lessons")
     by_id = {status.lesson_id: status for status in statuses}
     lessons = course.lessons

@@ -18,7 +18,8 @@ from builder.core import artifact
 from builder.core.observe import Paths
 from builder.preview.serve import SETTLE_AFTER, Preview
 from builder.preview.session import Changed, Session
-from tests.helpers import edit
+from builder.review import git as review_git
+from tests.helpers import edit, git
 
 LESSON = "basics-01"  # slug "first"
 
@@ -89,6 +90,40 @@ def test_a_prose_edit_takes_the_other_lessons_artifacts_over_whole(
     page = session.served()["l/first/index.html"]
     assert b"A second sentence." in page
     session.close()
+
+
+def test_a_refresh_asks_git_nothing_and_a_settle_brings_the_footer_up_to_date(
+    recorded: Paths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The footer's revision (static/nav.js) costs a refresh three git processes (10-16 ms
+    at 1,000 lessons): it is asked at start and at each settle, which leaves site/ as
+    `make site` would, "with local changes" once an edit is saved."""
+    root = recorded.content.parent
+    (root / ".gitignore").write_text("/site/\n/.cache/\n")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "base")
+    session = Session(recorded, execute=False)
+    session.start()
+    assert b"with local changes" not in session.served()["static/nav.js"]
+    asked: list[tuple[str, ...]] = []
+    real = review_git._git
+
+    def counted(cwd: Path, *args: str, stdin: str | None = None) -> bytes:
+        asked.append(args)
+        return real(cwd, *args, stdin=stdin)
+
+    monkeypatch.setattr(review_git, "_git", counted)
+    edit(lesson_md(recorded), "{{ panel 1 }}", "A first sentence.\n\n{{ panel 1 }}")
+    changed = session.refresh(Changed.of(recorded, [str(lesson_md(recorded))]))
+    assert asked == [] and "static/nav.js" not in changed
+    settled = session.settle()
+    assert asked and settled is not None and "static/nav.js" in settled  # the open pages told
+    assert b"with local changes" in session.served()["static/nav.js"]
+    assert b"with local changes" in (recorded.out / "static" / "nav.js").read_bytes()
+    session.close()
+    build(recorded, execute=False, jobs=1)  # what make site would write: nothing else
+    assert site_bytes(recorded.out)["static/nav.js"] == session.served()["static/nav.js"]
 
 
 def test_keys_found_again_are_the_keys_made_from_nothing(recorded: Paths) -> None:

@@ -16,7 +16,6 @@ import shutil
 import subprocess
 import sys
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 
@@ -24,25 +23,10 @@ from builder.__main__ import main
 from builder.core.observe import Paths
 from builder.course.recording import Environment, Recording, dumps, loads
 from builder.review.changes import mask_timings, output_change
-from tests.helpers import HERE, ROOT
+from tests.helpers import HERE, ROOT, git
 
 CASES = HERE / "diff_cases"
-GIT_ENV = {
-    **os.environ,
-    "GIT_AUTHOR_NAME": "Test",
-    "GIT_AUTHOR_EMAIL": "test@example.org",
-    "GIT_COMMITTER_NAME": "Test",
-    "GIT_COMMITTER_EMAIL": "test@example.org",
-    "GIT_AUTHOR_DATE": "2026-10-20T09:00:00+00:00",
-    "GIT_COMMITTER_DATE": "2026-10-20T09:00:00+00:00",
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "GIT_CONFIG_NOSYSTEM": "1",
-}
 TIMINGS = "first call: {first} ms\nsteady state: {steady} ms (median of 20 calls)\n"
-
-
-def git(root: Path, *args: str) -> None:
-    subprocess.run(["git", *args], cwd=root, env=GIT_ENV, check=True, capture_output=True)
 
 
 def rewrite(paths: Paths, lesson_id: str, **changes: object) -> None:
