@@ -9,6 +9,7 @@ decided before anything heavy is imported.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import stat
@@ -70,31 +71,20 @@ def snapshot(roots: Iterable[Path], deep: bool = True) -> Snapshot:
 
 def _walk(folder: str, files: Snapshot) -> None:
     """Editor files are left out; a file or folder deleted while it is walked is absent
-    (an editor's lock or swap file comes and goes while an author saves). The walk of every
-    no-op (82,000 files at 10,000 lessons): a loop over a list of folders, `editor_file`'s
-    test inline (not a call per file)."""
-    folders, fullmatch, meta = [folder], EDITOR_FILE.fullmatch, _meta
-    while folders:
-        folder = folders.pop()
-        try:
-            with os.scandir(folder) as entries:
-                for entry in entries:
-                    name = entry.name
-                    if name == "__pycache__" or (
-                        (name[:1] in (".", "#") or name[-1:] == "~" or name == "4913")
-                        and fullmatch(name) is not None
-                    ):
-                        continue
-                    if entry.is_dir(follow_symlinks=False):
-                        folders.append(entry.path)
-                        continue
-                    try:
-                        files[entry.path] = meta(entry.stat(follow_symlinks=False))
-                    except FileNotFoundError:
-                        continue
-        except (FileNotFoundError, NotADirectoryError):
-            continue
-        files[folder] = (-1,)
+    (an editor's lock or swap file comes and goes while an author saves)."""
+    try:
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if entry.name == "__pycache__" or editor_file(entry.name):
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    _walk(entry.path, files)
+                    continue
+                with contextlib.suppress(FileNotFoundError):
+                    files[entry.path] = _meta(entry.stat(follow_symlinks=False))
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    files[folder] = (-1,)
 
 
 def _meta(info: os.stat_result) -> tuple[int, ...]:
