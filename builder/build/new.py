@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import TextIO
 
 from ..core.errors import BuildError
-from ..core.fsutil import write_atomic
 
 STARTER = Path(__file__).resolve().parent / "starter"
 DOT = "dot-"
@@ -71,6 +70,8 @@ def new_course(folder: Path, *, force: bool = False, out: TextIO = sys.stdout) -
             hint="choose a new or empty folder, or add --force to write the starter files "
             "into it (files of the same name are replaced, nothing else is touched)",
         )
+    from ..core.fsutil import write_atomic  # not for every command that builds the parser
+
     files = starter_files()
     for name, data in files.items():
         target = folder / name

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from ..core.observe import Observed, Paths, environment_snapshot
 from ..core.store import Memo, Store
-from .manifest import Manifest, code_digest, installed_versions
+from .manifest import Head, Manifest, code_digest, installed_versions
 
 if TYPE_CHECKING:
     from ..course.model import Course
@@ -65,11 +65,12 @@ def build(
     page against it too. Progress and warnings are logged (builder.core.console)."""
     with build_lock(paths.cache), contextlib.closing(Store(paths.cache, _warn)) as store:
         now = observe(paths, settings(execute, _commit(paths, since)))
-        last = Manifest.load(store)
-        if last is not None and last.unchanged(now) and not force:
-            return BuildResult((), 0, 0, len(last.files))
+        head = Head.load(store)  # what a no-op compares, not what the site files hold
+        if head is not None and head.unchanged(now) and not force:
+            return BuildResult((), 0, 0, head.total)
         from .stages import Index, Kept, course_status, load_course, make_site, publish, read_inputs
 
+        last = Manifest.load(store, head)
         versions = installed_versions(now.environment, last)
         memo = Memo(store, code_digest(versions))
         index = Index.load(store, memo, versions, force)  # what the last build read
@@ -155,7 +156,7 @@ def check(paths: Paths) -> Checked:
     from ..course.status import course_status
 
     with contextlib.closing(Store(paths.cache, _warn)) as store:
-        versions = installed_versions(environment_snapshot(), Manifest.load(store))
+        versions = installed_versions(environment_snapshot(), Head.load(store))
         memo = Memo(store, code_digest(versions))
         course = load_course(paths.content, memo)
         statuses = course_status(course, paths.recordings, versions, memo)
@@ -189,8 +190,6 @@ def build_lock(cache: Path) -> Iterator[None]:
 
 def _lock_file(cache: Path) -> TextIO:
     """The cache folder's lock file, open; a folder that cannot hold it is a BuildError."""
-    from ..core.fsutil import cannot_write
-
     path = cache / "build.lock"
     try:
         cache.mkdir(parents=True, exist_ok=True)
@@ -203,5 +202,7 @@ def _lock_file(cache: Path) -> TextIO:
             fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
         return os.fdopen(fd, "r+")
     except OSError as error:
+        from ..core.fsutil import cannot_write  # not imported by a build that can lock
+
         failure = OSError(error.errno, error.strerror, error.filename or str(path))
         raise cannot_write(failure, "nothing was built") from None

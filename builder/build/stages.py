@@ -38,5 +38,5 @@ def publish(
     written = write(files, names, paths.out, before)
     touched = {*files, *(before.keys() - names.keys()), MARKER}  # all that write() may change
     after = Manifest(now, versions, restat(now.site, paths.out, touched), names, site.traces())
-    store.commit(after, site.references(store.used), index.stored() if index else None)
+    store.commit(after.rows(), site.references(store.used), index.stored() if index else None)
     return written

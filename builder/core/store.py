@@ -20,8 +20,6 @@ A connection is never shared across fork(): a worker opens its own `Store`.
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import io
 import os
 import pickle
 import sqlite3
@@ -29,16 +27,20 @@ import threading
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from .artifact import Digests
+if TYPE_CHECKING:
+    from .artifact import Digests
 
 T = TypeVar("T")
 
 FILE = "store.sqlite"
-MANIFEST = "manifest"  # the manifest table's rows: the last good build's manifest,
-INDEX = "index"  # and what it read, by file metadata (builder.build.index), in rows
-# of its own: INDEX, then INDEX/0, INDEX/1... (so that no one row holds it all)
+# The manifest table's rows, each pickled by its owner: the last good build's manifest
+# (builder.build.manifest: MANIFEST, what a no-op compares, and MANIFEST/made, read only by
+# a build that is not one), and what it read, by file metadata (builder.build.index):
+# INDEX, then INDEX/0, INDEX/1... (so that no one row holds it all)
+MANIFEST = "manifest"
+INDEX = "index"
 LAYOUT = (
     "CREATE TABLE IF NOT EXISTS artifacts (key TEXT PRIMARY KEY, data BLOB)",
     "CREATE TABLE IF NOT EXISTS manifest (id TEXT PRIMARY KEY, data BLOB)",
@@ -50,6 +52,8 @@ LAYOUT = (
 def digest(*parts: str | bytes) -> str:
     """The one key of the store: sha256 over the parts, each length-prefixed, so that no
     choice of parts can read as another."""
+    import hashlib  # here: a no-op makes no key, and OpenSSL's is not loaded for it
+
     hasher = hashlib.sha256()
     for part in parts:
         data = part.encode("utf-8", "surrogatepass") if isinstance(part, str) else part
@@ -64,9 +68,11 @@ class Memo:
     (tools, tests), it just calls them."""
 
     def __init__(self, store: Store | None = None, salt: str = "") -> None:
+        from .artifact import Digests  # not imported by a no-op, which makes no key
+
         self.store = store
         self.salt = salt
-        self.digests = Digests(salt)  # artifacts' keys (builder.core.artifact)
+        self.digests: Digests = Digests(salt)  # artifacts' keys (builder.core.artifact)
 
     def key(self, kind: str, *parts: str | bytes) -> str:
         return digest(self.salt, kind, *parts)
@@ -141,7 +147,7 @@ class Store:
         return made
 
     def manifest(self, row_id: str = MANIFEST) -> Any:
-        """The last good build's manifest (or a row of its INDEX), unpickled, or None."""
+        """A row of the manifest table (the manifest's first by default), unpickled, or None."""
         try:
             found = self.row(row_id)
             return pickle.loads(found) if found is not None else None
@@ -158,25 +164,23 @@ class Store:
 
     def commit(
         self,
-        manifest: Any = None,
+        manifest: Mapping[str, bytes] | None = None,
         keep: Iterable[str] | None = None,
         index: Mapping[str, bytes] | None = None,
     ) -> None:
-        """Write what this build added; with `manifest`, make it the last good build's, with
-        the rows of its `index` that changed (the others are kept; without an index, the
-        stored one is deleted), and, with `keep`, delete every entry it does not reference."""
+        """Write what this build added; with `manifest` (its rows, pickled), make it the last
+        good build's, with the rows of its `index` that changed (the others are kept; without
+        an index, the stored one is deleted), and, with `keep`, delete every entry it does
+        not reference. Every row is sealed (a CRC-32), and all are written in one transaction."""
 
         pending = list(self.pending.items())  # threads may add more meanwhile (builder.build.make)
 
         def work(db: sqlite3.Connection) -> None:
             rows = ((key, _sealed(data)) for key, data in pending)
             db.executemany("INSERT OR REPLACE INTO artifacts VALUES (?, ?)", rows)
-            if manifest is not None:
-                sealed = _sealed_pickle(manifest)
-                db.execute("INSERT OR REPLACE INTO manifest VALUES (?, ?)", (MANIFEST, sealed))
             if manifest is not None and index is None:  # a stale index misleads
                 db.execute("DELETE FROM manifest WHERE id = ? OR id LIKE ?", (INDEX, f"{INDEX}/%"))
-            for row_id, data in (index or {}).items():
+            for row_id, data in {**(manifest or {}), **(index or {})}.items():
                 db.execute("INSERT OR REPLACE INTO manifest VALUES (?, ?)", (row_id, _sealed(data)))
             if keep is not None:
                 stored = {row[0] for row in db.execute("SELECT key FROM artifacts")}
@@ -276,17 +280,6 @@ def _open(path: Path | str) -> sqlite3.Connection:
 def _sealed(data: bytes) -> bytes:
     """`data` after its CRC-32: a row damaged on disk is found out, not used."""
     return zlib.crc32(data).to_bytes(4, "little") + data
-
-
-def _sealed_pickle(value: Any) -> memoryview:
-    """`_sealed(pickle.dumps(value))`, made in one buffer (at 10,000 lessons the manifest
-    is 19 MB: not a second copy of it)."""
-    buffer = io.BytesIO()
-    buffer.write(bytes(4))
-    pickle.dump(value, buffer, protocol=5)
-    view = buffer.getbuffer()
-    view[:4] = zlib.crc32(view[4:]).to_bytes(4, "little")
-    return view
 
 
 def _unsealed(row: object) -> bytes | None:

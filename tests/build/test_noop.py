@@ -1,0 +1,198 @@
+"""The no-op: it unpickles only the manifest's first row (what it compares), yet every change
+it guards against still makes the next build real; a second row that is missing, damaged or
+of another build makes a build from nothing, never a crash or a wrong no-op."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import pickle
+import sqlite3
+import subprocess
+import sys
+import time
+import zlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench.generate import generate
+from builder.build import manifest
+from builder.build.manifest import MADE, Head, Manifest
+from builder.build.pipeline import build, observe, settings
+from builder.core.observe import RACY_NS, Observed, Paths
+from builder.core.store import MANIFEST, Store
+from tests.helpers import assert_like_a_clean_build, synthetic_copy
+
+PAGE = "l/sa01-002/index.html"
+
+
+@pytest.fixture(scope="module")
+def course_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("course")
+    generate(3, root)
+    return root
+
+
+@pytest.fixture
+def paths(course_template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Paths:
+    """A built copy of the course; its files were just written, so none is racy only when
+    RACY_NS is 0 (the tests that are about the racy rule set their own times)."""
+    monkeypatch.setattr(manifest, "RACY_NS", 0)
+    paths = synthetic_copy(course_template, tmp_path)
+    build(paths, execute=False, jobs=1)
+    return paths
+
+
+def rows_read(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    read: list[str] = []
+    unpickle = Store.manifest
+
+    def spied(self: Store, row_id: str = MANIFEST) -> Any:
+        read.append(row_id)
+        return unpickle(self, row_id)
+
+    monkeypatch.setattr(Store, "manifest", spied)
+    return read
+
+
+def test_a_noop_unpickles_only_the_first_row(
+    paths: Paths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    read = rows_read(monkeypatch)
+    assert build(paths, execute=False, jobs=1).written == 0
+    assert read == [MANIFEST], "the files and traces are not the no-op's to read"
+    (paths.out / PAGE).write_text("x")
+    read.clear()
+    assert build(paths, execute=False, jobs=1).written == 1
+    assert MADE in read, "a real build reads the rest"
+    assert_like_a_clean_build(paths, tmp_path)
+
+
+def _touch(path: Path) -> None:
+    info = path.stat()
+    os.utime(path, ns=(info.st_atime_ns, info.st_mtime_ns + 1))
+
+
+LESSON = "lessons/a01-002"
+ON_DISK: dict[str, Callable[[Paths], None]] = {
+    "an input edited": lambda p: _touch(p.content / LESSON / "lesson.md"),
+    "an input added": lambda p: (p.content / LESSON / "data.csv").write_text("a\n1\n"),
+    "an input removed": lambda p: (p.content / LESSON / "example.py").unlink(),
+    "a recording removed": lambda p: (p.recordings / "a01-002.json").unlink(),
+    "a site file changed": lambda p: _touch(p.out / PAGE),
+    "a site file deleted": lambda p: (p.out / PAGE).unlink(),
+    "a site file added": lambda p: (p.out / "stray.txt").write_text("x"),
+}
+
+
+def _other(field: str, value: Callable[[Any], Any]) -> Callable[[Paths, Observed], Observed]:
+    return lambda _, now: dataclasses.replace(now, **{field: value(getattr(now, field))})
+
+
+OBSERVED: dict[str, Callable[[Paths, Observed], Observed]] = {
+    "another interpreter": _other("environment", lambda e: {**e, "/other/python": (1, 2, 3, 4)}),
+    "a package installed": _other(
+        "environment", lambda e: {k: (m[0] + 1, *m[1:]) for k, m in e.items()}
+    ),
+    "other settings": lambda paths, _: observe(paths, settings(True, "")),
+    "another site folder": _other("out", lambda out: out + "-elsewhere"),
+}
+
+
+@pytest.mark.parametrize("change", [*ON_DISK, *OBSERVED, "a racy input"])
+def test_each_change_the_noop_guards_makes_the_next_build_real(
+    paths: Paths, change: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    head = Head.load(Store(paths.cache))
+    assert head is not None
+    asked = settings(False, "")
+    assert head.unchanged(observe(paths, asked)), "nothing changed yet"
+    now = observe(paths, asked)
+    if change in ON_DISK:
+        ON_DISK[change](paths)
+        now = observe(paths, asked)
+    elif change in OBSERVED:
+        now = OBSERVED[change](paths, now)
+    else:  # nothing changed, but the inputs were copied just before the build observed them
+        monkeypatch.setattr(manifest, "RACY_NS", RACY_NS)
+    assert not head.unchanged(now)
+
+
+def _put_row(paths: Paths, row_id: str, data: bytes | None) -> None:
+    db = sqlite3.connect(paths.cache / "store.sqlite")
+    with db:
+        if data is None:
+            db.execute("DELETE FROM manifest WHERE id = ?", (row_id,))
+        else:
+            db.execute("INSERT OR REPLACE INTO manifest VALUES (?, ?)", (row_id, data))
+    db.close()
+
+
+def _sealed(data: bytes) -> bytes:
+    """As the store seals a row: its CRC-32 first."""
+    return zlib.crc32(data).to_bytes(4, "little") + data
+
+
+def _of_another_build(paths: Paths) -> None:
+    old = Store(paths.cache).row(MADE)
+    assert old is not None
+    time.sleep(0.01)
+    with (paths.content / LESSON / "lesson.md").open("a") as lesson:
+        lesson.write("\nMore prose.\n")
+    assert build(paths, execute=False, jobs=1).written > 0
+    _put_row(paths, MADE, _sealed(old))
+
+
+def _old_layout(paths: Paths) -> None:
+    """One row holding the whole manifest, as builders before the split wrote it."""
+    last = Manifest.load(Store(paths.cache))
+    _put_row(paths, MANIFEST, _sealed(pickle.dumps(last, protocol=5)))
+    _put_row(paths, MADE, None)
+
+
+SECOND_ROW: dict[str, Callable[[Paths], None]] = {
+    "missing": lambda paths: _put_row(paths, MADE, None),
+    "damaged": lambda paths: _put_row(paths, MADE, b"\0\0\0\0not a pickle"),
+    "not the expected tuple": lambda paths: _put_row(paths, MADE, _sealed(pickle.dumps(("x",)))),
+    "of another build": _of_another_build,
+    "of the old layout (one row)": _old_layout,
+}
+
+
+@pytest.mark.parametrize("damage", SECOND_ROW)
+def test_a_manifest_row_missing_damaged_or_of_another_build_means_a_build_from_nothing(
+    paths: Paths, tmp_path: Path, damage: str
+) -> None:
+    SECOND_ROW[damage](paths)
+    assert Manifest.load(Store(paths.cache)) is None
+    (paths.out / PAGE).write_text("x")
+    (paths.out / "index.html").unlink()
+    assert build(paths, execute=False, jobs=1).written >= 2
+    assert Manifest.load(Store(paths.cache)) is not None
+    assert_like_a_clean_build(paths, tmp_path)
+
+
+def test_the_noop_imports_no_stage_of_a_real_build(paths: Paths) -> None:
+    """Neither Jinja2 nor markdown-it, nor builder.build.stages: only the manifest's head.
+    (Built again once the inputs are older than RACY_NS, as a subprocess has the real one.)"""
+    time.sleep(RACY_NS / 1e9 + 0.1)
+    build(paths, execute=False, jobs=1, force=True)
+    code = (
+        "import sys; from builder.__main__ import main; code = main(sys.argv[1:]); "
+        "heavy = sorted(m for m in ('jinja2', 'markdown_it', 'builder.build.stages') "
+        "if m in sys.modules); print(code, heavy)"
+    )
+    folders = ("content", "recordings", "out", "cache")
+    where = [f"--{name}={getattr(paths, name)}" for name in folders]
+    out = subprocess.run(
+        [sys.executable, "-c", code, "render", *where],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    assert out.stdout.splitlines()[-1] == "0 []", out.stderr
+    assert "0 written" in out.stderr
