@@ -29,7 +29,7 @@ from ..course.status import LessonStatus, State
 from . import charts, figures, notebook, prose
 from . import marks as recorded
 from .highlight import code_block
-from .links import Links
+from .links import Links, Target, target
 from .markup import environment
 from .notebook import PAGE
 from .theme import NO_THEME, Theme
@@ -133,6 +133,16 @@ class Renderer:
         """`fn(*args)` as an artifact keyed by `fn` and `args` (builder.core.artifact)."""
         return Artifact.of(self.memo.digests, kind, fn, *args, label=label)
 
+    def item(self, lesson: Lesson, number: str = "") -> NavItem:
+        """A lesson's entry in the navigation, the last build's object when it is made of
+        the same (`Digests.again`): a navigation, or the links, of a thousand such entries
+        is then told to be the last build's by their identity, not compared entry by entry."""
+        return self.memo.digests.again(item, lesson, number, slot=lesson.id)
+
+    def target(self, lesson: Lesson) -> Target:
+        """A lesson as links lead to it, the last build's object when made of the same."""
+        return self.memo.digests.again(target, lesson, slot=lesson.id)
+
     def highlight(self, code: str, language: str) -> str:
         return self.memo("highlight", (language, code), lambda: code_block(code, language))
 
@@ -173,7 +183,9 @@ def page(template: str, nav: SiteNav | SiteHead, path: str = "", **context: Any)
     return made.render(site=nav, canonical=canonical, **context).encode("utf-8")
 
 
-def site_nav(course: Course) -> SiteNav:
+def site_nav(course: Course, entry: Callable[[Lesson, str], NavItem] | None = None) -> SiteNav:
+    """`entry`: what makes each lesson's NavItem (Renderer.item keeps the last build's)."""
+    made = entry or item
     by_arc = course.by_arc()
     shown = [arc for arc in course.meta.arcs if by_arc[arc.id]]
     arcs = [
@@ -181,7 +193,7 @@ def site_nav(course: Course) -> SiteNav:
             arc.id,
             arc.title,
             arc.summary,
-            [item(x, f"{a}.{n}") for n, x in enumerate(by_arc[arc.id], start=1)],
+            [made(x, f"{a}.{n}") for n, x in enumerate(by_arc[arc.id], start=1)],
         )
         for a, arc in enumerate(shown, start=1)
     ]
@@ -214,7 +226,8 @@ def lesson_artifacts(
     digests = renderer.memo.digests
     # What every lesson's artifacts are made with besides its own: the last build's objects
     # when they are the same (so that each lesson's arguments are compared by identity).
-    context = (site_head(course), Links.of(course), course.meta, course.root, renderer)
+    links = Links.of(course, renderer.target)
+    context = (site_head(course), links, course.meta, course.root, renderer)
     context = digests.kept(context, slot="lessons")
     by_id = {status.lesson_id: status for status in statuses}
     lessons = course.lessons

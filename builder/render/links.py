@@ -6,10 +6,11 @@ not."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 
-from ..course.model import Course, GlossaryTerm, by_id_or_slug, terms_by_key
+from ..course.model import Course, GlossaryTerm, Lesson, by_id_or_slug, terms_by_key
 from ..course.rules import same_name
 
 
@@ -26,14 +27,20 @@ class Target:
         return f"l/{self.slug}/"  # as Lesson.url
 
 
+def target(lesson: Lesson) -> Target:
+    return Target(lesson.id, lesson.slug, lesson.title)
+
+
 @dataclass(frozen=True)
 class Links:
     lessons: tuple[Target, ...]  # in course order
     glossary: tuple[GlossaryTerm, ...]
 
     @classmethod
-    def of(cls, course: Course) -> Links:
-        return cls(tuple(Target(x.id, x.slug, x.title) for x in course.lessons), course.glossary)
+    def of(cls, course: Course, entry: Callable[[Lesson], Target] | None = None) -> Links:
+        """`entry`: what makes each lesson's Target (Renderer.target keeps the last build's)."""
+        made = entry or target
+        return cls(tuple(made(x) for x in course.lessons), course.glossary)
 
     def lesson(self, key: str) -> Target | None:
         """The lesson with this id or slug (as Course.lesson)."""

@@ -60,7 +60,7 @@ def page_artifacts(
     `run_seconds` is each example's last run time (the recordings page shows it);
     `changes` makes the "What changed" page (`--since REV`); `built` is the revision the
     site is built from (the footer says it)."""
-    nav = renderer.memo.digests.kept(site_nav(course), slot="nav")  # compared once, not a page
+    nav = renderer.memo.digests.kept(site_nav(course, renderer.item), slot="nav")
     by_id = {status.lesson_id: status for status in statuses}
     items = nav.items()  # the entries the navigation holds: digested with it, once
     rows = tuple((items[x.id], by_id[x.id], run_seconds.get(x.id)) for x in course.lessons)
