@@ -115,13 +115,15 @@ class Store:
         finally:
             scopes.pop()  # blocks nest: this block's set is the last
 
-    def _use(self, key: str) -> None:
+    def use(self, key: str) -> None:
+        """Count `key` as asked for by this build (and by the artifact being made, if any):
+        a value held elsewhere, as the preview holds its last build's, is kept in the store."""
         self.used.add(key)
         for scope in self._scopes.get(threading.get_ident(), ()):
             scope.add(key)
 
     def get(self, key: str) -> bytes | None:
-        self._use(key)
+        self.use(key)
         if key in self.pending:
             return self.pending[key]
         try:
@@ -132,7 +134,7 @@ class Store:
         return _unsealed(found[0]) if found else None
 
     def put(self, key: str, data: bytes) -> None:
-        self._use(key)
+        self.use(key)
         self.pending[key] = data
 
     def value(self, key: str, make: Callable[[], T]) -> T:

@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ..build.index import Index, index_salt
 from ..build.make import Kept
@@ -39,6 +39,7 @@ from ..course.rules import INPUTS_DIR, read_inputs
 from ..course.status import LessonStatus, course_status
 from ..review.git import built_from
 
+T = TypeVar("T")
 JOBS = 2  # forked workers only when many artifacts are missing (a template edit)
 
 
@@ -74,12 +75,17 @@ class Keys(Memo):
     """A Memo that remembers the digests it made for the last build and this one: most of
     a build's keys are of lessons that did not change, whose texts are the same objects
     as last time (their hashes cached by Python), so looking a key up costs nothing next
-    to hashing its parts again (a third of a one-page refresh at 1,000 lessons)."""
+    to hashing its parts again (a third of a one-page refresh at 1,000 lessons). It holds
+    the values too: course.yml and glossary.yml, read again at each refresh, are validated
+    into the very objects of the last one (not unpickled from the store into new ones,
+    which every key made with them would then compare, term by term)."""
 
     def __init__(self, store: Store, salt: str) -> None:
         super().__init__(store, salt)
         self.last: dict[tuple[str | bytes, ...], str] = {}
         self.now: dict[tuple[str | bytes, ...], str] = {}
+        self.values: dict[str, Any] = {}  # by key, this build's
+        self.values_last: dict[str, Any] = {}
 
     def key(self, kind: str, *parts: str | bytes) -> str:
         wanted = (kind, *parts)
@@ -87,9 +93,21 @@ class Keys(Memo):
         self.now[wanted] = found
         return found
 
+    def __call__(self, kind: str, parts: tuple[str | bytes, ...], make: Callable[[], T]) -> T:
+        key = self.key(kind, *parts)
+        if key in self.values or key in self.values_last:
+            assert self.store is not None
+            self.store.use(key)  # kept in the store, as a read there keeps it
+            found: T = self.values[key] if key in self.values else self.values_last[key]
+        else:
+            found = super().__call__(kind, parts, make)
+        self.values[key] = found
+        return found
+
     def turn(self) -> None:
-        """A build begins: forget the keys the one before last made."""
+        """A build begins: forget the keys (and values) the one before last made."""
         self.last, self.now = self.now, {}
+        self.values_last, self.values = self.values, {}
         self.digests.turn()
 
 

@@ -76,11 +76,15 @@ def test_a_prose_edit_takes_the_other_lessons_artifacts_over_whole(
         asked.append((kind, label))
         return real(cls, digests, kind, fn, *args, label=label)
 
+    assert session.course is not None
+    meta, glossary = session.course.meta, session.course.glossary
     monkeypatch.setattr(artifact.Artifact, "of", classmethod(of))
     edit(lesson_md(recorded), "A first sentence.", "A second sentence.")
     session.refresh(Changed.of(recorded, [str(lesson_md(recorded))]))
     monkeypatch.undo()
     assert session.course is not None
+    # course.yml and glossary.yml, read again, validated into the last refresh's objects
+    assert session.course.meta is meta and session.course.glossary is glossary
     ids = [x.id for x in session.course.lessons]
     at = next(n for n, x in enumerate(session.course.lessons) if x.folder.name == LESSON)
     near = set(ids[max(at - 1, 0) : at + 2])
