@@ -66,7 +66,9 @@ class Digests:
     function, kind and label, the same how-many-th time) with the same arguments (`same`:
     the same objects, or equal values of the same types) is the last build's key, found
     without digesting anything: most of a preview's refresh re-keys lessons it did not read
-    again, whose navigation entries and charts are new objects equal to the last ones."""
+    again, whose navigation entries and charts are new objects equal to the last ones. The
+    same table holds what `again` made: a value made from the same arguments as in the last
+    build (a lesson's artifacts, keys and all) is the last build's, not made again."""
 
     def __init__(self, salt: str = "") -> None:
         self.salt = salt
