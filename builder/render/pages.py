@@ -25,18 +25,8 @@ from ..course.model import Course, GlossaryTerm
 from ..course.status import LessonStatus
 from . import search, sitemap
 from .highlight import stylesheet
-from .lessons import (
-    SHIM,
-    GlossaryEntry,
-    NavItem,
-    RecordingRow,
-    Renderer,
-    SiteHead,
-    SiteNav,
-    page,
-    site_head,
-    site_nav,
-)
+from .lessons import SHIM, GlossaryEntry, RecordingRow, Renderer, page
+from .nav import NavItem, SiteHead, SiteNav, site_head, site_nav
 from .theme import Theme
 
 Used = dict[str, list[str]]  # glossary term -> the lessons whose pages use it

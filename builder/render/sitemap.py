@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from ..core.artifact import Artifact, Made
 from ..course.addresses import page_url
-from .lessons import Renderer, SiteNav
+from .lessons import Renderer
 from .markup import environment
+from .nav import SiteNav
 
 NAME = "sitemap.xml"
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..render.lessons import NavItem, SiteNav
+from ..render.nav import NavItem, SiteNav
 from .changes import CourseChanges, LessonChange, PageMark, PanelChange
 from .report import (
     added_words,
