@@ -130,6 +130,12 @@ def drawn(panel: BarPanel) -> BarPanel:
     return replace(panel, title="")
 
 
+def drawing(panel: BarPanel) -> str:
+    """What the chart draws, as text: the name of its drawing in the store's keys (its
+    size, its SVGs) and, digested, in its file's name (figures.chart_file)."""
+    return repr(drawn(panel))
+
+
 def pixels(panel: BarPanel, size: Size = WIDE) -> tuple[int, int]:
     """The chart's width and height in CSS pixels, for the page's <img> (no layout shift):
     known before drawing, which needs no matplotlib."""

@@ -70,9 +70,9 @@ def chart_file(panel: BarPanel, theme: str, narrow: bool = False) -> str:
     a new file: charts/<digest>.svg, charts/<digest>-dark.svg for dark mode, and
     charts/<digest>-narrow.svg / -dark-narrow.svg, drawn for a phone's column. The page
     and the chart artifact (builder.render.lessons) both name it here."""
-    from .charts import drawn
+    from .charts import drawing
 
-    digest = hashlib.sha256(repr(drawn(panel)).encode()).hexdigest()[:16]
+    digest = hashlib.sha256(drawing(panel).encode()).hexdigest()[:16]
     name = digest if theme == "light" else f"{digest}-{theme}"
     return f"{CHARTS}{name}-narrow.svg" if narrow else f"{CHARTS}{name}.svg"
 

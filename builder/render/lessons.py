@@ -117,13 +117,13 @@ class Renderer:
     def size(self, panel: BarPanel, narrow: bool) -> tuple[int, int]:
         """A chart's size on the page (figures.chart_size), kept in the store by what it
         draws, as the chart is: panels that differ only in their title are measured once."""
-        parts = (repr(charts.drawn(panel)), str(narrow))
+        parts = (charts.drawing(panel), str(narrow))
         return self.memo("chart-size", parts, lambda: figures.chart_size(panel, narrow))
 
     def chart(self, panel: BarPanel) -> dict[str, dict[str, bytes]]:
         """A chart's SVGs by size and theme (charts.sized_svgs), kept in the store by what it
         draws: drawn once however many lessons show the same chart."""
-        parts = (repr(charts.drawn(panel)), repr(charts.SIZES))
+        parts = (charts.drawing(panel), repr(charts.SIZES))
         return self.memo("chart-svgs", parts, lambda: charts.sized_svgs(panel))
 
     def __digest__(self) -> str:
