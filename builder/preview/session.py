@@ -129,6 +129,7 @@ class Session:
         self.versions: dict[str, str] = {}
         self.memo = Keys(self.store, "")
         self.built = ""  # the revision the footer says (git, asked at start and each settle)
+        self.untold: list[str] = []  # files a put-off settle changed (a new revision's nav.js)
 
     def start(self) -> list[str]:
         """The first build: what the last build's index holds and its files did not change
@@ -209,7 +210,7 @@ class Session:
         assert self.course is not None
         if edited():
             return None
-        rebuilt = self._again_if_committed()
+        rebuilt = self.untold = sorted({*self.untold, *self._again_if_committed()})
         kept = Kept(None, self.paths.out, frozenset(), self._held())
         site = with_search(self.pages, self.course, self.memo, kept, JOBS)
         if edited():
@@ -228,6 +229,7 @@ class Session:
             publish(self.store, self.paths, site, files, now, self.versions, self.index)
         self.on_disk = names
         self.bundles = {k: m for k, m in site.made.items() if k not in self.pages.made}
+        self.untold = []
         return sorted({*rebuilt, *(set(files) - set(self.pages.names()))})
 
     def _again_if_committed(self) -> list[str]:
