@@ -34,3 +34,16 @@ def recorded(recorded_template: Path, tmp_path: Path) -> Paths:
     root = tmp_path / "course"
     shutil.copytree(recorded_template, root)
     return make_paths(root)
+
+
+@pytest.fixture(scope="module")
+def course_template(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Path:
+    """A course written by bench/generate.py, once a module: of the module's LESSONS lessons
+    (3 when it says none)."""
+    from bench.generate import generate
+
+    root = tmp_path_factory.mktemp("course")
+    generate(getattr(request.module, "LESSONS", 3), root)
+    return root

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.generate import generate, lesson_id
+from bench.generate import lesson_id
 from builder.build.pipeline import build
 from builder.core.observe import Paths
 from builder.course.load import load_course
@@ -23,13 +23,6 @@ from tests.helpers import (
 )
 
 FIRST, OTHER, SAME = (lesson_id(n) for n in range(3))  # 3 lessons, 3 different drawings
-
-
-@pytest.fixture(scope="module")
-def course_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("course")
-    generate(3, root)
-    return root
 
 
 @pytest.fixture

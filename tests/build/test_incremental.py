@@ -26,13 +26,7 @@ from builder.course import files as course_files
 from tests.helpers import assert_like_a_clean_build, killed_at, synthetic_copy
 
 LESSON = "a01-002"
-
-
-@pytest.fixture(scope="module")
-def course_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("course")
-    generate(6, root)
-    return root
+LESSONS = 6  # the course_template fixture's size (tests/conftest.py)
 
 
 @pytest.fixture

@@ -18,7 +18,6 @@ from typing import Any
 
 import pytest
 
-from bench.generate import generate
 from builder.build import manifest
 from builder.build.manifest import MADE, Head, Manifest
 from builder.build.pipeline import build, observe, settings
@@ -27,13 +26,6 @@ from builder.core.store import MANIFEST, Store
 from tests.helpers import assert_like_a_clean_build, synthetic_copy
 
 PAGE = "l/sa01-002/index.html"
-
-
-@pytest.fixture(scope="module")
-def course_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("course")
-    generate(3, root)
-    return root
 
 
 @pytest.fixture
