@@ -86,7 +86,7 @@ class Memo:
         """Keep in the store what a call with these parts stored, without reading it: its
         value was taken from elsewhere (the build's index), as a read would have taken it."""
         if self.store is not None:
-            self.store.used.add(self.key(kind, *parts))
+            self.store.use(self.key(kind, *parts))
 
 
 class Store:
