@@ -12,6 +12,7 @@ import re
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -105,7 +106,7 @@ class Renderer:
         """A lesson's entry in the navigation, the last build's object when it is made of
         the same (`Digests.again`): a navigation, or the links, of a thousand such entries
         is then told to be the last build's by their identity, not compared entry by entry."""
-        return self.memo.digests.again(item, lesson, number, slot=lesson.id)
+        return self.memo.digests.again(item, lesson, number, slot=(lesson.id, number))
 
     def target(self, lesson: Lesson) -> Target:
         """A lesson as links lead to it, the last build's object when made of the same."""
@@ -140,6 +141,23 @@ def page(template: str, nav: SiteNav | SiteHead, path: str = "", **context: Any)
     return made.render(site=nav, canonical=canonical, **context).encode("utf-8")
 
 
+# A lesson's artifacts: its page, each of its panels' charts by file name, its notebook.
+LessonArtifacts = tuple[Artifact, tuple[tuple[str, Artifact], ...], Artifact]
+# What a build remembers of them (Digests.remember): their keys, in the same places.
+LessonKeys = tuple[str, tuple[tuple[str, str], ...], str]
+
+
+@dataclass(frozen=True)
+class Common:
+    """What every lesson's artifacts are made with besides its own: digested once a build."""
+
+    head: SiteHead
+    links: Links
+    meta: CourseMeta
+    root: Path
+    renderer: Renderer
+
+
 def lesson_artifacts(
     course: Course,
     statuses: list[LessonStatus],
@@ -150,26 +168,29 @@ def lesson_artifacts(
     (one artifact a drawing, its files shared by every page that shows it), then its
     notebook; `sidecars`: what each recording's sidecar says (the machine it ran on,
     builder/core/machine.py). A lesson whose arguments are those of the last build (the
-    preview's: builder.core.artifact.Digests.again) has its artifacts as they were."""
+    preview's: builder.core.artifact.Digests.again) has its artifacts as they were; one
+    whose arguments have the key an earlier build remembered (`_lesson`) has their keys."""
     digests = renderer.memo.digests
-    # What every lesson's artifacts are made with besides its own: the last build's objects
-    # when they are the same (so that each lesson's arguments are compared by identity).
+    # The last build's objects when they are the same (so that each lesson's arguments are
+    # compared by identity).
     links = Links.of(course, renderer.target)
-    context = (site_head(course), links, course.meta, course.root, renderer)
-    context = digests.kept(context, slot="lessons")
+    common = Common(site_head(course), links, course.meta, course.root, renderer)
+    common = digests.kept(common, slot="lessons")
     by_id = {status.lesson_id: status for status in statuses}
     lessons = course.lessons
-    near = [None, *lessons, None]
+    near = [None, *map(renderer.item, lessons), None]  # their entries, as links name them
     artifacts: list[Artifact] = []
     shown: set[str] = set()  # the charts made so far, by their file's name
     for number, lesson in enumerate(lessons):
         status, sidecar = by_id[lesson.id], (sidecars or {}).get(lesson.id)
+        on = machine.sentence(machine.of(sidecar)) if status.recording else ""
         page, panels, book = digests.again(
-            _of_lesson,
-            context,
+            _lesson,
+            common,
             lesson,
+            _data(lesson),
             status,
-            sidecar,
+            on,
             near[number],
             near[number + 2],
             slot=lesson.id,
@@ -183,29 +204,66 @@ def lesson_artifacts(
     return artifacts
 
 
+def _lesson(*args: Any) -> LessonArtifacts:
+    """`_of_lesson(*args)`; or, when an earlier build made them from arguments of the same
+    key (builder.build.index keeps what each build remembers), artifacts of those keys,
+    each made again only if neither the site nor the store holds it. The key is digested
+    from what the index kept digests of (the lesson, its status and neighbours) and the
+    common arguments (once a build): a one-shot prose edit keys one lesson, not 3,000
+    artifacts."""
+    common, lesson = args[0], args[1]
+    digests = common.renderer.memo.digests
+    key = digests.key(_of_lesson, args)
+    keys: LessonKeys | None = digests.recall(lesson.id, key)
+    if keys is not None:
+        page, charts_, book = keys
+        return (
+            _again(page, "page", args, 0),
+            tuple((name, _again(k, "chart", args, name)) for name, k in charts_),
+            _again(book, "notebook", args, 2),
+        )
+    made = page_, panels, book_ = _of_lesson(*args)
+    digests.remember(lesson.id, key, (page_.key, tuple((n, a.key) for n, a in panels), book_.key))
+    return made
+
+
+def _again(key: str, kind: str, args: tuple[Any, ...], which: int | str) -> Artifact:
+    """An artifact remembered by its key, made by `_made_again` if it must be made."""
+    return Artifact(key, partial(_made_again, args, which), kind, args[1].id)
+
+
+def _made_again(args: tuple[Any, ...], which: int | str) -> Made:
+    """The `which`-th of a lesson's artifacts (a chart: by its file's name), made."""
+    page, panels, book = _of_lesson(*args)
+    return (page if which == 0 else book if which == 2 else dict(panels)[which]).make()
+
+
 def _of_lesson(
-    context: tuple[SiteHead, Links, CourseMeta, Path, Renderer],
+    common: Common,
     lesson: Lesson,
+    data: tuple[tuple[str, bytes], ...],
     status: LessonStatus,
-    sidecar: Any,
-    before: Lesson | None,
-    after: Lesson | None,
-) -> tuple[Artifact, tuple[tuple[str, Artifact], ...], Artifact]:
-    """A lesson's page, each of its panels' charts by file name, and its notebook; `before`
-    and `after`: the lessons the page links to as the previous and the next."""
-    head, links, meta, root, renderer = context
-    on = machine.sentence(machine.of(sidecar)) if status.recording else ""
+    on: str,
+    before: NavItem | None,
+    after: NavItem | None,
+) -> LessonArtifacts:
+    """A lesson's page, each of its panels' charts by file name, and its notebook; `data`:
+    the data files the page offers (read by the caller: an argument, as all it reads);
+    `on`: the machine its recording ran on, as the page says it (builder/core/machine.py);
+    `before` and `after`: the entries of the lessons the page links to as the previous and
+    the next (a prose edit of one changes neither)."""
+    meta, renderer = common.meta, common.renderer
     page = renderer.artifact(
         "page",
         _lesson_page,
-        head,
-        links,
+        common.head,
+        common.links,
         lesson,
-        _data(lesson),
+        data,
         status,
         next(arc for arc in meta.arcs if arc.id == lesson.meta.arc),
-        (item(before) if before else None, item(after) if after else None),
-        _edit_url(meta, root, lesson),
+        (before, after),
+        _edit_url(meta, common.root, lesson),
         renderer,
         on,
         label=lesson.id,
