@@ -106,7 +106,7 @@ class Renderer:
         """A lesson's entry in the navigation, the last build's object when it is made of
         the same (`Digests.again`): a navigation, or the links, of a thousand such entries
         is then told to be the last build's by their identity, not compared entry by entry."""
-        return self.memo.digests.again(item, lesson, number, slot=(lesson.id, number))
+        return self.memo.digests.again(item, lesson, number, slot=lesson.id)
 
     def target(self, lesson: Lesson) -> Target:
         """A lesson as links lead to it, the last build's object when made of the same."""
@@ -178,7 +178,7 @@ def lesson_artifacts(
     common = digests.kept(common, slot="lessons")
     by_id = {status.lesson_id: status for status in statuses}
     lessons = course.lessons
-    near = [None, *map(renderer.item, lessons), None]  # their entries, as links name them
+    near = [None, *lessons, None]
     artifacts: list[Artifact] = []
     shown: set[str] = set()  # the charts made so far, by their file's name
     for number, lesson in enumerate(lessons):
@@ -205,13 +205,15 @@ def lesson_artifacts(
 
 
 def _lesson(*args: Any) -> LessonArtifacts:
-    """`_of_lesson(*args)`; or, when an earlier build made them from arguments of the same
-    key (builder.build.index keeps what each build remembers), artifacts of those keys,
-    each made again only if neither the site nor the store holds it. The key is digested
-    from what the index kept digests of (the lesson, its status and neighbours) and the
-    common arguments (once a build): a one-shot prose edit keys one lesson, not 3,000
-    artifacts."""
-    common, lesson = args[0], args[1]
+    """`_of_lesson(*args)`, given the lessons before and after for their navigation entries
+    (what the page shows of them: a prose edit of one changes neither); or, when an earlier
+    build made them from arguments of the same key (builder.build.index keeps what each
+    build remembers), artifacts of those keys, each made again only if neither the site nor
+    the store holds it. The key is digested from what the index kept digests of (the
+    lesson, its status) and the common arguments (once a build): a one-shot prose edit
+    makes one key a lesson, not three (page, charts, notebook) from all their arguments."""
+    common, lesson, before, after = args[0], args[1], args[-2], args[-1]
+    args = (*args[:-2], item(before) if before else None, item(after) if after else None)
     digests = common.renderer.memo.digests
     key = digests.key(_of_lesson, args)
     keys: LessonKeys | None = digests.recall(lesson.id, key)
