@@ -9,7 +9,6 @@ decided before anything heavy is imported.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import stat
@@ -77,9 +76,9 @@ def _walk(folder: str, files: Snapshot) -> None:
         with os.scandir(folder) as entries:
             for entry in entries:
                 name = entry.name
-                if name[0] in "._#" or name[-1] == "~" or name == "4913":  # editor_file's
-                    if name == "__pycache__" or editor_file(name):
-                        continue
+                special = name[0] in "._#" or name[-1] == "~" or name == "4913"  # editor_file's
+                if special and (name == "__pycache__" or editor_file(name)):
+                    continue
                 if entry.is_dir(follow_symlinks=False):
                     _walk(entry.path, files)
                     continue

@@ -220,24 +220,24 @@ def _lesson(*args: Any) -> LessonArtifacts:
     if keys is not None:
         page, charts_, book = keys
         return (
-            _again(page, "page", args, 0),
+            _again(page, "page", args, "page"),
             tuple((name, _again(k, "chart", args, name)) for name, k in charts_),
-            _again(book, "notebook", args, 2),
+            _again(book, "notebook", args, "notebook"),
         )
     made = page_, panels, book_ = _of_lesson(*args)
     digests.remember(lesson.id, key, (page_.key, tuple((n, a.key) for n, a in panels), book_.key))
     return made
 
 
-def _again(key: str, kind: str, args: tuple[Any, ...], which: int | str) -> Artifact:
+def _again(key: str, kind: str, args: tuple[Any, ...], which: str) -> Artifact:
     """An artifact remembered by its key, made by `_made_again` if it must be made."""
     return Artifact(key, partial(_made_again, args, which), kind, args[1].id)
 
 
-def _made_again(args: tuple[Any, ...], which: int | str) -> Made:
-    """The `which`-th of a lesson's artifacts (a chart: by its file's name), made."""
+def _made_again(args: tuple[Any, ...], which: str) -> Made:
+    """A lesson's page, its notebook, or one of its charts (by its file's name), made."""
     page, panels, book = _of_lesson(*args)
-    return (page if which == 0 else book if which == 2 else dict(panels)[which]).make()
+    return ({"page": page, "notebook": book} | dict(panels))[which].make()
 
 
 def _of_lesson(

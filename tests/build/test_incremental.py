@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import contextlib
 import os
-import sqlite3
 import shutil
+import sqlite3
 import time
 from collections.abc import Callable
 from pathlib import Path
