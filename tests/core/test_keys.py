@@ -151,7 +151,7 @@ def test_every_artifact_of_the_site_is_its_function_and_its_arguments(recorded: 
     statuses = course_status(course, recorded.recordings)
     renderer = lessons.Renderer(Memo(None, "code"))
     made = lessons.lesson_artifacts(course, statuses, renderer)
-    used = pages.terms_used(course, [a.make() for a in made])
+    used = pages.terms_used([a.make() for a in made])
     artifacts = [*made, *pages.page_artifacts(course, statuses, used, {}, renderer)]
     assert {a.kind for a in artifacts} == {"page", "chart", "notebook", ""}
     for artifact in artifacts:
