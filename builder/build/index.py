@@ -42,8 +42,10 @@ if TYPE_CHECKING:
 PARTS = 64
 Read = tuple[tuple[str, tuple[int, ...] | None], ...]  # files, by their metadata then
 # A lesson's entry: what it was read from (its own files, then its recording and sidecar),
-# the Lesson, its status, its sidecar's contents (None: none was read).
-Entry = tuple[Read, "Lesson", "LessonStatus | None", Any]
+# the Lesson, its status, its sidecar's contents (None: none was read), and what the build
+# remembered at the lesson's id (Digests.remember: its artifacts' keys, by the key of what
+# they were made from; None: nothing).
+Entry = tuple[Read, "Lesson", "LessonStatus | None", Any, "tuple[str, Any] | None"]
 
 
 @dataclass(frozen=True)
@@ -78,6 +80,7 @@ class Index:
         for some, digests in parts:
             entries.update(some)
             memo.digests.seed(digests)
+            memo.digests.remembered.update((k, e[4]) for k, e in some.items() if e[4])
         return cls(salt, found[1], entries, stored, frozenset())
 
     def lessons(self, now: Observed) -> dict[str, Lesson]:
@@ -126,15 +129,17 @@ class Index:
     ) -> Index:
         """What this build read, by the metadata `now` observed before it read it; the parts
         of `before` (the last build's) whose entries are the same kept as they were stored."""
-        by_id = {s.lesson_id: s for s in statuses}
+        by_id, remembered = {s.lesson_id: s for s in statuses}, memo.digests.remembered
         entries: dict[str, Entry] = {}
         for x in course.lessons:
             status, sidecar, old = by_id.get(x.id), sidecars.get(x.id), before.entries.get(x.id)
+            made = remembered.get(x.id)
             if old is not None and old[1] is x and old[2] is status and old[3] is sidecar:
-                entries[x.id] = old  # all three kept: their files are as `old` says
+                # all three kept: their files are as `old` says
+                entries[x.id] = old if old[4] is made else (*old[:4], made)
             else:
                 read = _meta(now, _files(x, status.path if status else None))
-                entries[x.id] = (read, x, status, sidecar)
+                entries[x.id] = (read, x, status, sidecar, made)
         parts: list[dict[str, Entry]] = [{} for _ in range(PARTS)]
         for name, entry in entries.items():
             parts[_part(name)][name] = entry
@@ -169,7 +174,7 @@ def _same(old: dict[str, Entry], new: dict[str, Entry]) -> bool:
 def _pickled(part: dict[str, Entry], memo: Memo) -> bytes:
     """A part, with the digests made of its lessons, statuses and panels."""
     kept: list[object] = []
-    for _, lesson, status, _ in part.values():
+    for _, lesson, status, _, _ in part.values():
         kept += [lesson, status] if status else [lesson]
         kept += status.recording.panels if status and status.recording else []
     return pickle.dumps((part, memo.digests.known(kept)), protocol=5)

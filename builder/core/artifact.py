@@ -82,6 +82,9 @@ class Digests:
         self.keys_last: dict[tuple[Any, ...], tuple[tuple[Any, ...], Any]] = {}
         self.asked: dict[tuple[Any, ...], int] = {}  # slot -> keys asked for there this build
         self.alike: dict[tuple[int, int], bool] = {}  # (new, last) objects compared this build
+        # slot -> (a key, what was made from the arguments of that key): what this build and
+        # those before it remembered, kept by the build's index (builder.build.index)
+        self.remembered: dict[Any, tuple[str, Any]] = {}
 
     def turn(self) -> None:
         self.last, self.now = self.now, {}
@@ -97,6 +100,17 @@ class Digests:
         """Digests made by an earlier build of the same code, of the very objects it kept
         (builder.build.index): not made again while those objects are in use."""
         self.last.update((id(value), (value, made)) for value, made in known)
+
+    def remember(self, slot: Any, key: str, made: Any) -> None:
+        """That `made` (plain values: the index pickles them) was made from arguments of
+        `key` (`key(fn, args)`: the code's digest is in it)."""
+        self.remembered[slot] = (key, made)
+
+    def recall(self, slot: Any, key: str) -> Any:
+        """What was made at `slot` from arguments of `key`, by this build or one before it
+        of the same code; None if not that."""
+        found = self.remembered.get(slot)
+        return found[1] if found is not None and found[0] == key else None
 
     def key(self, fn: Callable[..., Any], args: tuple[Any, ...], slot: Any = None) -> str:
         if self.keys is None or slot is None:

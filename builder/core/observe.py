@@ -71,17 +71,22 @@ def snapshot(roots: Iterable[Path], deep: bool = True) -> Snapshot:
 
 def _walk(folder: str, files: Snapshot) -> None:
     """Editor files are left out; a file or folder deleted while it is walked is absent
-    (an editor's lock or swap file comes and goes while an author saves)."""
+    (an editor's lock or swap file comes and goes while an author saves). A no-op is
+    mostly this walk (8,000 entries at 1,000 lessons): a plain name costs no call."""
     try:
         with os.scandir(folder) as entries:
             for entry in entries:
-                if entry.name == "__pycache__" or editor_file(entry.name):
-                    continue
+                name = entry.name
+                if name[0] in "._#" or name[-1] == "~" or name == "4913":  # editor_file's
+                    if name == "__pycache__" or editor_file(name):
+                        continue
                 if entry.is_dir(follow_symlinks=False):
                     _walk(entry.path, files)
                     continue
-                with contextlib.suppress(FileNotFoundError):
+                try:
                     files[entry.path] = _meta(entry.stat(follow_symlinks=False))
+                except FileNotFoundError:
+                    continue
     except (FileNotFoundError, NotADirectoryError):
         return
     files[folder] = (-1,)

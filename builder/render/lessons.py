@@ -12,6 +12,7 @@ import re
 import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -145,6 +146,23 @@ def page(template: str, nav: SiteNav | SiteHead, path: str = "", **context: Any)
     return made.render(site=nav, canonical=canonical, **context).encode("utf-8")
 
 
+# A lesson's artifacts: its page, each of its panels' charts by file name, its notebook.
+LessonArtifacts = tuple[Artifact, tuple[tuple[str, Artifact], ...], Artifact]
+# What a build remembers of them (Digests.remember): their keys, in the same places.
+LessonKeys = tuple[str, tuple[tuple[str, str], ...], str]
+
+
+@dataclass(frozen=True)
+class Common:
+    """What every lesson's artifacts are made with besides its own: digested once a build."""
+
+    head: SiteHead
+    links: Links
+    meta: CourseMeta
+    root: Path
+    renderer: Renderer
+
+
 def lesson_artifacts(
     course: Course,
     statuses: list[LessonStatus],
@@ -156,18 +174,19 @@ def lesson_artifacts(
     notebook; `sidecars`: what each recording's sidecar says (the machine it ran on,
     builder/core/machine.py). A lesson whose arguments are those of the last build (the
     preview's: builder.core.artifact.Digests.again_each) has its artifacts as they were,
-    told by identity with the other lessons' in one call, not a call a lesson."""
+    told by identity with the other lessons' in one call, not a call a lesson; one whose
+    arguments have the key an earlier build remembered (`_lesson`) has their keys."""
     digests = renderer.memo.digests
-    # What every lesson's artifacts are made with besides its own: the last build's objects
-    # when they are the same (so that each lesson's arguments are compared by identity).
+    # The last build's objects when they are the same (so that each lesson's arguments are
+    # compared by identity).
     links = Links.of(course, renderer.targets)
-    context = (site_head(course), links, course.meta, course.root, renderer)
-    context = digests.kept(context, slot="lessons")
+    common = Common(site_head(course), links, course.meta, course.root, renderer)
+    common = digests.kept(common, slot="lessons")
     by_id = {status.lesson_id: status for status in statuses}
     lessons = course.lessons
     made = digests.again_each(
-        _of_lesson,
-        [context] * len(lessons),
+        _read_lesson,
+        [common] * len(lessons),
         lessons,
         [by_id[x.id] for x in lessons],
         [(sidecars or {}).get(x.id) for x in lessons],
@@ -187,29 +206,84 @@ def lesson_artifacts(
     return artifacts
 
 
-def _of_lesson(
-    context: tuple[SiteHead, Links, CourseMeta, Path, Renderer],
+def _read_lesson(
+    common: Common,
     lesson: Lesson,
     status: LessonStatus,
     sidecar: Any,
     before: Lesson | None,
     after: Lesson | None,
-) -> tuple[Artifact, tuple[tuple[str, Artifact], ...], Artifact]:
-    """A lesson's page, each of its panels' charts by file name, and its notebook; `before`
-    and `after`: the lessons the page links to as the previous and the next."""
-    head, links, meta, root, renderer = context
+) -> LessonArtifacts:
+    """`_lesson`, given what the lesson's artifacts read besides it and its status: its data
+    files, and the machine its recording ran on (from its sidecar); made again only when
+    one of these arguments is another object (a refresh reads its folder, or its sidecar,
+    again)."""
     on = machine.sentence(machine.of(sidecar)) if status.recording else ""
+    return _lesson(common, lesson, _data(lesson), status, on, before, after)
+
+
+def _lesson(*args: Any) -> LessonArtifacts:
+    """`_of_lesson(*args)`, given the lessons before and after for their navigation entries
+    (what the page shows of them: a prose edit of one changes neither); or, when an earlier
+    build made them from arguments of the same key (builder.build.index keeps what each
+    build remembers), artifacts of those keys, each made again only if neither the site nor
+    the store holds it. The key is digested from what the index kept digests of (the
+    lesson, its status) and the common arguments (once a build): a one-shot prose edit
+    makes one key a lesson, not three (page, charts, notebook) from all their arguments."""
+    common, lesson, before, after = args[0], args[1], args[-2], args[-1]
+    args = (*args[:-2], item(before) if before else None, item(after) if after else None)
+    digests = common.renderer.memo.digests
+    key = digests.key(_of_lesson, args)
+    keys: LessonKeys | None = digests.recall(lesson.id, key)
+    if keys is not None:
+        page, charts_, book = keys
+        return (
+            _again(page, "page", args, 0),
+            tuple((name, _again(k, "chart", args, name)) for name, k in charts_),
+            _again(book, "notebook", args, 2),
+        )
+    made = page_, panels, book_ = _of_lesson(*args)
+    digests.remember(lesson.id, key, (page_.key, tuple((n, a.key) for n, a in panels), book_.key))
+    return made
+
+
+def _again(key: str, kind: str, args: tuple[Any, ...], which: int | str) -> Artifact:
+    """An artifact remembered by its key, made by `_made_again` if it must be made."""
+    return Artifact(key, partial(_made_again, args, which), kind, args[1].id)
+
+
+def _made_again(args: tuple[Any, ...], which: int | str) -> Made:
+    """The `which`-th of a lesson's artifacts (a chart: by its file's name), made."""
+    page, panels, book = _of_lesson(*args)
+    return (page if which == 0 else book if which == 2 else dict(panels)[which]).make()
+
+
+def _of_lesson(
+    common: Common,
+    lesson: Lesson,
+    data: tuple[tuple[str, bytes], ...],
+    status: LessonStatus,
+    on: str,
+    before: NavItem | None,
+    after: NavItem | None,
+) -> LessonArtifacts:
+    """A lesson's page, each of its panels' charts by file name, and its notebook; `data`:
+    the data files the page offers (read by the caller: an argument, as all it reads);
+    `on`: the machine its recording ran on, as the page says it (builder/core/machine.py);
+    `before` and `after`: the entries of the lessons the page links to as the previous and
+    the next (a prose edit of one changes neither)."""
+    meta, renderer = common.meta, common.renderer
     page = renderer.artifact(
         "page",
         _lesson_page,
-        head,
-        links,
+        common.head,
+        common.links,
         lesson,
-        _data(lesson),
+        data,
         status,
         next(arc for arc in meta.arcs if arc.id == lesson.meta.arc),
-        (item(before) if before else None, item(after) if after else None),
-        _edit_url(meta, root, lesson),
+        (before, after),
+        _edit_url(meta, common.root, lesson),
         renderer,
         on,
         label=lesson.id,

@@ -4,7 +4,9 @@ what the manifest references. Synthetic courses (bench/generate.py): nothing exe
 
 from __future__ import annotations
 
+import contextlib
 import os
+import sqlite3
 import shutil
 import time
 from collections.abc import Callable
@@ -18,7 +20,7 @@ from builder.build import index, make, site
 from builder.build.make import MIN_PER_WORKER
 from builder.build.manifest import Manifest
 from builder.build.pipeline import build
-from builder.core import observe
+from builder.core import artifact, observe
 from builder.core.errors import BuildError
 from builder.core.observe import Paths
 from builder.core.store import Store
@@ -201,6 +203,50 @@ def test_a_prose_edit_stores_only_its_lessons_part_of_the_index(
         ["content/course.yml", "content/glossary.yml", *own, f"recordings/{other}.json"]
     )
     monkeypatch.undo()
+    assert_like_a_clean_build(paths, tmp_path)
+
+
+def test_a_prose_edit_keys_only_its_lessons_artifacts(
+    paths: Paths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The index keeps, by lesson, the key of what its artifacts were made from and their
+    keys (builder.render.lessons._lesson): a one-shot build after a prose edit asks for the
+    edited lesson's page, charts and notebook, and for no other lesson's."""
+    monkeypatch.setattr(index, "RACY_NS", 0)
+    render(paths)
+    append(lesson_md(paths), "\nA new sentence.\n")
+    asked: list[tuple[str, str]] = []
+    real = artifact.Artifact.of.__func__  # type: ignore[attr-defined]
+
+    def of(cls: Any, digests: Any, kind: str, fn: Any, *args: Any, label: str = "") -> Any:
+        asked.append((kind, label))
+        return real(cls, digests, kind, fn, *args, label=label)
+
+    monkeypatch.setattr(artifact.Artifact, "of", classmethod(of))
+    render(paths)
+    monkeypatch.undo()
+    assert {label for kind, label in asked if kind in ("page", "chart", "notebook")} == {LESSON}
+    assert_like_a_clean_build(paths, tmp_path)
+
+
+def test_what_neither_the_site_nor_the_store_holds_is_made_from_the_remembered_keys(
+    paths: Paths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A lesson's artifacts taken by their remembered keys are made again when asked for:
+    with the store emptied and another lesson's page, notebook and charts deleted, the
+    next build after a prose edit puts them back as a build from nothing makes them."""
+    monkeypatch.setattr(index, "RACY_NS", 0)
+    render(paths)
+    other = paths.out / "l" / "sa01-004"
+    for name in ("index.html", "example.ipynb"):
+        (other / name).unlink()
+    for chart in sorted((paths.out / "charts").iterdir())[:4]:
+        chart.unlink()
+    with contextlib.closing(sqlite3.connect(paths.cache / "store.sqlite")) as db:
+        assert db.execute("DELETE FROM artifacts").rowcount > 0
+        db.commit()
+    append(lesson_md(paths), "\nA new sentence.\n")
+    render(paths)
     assert_like_a_clean_build(paths, tmp_path)
 
 
