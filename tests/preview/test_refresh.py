@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from builder.build import index, manifest
 from builder.build.manifest import TEMPLATES
 from builder.build.pipeline import build
 from builder.core import artifact
@@ -136,6 +137,30 @@ def test_a_prose_edit_tells_every_other_lesson_by_identity(
     few = same_asked_in_a_prose_edit(tmp_path / "few", 4, monkeypatch)
     many = same_asked_in_a_prose_edit(tmp_path / "many", 12, monkeypatch)
     assert few == many
+
+
+def test_what_a_refresh_took_from_the_last_stays_in_the_store(
+    recorded: Paths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The lessons and statuses the preview takes without reading them (a start: from the
+    build's index; a refresh: from the last) keep their validated front matter and
+    recordings in the store (Memo.keep, all of a kind at once): the settle's pruning
+    leaves them, so the next build validates nothing again."""
+    for module in (manifest, index):  # the files just written are trusted
+        monkeypatch.setattr(module, "RACY_NS", 0)
+    build(recorded, execute=False, jobs=1)  # the index: what a start takes, not reading
+    session = Session(recorded, execute=False)
+    session.start()
+    for text in ("A first sentence.", "A second sentence."):
+        edit(lesson_md(recorded), "{{ panel 1 }}", f"{text}\n\n{{{{ panel 1 }}}}")
+        session.refresh(Changed.of(recorded, [str(lesson_md(recorded))]))
+    assert session.settle() is not None
+    assert session.course is not None
+    memo, kept = session.memo, set(session.store.keys())
+    fronts = {memo.key("front matter", x.front) for x in session.course.lessons}
+    recordings = {memo.key("recording", s.digest) for s in session.statuses if s.digest}
+    assert recordings and fronts | recordings <= kept
+    session.close()
 
 
 def test_a_refresh_asks_git_nothing_and_a_settle_brings_the_footer_up_to_date(
