@@ -77,7 +77,7 @@ def make_pages(
     store, renderer = memo.store, render.Renderer(memo)
     artifacts = render.lesson_artifacts(course, statuses, renderer, sidecars)
     lessons = make(artifacts, store, kept, jobs)
-    used = pages.terms_used(course, lessons.values())
+    used = pages.terms_used(lessons.values())
     seconds = run_seconds(sidecars)
     changed = _changes_page(changes)
     artifacts = pages.page_artifacts(course, statuses, used, seconds, renderer, changed, built)
@@ -104,7 +104,7 @@ def render_files(
     renderer = render.Renderer(Memo())
     lessons = [a.make() for a in render.lesson_artifacts(course, statuses, renderer)]
     raise_all([error for made in lessons for error in made.errors])
-    used = pages.terms_used(course, lessons)
+    used = pages.terms_used(lessons)
     changed = _changes_page(changes)
     artifacts = pages.page_artifacts(course, statuses, used, {}, renderer, changed)
     others = [a.make() for a in artifacts]

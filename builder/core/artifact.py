@@ -9,10 +9,11 @@ import dataclasses
 import enum
 import hashlib
 import types
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from operator import attrgetter, is_
+from itertools import compress
+from operator import attrgetter, is_, is_not, or_
 from pathlib import PurePath
 from typing import Any, TypeVar
 
@@ -68,7 +69,8 @@ class Digests:
     without digesting anything: most of a preview's refresh re-keys lessons it did not read
     again, whose navigation entries and charts are new objects equal to the last ones. The
     same table holds what `again` made: a value made from the same arguments as in the last
-    build (a lesson's artifacts, keys and all) is the last build's, not made again."""
+    build (a lesson's artifacts, keys and all) is the last build's, not made again; and what
+    `again_each` made, the same for every lesson at once."""
 
     def __init__(self, salt: str = "") -> None:
         self.salt = salt
@@ -124,6 +126,41 @@ class Digests:
         if self.keys is None:
             return fn(*args)
         return self._found((fn, slot), args, lambda: fn(*args))
+
+    def again_each(self, fn: Callable[..., T], *columns: Sequence[Any], slot: Any) -> tuple[T, ...]:
+        """`tuple(map(fn, *columns))`, each item as `again` would find it, in one call: where
+        every column holds the very object it held at the same place in the last build's call
+        at `slot`, what `fn` gave there then. Those places are told all at once, in C, so a
+        refresh after one lesson's edit calls `fn` (and `same`) for that lesson alone, and
+        costs the others no Python call each (a thousand `again`s cost a 1,000-lesson refresh
+        4 ms). A column of new objects equal to the last (strings made again) is told by
+        `same` at each place: pass such a column through `kept` first."""
+        columns = tuple(map(tuple, columns))  # kept alive, and not changed, until turn()
+        if self.keys is None:
+            return tuple(map(fn, *columns))
+        where = (fn, slot, len(columns))
+        last = self.keys_last.get(where)
+        if last is None or len(last[1]) != len(columns[0]):
+            made = tuple(map(fn, *columns))
+        else:
+            made = self._each_again(fn, columns, *last)
+        self.keys[where] = (columns, made)
+        return made
+
+    def _each_again(
+        self, fn: Callable[..., T], columns: tuple[Any, ...], before: tuple[Any, ...], made: Any
+    ) -> tuple[T, ...]:
+        """`made`, the last build's, made again where `columns` hold other objects than
+        `before` (and are not `same`)."""
+        moved = list(map(is_not, columns[0], before[0]))
+        for now, then in zip(columns[1:], before[1:], strict=True):
+            moved = list(map(or_, moved, map(is_not, now, then)))
+        again = list(made)
+        for at in compress(range(len(again)), moved):
+            args = tuple(column[at] for column in columns)
+            if not self.same(args, tuple(column[at] for column in before)):
+                again[at] = fn(*args)
+        return tuple(again)
 
     def kept(self, value: T, slot: Any) -> T:
         """`value`, or the value the last build had at `slot` when the two are the same

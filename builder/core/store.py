@@ -82,11 +82,12 @@ class Memo:
             return make()
         return self.store.value(self.key(kind, *parts), make)
 
-    def keep(self, kind: str, *parts: str | bytes) -> None:
-        """Keep in the store what a call with these parts stored, without reading it: its
-        value was taken from elsewhere (the build's index), as a read would have taken it."""
+    def keep(self, kind: str, each: Iterable[str | bytes]) -> None:
+        """Keep in the store what the calls of `kind` with each of these parts (one a call)
+        stored, without reading it: their values were taken from elsewhere (the build's
+        index, the preview's last build), as reads would have taken them."""
         if self.store is not None:
-            self.store.use(self.key(kind, *parts))
+            self.store.use(*(self.key(kind, part) for part in each))
 
 
 class Store:
@@ -115,12 +116,12 @@ class Store:
         finally:
             scopes.pop()  # blocks nest: this block's set is the last
 
-    def use(self, key: str) -> None:
-        """Count `key` as asked for by this build (and by the artifact being made, if any):
+    def use(self, *keys: str) -> None:
+        """Count `keys` as asked for by this build (and by the artifact being made, if any):
         a value held elsewhere, as the preview holds its last build's, is kept in the store."""
-        self.used.add(key)
+        self.used.update(keys)
         for scope in self._scopes.get(threading.get_ident(), ()):
-            scope.add(key)
+            scope.update(keys)
 
     def get(self, key: str) -> bytes | None:
         self.use(key)

@@ -50,13 +50,12 @@ def load_course(
     input_folder(root)
     meta = _collect(errors, _load_meta, root / "course.yml", memo)
     folders = _lesson_folders(root / "lessons", errors)
+    taken = {name: kept[name] for name in folders if name in kept}
+    memo.keep("front matter", [x.front for x in taken.values()])  # validated, as a read keeps it
     lessons = [
         x
         for name in folders
-        if (
-            x := _kept(kept.get(name), memo)
-            or _collect(errors, _load_lesson, root / "lessons" / name, memo)
-        )
+        if (x := taken.get(name) or _collect(errors, _load_lesson, root / "lessons" / name, memo))
     ]
     glossary = _collect(errors, _load_glossary, root / "glossary.yml", memo) or ()
     if meta is not None:
@@ -68,13 +67,6 @@ def load_course(
     order = {arc.id: index for index, arc in enumerate(meta.arcs)}
     lessons.sort(key=lambda x: (order[x.meta.arc], x.meta.order, x.id))
     return Course(root=root, meta=meta, lessons=tuple(lessons), glossary=tuple(glossary))
-
-
-def _kept(lesson: Lesson | None, memo: Memo) -> Lesson | None:
-    """A lesson loaded before, its validated front matter kept in the store as a read keeps it."""
-    if lesson is not None:
-        memo.keep("front matter", lesson.front)
-    return lesson
 
 
 def _collect(errors: list[BuildError], load: Any, *args: Any) -> Any:

@@ -89,9 +89,12 @@ def course_status(
     versions = versions or read_versions()
     renderer = fingerprint.renderer_hash()
     expected = expected_versions(versions)
+    taken = [kept.get(x.id) for x in course.lessons]
+    # their validated recordings kept in the store, as a read keeps them
+    memo.keep("recording", [s.digest for s in taken if s is not None and s.digest])
     statuses = [
-        _kept(kept.get(x.id), memo) or _lesson_status(x, recordings, renderer, expected, memo)
-        for x in course.lessons
+        status or _lesson_status(x, recordings, renderer, expected, memo)
+        for x, status in zip(course.lessons, taken, strict=True)
     ]
     ids = {lesson.id for lesson in course.lessons}
     for name in json_files(recordings):
@@ -99,13 +102,6 @@ def course_status(
             found = recordings / name
             statuses.append(LessonStatus(stem, State.ORPHAN, "no lesson has this id", found))
     return statuses
-
-
-def _kept(status: LessonStatus | None, memo: Memo) -> LessonStatus | None:
-    """A status taken before, its validated recording kept in the store as a read keeps it."""
-    if status is not None and status.digest:
-        memo.keep("recording", status.digest)
-    return status
 
 
 def _lesson_status(

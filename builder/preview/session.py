@@ -93,6 +93,17 @@ class Keys(Memo):
         self.now[wanted] = found
         return found
 
+    def keep(self, kind: str, each: Iterable[str | bytes]) -> None:
+        """As Memo.keep, the last build's keys looked up all at once, in C: a refresh keeps
+        the thousand lessons' it did not read again without a call each."""
+        assert self.store is not None
+        wanted = [(kind, part) for part in each]
+        found = list(filter(None, map(self.last.get, wanted)))
+        if len(found) < len(wanted):  # not all asked for in the last build
+            found = [self.key(*key) for key in wanted]
+        self.now.update(zip(wanted, found, strict=True))
+        self.store.use(*found)
+
     def __call__(self, kind: str, parts: tuple[str | bytes, ...], make: Callable[[], T]) -> T:
         key = self.key(kind, *parts)
         if key in self.values or key in self.values_last:

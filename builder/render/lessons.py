@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -102,15 +102,20 @@ class Renderer:
         """`fn(*args)` as an artifact keyed by `fn` and `args` (builder.core.artifact)."""
         return Artifact.of(self.memo.digests, kind, fn, *args, label=label)
 
-    def item(self, lesson: Lesson, number: str = "") -> NavItem:
-        """A lesson's entry in the navigation, the last build's object when it is made of
-        the same (`Digests.again`): a navigation, or the links, of a thousand such entries
-        is then told to be the last build's by their identity, not compared entry by entry."""
-        return self.memo.digests.again(item, lesson, number, slot=lesson.id)
+    def items(self, lessons: Sequence[Lesson], numbers: Sequence[str]) -> tuple[NavItem, ...]:
+        """The lessons' entries in the navigation, each the last build's object when made of
+        the same (`Digests.again_each`): a navigation, or the links, of a thousand such
+        entries is then told to be the last build's by their identity, not compared entry
+        by entry, and a refresh makes (and compares) the entries of the lessons it read
+        again alone."""
+        digests = self.memo.digests
+        numbers = digests.kept(tuple(numbers), slot="numbers")  # made again: told in C
+        return digests.again_each(item, lessons, numbers, slot="nav")
 
-    def target(self, lesson: Lesson) -> Target:
-        """A lesson as links lead to it, the last build's object when made of the same."""
-        return self.memo.digests.again(target, lesson, slot=lesson.id)
+    def targets(self, lessons: Sequence[Lesson]) -> tuple[Target, ...]:
+        """The lessons as links lead to them, each the last build's object when made of the
+        same (as `items`)."""
+        return self.memo.digests.again_each(target, lessons, slot="links")
 
     def highlight(self, code: str, language: str) -> str:
         return self.memo("highlight", (language, code), lambda: code_block(code, language))
@@ -168,33 +173,30 @@ def lesson_artifacts(
     (one artifact a drawing, its files shared by every page that shows it), then its
     notebook; `sidecars`: what each recording's sidecar says (the machine it ran on,
     builder/core/machine.py). A lesson whose arguments are those of the last build (the
-    preview's: builder.core.artifact.Digests.again) has its artifacts as they were; one
-    whose arguments have the key an earlier build remembered (`_lesson`) has their keys."""
+    preview's: builder.core.artifact.Digests.again_each) has its artifacts as they were,
+    told by identity with the other lessons' in one call, not a call a lesson; one whose
+    arguments have the key an earlier build remembered (`_lesson`) has their keys."""
     digests = renderer.memo.digests
     # The last build's objects when they are the same (so that each lesson's arguments are
     # compared by identity).
-    links = Links.of(course, renderer.target)
+    links = Links.of(course, renderer.targets)
     common = Common(site_head(course), links, course.meta, course.root, renderer)
     common = digests.kept(common, slot="lessons")
     by_id = {status.lesson_id: status for status in statuses}
     lessons = course.lessons
-    near = [None, *lessons, None]
+    made = digests.again_each(
+        _read_lesson,
+        [common] * len(lessons),
+        lessons,
+        [by_id[x.id] for x in lessons],
+        [(sidecars or {}).get(x.id) for x in lessons],
+        [None, *lessons[:-1]],  # the lesson before each
+        [*lessons[1:], None],  # and after
+        slot="lessons",
+    )
     artifacts: list[Artifact] = []
     shown: set[str] = set()  # the charts made so far, by their file's name
-    for number, lesson in enumerate(lessons):
-        status, sidecar = by_id[lesson.id], (sidecars or {}).get(lesson.id)
-        on = machine.sentence(machine.of(sidecar)) if status.recording else ""
-        page, panels, book = digests.again(
-            _lesson,
-            common,
-            lesson,
-            _data(lesson),
-            status,
-            on,
-            near[number],
-            near[number + 2],
-            slot=lesson.id,
-        )
+    for page, panels, book in made:
         artifacts.append(page)
         for name, chart in panels:
             if name not in shown:
@@ -202,6 +204,22 @@ def lesson_artifacts(
                 artifacts.append(chart)
         artifacts.append(book)
     return artifacts
+
+
+def _read_lesson(
+    common: Common,
+    lesson: Lesson,
+    status: LessonStatus,
+    sidecar: Any,
+    before: Lesson | None,
+    after: Lesson | None,
+) -> LessonArtifacts:
+    """`_lesson`, given what the lesson's artifacts read besides it and its status: its data
+    files, and the machine its recording ran on (from its sidecar); made again only when
+    one of these arguments is another object (a refresh reads its folder, or its sidecar,
+    again)."""
+    on = machine.sentence(machine.of(sidecar)) if status.recording else ""
+    return _lesson(common, lesson, _data(lesson), status, on, before, after)
 
 
 def _lesson(*args: Any) -> LessonArtifacts:

@@ -6,7 +6,7 @@ not."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -31,16 +31,21 @@ def target(lesson: Lesson) -> Target:
     return Target(lesson.id, lesson.slug, lesson.title)
 
 
+def targets(lessons: Sequence[Lesson]) -> tuple[Target, ...]:
+    return tuple(map(target, lessons))
+
+
 @dataclass(frozen=True)
 class Links:
     lessons: tuple[Target, ...]  # in course order
     glossary: tuple[GlossaryTerm, ...]
 
     @classmethod
-    def of(cls, course: Course, entry: Callable[[Lesson], Target] | None = None) -> Links:
-        """`entry`: what makes each lesson's Target (Renderer.target keeps the last build's)."""
-        made = entry or target
-        return cls(tuple(made(x) for x in course.lessons), course.glossary)
+    def of(
+        cls, course: Course, entries: Callable[[Sequence[Lesson]], Sequence[Target]] | None = None
+    ) -> Links:
+        """`entries`: what makes the lessons' Targets (Renderer.targets keeps the last build's)."""
+        return cls(tuple((entries or targets)(course.lessons)), course.glossary)
 
     def lesson(self, key: str) -> Target | None:
         """The lesson with this id or slug (as Course.lesson)."""

@@ -3,8 +3,9 @@ home and arc pages' cards) and, on a lesson page, the course's title, theme and 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import islice
 
 from ..course.model import Course, Lesson
 from .theme import NO_THEME, Theme
@@ -41,6 +42,10 @@ class SiteNav:
         return {x.id: x for arc in self.arcs for x in arc.lessons}
 
 
+# What makes the lessons' NavItems, given the lessons in reading order and their numbers.
+Entries = Callable[[Sequence[Lesson], Sequence[str]], Sequence[NavItem]]
+
+
 @dataclass(frozen=True)
 class SiteHead:
     """What a page shows of the course besides itself, but for the home page (base.html):
@@ -52,19 +57,18 @@ class SiteHead:
     url: str = ""  # course.yml's site_url ("": not said)
 
 
-def site_nav(course: Course, entry: Callable[[Lesson, str], NavItem] | None = None) -> SiteNav:
-    """`entry`: what makes each lesson's NavItem (Renderer.item keeps the last build's)."""
-    made = entry or item
+def site_nav(course: Course, entries: Entries | None = None) -> SiteNav:
+    """`entries`: what makes the lessons' NavItems from the lessons in reading order and
+    their numbers (Renderer.items keeps the last build's)."""
     by_arc = course.by_arc()
     shown = [arc for arc in course.meta.arcs if by_arc[arc.id]]
+    lessons = [x for arc in shown for x in by_arc[arc.id]]
+    sizes = [len(by_arc[arc.id]) for arc in shown]
+    numbers = [f"{a}.{n}" for a, size in enumerate(sizes, start=1) for n in range(1, size + 1)]
+    made = iter((entries or items)(lessons, numbers))
     arcs = [
-        NavArc(
-            arc.id,
-            arc.title,
-            arc.summary,
-            [made(x, f"{a}.{n}") for n, x in enumerate(by_arc[arc.id], start=1)],
-        )
-        for a, arc in enumerate(shown, start=1)
+        NavArc(arc.id, arc.title, arc.summary, list(islice(made, size)))
+        for arc, size in zip(shown, sizes, strict=True)
     ]
     meta = course.meta
     return SiteNav(meta.title, meta.summary, arcs, Theme.of(course), meta.site_url or "")
@@ -73,6 +77,10 @@ def site_nav(course: Course, entry: Callable[[Lesson, str], NavItem] | None = No
 def site_head(course: Course) -> SiteHead:
     """What every page's head shows of the course (its title, theme and address)."""
     return SiteHead(course.meta.title, Theme.of(course), course.meta.site_url or "")
+
+
+def items(lessons: Sequence[Lesson], numbers: Sequence[str]) -> tuple[NavItem, ...]:
+    return tuple(map(item, lessons, numbers))
 
 
 def item(lesson: Lesson, number: str = "") -> NavItem:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -39,24 +40,28 @@ ChangesPage = tuple[Callable[..., dict[str, Any]], tuple[Any, ...]]
 def page_artifacts(
     course: Course,
     statuses: list[LessonStatus],
-    terms_used: dict[str, list[str]],
+    uses: TermUses,
     run_seconds: dict[str, float],
     renderer: Renderer,
     changes: ChangesPage | None = None,
     built: str = "",
 ) -> list[Artifact]:
-    """Every page but the lessons', then the static files. `terms_used` lists, for each
-    glossary term, the lessons whose pages use it (in course order, once per use);
-    `run_seconds` is each example's last run time (the recordings page shows it);
-    `changes` makes the "What changed" page (`--since REV`); `built` is the revision the
-    site is built from (the footer says it)."""
-    nav = renderer.memo.digests.kept(site_nav(course, renderer.item), slot="nav")
-    by_id = {status.lesson_id: status for status in statuses}
-    items = nav.items()  # the entries the navigation holds: digested with it, once
-    rows = tuple((items[x.id], by_id[x.id], run_seconds.get(x.id)) for x in course.lessons)
+    """Every page but the lessons', then the static files. `uses`: the glossary terms each
+    lesson page uses (`terms_used`); `run_seconds` is each example's last run time (the
+    recordings page shows it); `changes` makes the "What changed" page (`--since REV`);
+    `built` is the revision the site is built from (the footer says it).
+
+    What the glossary and recordings pages are made from is, lesson by lesson, the very
+    objects the lessons' artifacts and statuses hold (the navigation's entries the last
+    build's, Renderer.items): a preview's refresh tells them to be the last build's by
+    identity, not entry by entry."""
+    nav = renderer.memo.digests.kept(site_nav(course, renderer.items), slot="nav")
+    lessons = course.lessons
+    kept = tuple(statuses[: len(lessons)])  # in course order, then the orphans
+    seconds = tuple(run_seconds.get(x.id) for x in lessons)
     listings = [
-        renderer.artifact("", _glossary, nav, course.glossary, terms_used),
-        renderer.artifact("", _recordings, nav, rows),
+        renderer.artifact("", _glossary, nav, course.glossary, uses),
+        renderer.artifact("", _recordings, nav, kept, seconds),
     ]
     if changes:
         context, args = changes
@@ -157,7 +162,7 @@ def _redirects(course: Course, renderer: Renderer) -> list[Artifact]:
     reader on to where it lives now, as mkdocs-redirects and Hugo's aliases do."""
     head = site_head(course)
     artifacts = []
-    for lesson in course.lessons:
+    for lesson in (x for x in course.lessons if x.meta.aliases):  # few: the rest cost nothing
         target = f"../{lesson.slug}/index.html"  # from l/<alias>/ to l/<slug>/
         # its canonical address: the lesson's, absolute when the site's address is known
         moved = page_url(head.url, f"{lesson.url}index.html") if head.url else target
@@ -169,14 +174,31 @@ def _redirects(course: Course, renderer: Renderer) -> list[Artifact]:
     return artifacts
 
 
-def terms_used(course: Course, made: Iterable[Made]) -> dict[str, list[str]]:
-    """For each glossary term, the lessons whose pages use it, in course order."""
-    by_page = {f"{lesson.url}index.html": lesson.id for lesson in course.lessons}
-    used: dict[str, list[str]] = {}
-    for result in made:
-        names = result.trace.names or tuple(result.files or ())
+@dataclass(frozen=True)
+class TermUses:
+    """The glossary terms the lesson pages use, as two columns in the order the pages were
+    made (course order): each page's file names and its terms, the very tuples its Made
+    holds (so that a refresh tells the unchanged pages' by identity)."""
+
+    names: tuple[tuple[str, ...], ...]
+    terms: tuple[tuple[str, ...], ...]
+
+
+def terms_used(made: Iterable[Made]) -> TermUses:
+    """The terms each made page uses (those that use none left out)."""
+    using = [result for result in made if result.trace.terms]
+    names = tuple(result.trace.names or tuple(result.files or ()) for result in using)
+    return TermUses(names, tuple(result.trace.terms for result in using))
+
+
+def _used(nav: SiteNav, uses: TermUses) -> Used:
+    """For each glossary term, the lessons whose pages use it, in course order, a lesson
+    once per use."""
+    by_page = {f"{x.url}index.html": x.id for x in nav.items().values()}
+    used: Used = {}
+    for names, terms in zip(uses.names, uses.terms, strict=True):
         for lesson in (by_page[n] for n in names if n in by_page):
-            for term in result.trace.terms:
+            for term in terms:
                 used.setdefault(term, []).append(lesson)
     return used
 
@@ -221,9 +243,9 @@ def shim() -> bytes:
     )
 
 
-def _glossary(nav: SiteNav, glossary: tuple[GlossaryTerm, ...], terms_used: Used) -> Made:
+def _glossary(nav: SiteNav, glossary: tuple[GlossaryTerm, ...], uses: TermUses) -> Made:
     """The glossary page: each term, the lesson that teaches it, the lessons that use it."""
-    by_id = nav.items()
+    by_id, terms_used = nav.items(), _used(nav, uses)
 
     def entry(term: GlossaryTerm) -> GlossaryEntry:
         # terms_used lists users in course order, a lesson once per use: keep the first.
@@ -241,13 +263,18 @@ def _glossary(nav: SiteNav, glossary: tuple[GlossaryTerm, ...], terms_used: Used
     return _page("glossary/index.html", "glossary.html", nav, context)
 
 
-def _recordings(nav: SiteNav, rows: tuple[tuple[NavItem, LessonStatus, float | None], ...]) -> Made:
-    """The recordings page: a row for each lesson (its status, its last run time)."""
+def _recordings(
+    nav: SiteNav, statuses: tuple[LessonStatus, ...], seconds: tuple[float | None, ...]
+) -> Made:
+    """The recordings page: a row for each lesson (its status, its last run time), in
+    course order."""
+    items = nav.items()
+    rows = zip(statuses, seconds, strict=True)
     context = {
         "root": "../",
         "title": "Recordings",
         "current": "",
-        "rows": [_recording_row(*row) for row in rows],
+        "rows": [_recording_row(items[status.lesson_id], status, s) for status, s in rows],
         "description": "Every lesson's recording at a glance.",
     }
     return _page("recordings/index.html", "recordings.html", nav, context)

@@ -96,6 +96,35 @@ def test_a_key_asked_for_again_is_the_key_of_what_it_is_given_now(one: Any, othe
         assert digests.key(made, (value, "same"), ("page", "a")) == key(value, "same")
 
 
+@pytest.mark.parametrize(
+    ("one", "other"), DIFFERENT + LOOK_ALIKE, ids=[repr(p) for p in DIFFERENT + LOOK_ALIKE]
+)
+def test_what_again_each_finds_is_made_of_what_each_place_holds_now(one: Any, other: Any) -> None:
+    """Digests.again_each (the preview's lessons, all at once): a place whose arguments are
+    the last build's objects, or equal to them as `same` tells, keeps what was made there,
+    the very object; any other place is made again, look-alikes told apart as keys tell
+    them. Without a last build (a one-shot build) every place is made."""
+    asked: list[str] = []
+
+    def shown(value: Any, label: str) -> tuple[str, str]:
+        asked.append(label)
+        return label, f"{type(value).__name__} {value!r}"
+
+    Digests("code").again_each(shown, ["x", one], ["a", "b"], slot="lessons")
+    assert asked == ["a", "b"]
+    digests = Digests("code")
+    first: tuple[tuple[str, str], ...] = ()
+    for value in (one, other, one):
+        digests.turn()
+        asked.clear()
+        places = [Point("equal, made again"), value, "the same"]
+        found = digests.again_each(shown, places, ["a", "b", "c"], slot="lessons")
+        assert found[1] == ("b", f"{type(value).__name__} {value!r}")
+        if first:
+            assert asked == ["b"] and found[0] is first[0] and found[2] is first[2]
+        first = first or found
+
+
 def test_arguments_equal_to_the_last_builds_are_keyed_without_digesting(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -151,7 +180,7 @@ def test_every_artifact_of_the_site_is_its_function_and_its_arguments(recorded: 
     statuses = course_status(course, recorded.recordings)
     renderer = lessons.Renderer(Memo(None, "code"))
     made = lessons.lesson_artifacts(course, statuses, renderer)
-    used = pages.terms_used(course, [a.make() for a in made])
+    used = pages.terms_used([a.make() for a in made])
     artifacts = [*made, *pages.page_artifacts(course, statuses, used, {}, renderer)]
     assert {a.kind for a in artifacts} == {"page", "chart", "notebook", ""}
     for artifact in artifacts:

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from builder.build import index, manifest
 from builder.build.manifest import TEMPLATES
 from builder.build.pipeline import build
 from builder.core import artifact
@@ -19,7 +20,7 @@ from builder.core.observe import Paths
 from builder.preview.serve import SETTLE_AFTER, Preview
 from builder.preview.session import Changed, Session
 from builder.review import git as review_git
-from tests.helpers import edit, git
+from tests.helpers import edit, git, make_paths
 
 LESSON = "basics-01"  # slug "first"
 
@@ -94,6 +95,71 @@ def test_a_prose_edit_takes_the_other_lessons_artifacts_over_whole(
     assert made_again == {LESSON}
     page = session.served()["l/first/index.html"]
     assert b"A second sentence." in page
+    session.close()
+
+
+def same_asked_in_a_prose_edit(root: Path, lessons: int, monkeypatch: pytest.MonkeyPatch) -> int:
+    """How many times a refresh after a prose edit (no title, no glossary use changed) in a
+    generated course of `lessons` lessons asks `Digests.same` whether a value is the last
+    build's: each ask is a Python call, not an identity told in C."""
+    from bench.generate import generate
+
+    generate(lessons, root)
+    paths = make_paths(root)
+    session = Session(paths, execute=False)
+    session.start()
+    lesson = paths.content / "lessons" / "a01-001" / "lesson.md"
+    edit(lesson, "It uses", "A first sentence. It uses")
+    session.refresh(Changed.of(paths, [str(lesson)]))
+    asked: list[Any] = []
+    real = artifact.Digests.same
+
+    def same(self: artifact.Digests, new: Any, last: Any) -> bool:
+        asked.append(new)
+        return real(self, new, last)
+
+    monkeypatch.setattr(artifact.Digests, "same", same)
+    edit(lesson, "A first sentence.", "A second sentence.")
+    session.refresh(Changed.of(paths, [str(lesson)]))
+    monkeypatch.undo()
+    assert b"A second sentence." in session.served()["l/sa01-001/index.html"]
+    session.close()
+    return len(asked)
+
+
+def test_a_prose_edit_tells_every_other_lesson_by_identity(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the other lessons' pages, the navigation, the glossary's uses and the recordings
+    page's rows are made from is told to be the last build's by identity, for all lessons
+    at once (Digests.again_each, TermUses): a refresh costs the same Python calls in a
+    course of 12 lessons as in one of 4, not a call more a lesson."""
+    few = same_asked_in_a_prose_edit(tmp_path / "few", 4, monkeypatch)
+    many = same_asked_in_a_prose_edit(tmp_path / "many", 12, monkeypatch)
+    assert few == many
+
+
+def test_what_a_refresh_took_from_the_last_stays_in_the_store(
+    recorded: Paths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The lessons and statuses the preview takes without reading them (a start: from the
+    build's index; a refresh: from the last) keep their validated front matter and
+    recordings in the store (Memo.keep, all of a kind at once): the settle's pruning
+    leaves them, so the next build validates nothing again."""
+    for module in (manifest, index):  # the files just written are trusted
+        monkeypatch.setattr(module, "RACY_NS", 0)
+    build(recorded, execute=False, jobs=1)  # the index: what a start takes, not reading
+    session = Session(recorded, execute=False)
+    session.start()
+    for text in ("A first sentence.", "A second sentence."):
+        edit(lesson_md(recorded), "{{ panel 1 }}", f"{text}\n\n{{{{ panel 1 }}}}")
+        session.refresh(Changed.of(recorded, [str(lesson_md(recorded))]))
+    assert session.settle() is not None
+    assert session.course is not None
+    memo, kept = session.memo, set(session.store.keys())
+    fronts = {memo.key("front matter", x.front) for x in session.course.lessons}
+    recordings = {memo.key("recording", s.digest) for s in session.statuses if s.digest}
+    assert recordings and fronts | recordings <= kept
     session.close()
 
 
