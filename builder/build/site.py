@@ -19,6 +19,7 @@ from ..course.rules import run_seconds
 from ..course.status import LessonStatus
 from ..render import lessons as render
 from ..render import pages, search
+from ..render.renderer import Renderer
 from .make import Kept, make
 
 if TYPE_CHECKING:
@@ -74,7 +75,7 @@ def make_pages(
     what each recording's sidecar says (builder.course.rules.read_inputs); `built`: the
     revision the footer says the site is built from (builder.review.git.built_from)."""
     assert memo.store is not None
-    store, renderer = memo.store, render.Renderer(memo)
+    store, renderer = memo.store, Renderer(memo)
     artifacts = render.lesson_artifacts(course, statuses, renderer, sidecars)
     lessons = make(artifacts, store, kept, jobs)
     used = pages.terms_used(lessons.values())
@@ -92,7 +93,7 @@ def with_search(site: Site, course: Course, memo: Memo, kept: Kept, jobs: int) -
     def read(name: str) -> bytes:  # a page this build did not make is in the site as it was
         return files[name] if name in files else (kept.out / name).read_bytes()
 
-    bundles = search.bundle_artifacts(course, names, read, render.Renderer(memo))
+    bundles = search.bundle_artifacts(course, names, read, Renderer(memo))
     return Site(site.made | make(bundles, memo.store, kept, jobs, threads=True))
 
 
@@ -101,7 +102,7 @@ def render_files(
 ) -> dict[str, bytes]:
     """Every page and chart, made in this process without a store and without search
     bundles: the same bytes a build writes (for tests and tools)."""
-    renderer = render.Renderer(Memo())
+    renderer = Renderer(Memo())
     lessons = [a.make() for a in render.lesson_artifacts(course, statuses, renderer)]
     raise_all([error for made in lessons for error in made.errors])
     used = pages.terms_used(lessons)

@@ -2,7 +2,7 @@
 
 Pygments compiles a lexer's regular expressions on first use (a tenth of a second for
 Python), so a build that re-renders one page would spend much of its time there: the build
-hands rendering a `Highlighter` whose results the store keeps (builder.render.lessons.Renderer).
+hands rendering a `Highlighter` whose results the store keeps (builder.render.renderer.Renderer).
 """
 
 from __future__ import annotations

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -20,7 +19,6 @@ from markupsafe import Markup
 
 from ..core import machine
 from ..core.artifact import Artifact, Made, Trace
-from ..core.store import Memo
 from ..course.addresses import page_url
 from ..course.files import read_file
 from ..course.model import Arc, Course, CourseMeta, Lesson
@@ -29,11 +27,10 @@ from ..course.rules import PINNED_PACKAGES
 from ..course.status import LessonStatus, State
 from . import charts, figures, notebook, prose
 from . import marks as recorded
-from .highlight import code_block
-from .links import Links, Target, target
-from .markup import environment
-from .nav import NavItem, SiteHead, SiteNav, item, site_head
+from .links import Links
+from .nav import NavItem, SiteHead, item, site_head
 from .notebook import PAGE
+from .renderer import Renderer, page
 
 SHIM = "static/builder.py"  # `from builder import panels` for a downloaded example
 _IMPORTS_BUILDER = re.compile(rb"^\s*(?:from\s+builder[\s.]|import\s+builder\b)", re.MULTILINE)
@@ -66,84 +63,6 @@ class LessonPage:
     run: RunIt
     edit_url: str  # the lesson's lesson.md where course.yml's source_url says ("": none)
     machine: str  # "Recorded on: <CPU>, <cores> · <OS> · Python · jaxlib · XLA_FLAGS" ("": none)
-
-
-@dataclass(frozen=True)
-class GlossaryEntry:
-    id: str
-    term: str
-    definition: str
-    teacher: NavItem
-    used_in: list[NavItem]
-
-
-@dataclass(frozen=True)
-class RecordingRow:
-    lesson: NavItem
-    state: str
-    detail: str
-    recorded: str
-    provenance: str
-    environment: str
-    content_hash: str
-    panels: int | None
-    seconds: str
-
-
-class Renderer:
-    """What every page is rendered with besides the course: the memo that keeps highlighted
-    code in the store (Pygments would cost a one-page edit more than the rest of its page),
-    and with it the digests that key every artifact (`artifact`)."""
-
-    def __init__(self, memo: Memo) -> None:
-        self.memo = memo
-
-    def artifact(self, kind: str, fn: Callable[..., Made], *args: Any, label: str = "") -> Artifact:
-        """`fn(*args)` as an artifact keyed by `fn` and `args` (builder.core.artifact)."""
-        return Artifact.of(self.memo.digests, kind, fn, *args, label=label)
-
-    def items(self, lessons: Sequence[Lesson], numbers: Sequence[str]) -> tuple[NavItem, ...]:
-        """The lessons' entries in the navigation, each the last build's object when made of
-        the same (`Digests.again_each`): a navigation, or the links, of a thousand such
-        entries is then told to be the last build's by their identity, not compared entry
-        by entry, and a refresh makes (and compares) the entries of the lessons it read
-        again alone."""
-        digests = self.memo.digests
-        numbers = digests.kept(tuple(numbers), slot="numbers")  # made again: told in C
-        return digests.again_each(item, lessons, numbers, slot="nav")
-
-    def targets(self, lessons: Sequence[Lesson]) -> tuple[Target, ...]:
-        """The lessons as links lead to them, each the last build's object when made of the
-        same (as `items`)."""
-        return self.memo.digests.again_each(target, lessons, slot="links")
-
-    def highlight(self, code: str, language: str) -> str:
-        return self.memo("highlight", (language, code), lambda: code_block(code, language))
-
-    def size(self, panel: BarPanel, narrow: bool) -> tuple[int, int]:
-        """A chart's size on the page (figures.chart_size), kept in the store by what it
-        draws, as the chart is: panels that differ only in their title are measured once."""
-        parts = (charts.drawing(panel), str(narrow))
-        return self.memo("chart-size", parts, lambda: figures.chart_size(panel, narrow))
-
-    def chart(self, panel: BarPanel) -> dict[str, dict[str, bytes]]:
-        """A chart's SVGs by size and theme (charts.sized_svgs), kept in the store by what it
-        draws: drawn once however many lessons show the same chart."""
-        parts = (charts.drawing(panel), repr(charts.SIZES))
-        return self.memo("chart-svgs", parts, lambda: charts.sized_svgs(panel))
-
-    def __digest__(self) -> str:
-        """As an argument of a page or chart: what it gives is a pure function of the code (its
-        highlighted blocks and charts, of what they are given), in every key."""
-        return "renderer"
-
-
-def page(template: str, nav: SiteNav | SiteHead, path: str = "", **context: Any) -> bytes:
-    """The page `template` makes; `path`: its file in the site, which with the site's
-    address (course.yml's site_url) is its canonical address (base.html)."""
-    canonical = page_url(nav.url, path) if nav.url and path else ""
-    made = environment(nav.theme.templates).get_template(template)
-    return made.render(site=nav, canonical=canonical, **context).encode("utf-8")
 
 
 # A lesson's artifacts: its page, each of its panels' charts by file name, its notebook.
@@ -196,8 +115,8 @@ def lesson_artifacts(
     )
     artifacts: list[Artifact] = []
     shown: set[str] = set()  # the charts made so far, by their file's name
-    for page, panels, book in made:
-        artifacts.append(page)
+    for lesson_page, panels, book in made:
+        artifacts.append(lesson_page)
         for name, chart in panels:
             if name not in shown:
                 shown.add(name)

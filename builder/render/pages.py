@@ -26,8 +26,9 @@ from ..course.model import Course, GlossaryTerm
 from ..course.status import LessonStatus
 from . import search, sitemap
 from .highlight import stylesheet
-from .lessons import SHIM, GlossaryEntry, RecordingRow, Renderer, page
+from .lessons import SHIM
 from .nav import NavItem, SiteHead, SiteNav, site_head, site_nav
+from .renderer import Renderer, page
 from .theme import Theme
 
 Used = dict[str, list[str]]  # glossary term -> the lessons whose pages use it
@@ -35,6 +36,28 @@ Used = dict[str, list[str]]  # glossary term -> the lessons whose pages use it
 # The "What changed" page (`--since REV`, builder.review.page): the function that makes
 # its template's context from the navigation and what else it is given, and that.
 ChangesPage = tuple[Callable[..., dict[str, Any]], tuple[Any, ...]]
+
+
+@dataclass(frozen=True)
+class GlossaryEntry:
+    id: str
+    term: str
+    definition: str
+    teacher: NavItem
+    used_in: list[NavItem]
+
+
+@dataclass(frozen=True)
+class RecordingRow:
+    lesson: NavItem
+    state: str
+    detail: str
+    recorded: str
+    provenance: str
+    environment: str
+    content_hash: str
+    panels: int | None
+    seconds: str
 
 
 def page_artifacts(

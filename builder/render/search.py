@@ -28,7 +28,7 @@ from ..core.fsutil import cannot_write
 
 if TYPE_CHECKING:
     from ..course.model import Course
-    from .lessons import Renderer
+    from .renderer import Renderer
 
 logger = logging.getLogger(__name__)
 BUNDLE = "pagefind"

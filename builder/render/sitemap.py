@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from ..core.artifact import Artifact, Made
 from ..course.addresses import page_url
-from .lessons import Renderer
 from .markup import environment
 from .nav import SiteNav
+from .renderer import Renderer
 
 NAME = "sitemap.xml"
 

@@ -19,6 +19,7 @@ from builder.core.store import Memo
 from builder.course.load import load_course
 from builder.course.status import course_status
 from builder.render import lessons, pages
+from builder.render.renderer import Renderer
 
 
 @dataclass(frozen=True)
@@ -178,7 +179,7 @@ def test_every_artifact_of_the_site_is_its_function_and_its_arguments(recorded: 
     out of its key."""
     course = load_course(recorded.content)
     statuses = course_status(course, recorded.recordings)
-    renderer = lessons.Renderer(Memo(None, "code"))
+    renderer = Renderer(Memo(None, "code"))
     made = lessons.lesson_artifacts(course, statuses, renderer)
     used = pages.terms_used([a.make() for a in made])
     artifacts = [*made, *pages.page_artifacts(course, statuses, used, {}, renderer)]
@@ -188,7 +189,7 @@ def test_every_artifact_of_the_site_is_its_function_and_its_arguments(recorded: 
         assert isinstance(make, partial) and not make.keywords
         assert Artifact.of(Digests("code"), "", make.func, *make.args).key == artifact.key
         for n, argument in enumerate(make.args):
-            if isinstance(argument, lessons.Renderer):  # a pure function of the code
+            if isinstance(argument, Renderer):  # a pure function of the code
                 continue
             args = [*make.args[:n], _other(argument), *make.args[n + 1 :]]
             assert Digests("code").key(make.func, tuple(args)) != artifact.key, (make.func, n)

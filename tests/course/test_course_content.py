@@ -88,8 +88,8 @@ def test_every_glossary_term_is_taught_where_it_says_and_used(course: Course) ->
 
 
 def test_home_page_says_what_the_course_does_not_claim(course: Course) -> None:
-    from builder.render.lessons import page
     from builder.render.nav import site_nav
+    from builder.render.renderer import page
 
     def home(of: Course) -> str:
         context = {"root": "", "title": "Course", "current": "", "description": ""}

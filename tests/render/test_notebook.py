@@ -17,6 +17,7 @@ from builder.course.load import load_course
 from builder.course.recording import load
 from builder.course.status import course_status
 from builder.render import lessons, notebook
+from builder.render.renderer import Renderer
 from tests.helpers import edit, make_paths
 
 SLUGS = {"basics-01": "first", "basics-02": "no-panels", "speed-01": "settings"}
@@ -142,7 +143,7 @@ def _notebook_keys(paths: Paths) -> dict[str, str]:
     course = load_course(paths.content)
     memo = Memo()
     statuses = course_status(course, paths.recordings, {}, memo)
-    made = lessons.lesson_artifacts(course, statuses, lessons.Renderer(memo))
+    made = lessons.lesson_artifacts(course, statuses, Renderer(memo))
     return {a.key: a.kind for a in made if a.kind == "notebook"}
 
 
