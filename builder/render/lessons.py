@@ -155,14 +155,16 @@ def _lesson(*args: Any) -> LessonArtifacts:
     key = digests.key(_of_lesson, args)
     keys: LessonKeys | None = digests.recall(lesson.id, key)
     if keys is not None:
-        page, charts_, book = keys
+        page_key, chart_keys, book_key = keys
         return (
-            _again(page, "page", args, "page"),
-            tuple((name, _again(k, "chart", args, name)) for name, k in charts_),
-            _again(book, "notebook", args, "notebook"),
+            _again(page_key, "page", args, "page"),
+            tuple((name, _again(k, "chart", args, name)) for name, k in chart_keys),
+            _again(book_key, "notebook", args, "notebook"),
         )
-    made = page_, panels, book_ = _of_lesson(*args)
-    digests.remember(lesson.id, key, (page_.key, tuple((n, a.key) for n, a in panels), book_.key))
+    made = _of_lesson(*args)
+    lesson_page, panels, book = made
+    chart_keys = tuple((name, chart.key) for name, chart in panels)
+    digests.remember(lesson.id, key, (lesson_page.key, chart_keys, book.key))
     return made
 
 
@@ -173,8 +175,8 @@ def _again(key: str, kind: str, args: tuple[Any, ...], which: str) -> Artifact:
 
 def _made_again(args: tuple[Any, ...], which: str) -> Made:
     """A lesson's page, its notebook, or one of its charts (by its file's name), made."""
-    page, panels, book = _of_lesson(*args)
-    return ({"page": page, "notebook": book} | dict(panels))[which].make()
+    lesson_page, panels, book = _of_lesson(*args)
+    return ({"page": lesson_page, "notebook": book} | dict(panels))[which].make()
 
 
 def _of_lesson(
