@@ -85,15 +85,18 @@ def make_pages(
     return Site(lessons | make(artifacts, store, kept, jobs))
 
 
-def with_search(site: Site, course: Course, memo: Memo, kept: Kept, jobs: int) -> Site:
-    """The site and the search bundles that index its pages."""
+def with_search(
+    site: Site, course: Course, memo: Memo, kept: Kept, jobs: int, stop: search.Stop = None
+) -> Site:
+    """The site and the search bundles that index its pages; `stop`: asked while Pagefind
+    runs, which it stops when it says so (PutOff: the preview's settle gives way to an edit)."""
     assert memo.store is not None
     files, names = site.files(), site.names()
 
     def read(name: str) -> bytes:  # a page this build did not make is in the site as it was
         return files[name] if name in files else (kept.out / name).read_bytes()
 
-    bundles = search.bundle_artifacts(course, names, read, Renderer(memo))
+    bundles = search.bundle_artifacts(course, names, read, Renderer(memo), stop)
     return Site(site.made | make(bundles, memo.store, kept, jobs, threads=True))
 
 

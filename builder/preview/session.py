@@ -31,6 +31,7 @@ from ..build.pipeline import build_lock, observe, settings
 from ..build.site import Site, make_pages, with_search
 from ..build.stages import publish
 from ..core.artifact import Made
+from ..core.errors import PutOff
 from ..core.observe import TEMPLATES, Paths
 from ..core.store import Memo, Store
 from ..course.load import load_course
@@ -217,13 +218,17 @@ class Session:
         """The search bundles, then site/ and the manifest as `make site` leaves them;
         the names of the search bundles' files that changed (the pages are served already).
         None, and nothing written, when `edited()` says an edit came meanwhile (asked
-        between the steps): the edit is built first, as the author waits for it."""
+        between the steps, and while Pagefind runs, which it then stops): the edit is built
+        first, as the author waits for it."""
         assert self.course is not None
         if edited():
             return None
         rebuilt = self.untold = sorted({*self.untold, *self._again_if_committed()})
         kept = Kept(None, self.paths.out, frozenset(), self._held())
-        site = with_search(self.pages, self.course, self.memo, kept, JOBS)
+        try:  # Pagefind (0.15-0.4 s at 1,000 lessons) is stopped when an edit comes
+            site = with_search(self.pages, self.course, self.memo, kept, JOBS, edited)
+        except PutOff:
+            return None
         if edited():
             return None
         names = site.names()

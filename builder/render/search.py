@@ -17,13 +17,14 @@ import logging
 import os
 import subprocess
 import tempfile
+import time
 from collections.abc import Callable, Iterable, Mapping
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..core.artifact import Artifact, Made
-from ..core.errors import BuildError
+from ..core.errors import BuildError, PutOff
 from ..core.fsutil import cannot_write
 
 if TYPE_CHECKING:
@@ -34,6 +35,9 @@ logger = logging.getLogger(__name__)
 BUNDLE = "pagefind"
 MERGED = "search-index"
 BUNDLE_LESSONS = 50
+RUN_S = 300  # the longest a Pagefind run may take
+STOP_POLL_S = 0.005  # how often a run that may be stopped asks whether to stop
+Stop = Callable[[], bool] | None  # asked while Pagefind runs: stop now?
 # Pagefind's UIs and highlighter: the site has its own (static/search.js)
 UNUSED = ("pagefind-component-ui", "pagefind-modular-ui", "pagefind-ui", "pagefind-highlight")
 
@@ -54,36 +58,49 @@ def bundle_folder(bundle: str) -> str:
 
 
 def bundle_artifacts(
-    course: Course, keys: Mapping[str, str], read: Callable[[str], bytes], renderer: Renderer
+    course: Course,
+    keys: Mapping[str, str],
+    read: Callable[[str], bytes],
+    renderer: Renderer,
+    stop: Stop = None,
 ) -> list[Artifact]:
     """Each search bundle, keyed by the keys of its pages (`keys`: the key of the artifact
-    each site file came from) and made from their bytes (`read(name)`)."""
+    each site file came from) and made from their bytes (`read(name)`); `stop`: asked while
+    Pagefind runs, which it stops when it says so (PutOff)."""
     return [
-        renderer.artifact("", _made, bundle, Pages(tuple((n, keys[n]) for n in names), read))
+        renderer.artifact("", _made, bundle, Pages(tuple((n, keys[n]) for n in names), read, stop))
         for bundle, names in bundles(course).items()
     ]
 
 
 class Pages:
-    """Pages of the site, each with the key of the artifact it came from, and how to read
-    their bytes. As an argument, it is its names and keys: a key says what its bytes are."""
+    """Pages of the site, each with the key of the artifact it came from, how to read their
+    bytes, and whether to stop indexing them. As an argument, it is its names and keys: a
+    key says what its bytes are."""
 
-    def __init__(self, keys: tuple[tuple[str, str], ...], read: Callable[[str], bytes]) -> None:
+    def __init__(
+        self, keys: tuple[tuple[str, str], ...], read: Callable[[str], bytes], stop: Stop = None
+    ) -> None:
         self.keys = keys
         self.read = read
+        self.stop = stop
 
     def __digest__(self) -> tuple[tuple[str, str], ...]:
         return self.keys
 
 
 def _made(bundle: str, pages: Pages) -> Made:
-    return Made(index(bundle, [name for name, _ in pages.keys], pages.read))
+    return Made(index(bundle, [name for name, _ in pages.keys], pages.read, pages.stop))
 
 
-def index(bundle: str, names: list[str], read: Callable[[str], bytes]) -> dict[str, bytes]:
+def index(
+    bundle: str, names: list[str], read: Callable[[str], bytes], stop: Stop = None
+) -> dict[str, bytes]:
     """The Pagefind bundle of the pages `names`, by path inside the site; {} when it
     cannot be made. A missing binary is an error in CI and a one-line warning elsewhere:
-    the site still works, and its search page says that the index was not built."""
+    the site still works, and its search page says that the index was not built. `stop`
+    is asked every STOP_POLL_S while Pagefind runs: when it says so, the run is killed and
+    PutOff raised."""
     binary = _binary()
     if binary is None:
         message = "the Pagefind binary is missing (pip install -r requirements.lock)"
@@ -94,7 +111,8 @@ def index(bundle: str, names: list[str], read: Callable[[str], bytes]) -> dict[s
     with tempfile.TemporaryDirectory(prefix="coursebuilder-search-", dir=_memory()) as scratch:
         pages, output = Path(scratch, "pages"), Path(scratch, BUNDLE)
         _copy_pages(pages, names, read)
-        _run([str(binary), "--site", str(pages), "--output-path", str(output), "--keep-index-url"])
+        command = [str(binary), "--site", str(pages), "--output-path", str(output)]
+        _run([*command, "--keep-index-url"], stop)
         return {
             f"{bundle_folder(bundle)}{path.relative_to(output).as_posix()}": path.read_bytes()
             for path in sorted(output.rglob("*"))
@@ -146,8 +164,24 @@ def _binary() -> Path | None:
         return None
 
 
-def _run(command: list[str]) -> None:
-    result = subprocess.run(command, capture_output=True, check=False, timeout=300)
-    if result.returncode != 0:  # Pagefind writes UTF-8 whatever the locale says
-        output = (result.stdout + result.stderr).decode("utf-8", "replace").strip()[-2000:]
+def _run(command: list[str], stop: Stop = None) -> None:
+    """Pagefind, to its end (at most RUN_S), or killed when `stop()` says so (PutOff)."""
+    if stop is not None and stop():
+        raise PutOff
+    deadline = time.monotonic() + RUN_S
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as process:
+        while True:
+            try:  # communicate() again after its timeout loses no output
+                out, err = process.communicate(timeout=STOP_POLL_S if stop else RUN_S)
+                break
+            except subprocess.TimeoutExpired:
+                stopped = stop is not None and stop()
+                if stopped or time.monotonic() >= deadline:
+                    process.kill()
+                    process.communicate()
+                    if stopped:
+                        raise PutOff from None
+                    raise
+    if process.returncode != 0:  # Pagefind writes UTF-8 whatever the locale says
+        output = (out + err).decode("utf-8", "replace").strip()[-2000:]
         raise BuildError(f"Pagefind failed to build the search index:\n{output}")
