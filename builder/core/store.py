@@ -99,7 +99,7 @@ class Store:
         self.warn = warn  # told, once, of a damaged store and what was done about it
         self.warned = False
         self.pending: dict[str, bytes] = {}
-        self.used: set[str] = set()  # every key this build asked for or added
+        self.used: set[str] = set()  # every key asked for or added since the last prune
         self._scopes: dict[int, list[set[str]]] = {}  # by thread: see `recording`
         self._db: sqlite3.Connection | None = None
 
@@ -174,7 +174,9 @@ class Store:
         """Write what this build added; with `manifest` (its rows, pickled), make it the last
         good build's, with the rows of its `index` that changed (the others are kept; without
         an index, the stored one is deleted), and, with `keep`, delete every entry it does
-        not reference. Every row is sealed (a CRC-32), and all are written in one transaction."""
+        not reference, then count used keys anew: a preview's store keeps what its last
+        settle's site and the edits since use, not every page version of the session. Every
+        row is sealed (a CRC-32), and all are written in one transaction."""
 
         pending = list(self.pending.items())  # threads may add more meanwhile (builder.build.make)
 
@@ -194,6 +196,8 @@ class Store:
             self._write(work)
         for key, _ in pending:
             self.pending.pop(key, None)
+        if keep is not None:  # pruned: what counts as used starts again (a preview's settle)
+            self.used = set()
 
     def keys(self) -> list[str]:
         """Every stored key (for tests and tools)."""
