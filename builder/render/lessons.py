@@ -104,7 +104,7 @@ def lesson_artifacts(
     by_id = {status.lesson_id: status for status in statuses}
     lessons = course.lessons
     made = digests.again_each(
-        _read_lesson,
+        _lesson,
         [common] * len(lessons),
         lessons,
         [by_id[x.id] for x in lessons],
@@ -125,7 +125,7 @@ def lesson_artifacts(
     return artifacts
 
 
-def _read_lesson(
+def _lesson(
     common: Common,
     lesson: Lesson,
     status: LessonStatus,
@@ -133,24 +133,18 @@ def _read_lesson(
     before: Lesson | None,
     after: Lesson | None,
 ) -> LessonArtifacts:
-    """`_lesson`, given what the lesson's artifacts read besides it and its status: its data
-    files, and the machine its recording ran on (from its sidecar); made again only when
-    one of these arguments is another object (a refresh reads its folder, or its sidecar,
-    again)."""
+    """`_of_lesson`, given what the lesson's artifacts read besides it and its status: its
+    data files, the machine its recording ran on (from its sidecar), and the navigation
+    entries of the lessons before and after it (what the page shows of them: a prose edit
+    of one changes neither). Or, when an earlier build made them from arguments of the
+    same key (builder.build.index keeps what each build remembers), artifacts of those
+    keys, each made again only if neither the site nor the store holds it. The key is
+    digested from what the index kept digests of (the lesson, its status) and the common
+    arguments (once a build): a one-shot prose edit makes one key a lesson, not three
+    (page, charts, notebook) from all their arguments."""
     on = machine.sentence(machine.of(sidecar)) if status.recording else ""
-    return _lesson(common, lesson, _data(lesson), status, on, before, after)
-
-
-def _lesson(*args: Any) -> LessonArtifacts:
-    """`_of_lesson(*args)`, given the lessons before and after for their navigation entries
-    (what the page shows of them: a prose edit of one changes neither); or, when an earlier
-    build made them from arguments of the same key (builder.build.index keeps what each
-    build remembers), artifacts of those keys, each made again only if neither the site nor
-    the store holds it. The key is digested from what the index kept digests of (the
-    lesson, its status) and the common arguments (once a build): a one-shot prose edit
-    makes one key a lesson, not three (page, charts, notebook) from all their arguments."""
-    common, lesson, before, after = args[0], args[1], args[-2], args[-1]
-    args = (*args[:-2], item(before) if before else None, item(after) if after else None)
+    near = (item(before) if before else None, item(after) if after else None)
+    args = (common, lesson, _data(lesson), status, on, *near)
     digests = common.renderer.memo.digests
     key = digests.key(_of_lesson, args)
     keys: LessonKeys | None = digests.recall(lesson.id, key)

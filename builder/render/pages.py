@@ -80,11 +80,11 @@ def page_artifacts(
     identity, not entry by entry."""
     nav = renderer.memo.digests.kept(site_nav(course, renderer.items), slot="nav")
     lessons = course.lessons
-    kept = tuple(statuses[: len(lessons)])  # in course order, then the orphans
+    lesson_statuses = tuple(statuses[: len(lessons)])  # in course order, then the orphans
     seconds = tuple(run_seconds.get(x.id) for x in lessons)
     listings = [
         renderer.artifact("", _glossary, nav, course.glossary, uses),
-        renderer.artifact("", _recordings, nav, kept, seconds),
+        renderer.artifact("", _recordings, nav, lesson_statuses, seconds),
     ]
     if changes:
         context, args = changes

@@ -111,8 +111,10 @@ def index(
     with tempfile.TemporaryDirectory(prefix="coursebuilder-search-", dir=_memory()) as scratch:
         pages, output = Path(scratch, "pages"), Path(scratch, BUNDLE)
         _copy_pages(pages, names, read)
-        command = [str(binary), "--site", str(pages), "--output-path", str(output)]
-        _run([*command, "--keep-index-url"], stop)
+        _run(
+            [str(binary), "--site", str(pages), "--output-path", str(output), "--keep-index-url"],
+            stop,
+        )
         return {
             f"{bundle_folder(bundle)}{path.relative_to(output).as_posix()}": path.read_bytes()
             for path in sorted(output.rglob("*"))
