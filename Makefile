@@ -19,7 +19,7 @@ LINT_DIRS := builder tests $(wildcard bench)
 # shells set PYTHONDONTWRITEBYTECODE, and then every build recompiles builder/ (~0.1 s).
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: site test check record render serve diff rehearse lint bench bench-cluster schemas clean
+.PHONY: site test check record render serve diff rehearse lint bench bench-floor bench-cluster schemas clean
 
 $(STAMP): $(LOCK) pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
@@ -75,6 +75,9 @@ test: $(STAMP) lint
 bench: $(STAMP)
 	$(PY) bench/run.py $(ARGS)
 	$(PY) bench/serve.py $(if $(HUGO),--hugo $(HUGO)) $(SERVE_ARGS)
+
+bench-floor: $(STAMP)
+	$(PY) bench/floor.py $(ARGS)
 
 bench-cluster: $(STAMP)
 	$(PY) bench/cluster.py $(ARGS)

@@ -1,0 +1,190 @@
+"""What a one-shot rebuild after a prose edit cannot go below, beside what it takes: same run.
+
+    python bench/floor.py                       # 1,000 and 5,000 lessons, 5 runs each
+    python bench/floor.py --scales 1000,5000,10000
+    python bench/floor.py --scales 1000 --runs 3
+
+`python -m builder site` after a one-line prose edit is a new process. Before it renders
+anything it starts an interpreter, imports what it needs, and observes every input and site
+file (the walk: the edit is found by the files' metadata, as git's index finds it); after
+rendering the page it runs Pagefind again over the edited page's search bundle (up to
+BUNDLE_LESSONS lessons). Those parts are measured here on their own, each the median wall
+time of a subprocess (bench/run.py's `run`), in the same run as the baseline loop and the
+builder's own no-op and prose edit, at each scale:
+
+    start               python -c pass
+    no-op imports       python -c "import builder.__main__, builder.build.pipeline"
+    rebuild imports     the same and builder.build.stages (Jinja2, markdown-it, Pygments,
+                        PyYAML, pydantic: what rendering a page needs)
+    no-op               `site` with nothing changed: the start, the no-op imports, the walk
+    Pagefind, 1 bundle  Pagefind over BUNDLE_LESSONS lesson pages of the site, in /dev/shm
+                        as the builder runs it
+    Pagefind, all       (1,000 lessons) Pagefind over every lesson page in one run: what a
+                        cold render's search costs, however it is split into bundles
+
+    floor = no-op + (rebuild imports - no-op imports) + Pagefind, 1 bundle
+
+The floor renders, looks up and writes nothing: no one-shot process that finds the edit by
+the files' metadata and keeps the search index whole costs less. Against #27's bars it
+prints the floor as a ratio of the baseline (the bar: a prose edit <= 0.1x), and how much of
+a 5,000-lesson prose edit's allowance (1.2x the 1,000-lesson one) the walk's growth alone
+takes, and what share of a cold render's allowance (2.0x the baseline) Pagefind takes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from bench.generate import generate, lesson_id  # noqa: E402
+from bench.run import PY, RECENTLY_DELETED_S, Scale, frozen_code, run  # noqa: E402
+from builder.render.search import BUNDLE_LESSONS  # noqa: E402
+
+NOOP_IMPORTS = "import builder.__main__, builder.build.pipeline"
+REBUILD_IMPORTS = NOOP_IMPORTS + ", builder.build.stages"
+PROSE_BAR, FLAT, FLAT_AT = 0.1, 1.2, 5000  # #27: <= 0.1x at 1,000; at 5,000 <= 1.2x that
+ABSOLUTE_AT, ABSOLUTE_S = 10000, 0.5  # and at 10,000 a no-op and a prose edit under 0.5 s
+PARTS = ("start", "no-op imports", "rebuild imports", "no-op", "Pagefind, 1 bundle")
+
+
+def measure_scale(count: int, runs: int, work: Path, scratch: Path) -> Scale:
+    root = work / f"course-{count}"
+    print(f"\n== {count} lessons: generating and building...", file=sys.stderr, flush=True)
+    generate(count, root)
+    scale = Scale(root, count)
+    site = scale.builder("site", "--no-execute")
+    if count == 1000:  # each run into a new folder: creating files where some were just
+        for n in range(runs):  # deleted costs more (bench/run.py's after_clean)
+            baseline = [PY, str(ROOT / "bench/baseline.py"), "content", f"baseline-{n}"]
+            scale.measure("baseline", baseline, runs=1)
+    run(site, root, scale.env())  # the cold render
+    time.sleep(2)  # inputs written within 2 s of a build are racy (read again): settle
+    run(site, root, scale.env())
+    pages = _pages(root / "site", scratch / "bundle", BUNDLE_LESSONS)
+    output = scratch / "index"
+    pagefind = [str(_pagefind()), "--site", str(pages), "--output-path", str(output)]
+    if count == 1000:
+        every = [*pagefind[:2], str(_pages(root / "site", scratch / "all", count)), *pagefind[3:]]
+        scale.measure("Pagefind, all", every, lambda: shutil.rmtree(output, True), runs=runs)
+    for _ in range(runs):  # the parts, interleaved with the builder's figures
+        scale.measure("start", [PY, "-c", "pass"], runs=1)
+        scale.measure("no-op imports", [PY, "-c", NOOP_IMPORTS], runs=1)
+        scale.measure("rebuild imports", [PY, "-c", REBUILD_IMPORTS], runs=1)
+        scale.measure("no-op", site, runs=1)
+        scale.measure("Pagefind, 1 bundle", pagefind, lambda: shutil.rmtree(output, True), runs=1)
+    lesson = root / "content" / "lessons" / lesson_id(count // 2) / "lesson.md"
+    prose, edits = lesson.read_text(), iter(range(1000))
+
+    def edit() -> None:
+        lesson.write_text(prose + f"\nEdit {next(edits)}.\n")
+
+    scale.measure("prose edit", site, edit, runs=runs)
+    return scale
+
+
+def _pages(site: Path, pages: Path, count: int) -> Path:
+    """`count` lesson pages of the site, copied to `pages`."""
+    shutil.rmtree(pages, ignore_errors=True)
+    for folder in sorted((site / "l").iterdir())[:count]:
+        (pages / "l" / folder.name).mkdir(parents=True)
+        shutil.copy(folder / "index.html", pages / "l" / folder.name / "index.html")
+    return pages
+
+
+def _pagefind() -> Path:
+    from pagefind_bin import get_executable  # type: ignore[import-untyped]
+
+    return Path(get_executable())
+
+
+def floor(scale: Scale) -> float:
+    m = scale.median
+    return m("no-op") + m("rebuild imports") - m("no-op imports") + m("Pagefind, 1 bundle")
+
+
+def report(scales: list[Scale]) -> None:
+    base = scales[0]
+    baseline = base.median("baseline")
+    print(f"\nMedian wall seconds; baseline loop at {base.count} lessons: {baseline:.2f} s")
+    names = (*PARTS, "floor", "prose edit")
+    print("| lessons | " + " | ".join(names) + " |\n|" + "---|" * (len(names) + 1))
+    for scale in scales:
+        cells = [scale.median(n) for n in PARTS] + [floor(scale), scale.median("prose edit")]
+        print(f"| {scale.count} | " + " | ".join(f"{c:.3f}" for c in cells) + " |")
+    print(f"\nAs ratios of the baseline loop (a prose edit's bar at 1,000 lessons: {PROSE_BAR}x)")
+    for scale in scales:
+        print(
+            f"- {scale.count}: floor {floor(scale) / baseline:.3f}x, "
+            f"no-op {scale.median('no-op') / baseline:.3f}x, "
+            f"prose edit {scale.median('prose edit') / baseline:.3f}x"
+        )
+    every = base.median("Pagefind, all")
+    print(
+        f"- Pagefind over every page of {base.count} lessons: {every:.3f} s, "
+        f"{every / baseline:.2f}x of the baseline, of a cold render's 2.0x"
+    )
+    for scale in scales:
+        above = scale.median("prose edit") - floor(scale)
+        print(
+            f"- {scale.count}: the prose edit above its floor (the builder's work): {above:.3f} s"
+        )
+    for scale in scales[1:]:
+        walk = scale.median("no-op") - base.median("no-op")
+        if scale.count == FLAT_AT:
+            allowance = (FLAT - 1) * PROSE_BAR * baseline
+            print(
+                f"- the walk's growth from {base.count} to {scale.count} lessons (no-op against "
+                f"no-op): {walk:.3f} s; a prose edit within {FLAT}x of a {base.count}-lesson one "
+                f"at the {PROSE_BAR}x bar may grow by {allowance:.3f} s in all"
+            )
+        if scale.count == ABSOLUTE_AT:
+            print(
+                f"- {scale.count}: floor {floor(scale):.3f} s, no-op "
+                f"{scale.median('no-op'):.3f} s, against the bar of {ABSOLUTE_S} s for either"
+            )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--scales", default="1000,5000", help="lesson counts, the first 1000")
+    parser.add_argument("--runs", type=int, default=5, help="runs per figure (median)")
+    args = parser.parse_args()
+    scales = [int(x) for x in args.scales.split(",")]
+    if scales[0] != 1000:
+        sys.exit("the first scale must be 1000: the bars are stated against it")
+    work = Path(tempfile.mkdtemp(prefix="coursefloor-"))
+    # Pagefind's pages where the builder puts a bundle's: in memory when there is /dev/shm
+    memory = "/dev/shm" if os.access("/dev/shm", os.W_OK | os.X_OK) else None
+    scratch = Path(tempfile.mkdtemp(prefix="coursefloor-", dir=memory))
+    try:
+        frozen_code(work)
+        measured: list[Scale] = []
+        for count in scales:
+            if measured:  # out of the shadow of the last scale's file creations
+                time.sleep(RECENTLY_DELETED_S)
+            measured.append(measure_scale(count, args.runs, work, scratch))
+        report(measured)
+        print(f"\n(medians of {args.runs}; spread of the prose edit: ", end="")
+        print(", ".join(f"{s.count}: {_spread(s, 'prose edit')}" for s in measured) + ")")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _spread(scale: Scale, name: str) -> str:
+    times = [r.seconds for r in scale.results[name]]
+    return f"{min(times):.3f}-{max(times):.3f} s (stdev {statistics.pstdev(times):.3f})"
+
+
+if __name__ == "__main__":
+    main()
