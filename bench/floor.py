@@ -14,8 +14,8 @@ builder's own no-op and prose edit, at each scale:
 
     start               python -c pass
     no-op imports       python -c "import builder.__main__, builder.build.pipeline"
-    rebuild imports     the same and builder.build.stages (Jinja2, markdown-it, Pygments,
-                        PyYAML, pydantic: what rendering a page needs)
+    rebuild imports     the same and builder.build.stages (Jinja2, markdown-it and the
+                        builder's stages: what rendering a page needs)
     no-op               `site` with nothing changed: the start, the no-op imports, the walk
     Pagefind, 1 bundle  Pagefind over BUNDLE_LESSONS lesson pages of the site, in /dev/shm
                         as the builder runs it
@@ -24,8 +24,8 @@ builder's own no-op and prose edit, at each scale:
 
     floor = no-op + (rebuild imports - no-op imports) + Pagefind, 1 bundle
 
-The floor renders, looks up and writes nothing: no one-shot process that finds the edit by
-the files' metadata and keeps the search index whole costs less. Against #27's bars it
+The floor renders, looks up and writes nothing: it is what this builder's one-shot rebuild
+pays before any work that grows with the course beyond the walk. Against #27's bars it
 prints the floor as a ratio of the baseline (the bar: a prose edit <= 0.1x), and how much of
 a 5,000-lesson prose edit's allowance (1.2x the 1,000-lesson one) the walk's growth alone
 takes, and what share of a cold render's allowance (2.0x the baseline) Pagefind takes.
