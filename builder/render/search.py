@@ -167,7 +167,8 @@ def _binary() -> Path | None:
 
 
 def _run(command: list[str], stop: Stop = None) -> None:
-    """Pagefind, to its end (at most RUN_S), or killed when `stop()` says so (PutOff)."""
+    """Pagefind, to its end, or killed: when `stop()` says so (PutOff), or after RUN_S
+    (a BuildError that says so)."""
     if stop is not None and stop():
         raise PutOff
     deadline = time.monotonic() + RUN_S
@@ -183,7 +184,12 @@ def _run(command: list[str], stop: Stop = None) -> None:
                     process.communicate()
                     if stopped:
                         raise PutOff from None
-                    raise
+                    raise BuildError(
+                        f"Pagefind ran for {RUN_S} s without finishing and was stopped: the "
+                        "search index was not built",
+                        hint="run the command again; if Pagefind stops again, reinstall it "
+                        "(pip install -r requirements.lock)",
+                    ) from None
     if process.returncode != 0:  # Pagefind writes UTF-8 whatever the locale says
         output = (out + err).decode("utf-8", "replace").strip()[-2000:]
         raise BuildError(f"Pagefind failed to build the search index:\n{output}")
