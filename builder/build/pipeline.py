@@ -12,6 +12,11 @@
     write     the changed files into site/, all renamed into place; what is gone, removed
     remember  the manifest of this build, and the store pruned to what it references
 
+Each stage is a method of one `Build`, which every command drives: `build` (site, render)
+runs them all, `check` observes, indexes, loads and statuses, and the preview keeps a Build
+between edits (builder.preview.session). A difference between commands is an argument to a
+stage, never a copy of one.
+
 Everything a build keeps is in the store (builder.core.store); its manifest is committed
 only when a build succeeds, so a failed build leaves the last good manifest, and the site
 it describes (what it made is committed as it is made: the next build takes it from there).
@@ -27,17 +32,22 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from ..core.observe import Observed, Paths, environment_snapshot
+from ..core.observe import Observed, Paths
 from ..core.store import Memo, Store
+from .index import Index, index_salt
 from .manifest import Head, Manifest, code_digest, installed_versions
 
 if TYPE_CHECKING:
-    from ..course.model import Course
+    from ..course.model import Course, Lesson
     from ..course.status import LessonStatus
+    from ..render.search import Stop
     from ..review.changes import CourseChanges
     from ..run.execute import Runner
+    from .make import Kept
+    from .site import Site
+    from .write import Written
 
 logger = logging.getLogger(__name__)
 
@@ -48,6 +58,122 @@ class BuildResult:
     written: int
     removed: int
     total: int
+
+
+class Build:
+    """One build of a course, stage by stage, and what each stage made so far. Every command
+    drives one: `site` and `render` run every stage once (`build`), `check` the first
+    three (`check`), and the preview (builder.preview.session) keeps one between edits and
+    runs load to render again on each. What differs between them is what they pass to a
+    stage, never a copy of one: the store is opened, a damaged one reported and the last
+    build's index consulted the same way for all."""
+
+    def __init__(self, paths: Paths, store: Store, memo: type[Memo] = Memo) -> None:
+        self.paths = paths
+        self.store = store
+        self.keys = memo  # the preview's remembers the keys of its last build (Keys)
+        self.memo: Memo = Memo()  # made by begin() with the code digest
+        self.versions: dict[str, str] = {}
+        self.index: Index = Index("", 0, {})
+        self.last: Manifest | None = None
+        self.course: Course | None = None
+        self.statuses: list[LessonStatus] = []
+        self.sidecars: dict[str, Any] = {}
+
+    @classmethod
+    @contextlib.contextmanager
+    def opened(cls, paths: Paths, lock: bool = True) -> Iterator[Build]:
+        """A build of `paths` with its store open and, with `lock`, the cache folder's lock
+        held (`check` writes nothing the lock guards)."""
+        locked = build_lock(paths.cache) if lock else contextlib.nullcontext()
+        with locked, contextlib.closing(open_store(paths)) as store:
+            yield cls(paths, store)
+
+    def begin(self, now: Observed, head: Head | None = None, reread: bool = False) -> None:
+        """What the last good build left: its manifest, the packages' versions (read again
+        only when the interpreter's folders changed), the code digest every key is made
+        with, and its index (none with `reread`: every input is read again)."""
+        self.last = Manifest.load(self.store, head)
+        self.versions = installed_versions(now.environment, self.last or head)
+        self.rekey()
+        self.index = Index.load(self.store, self.memo, self.versions, reread)
+
+    def rekey(self) -> None:
+        """Keys made anew from the code (a template changed under a running preview)."""
+        self.memo = self.keys(self.store, code_digest(self.versions))
+
+    def load(self, kept: dict[str, Lesson]) -> Course:
+        """content/ -> Course; the lessons in `kept` (by folder name) are not read again."""
+        from ..course.load import load_course
+
+        self.course = load_course(self.paths.content, self.memo, kept)
+        return self.course
+
+    def status(self, kept: dict[str, LessonStatus] | None = None) -> list[LessonStatus]:
+        """Each lesson's status against recordings/; those in `kept` (by id) are not
+        read again."""
+        from ..course.status import course_status
+
+        assert self.course is not None
+        recordings = self.paths.recordings
+        self.statuses = course_status(self.course, recordings, self.versions, self.memo, kept)
+        return self.statuses
+
+    def record(
+        self,
+        jobs: int,
+        force: bool = False,
+        runner: Runner | None = None,
+        dask: str | None = None,
+    ) -> tuple[str, ...]:
+        """Run what is not fresh (everything with `force`) and read the statuses again;
+        the lesson ids run (builder.run.batch, imported only when a build records)."""
+        from ..run.batch import record_stale
+
+        assert self.course is not None
+        done = record_stale(self.course, self.statuses, self.paths, jobs, force, runner, dask=dask)
+        if done:  # read again: what recording wrote
+            self.status()
+        return done
+
+    def inputs(self, kept: dict[str, Any]) -> dict[str, Any]:
+        """What each recording's sidecar says; those in `kept` (by id) are not read again."""
+        from ..course.rules import read_inputs
+
+        self.sidecars = read_inputs(self.paths.recordings, kept)
+        return self.sidecars
+
+    def pages(
+        self, kept: Kept, jobs: int, built: str, changes: CourseChanges | None = None
+    ) -> Site:
+        """Every page and chart, made or taken from `kept` and the store (no search
+        bundles: what the preview serves first)."""
+        from .site import make_pages
+
+        assert self.course is not None
+        course, statuses, sidecars, memo = self.course, self.statuses, self.sidecars, self.memo
+        return make_pages(course, statuses, sidecars, memo, kept, jobs, built, changes)
+
+    def search(self, pages: Site, kept: Kept, jobs: int, stop: Stop = None) -> Site:
+        """`pages` and the search bundles that index them (`stop`: asked while Pagefind
+        runs, which it stops when it says so)."""
+        from .site import with_search
+
+        assert self.course is not None
+        return with_search(pages, self.course, self.memo, kept, jobs, stop)
+
+    def publish(self, site: Site, files: dict[str, bytes], now: Observed) -> Written:
+        """`files` (those of `site` that site/ does not hold) written and what `site` no
+        longer has removed; then this build's manifest and index (what it read, by the
+        metadata `now` observed before reading) committed, and the store pruned."""
+        from .stages import publish
+
+        assert self.course is not None
+        salt = index_salt(self.memo, self.versions)
+        before = self.index if self.index.salt == salt else Index(salt, 0, {})
+        course, statuses, sidecars = self.course, self.statuses, self.sidecars
+        self.index = Index.of(before, now, self.memo, course, statuses, sidecars)
+        return publish(self.store, self.paths, site, files, now, self.versions, self.index)
 
 
 def build(
@@ -63,46 +189,24 @@ def build(
     """Record what changed (unless `execute` is off), then render and write the site, in
     `jobs` processes at once for either; with `since` (a git revision), a "What changed"
     page against it too. Progress and warnings are logged (builder.core.console)."""
-    with build_lock(paths.cache), contextlib.closing(Store(paths.cache, _warn)) as store:
+    with Build.opened(paths) as run:
         now = observe(paths, settings(execute, _commit(paths, since)))
-        head = Head.load(store)  # what a no-op compares, not what the site files hold
+        head = Head.load(run.store)  # what a no-op compares, not what the site files hold
         if head is not None and head.unchanged(now) and not force:
             return BuildResult((), 0, 0, head.total)
-        from .stages import Index, Kept, course_status, load_course, make_site, publish, read_inputs
+        run.begin(now, head, reread=force)
+        run.load(run.index.lessons(now))
+        run.status(run.index.statuses(now))
+        executed = run.record(jobs, force, runner, dask) if execute else ()
+        run.inputs(run.index.sidecars(now, executed))
+        from .make import Kept  # with the stages: not imported by a no-op
 
-        last = Manifest.load(store, head)
-        versions = installed_versions(now.environment, last)
-        memo = Memo(store, code_digest(versions))
-        index = Index.load(store, memo, versions, force)  # what the last build read
-        course = load_course(paths.content, memo, index.lessons(now))
-        statuses = course_status(course, paths.recordings, versions, memo, index.statuses(now))
-        executed = _record(course, statuses, paths, jobs, force, runner, dask) if execute else ()
-        if executed:  # read again: what recording wrote
-            statuses = course_status(course, paths.recordings, versions, memo)
-        sidecars = read_inputs(paths.recordings, index.sidecars(now, executed))
-        kept = Kept.since(last, paths.out, now)
-        changes = _changes(paths, since)
-        built = _built(paths)  # the revision, for the footer
-        site = make_site(course, statuses, sidecars, memo, kept, jobs, built, changes)
-        store.commit()  # what it made: not held twice (made, and pickled) while publishing
-        read = Index.of(index, now, memo, course, statuses, sidecars)
-        written = publish(store, paths, site, site.files(), now, versions, read)
-    return BuildResult(executed or (), written.written, written.removed, written.total)
-
-
-def _record(
-    course: Course,
-    statuses: list[LessonStatus],
-    paths: Paths,
-    jobs: int,
-    force: bool,
-    runner: Runner | None,
-    dask: str | None,
-) -> tuple[str, ...]:
-    """Record what is not fresh (builder.run.batch, imported only when a build records)."""
-    from ..run.batch import record_stale
-
-    return record_stale(course, statuses, paths, jobs, force, runner, dask=dask)
+        kept = Kept.since(run.last, paths.out, now)
+        pages = run.pages(kept, jobs, _built(paths), _changes(paths, since))
+        site = run.search(pages, kept, jobs)
+        run.store.commit()  # what it made: not held twice (made, and pickled) while publishing
+        written = run.publish(site, site.files(), now)
+    return BuildResult(executed, written.written, written.removed, written.total)
 
 
 def settings(execute: bool, since: str) -> tuple[str, ...]:
@@ -148,20 +252,22 @@ class Checked:
 
 
 def check(paths: Paths) -> Checked:
-    """The course and every lesson's status, as the next build would see them, executing
-    nothing; what it validates is kept in the store for the next build or check. It
-    imports the two stages it runs, not builder.build.stages: jinja2 and markdown-it stay
-    unloaded."""
-    from ..course.load import load_course
-    from ..course.status import course_status
-
-    with contextlib.closing(Store(paths.cache, _warn)) as store:
-        versions = installed_versions(environment_snapshot(), Head.load(store))
-        memo = Memo(store, code_digest(versions))
-        course = load_course(paths.content, memo)
-        statuses = course_status(course, paths.recordings, versions, memo)
-        store.commit()  # a store that cannot be written only costs time (and says so)
+    """The course and every lesson's status, as the next build would see them (the same
+    stages, the same index of what the last build read), executing nothing; what it
+    validates is kept in the store for the next build or check. Jinja2 and markdown-it
+    stay unloaded: the stages it runs do not need them."""
+    with Build.opened(paths, lock=False) as run:
+        now = observe(paths, ())
+        run.begin(now, Head.load(run.store))
+        course = run.load(run.index.lessons(now))
+        statuses = run.status(run.index.statuses(now))
+        run.store.commit()  # a store that cannot be written only costs time (and says so)
     return Checked(course, statuses)
+
+
+def open_store(paths: Paths) -> Store:
+    """The build cache of `paths`; a damaged one is said once, as a warning, and replaced."""
+    return Store(paths.cache, _warn)
 
 
 def _warn(message: str) -> None:

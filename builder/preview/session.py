@@ -1,8 +1,8 @@
 """The preview's build, kept in memory between edits (python -m builder serve).
 
-A Session runs the build's own stages (load_course, course_status, make_pages, with_search,
-write; builder/build/pipeline.py is the one-shot pipeline) and keeps what they made: the course,
-every lesson's status and every artifact, files and all. An edit is told by its file
+A Session keeps one Build (builder/build/pipeline.py, the stages every command runs)
+between edits, and what it made: the course, every lesson's status and every artifact,
+files and all. An edit is told by its file
 events (`Changed`), so the next build reads only what they touched:
 
     refresh   the changed lessons loaded again (the others kept as they were), their
@@ -24,20 +24,16 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ..build.index import Index, index_salt
 from ..build.make import Kept
-from ..build.manifest import Manifest, code_digest, installed_versions
-from ..build.pipeline import build_lock, observe, settings
-from ..build.site import Site, make_pages, with_search
-from ..build.stages import publish
+from ..build.pipeline import Build, build_lock, observe, open_store, settings
+from ..build.site import Site
 from ..core.artifact import Made
 from ..core.errors import PutOff
 from ..core.observe import TEMPLATES, Paths
 from ..core.store import Memo, Store
-from ..course.load import load_course
 from ..course.model import Course, Lesson
-from ..course.rules import INPUTS_DIR, read_inputs
-from ..course.status import LessonStatus, course_status
+from ..course.rules import INPUTS_DIR
+from ..course.status import LessonStatus
 from ..review.git import built_from
 
 T = TypeVar("T")
@@ -124,45 +120,51 @@ class Keys(Memo):
 
 
 class Session:
-    """The last build in memory: `served` is the site as the browser gets it."""
+    """The last build in memory (a Build kept between edits): `served` is the site as the
+    browser gets it."""
 
     def __init__(self, paths: Paths, *, execute: bool) -> None:
         self.paths = paths
         self.settings = settings(execute, since="")
-        self.store = Store(paths.cache)
-        self.course: Course | None = None
-        self.statuses: list[LessonStatus] = []
-        self.sidecars: dict[str, Any] = {}  # what each recording's sidecar says
-        self.index = Index("", 0, {})  # what the last build (or settle) read, by file metadata
+        self.build = Build(paths, open_store(paths), Keys)
         self.pages = Site({})  # the last refresh: every page and chart, no search bundles
         self.bundles: dict[str, Made] = {}  # the search bundles of the last settle
         self.on_disk: dict[str, str] = {}  # what site/ holds: file -> artifact key
         self.read_ns = 0  # when the last refresh started reading
-        self.versions: dict[str, str] = {}
-        self.memo = Keys(self.store, "")
         self.built = ""  # the revision the footer says (git, asked at start and each settle)
         self.untold: list[str] = []  # files a put-off settle changed (a new revision's nav.js)
+
+    @property
+    def course(self) -> Course | None:
+        return self.build.course
+
+    @property
+    def statuses(self) -> list[LessonStatus]:
+        return self.build.statuses
+
+    @property
+    def store(self) -> Store:
+        return self.build.store
 
     def start(self) -> list[str]:
         """The first build: what the last build's index holds and its files did not change
         taken from it, the rest read; the pages the site folder holds taken from it."""
         self.read_ns = time.time_ns()
         now = observe(self.paths, ())
-        last = Manifest.load(self.store)
-        self.versions = installed_versions(now.environment, last)
-        self.memo = Keys(self.store, code_digest(self.versions))
-        index = self.index = Index.load(self.store, self.memo, self.versions, force=False)
-        kept = Kept.since(last, self.paths.out, now)
+        run = self.build
+        run.begin(now)
+        kept = Kept.since(run.last, self.paths.out, now)
         self.built = built_from(self.paths.content)
+        last = run.last
         self.on_disk = {n: last.files[n] for n in kept.intact if n in last.files} if last else {}
-        unchanged = (index.lessons(now), index.statuses(now))
-        return self._build(kept, *unchanged, index.sidecars(now))
+        index = run.index
+        return self._build(kept, index.lessons(now), index.statuses(now), index.sidecars(now))
 
     def refresh(self, changed: Changed) -> list[str]:
         """Build again after `changed`; the names of the site files that changed."""
         self.read_ns = time.time_ns()
         if changed.templates:
-            self.memo = Keys(self.store, code_digest(self.versions))
+            self.build.rekey()
         kept = Kept(None, self.paths.out, frozenset(), self._held())
         return self._build(kept, *self._unchanged(changed))
 
@@ -175,14 +177,14 @@ class Session:
     ) -> list[str]:
         """`lessons`, statuses and sidecars read before (by folder name, by lesson id) are
         not read again."""
-        paths, memo = self.paths, self.memo
-        memo.turn()
-        course = load_course(paths.content, memo, lessons)
-        statuses = course_status(course, paths.recordings, self.versions, memo, unchanged)
-        sidecars = read_inputs(paths.recordings, sidecars)
-        pages = make_pages(course, statuses, sidecars, memo, kept, JOBS, self.built)
-        before, self.pages = self.pages.made, _filled(pages, paths.out)
-        self.course, self.statuses, self.sidecars = course, statuses, sidecars
+        run = self.build
+        assert isinstance(run.memo, Keys)  # the session's Build is made with them
+        run.memo.turn()
+        run.load(lessons)
+        run.status(unchanged)
+        run.inputs(sidecars)
+        pages = run.pages(kept, JOBS, self.built)
+        before, self.pages = self.pages.made, _filled(pages, self.paths.out)
         after = self.pages.made  # a key names its files: those of the keys gone or new changed
         return sorted(
             {
@@ -197,13 +199,14 @@ class Session:
     ) -> tuple[dict[str, Lesson], dict[str, LessonStatus], dict[str, Any]]:
         """The lessons read before whose folders the events did not touch, their statuses
         and sidecars when their recordings (and sidecars) did not change either."""
-        if self.course is None or changed.everything:
+        run = self.build
+        if run.course is None or changed.everything:
             return {}, {}, {}
-        lessons = {x.folder.name: x for x in self.course.lessons}
+        lessons = {x.folder.name: x for x in run.course.lessons}
         lessons = {name: x for name, x in lessons.items() if name not in changed.lessons}
         kept = {x.id for x in lessons.values()} - changed.recordings
-        statuses = {s.lesson_id: s for s in self.statuses if s.lesson_id in kept}
-        return lessons, statuses, {i: v for i, v in self.sidecars.items() if i in kept}
+        statuses = {s.lesson_id: s for s in run.statuses if s.lesson_id in kept}
+        return lessons, statuses, {i: v for i, v in run.sidecars.items() if i in kept}
 
     def _held(self) -> dict[str, Made]:
         return {**self.bundles, **self.pages.made}
@@ -225,8 +228,8 @@ class Session:
             return None
         rebuilt = self.untold = sorted({*self.untold, *self._again_if_committed()})
         kept = Kept(None, self.paths.out, frozenset(), self._held())
-        try:  # Pagefind (0.15-0.4 s at 1,000 lessons) is stopped when an edit comes
-            site = with_search(self.pages, self.course, self.memo, kept, JOBS, edited)
+        try:  # Pagefind is stopped when an edit comes
+            site = self.build.search(self.pages, kept, JOBS, edited)
         except PutOff:
             return None
         if edited():
@@ -239,10 +242,7 @@ class Session:
             now = replace(observe(self.paths, self.settings), taken_ns=self.read_ns)
             if edited():
                 return None
-            salt = index_salt(self.memo, self.versions)
-            before = self.index if self.index.salt == salt else Index(salt, 0, {})
-            self.index = Index.of(before, now, self.memo, self.course, self.statuses, self.sidecars)
-            publish(self.store, self.paths, site, files, now, self.versions, self.index)
+            self.build.publish(site, files, now)
         self.on_disk = names
         self.bundles = {k: m for k, m in site.made.items() if k not in self.pages.made}
         self.untold = []
@@ -250,8 +250,9 @@ class Session:
 
     def _again_if_committed(self) -> list[str]:
         """The pages made again when the revision the footer says changed since the last
-        build (a commit, or the first edit after one; git costs a refresh 10-16 ms, so it
-        is asked here, not at each edit): the names of the files that changed."""
+        build (a commit, or the first edit after one; git is asked here, not at each
+        edit, as it costs a refresh more than the rest of it): the names of the files
+        that changed."""
         built = built_from(self.paths.content)
         if built == self.built:
             return []
@@ -260,7 +261,7 @@ class Session:
         return self._build(kept, *self._unchanged(Changed()))
 
     def close(self) -> None:
-        self.store.close()
+        self.build.store.close()
 
 
 def _filled(site: Site, out: Path) -> Site:

@@ -159,7 +159,7 @@ def test_what_a_refresh_took_from_the_last_stays_in_the_store(
         session.refresh(Changed.of(recorded, [str(lesson_md(recorded))]))
     assert session.settle() is not None
     assert session.course is not None
-    memo, kept = session.memo, set(session.store.keys())
+    memo, kept = session.build.memo, set(session.store.keys())
     fronts = {memo.key("front matter", x.front) for x in session.course.lessons}
     recordings = {memo.key("recording", s.digest) for s in session.statuses if s.digest}
     assert recordings and fronts | recordings <= kept
