@@ -26,11 +26,11 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from builder.core.observe import read_versions  # noqa: E402
+from builder.core.observe import RECORDED, read_versions  # noqa: E402
 from builder.course import fingerprint  # noqa: E402
 from builder.course.load import load_course  # noqa: E402
 from builder.course.recording import Recording, dumps  # noqa: E402
-from builder.course.rules import PINNED_PACKAGES, inputs_path  # noqa: E402
+from builder.course.rules import inputs_path  # noqa: E402
 from builder.course.status import recording_path  # noqa: E402
 from builder.course.validation import validate_json  # noqa: E402
 
@@ -79,7 +79,7 @@ def write_recordings(content: Path, recordings: Path, distinct: bool = False) ->
     renderer = fingerprint.renderer_hash()
     versions = read_versions()
     environment = {"backend": "cpu", "deviceCount": 1}
-    environment |= {name: versions[name] for name in PINNED_PACKAGES}
+    environment |= {name: versions[name] for name in RECORDED}
     for index, lesson in enumerate(course.lessons):
         inputs = fingerprint.lesson_inputs(lesson)
         raw = {

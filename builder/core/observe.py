@@ -22,10 +22,14 @@ NOT_INSTALLED = "not installed"
 RACY_NS = 2_000_000_000
 BUILDER = Path(__file__).resolve().parent.parent  # the builder package
 TEMPLATES = BUILDER / "render" / "templates"
-PACKAGES = (  # whose versions a recording's environment or a page's bytes depend on
-    "jax",
-    "numpy",
-    "matplotlib",
+# The packages that matter, in one table. A recording's environment states the versions of
+# RECORDED (its probe reads them; a page's "Run it yourself" pins them); a Dask worker must
+# have GUARDED as this checkout pins them; PACKAGES are every one a recording's environment
+# or a page's bytes depend on, whose versions key the build.
+RECORDED = ("jax", "numpy", "matplotlib")
+GUARDED = ("jax", "jaxlib", "numpy", "matplotlib")
+PACKAGES = (
+    *RECORDED,
     "pygments",
     "jinja2",
     "markdown-it-py",

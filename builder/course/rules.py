@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import ContentError
-from ..core.observe import NOT_INSTALLED
+from ..core.observe import NOT_INSTALLED, RECORDED
 from ..panels import MAX_BARS  # the harness's bound on a panel, checked again on a recording
 from .files import json_files, read_file, shallow_json
 
@@ -35,7 +35,6 @@ DEFAULT_TIMEOUT = 120.0
 LESSON_FILE = "lesson.md"
 EXAMPLE_FILE = "example.py"
 INPUTS_DIR = "_inputs"  # recordings/_inputs/<lessonId>.json: one small file per lesson
-PINNED_PACKAGES = ("jax", "numpy", "matplotlib")
 LOCK_FILE = Path(__file__).resolve().parents[2] / "requirements.lock"
 
 
@@ -95,15 +94,13 @@ def expected_versions(installed: dict[str, str]) -> dict[str, tuple[str, str]]:
     """Per pinned package, the version recordings must have been made with, and whence it
     comes: the installed version, or, where the package is not installed (CI's light
     install of requirements-check.txt), the version requirements.lock pins."""
-    missing = {
-        name for name in PINNED_PACKAGES if installed.get(name, NOT_INSTALLED) == NOT_INSTALLED
-    }
+    missing = {name for name in RECORDED if installed.get(name, NOT_INSTALLED) == NOT_INSTALLED}
     pins = lock_pins(LOCK_FILE) if missing else {}
     return {
         name: (pins[name], "pinned in requirements.lock")
         if name in missing and name in pins
         else (installed.get(name, NOT_INSTALLED), "installed")
-        for name in PINNED_PACKAGES
+        for name in RECORDED
     }
 
 

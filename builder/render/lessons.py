@@ -19,11 +19,11 @@ from markupsafe import Markup
 
 from ..core import machine
 from ..core.artifact import Artifact, Made, Trace
+from ..core.observe import RECORDED
 from ..course.addresses import page_url
 from ..course.files import read_file
 from ..course.model import Arc, Course, CourseMeta, Lesson
 from ..course.recording import BarPanel, Recording
-from ..course.rules import PINNED_PACKAGES
 from ..course.status import LessonStatus, State
 from . import charts, figures, notebook, prose
 from . import marks as recorded
@@ -223,7 +223,7 @@ def run_it(lesson: Lesson, recording: Recording | None, root: str) -> RunIt:
     if recording is not None:
         env = recording.environment
         pins = {"jax": env.jax, "numpy": env.numpy, "matplotlib": env.matplotlib}
-        install = "pip install " + " ".join(f"{p}=={pins[p]}" for p in PINNED_PACKAGES)
+        install = "pip install " + " ".join(f"{p}=={pins[p]}" for p in RECORDED)
         name = f"{lesson.id}-example"
         cited = name if f"{name}:" in recording.stdout else ""
     settings = [f"{key}={shlex.quote(value)}" for key, value in lesson.meta.env.items()]

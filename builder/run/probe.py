@@ -22,10 +22,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from ..core.observe import RECORDED as PACKAGES
 from ..core.observe import environment_snapshot
 from .sandbox import sandboxed
 
-PACKAGES = ("jax", "numpy", "matplotlib")
 TIMEOUT = 120.0
 SOURCE = f"""
 import json, sys

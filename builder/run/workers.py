@@ -12,14 +12,13 @@ from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import BuildError
-from ..core.observe import NOT_INSTALLED
+from ..core.observe import GUARDED, NOT_INSTALLED
 from ..course.rules import LOCK_FILE, lock_pins
 
 if TYPE_CHECKING:
     from distributed import Client, Future
 
 
-GUARDED = ("jax", "jaxlib", "numpy", "matplotlib")
 logger = logging.getLogger(__name__)
 HARNESS = "harness"  # the key of the recording harness's hash among the versions
 

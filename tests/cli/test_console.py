@@ -159,3 +159,19 @@ def _progress_record(progress: Progress) -> logging.LogRecord:
 
 def _line(text: str) -> logging.LogRecord:
     return logging.LogRecord("builder", logging.INFO, "", 0, "%s", (text,), None)
+
+
+def test_the_installed_command_and_python_m_builder_run_one_entry() -> None:
+    """`coursebuilder` (pyproject's script) and `python -m builder` both run
+    builder.__main__.entry: the same collector and exit policy, the same code path that the
+    benchmarks time."""
+    import ast
+    import tomllib
+
+    from tests.helpers import ROOT
+
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts["coursebuilder"] == "builder.__main__:entry"
+    tree = ast.parse((ROOT / "builder" / "__main__.py").read_text())
+    block = [n for n in tree.body if isinstance(n, ast.If)][-1]
+    assert ast.unparse(block) == "if __name__ == '__main__':\n    entry()"

@@ -71,6 +71,8 @@ def test_the_wheel_installs_a_command_whose_new_course_builds_with_make(tmp_path
     pip = [str(tool / "bin" / "python"), "-m", "pip", "install", "-q"]
     _run([*pip, "-c", str(constraints), str(wheel)], tmp_path, timings, "pip install")
     command = str(tool / "bin" / "coursebuilder")
+    # the installed command runs what `python -m builder` runs (its process policy too)
+    assert "from builder.__main__ import entry" in Path(command).read_text()
     out = _run([command, "--version"], tmp_path, timings, "--version")
     assert out == f"coursebuilder {source_version()}\n"
 
