@@ -115,12 +115,21 @@ def chart_alt(panel: BarPanel) -> str:
 def panel_table(panel: BarPanel) -> Markup:
     """The panel's numbers as a table, in its own sideways scroll container, left out of
     the search index."""
-    rows = [
+    series = [s.label for s in panel.series]
+    return macro("panel_table", panel.title, panel.ylabel, series, panel_rows(panel))
+
+
+def panel_rows(panel: BarPanel) -> list[tuple[str, list[str]]]:
+    """The rows of a panel's table: each label and its value in each series, as shown."""
+    return [
         (label, [format_number(s.y[i]) for s in panel.series])
         for i, label in enumerate(panel.labels)
     ]
-    series = [s.label for s in panel.series]
-    return macro("panel_table", panel.title, panel.ylabel, series, rows)
+
+
+def panel_shown(panel: BarPanel) -> str:
+    """A panel's table as one line of text: each row's cells, rows joined with ' / '."""
+    return " / ".join(" ".join([label, *cells]) for label, cells in panel_rows(panel))
 
 
 def format_number(value: float) -> str:

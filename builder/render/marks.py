@@ -19,11 +19,32 @@ from ..core.errors import RenderError
 from ..course.model import Lesson
 from ..course.recording import Recording
 from .bounded import MAX_SEARCHED, compile_pattern, format_value
-from .figures import Sizer, chart_size, figure_html, format_number, provenance, scrollable
+from .figures import (
+    Sizer,
+    chart_size,
+    figure_html,
+    format_number,
+    panel_shown,
+    provenance,
+    scrollable,
+)
 from .highlight import Highlighter
 from .links import Links
 from .markup import macro
 from .terminal import clean_output, terminal_lines
+
+
+@dataclass(frozen=True)
+class Placed:
+    """A recorded thing a page shows, as data: what `diff` and the What-changed page
+    compare between two recordings of the same prose (the k-th of one is the k-th of the
+    other), so that nothing reads it back out of the HTML."""
+
+    kind: str  # "value", "output", "panel", or "broken": a reference that did not resolve
+    section: str  # the heading it stands under, as a reader sees it ("" before the first)
+    anchor: str  # that heading's id, or the panel's own ("panel-2")
+    source: str  # what it reads: "recorded output", "panel 2", "recorded output, line 3"...
+    shown: str  # its text as the reader sees it (a panel: its table's rows)
 
 
 @dataclass
@@ -46,6 +67,8 @@ class PageEnv:
     searched: int = 0  # characters of recorded output its references searched (bounded.py)
     outputs: int = 0  # recorded-output blocks placed so far: each region gets its own name
     values: int = 0  # inline values placed so far: each note gets its own id
+    placed: list[Placed] = field(default_factory=list)  # in the page's order
+    section: tuple[str, str] = ("", "")  # the last heading so far: its text and id
     _shown: list[str] | None = None
 
     def shown_lines(self) -> list[str]:
@@ -54,15 +77,24 @@ class PageEnv:
             self._shown = terminal_lines(self.recording.stdout if self.recording else "")
         return self._shown
 
-    def fail(self, message: str) -> Markup:
+    def error(self, message: str) -> None:
+        """A problem of the lesson's at the current line, collected (the page goes on)."""
         at = self.lesson.body_line + self.line
         self.errors.append(RenderError(f"line {at}: {message}", path=self.lesson.lesson_path))
-        return broken(message)
 
+    def fail(self, message: str) -> Markup:
+        """The problem collected, and the place of the mark that failed, saying why."""
+        self.error(message)
+        return self.broken(message)
 
-def broken(message: str) -> Markup:
-    """The place of a mark that failed, saying why (`diff` compares these in order)."""
-    return Markup('<mark class="broken">%s</mark>') % message
+    def broken(self, message: str) -> Markup:
+        """The place of a mark that failed (placed: `diff` compares these in order)."""
+        self.place("broken", "a reference this recording cannot resolve", "")
+        return Markup('<mark class="broken">%s</mark>') % message
+
+    def place(self, kind: str, source: str, shown: str, anchor: str = "") -> None:
+        section, heading = self.section
+        self.placed.append(Placed(kind, section, anchor or heading, source, shown))
 
 
 # -- block directives --------------------------------------------------------------------
@@ -74,7 +106,7 @@ def parse_args(text: str, page: PageEnv) -> Args | None:
     try:
         words = shlex.split(text)
     except ValueError as error:
-        page.fail(f"{{{{ {text} }}}}: {error}")
+        page.error(f"{{{{ {text} }}}}: {error}")
         return None
     args: Args = {}
     for word in words:
@@ -89,11 +121,11 @@ def parse_args(text: str, page: PageEnv) -> Args | None:
 def _line_range(spec: str, total: int, page: PageEnv, what: str) -> slice | None:
     match = re.fullmatch(r"(\d+)(?:-(\d+))?", spec)
     if not match:
-        page.fail(f"{what} lines={spec!r}: expected N or N-M")
+        page.error(f"{what} lines={spec!r}: expected N or N-M")
         return None
     first, last = int(match[1]), int(match[2] or match[1])
     if not 1 <= first <= last <= total:
-        page.fail(f"{what} lines={spec}: it has {total} lines")
+        page.error(f"{what} lines={spec}: it has {total} lines")
         return None
     return slice(first - 1, last)
 
@@ -160,10 +192,12 @@ def _output(page: PageEnv, args: Args) -> str:
         pattern = _regex(args["match"][0], page, lines)
         lines = [line for line in lines if pattern and pattern.search(line)]
         if pattern and not lines:
-            page.fail(f"output match={args['match'][0]!r} matches no line of the recorded output")
+            page.error(f"output match={args['match'][0]!r} matches no line of the recorded output")
     page.outputs += 1  # regions of one page need names of their own (axe: landmark-unique)
     name = "Recorded output" + (f" ({page.outputs})" if page.outputs > 1 else "")
-    return macro("output_figure", provenance(recording), clean_output("".join(lines)), name)
+    shown = clean_output("".join(lines))
+    page.place("output", "recorded output", shown)
+    return macro("output_figure", provenance(recording), shown, name)
 
 
 def _marked_block(lines: list[str], args: Args, page: PageEnv) -> list[str] | None:
@@ -178,7 +212,7 @@ def _marked_block(lines: list[str], args: Args, page: PageEnv) -> list[str] | No
             return None
         found = next((n for n, line in enumerate(lines) if pattern.search(line)), None)
         if found is None:
-            page.fail(f"output from={args['from'][0]!r} matches no line of the recorded output")
+            page.error(f"output from={args['from'][0]!r} matches no line of the recorded output")
             return None
         start = found
     if "to" not in args:
@@ -190,7 +224,7 @@ def _marked_block(lines: list[str], args: Args, page: PageEnv) -> list[str] | No
     end = next((n for n in range(after, len(lines)) if pattern.search(lines[n])), None)
     if end is None:
         where = f" after the line from= matched ({lines[start].strip()!r})" if after else ""
-        page.fail(f"output to={args['to'][0]!r} matches no line of the recorded output{where}")
+        page.error(f"output to={args['to'][0]!r} matches no line of the recorded output{where}")
         return None
     return lines[start : end + 1]
 
@@ -219,8 +253,15 @@ def panel_figures(page: PageEnv, numbers: list[int]) -> str:
             )
             continue
         page.placed_panels.append(number)
+        page.placed.append(panel_placed(recording, number, page.section[0]))
         out.append(figure_html(recording, number, page.root, page.size))
     return "".join(out)
+
+
+def panel_placed(recording: Recording, number: int, section: str) -> Placed:
+    """Panel `number` as a page shows it, under the heading `section`."""
+    shown = panel_shown(recording.panels[number - 1])
+    return Placed("panel", section, f"panel-{number}", f"panel {number}", shown)
 
 
 REVEAL_SUMMARY = "Show the solution and the recorded answer"
@@ -267,13 +308,14 @@ def value(page: PageEnv, args: Args, text: str) -> str:
         return Markup('<span class="not-recorded">[not recorded]</span>')
     found = _lookup(page, recording, args, text)
     if found is None:  # failed, and said why: mark the place (`diff` compares marks in order)
-        return broken(page.errors[-1].problem)
+        return page.broken(page.errors[-1].problem)
     value, source = found
     shown = _format(value, args.get("fmt", [""])[0], page, text)
     page.values += 1
     exact = _exact(value)
     recorded = f"Recorded value {exact}, from" if exact != shown else "From"
     note = f"value-note-{page.values}"
+    page.place("value", source, shown)
     return macro("recorded_value", str(value), shown, note, recorded, source, provenance(recording))
 
 
@@ -298,9 +340,9 @@ def _lookup(
         number = args["line"][0]
         if number.isdigit() and 1 <= int(number) <= len(lines):
             return lines[int(number) - 1].strip(), f"recorded output, line {number}"
-        page.fail(f"{{{{ {text} }}}}: the recorded output has {len(lines)} lines")
+        page.error(f"{{{{ {text} }}}}: the recorded output has {len(lines)} lines")
         return None
-    page.fail(f'{{{{ {text} }}}}: say panel=N label=..., output="regex" or line=N')
+    page.error(f'{{{{ {text} }}}}: say panel=N label=..., output="regex" or line=N')
     return None
 
 
@@ -309,18 +351,18 @@ def _panel_value(
 ) -> tuple[float, str] | None:
     number = args["panel"][0]
     if not number.isdigit() or not 1 <= int(number) <= len(recording.panels):
-        page.fail(f"{{{{ {text} }}}}: the recording has {len(recording.panels)} panel(s)")
+        page.error(f"{{{{ {text} }}}}: the recording has {len(recording.panels)} panel(s)")
         return None
     panel = recording.panels[int(number) - 1]
     labels = [_nfc(label) for label in panel.labels]  # "é" typed one way finds it typed another
     label = _nfc(args.get("label", [""])[0])
     if label not in labels:
-        page.fail(f"{{{{ {text} }}}}: panel {number} has labels {panel.labels}")
+        page.error(f"{{{{ {text} }}}}: panel {number} has labels {panel.labels}")
         return None
     names = [_nfc(series.label) for series in panel.series]
     wanted = _nfc(args.get("series", [names[0] if len(names) == 1 else ""])[0])
     if wanted not in names:
-        page.fail(f"{{{{ {text} }}}}: give series= one of {[s.label for s in panel.series]}")
+        page.error(f"{{{{ {text} }}}}: give series= one of {[s.label for s in panel.series]}")
         return None
     series = panel.series[names.index(wanted)]
     value = series.y[labels.index(label)]
@@ -340,7 +382,7 @@ def _output_value(
     match = pattern.search(shown) if pattern else None
     if match is None:
         if pattern:
-            page.fail(f"{{{{ {text} }}}}: the pattern matches nothing in the recorded output")
+            page.error(f"{{{{ {text} }}}}: the pattern matches nothing in the recorded output")
         return None
     value = match.group(1) if pattern and pattern.groups else match.group(0)
     line = shown.count("\n", 0, match.start()) + 1
@@ -354,7 +396,7 @@ def _regex(text: str, page: PageEnv, searched: str | list[str]) -> Any:
     page.searched += len(searched) if isinstance(searched, str) else sum(map(len, searched))
     if page.searched > MAX_SEARCHED:
         if before <= MAX_SEARCHED:  # said once: the later references are not searched
-            page.fail(
+            page.error(
                 f"regex {text!r}: the references on this page search over "
                 f"{MAX_SEARCHED // 2**20} MiB of recorded output in all; quote less of it"
             )
@@ -362,7 +404,7 @@ def _regex(text: str, page: PageEnv, searched: str | list[str]) -> Any:
     try:
         return compile_pattern(text)
     except ValueError as error:
-        page.fail(f"regex {text!r}: {error}")
+        page.error(f"regex {text!r}: {error}")
         return None
 
 
@@ -372,7 +414,7 @@ def _format(value: float | str, spec: str, page: PageEnv, text: str) -> str:
     try:
         return format_value(value, spec)
     except ValueError as error:  # a recorded inf or nan, a bad spec, a width of a gigabyte
-        page.fail(f"{{{{ {text} }}}}: cannot format {value!r} with {spec!r}: {error}")
+        page.error(f"{{{{ {text} }}}}: cannot format {value!r} with {spec!r}: {error}")
         return str(value)
 
 

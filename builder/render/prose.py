@@ -41,7 +41,7 @@ from ..course.recording import Recording
 from .figures import Sizer, chart_size, scrollable, table_scroll_open
 from .highlight import Highlighter, code_block
 from .links import Links
-from .marks import BLOCKS, PageEnv, parse_args, value
+from .marks import BLOCKS, PageEnv, Placed, parse_args, value
 from .markup import macro
 
 BLOCK_DIRECTIVES = ("example", "output", "panel", "panels", "reveal")
@@ -57,6 +57,7 @@ class RenderedProse:
     toc: list[tuple[int, str, str]]
     placed_panels: list[int]
     terms: list[str]
+    placed: tuple[Placed, ...] = ()  # the recorded things it shows, in order (marks.Placed)
 
 
 def render_prose(
@@ -78,7 +79,8 @@ def render_prose(
     body = md.renderer.render(tokens, md.options, {"page": env})
     if env.revealing:  # a {{ reveal }} runs to the end of the prose
         body += "</details>\n"
-    return RenderedProse(body, env.toc, env.placed_panels, env.terms), env.errors
+    made = RenderedProse(body, env.toc, env.placed_panels, env.terms, tuple(env.placed))
+    return made, env.errors
 
 
 @cache
@@ -198,7 +200,7 @@ def _bounded_paragraphs(state: StateCore) -> None:
     for token in state.tokens:
         if token.type == "inline" and len(token.content) > MAX_PARAGRAPH:
             page.line = token.map[0] if token.map else 0
-            page.fail(
+            page.error(
                 f"a paragraph of {len(token.content) // 1024} KiB is over the "
                 f"{MAX_PARAGRAPH // 1024} KiB limit: break it up with blank lines"
             )
@@ -255,6 +257,7 @@ def _render_heading_open(self: Any, tokens: list[Token], idx: int, options: Any,
     opened: str = self.renderToken(tokens, idx, options, env)
     token = tokens[idx]
     if token.tag in HEADINGS and token.attrs.get("id"):
+        _page(env).section = (plain_text(tokens[idx + 1]), str(token.attrs["id"]))
         return Markup('<div class="heading">') + Markup(opened)
     return opened
 
@@ -338,15 +341,15 @@ def _render_link_open(self: Any, tokens: list[Token], idx: int, options: Any, en
         key, _, anchor = href.removeprefix("lesson:").partition("#")
         target = page.links.lesson(key)
         if target is None:
-            page.fail(f"link to lesson {key!r}: no lesson has that slug or id")
+            page.error(f"link to lesson {key!r}: no lesson has that slug or id")
             href = "#"
         else:
             href = f"{page.root}{target.url}index.html" + (f"#{anchor}" if anchor else "")
     elif _scheme(href) and not href.lower().startswith(SAFE_SCHEMES):
-        page.fail(f"link {href!r}: only http, https, mailto and relative links are allowed")
+        page.error(f"link {href!r}: only http, https, mailto and relative links are allowed")
         href = "#"
     elif not _scheme(href) and (problem := _outside(href, page.root)):
-        page.fail(f"link {href!r}: {problem}: use a relative path, lesson:slug or https://")
+        page.error(f"link {href!r}: {problem}: use a relative path, lesson:slug or https://")
         href = "#"
     token.attrs["href"] = href
     rendered: str = self.renderToken(tokens, idx, options, env)

@@ -88,6 +88,7 @@ class PageMark:
     page: str  # the page's path in the site: l/<slug>/
     section: str  # the heading it is under ("" before the first)
     anchor: str  # that heading's id, or the figure's (panel-2)
+    kind: str  # "value", "output", "panel", or "broken" (a reference that cannot resolve)
     what: str  # "value: panel 2 “Title”, series, label (unit)", "output", "panel 2"
     old: str
     new: str

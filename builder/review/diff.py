@@ -12,11 +12,11 @@ install, `--no-pages`, a course that does not load) the rest of the report is un
 
 from __future__ import annotations
 
-import html
 import re
 import tempfile
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..core.errors import BuildError, BuildErrors
 from ..course.load import load_course
@@ -24,6 +24,9 @@ from ..course.model import Course, Lesson
 from ..course.recording import Recording, loads
 from . import git as revision
 from .changes import CourseChanges, LessonChange, PageMark, compare, line_keys, timing_panel
+
+if TYPE_CHECKING:
+    from ..render.marks import Placed  # markdown-it and Jinja: only when pages are compared
 
 
 def diff(
@@ -91,17 +94,6 @@ def _lesson_pages(
 
 # -- which pages show a changed number -------------------------------------------------------
 
-_MARK = re.compile(
-    r'<h[23] id="(?P<hid>[^"]*)"[^>]*>(?P<heading>.*?)</h[23]>'
-    r'|<data class="rv" [^>]*>(?P<value>.*?)</data>'
-    r'<span class="rv-note"[^>]*>[^<]*<span class="rv-source">(?P<note>[^<]*)</span>'
-    r'|<figure class="output"[^>]*>.*?<code>(?P<output>.*?)</code>'
-    r'|<figure class="panel" id="panel-(?P<panel>\d+)"[^>]*>.*?(?P<table><table.*?</table>)'
-    r'|<mark class="broken">(?P<broken>.*?)</mark>',
-    re.DOTALL,
-)
-_TAG = re.compile(r"<[^>]+>")
-
 
 def page_marks(
     course: Course, lesson: Lesson, old: Recording, new: Recording
@@ -112,50 +104,41 @@ def page_marks(
     if len(before) != len(after):  # cannot happen: a failed reference leaves a mark
         return ()
     return tuple(
-        PageMark(lesson.url, b[0], b[1], b[2], a[3], b[3], _timing(a, b, old, new))
+        PageMark(lesson.url, b.section, b.anchor, b.kind, _what(b), a.shown, b.shown, timing)
         for a, b in zip(before, after, strict=True)
-        if a[3] != b[3]
+        if a.shown != b.shown
+        for timing in (_timing(a, b, old, new),)
     )
 
 
-Mark = tuple[str, str, str, str]  # section, anchor, what, shown
-
-
-def _marks(course: Course, lesson: Lesson, recording: Recording) -> list[Mark]:
+def _marks(course: Course, lesson: Lesson, recording: Recording) -> list[Placed]:
+    """What the lesson's page shows of `recording`, in order: the marks the renderer
+    placed, then the panels the prose left to the end (under its last heading)."""
     # markdown-it, only when pages are compared; imported before figures' Jinja, so that on
     # a light install the note says markdown-it is missing
     from ..render import prose
-    from ..render.figures import unplaced_panels
+    from ..render.marks import panel_placed
 
     rendered, _ = prose.render_prose(lesson, course, recording, "../../", _plain)
-    body = rendered.html + str(unplaced_panels(recording, rendered.placed_panels, "../../"))
-    section = anchor = ""
-    marks: list[Mark] = []
-    for match in _MARK.finditer(body):
-        if match["hid"] is not None:
-            section, anchor = _text(match["heading"]), match["hid"]
-        elif match["note"] is not None:
-            marks.append((section, anchor, f"value: {_text(match['note'])}", _text(match["value"])))
-        elif match["output"] is not None:
-            marks.append((section, anchor, "recorded output", html.unescape(match["output"])))
-        elif match["panel"] is not None:
-            panel = match["panel"]
-            marks.append((section, f"panel-{panel}", f"panel {panel}", _table(match["table"])))
-        else:
-            marks.append((section, anchor, "a reference this recording cannot resolve", ""))
-    return marks
+    last = rendered.toc[-1][2] if rendered.toc else ""
+    unplaced = [n for n in range(1, len(recording.panels) + 1) if n not in rendered.placed_panels]
+    return [*rendered.placed, *(panel_placed(recording, n, last) for n in unplaced)]
 
 
-def _timing(a: Mark, b: Mark, old: Recording, new: Recording) -> bool:
+def _what(mark: Placed) -> str:
+    """What a mark is, as the report says it: "value: <its source>", or its source."""
+    return f"value: {mark.source}" if mark.kind == "value" else mark.source
+
+
+def _timing(a: Placed, b: Placed, old: Recording, new: Recording) -> bool:
     """A mark that only moved timings: its output text (or the output line a value reads)
     is the same once timings are masked, or the value is read from a timing panel."""
-    what = b[2]
-    if what == "recorded output":
-        return _figure_keys(old, a[3]) == _figure_keys(new, b[3])
-    lines = [re.search(r"recorded output, line (\d+)$", x[2]) for x in (a, b)]
+    if b.kind == "output":
+        return _figure_keys(old, a.shown) == _figure_keys(new, b.shown)
+    lines = [re.fullmatch(r"recorded output, line (\d+)", x.source) for x in (a, b)]
     if lines[0] and lines[1]:
         return _line_key(old, lines[0][1]) == _line_key(new, lines[1][1])
-    panel = re.match(r"(?:value: )?panel (\d+)", what)
+    panel = re.match(r"panel (\d+)", b.source)
     number = int(panel[1]) if panel else 0
     declared = None if new.timings is None else set(new.timings.panels)
     return 0 < number <= len(new.panels) and timing_panel(new.panels[number - 1], number, declared)
@@ -188,14 +171,3 @@ def _plain(code: str, language: str) -> str:
     from markupsafe import Markup  # with markdown-it: only when pages are compared
 
     return Markup('<pre class="plain"><code>%s</code></pre>') % code
-
-
-def _text(fragment: str) -> str:
-    return html.unescape(_TAG.sub("", fragment)).strip()
-
-
-def _table(table: str) -> str:
-    """A panel's table as text: each row's cells, rows joined with ' / '."""
-    rows = re.findall(r"<tr>(.*?)</tr>", table, re.DOTALL)[1:]  # not the head row
-    cells = [re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row) for row in rows]
-    return " / ".join(" ".join(_text(cell) for cell in row) for row in cells)

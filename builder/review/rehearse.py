@@ -38,7 +38,6 @@ from ..run.execute import Execution, Limits, Runner, run_example
 from . import git as revision
 from .changes import CourseChanges, PageMark, _camel, compare
 
-UNRESOLVED_MARK = "a reference this recording cannot resolve"
 CHECK_LINE = re.compile(r"^.*\bcheck passed:.*$", re.MULTILINE)
 INSTALL_TIMEOUT = 1800.0  # seconds for pip to install a lock
 TAIL_LINES = 6  # of a failed example's stderr, in the report
@@ -286,8 +285,8 @@ def _report(
         versions=_versions(old, new),
         lessons=lessons,
         failures=failures,
-        references=tuple(_reference(i, m) for i, m in marks if m.what != UNRESOLVED_MARK),
-        unresolved=tuple(_reference(i, m) for i, m in marks if m.what == UNRESOLVED_MARK),
+        references=tuple(_reference(i, m) for i, m in marks if m.kind != "broken"),
+        unresolved=tuple(_reference(i, m) for i, m in marks if m.kind == "broken"),
         checks_gone=_checks_gone(old, new),
         pages=tuple(sorted({m.page for _, m in marks})),
         recordings=str(side_recordings),

@@ -297,3 +297,37 @@ def test_a_reveal_mark_that_makes_no_sense_names_its_line(
 ) -> None:
     _, errors = _render(course, None, "Text.\n\n" + body)
     assert len(errors) == 1 and message in errors[0] and "line " in errors[0]
+
+
+def test_the_marks_a_page_places_are_the_ones_it_shows(
+    course: Course, reference: Recording
+) -> None:
+    """What the renderer hands `diff` as data (marks.Placed) is what the HTML shows, mark
+    for mark: each kind as many times as its element, each text inside the page, each
+    under the heading it follows."""
+    import html as html_module
+
+    body = (
+        '## Timing\n\nIt took {{ value panel=2 label=ordinary series="compiler temporaries" }}, '
+        "and {{ value line=99 }} is not a line.\n\n{{ output lines=1-2 }}\n\n"
+        "## Charts\n\n{{ panel 2 }}\n\n{{ panel 9 }}\n"
+    )
+    rendered, _ = prose.render_prose(_lesson(course, body), course, reference, root="../../")
+    kinds = [mark.kind for mark in rendered.placed]
+    assert kinds == ["value", "broken", "output", "panel", "broken"]
+    text = html_module.unescape(rendered.html)
+    assert kinds.count("broken") == rendered.html.count('<mark class="broken">')
+    assert kinds.count("output") == rendered.html.count('<figure class="output"')
+    assert kinds.count("panel") == rendered.html.count('<figure class="panel"')
+    for mark in rendered.placed:
+        if mark.kind == "panel":  # its table's rows, as the page's table has them
+            rows = figures.panel_rows(reference.panels[1])
+            assert mark.shown == " / ".join(" ".join([label, *cells]) for label, cells in rows)
+            for label, cells in rows:
+                row = f'<th scope="row">{label}</th>' + "".join(f"<td>{c}</td>" for c in cells)
+                assert row in text
+        else:
+            assert mark.shown in text
+    sections = [(mark.section, mark.anchor) for mark in rendered.placed]
+    assert sections[:3] == [("Timing", "timing")] * 3
+    assert sections[3] == ("Charts", "panel-2") and sections[4] == ("Charts", "charts")
