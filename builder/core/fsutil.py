@@ -12,8 +12,9 @@ may be a link: the user named it (`--out /srv/www/course` where /srv/www is one)
 found where the builder's own folder goes is replaced by a real folder: the link is
 deleted, never what it points to; with `refuse_links` (a folder the user owns, as `new`'s),
 it is an error instead. A folder a feature owns is `claim`ed with a marker file first, and
-the builder deletes only inside a folder whose marker proves it made it. Folders the builder makes are readable by everyone
-(0755), as its files are (0644), whatever the umask: a web server serves them.
+the builder deletes only inside a folder whose marker proves it made it. Folders the
+builder makes are readable by everyone (0755), as its files are (0644), whatever the umask:
+a web server serves them.
 """
 
 from __future__ import annotations
