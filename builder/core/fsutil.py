@@ -148,6 +148,7 @@ class Staging:
 _FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 FOLDER_MODE = 0o755  # a web server lists and enters the site's folders
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")  # Unicode's control characters (Cc)
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def name_problem(name: str) -> str | None:
@@ -157,6 +158,8 @@ def name_problem(name: str) -> str | None:
         return "is empty"
     if _CONTROL.search(name):
         return "holds a control character"
+    if _SURROGATE.search(name):  # bytes a file name holds that are not UTF-8 (surrogateescape)
+        return "is not UTF-8"
     if "\\" in name:
         return "holds a backslash"
     if name.startswith("/"):
