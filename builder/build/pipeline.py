@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from ..core.observe import Observed, Paths, environment_snapshot
+from ..core.scratch import sweep
 from ..core.store import Memo, Store
 from .manifest import Head, Manifest, code_digest, installed_versions
 
@@ -64,6 +65,7 @@ def build(
     `jobs` processes at once for either; with `since` (a git revision), a "What changed"
     page against it too. Progress and warnings are logged (builder.core.console)."""
     with build_lock(paths.cache), contextlib.closing(Store(paths.cache, _warn)) as store:
+        sweep()  # the scratch folders of killed builds
         now = observe(paths, settings(execute, _commit(paths, since)))
         head = Head.load(store)  # what a no-op compares, not what the site files hold
         if head is not None and head.unchanged(now) and not force:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import logging
 import os
 import subprocess
-import tempfile
 import time
 from collections.abc import Callable, Iterable, Mapping
 from functools import cache
@@ -26,6 +25,7 @@ from typing import TYPE_CHECKING
 from ..core.artifact import Artifact, Made
 from ..core.errors import BuildError, PutOff
 from ..core.fsutil import cannot_write
+from ..core.scratch import MEMORY, scratch
 
 if TYPE_CHECKING:
     from ..course.model import Course
@@ -108,8 +108,8 @@ def index(
             raise BuildError(message)
         logger.warning("warning: search index skipped: %s", message)
         return {}
-    with tempfile.TemporaryDirectory(prefix="coursebuilder-search-", dir=_memory()) as scratch:
-        pages, output = Path(scratch, "pages"), Path(scratch, BUNDLE)
+    with scratch("search", _memory()) as folder:  # swept by the next build if this one is killed
+        pages, output = folder / "pages", folder / BUNDLE
         _copy_pages(pages, names, read)
         _run(
             [str(binary), "--site", str(pages), "--output-path", str(output), "--keep-index-url"],
@@ -139,8 +139,8 @@ def _memory() -> str | None:
     TMPDIR does not say otherwise, else the temporary folder. A bundle writes and deletes
     about 200 files there; on an ext4 disk, at 1,000 lessons, that cost 0.4 s of CPU, and the
     deletions slowed the site's file creations that follow."""
-    if "TMPDIR" not in os.environ and os.access("/dev/shm", os.W_OK | os.X_OK):
-        return "/dev/shm"
+    if "TMPDIR" not in os.environ and os.access(MEMORY, os.W_OK | os.X_OK):
+        return MEMORY
     return None
 
 

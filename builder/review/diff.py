@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import html
 import re
-import tempfile
 from dataclasses import replace
 from pathlib import Path
 
 from ..core.errors import BuildError, BuildErrors
+from ..core.scratch import scratch as scratch_folder
 from ..course.load import load_course
 from ..course.model import Course, Lesson
 from ..course.recording import Recording, loads
@@ -62,8 +62,8 @@ def _with_pages(
     old: dict[str, bytes],
     new: dict[str, bytes],
 ) -> tuple[LessonChange, ...]:
-    with tempfile.TemporaryDirectory(prefix="builder-diff-") as scratch:
-        root = content if head is None else revision.extract(content, head, Path(scratch))
+    with scratch_folder("diff") as scratch:
+        root = content if head is None else revision.extract(content, head, scratch)
         try:
             course = load_course(root)
         except BuildError as error:  # named as in the repository, not in the scratch copy
