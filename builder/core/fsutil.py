@@ -376,7 +376,7 @@ def cannot_write(error: OSError, kept: str) -> BuildError:
     return BuildError(f"cannot write {where}: {error.strerror or error}{kept}", hint=_remedy(error))
 
 
-_REMEDIES = MappingProxyType(
+REMEDIES = MappingProxyType(
     {
         errno.ENOSPC: "free space on that disk",
         errno.EDQUOT: "free space within your disk quota, or ask for a larger one",
@@ -389,7 +389,7 @@ _REMEDIES = MappingProxyType(
 
 
 def _remedy(error: OSError) -> str:
-    first = _REMEDIES.get(
+    first = REMEDIES.get(
         error.errno or 0, "make the folder writable (and check the disk is not full)"
     )
     return f"{first}, then run the command again"
