@@ -6,11 +6,18 @@ a Makefile, a lock file, .gitignore, the CI workflow, the pre-commit hook and a 
 the course's author. Files named `dot-x` there are written as `.x` (a wheel's package data
 leaves dotfiles out); the lock's `coursebuilder==VERSION` line gets this builder's version.
 Standard library only: `new` needs none of the builder's heavy dependencies.
+
+Everything is written below DIR through the one door (fsutil.Staging with `refuse_links`):
+a symbolic link anywhere inside DIR where a starter file or folder goes (`content`,
+`content/lessons`, `.github/workflows`, `Makefile`...) is refused with an error naming it,
+before anything is written, and nothing is written outside DIR. DIR itself may be a link:
+the user named it, as `--out` of `render`.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import TextIO
@@ -70,14 +77,9 @@ def new_course(folder: Path, *, force: bool = False, out: TextIO = sys.stdout) -
             hint="choose a new or empty folder, or add --force to write the starter files "
             "into it (files of the same name are replaced, nothing else is touched)",
         )
-    from ..core.fsutil import write_atomic  # not for every command that builds the parser
-
     files = starter_files()
-    for name, data in files.items():
-        target = folder / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(target, data)
-    (folder / "recordings").mkdir(exist_ok=True)
+    _refuse_links(folder, [*files, "recordings"])
+    _write(folder, files)
     print(f"Wrote a new course into {folder}/ ({len(files)} files):", file=out)
     for name in files:
         print(f"  {name}", file=out)
@@ -87,3 +89,38 @@ def new_course(folder: Path, *, force: bool = False, out: TextIO = sys.stdout) -
         file=out,
     )
     return list(files)
+
+
+def _refuse_links(folder: Path, names: list[str]) -> None:
+    """A symbolic link inside `folder` where a starter file or folder goes is refused,
+    naming it: `new` writes nothing through one (nor replaces it)."""
+    seen = set()
+    for name in names:
+        parts = name.split("/")
+        for n in range(1, len(parts) + 1):
+            path = folder.joinpath(*parts[:n])
+            if path in seen:
+                continue
+            seen.add(path)
+            if path.is_symlink():
+                raise BuildError(
+                    f"is a symbolic link (to {os.readlink(path)!r}); `new` writes nothing "
+                    "through a link, and nothing was written",
+                    path=path,
+                    hint="remove the link (or put a real folder or file there), or choose "
+                    "another folder",
+                )
+
+
+def _write(folder: Path, files: dict[str, bytes]) -> None:
+    """The starter files and an empty recordings/, all renamed into place at the end, never
+    through a link below `folder` (one made there since it was checked is an error too)."""
+    from ..core.fsutil import Staging, cannot_write  # not for every command that builds the parser
+
+    try:
+        with Staging(folder, durable=True, refuse_links=True) as staging:
+            staging.add(files)
+            staging.make("recordings")
+            staging.commit()
+    except OSError as error:
+        raise cannot_write(error, "no starter file was replaced") from None

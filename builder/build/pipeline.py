@@ -194,6 +194,9 @@ def build(
         head = Head.load(run.store)  # what a no-op compares, not what the site files hold
         if head is not None and head.unchanged(now) and not force:
             return BuildResult((), 0, 0, head.total)
+        from ..core.scratch import sweep  # not on a no-op: a build that does work sweeps
+
+        sweep()  # the scratch folders of killed builds
         run.begin(now, head, reread=force)
         run.load(run.index.lessons(now))
         run.status(run.index.statuses(now))

@@ -4,7 +4,8 @@ The site folder's marker file (`.coursebuilder-site`) lists every file the build
 there. Before anything is renamed into place it lists the old files and the new ones, and
 after, the new ones only: a build stopped at any point leaves a list that covers whatever
 it left behind, so the next build can remove it. Only files on that list are ever deleted,
-only inside the site folder and never through a symbolic link; a folder that holds other
+only inside the site folder and never through a symbolic link, and every name written to it
+passes the rules it is read with (`_listable`); a folder that holds other
 files and no marker is refused, unless all it holds is this builder's temporary files (a
 first build killed while it wrote): those are deleted.
 
@@ -49,6 +50,7 @@ def write(
     delete the files an earlier build wrote that are not among `names`, and the temporary
     files a stopped build left among `present` (the site folder's files)."""
     names = sorted(set(names))
+    _listable(names)
     left = [name for name in present if TEMPORARY.fullmatch(name) and not name_problem(name)]
     before = _listed(out) + left
     try:
@@ -67,6 +69,20 @@ def write(
     except OSError as error:
         raise cannot_write(error, "the new site is written; some old files remain") from None
     return Written(written, len(gone), len(names))
+
+
+def _listable(names: list[str]) -> None:
+    """Every name the marker will list passes the rules `_listed` reads it with, or nothing
+    is written: a name with a newline would list two files, one of them not the builder's
+    (the course's own files are refused at load, builder/course/files.py site_name)."""
+    for name in names:
+        problem = name_problem(name)
+        if problem:
+            raise BuildError(
+                f"the site would hold a file named {name!r}, which {problem}; nothing was "
+                "written or deleted",
+                hint="rename the file the site publishes under that name",
+            )
 
 
 def _listed(out: Path) -> list[str]:

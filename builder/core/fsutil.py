@@ -10,8 +10,11 @@ at a time (`open_below`), and a name that is not plainly inside the root (`name_
 absolute, `..`, `.`, `//`, a backslash, a control character) is refused. The root itself
 may be a link: the user named it (`--out /srv/www/course` where /srv/www is one). A link
 found where the builder's own folder goes is replaced by a real folder: the link is
-deleted, never what it points to. Folders the builder makes are readable by everyone
-(0755), as its files are (0644), whatever the umask: a web server serves them.
+deleted, never what it points to; with `refuse_links` (a folder the user owns, as `new`'s),
+it is an error instead. A folder a feature owns is `claim`ed with a marker file first, and
+the builder deletes only inside a folder whose marker proves it made it. Folders the
+builder makes are readable by everyone (0755), as its files are (0644), whatever the umask:
+a web server serves them.
 """
 
 from __future__ import annotations
@@ -58,9 +61,10 @@ class Staging:
     followed (`open_below`); the root and the folders made are readable by everyone.
     """
 
-    def __init__(self, root: Path, *, durable: bool = False) -> None:
+    def __init__(self, root: Path, *, durable: bool = False, refuse_links: bool = False) -> None:
         self.root = root
         self.durable = durable
+        self.refuse_links = refuse_links  # a link below the root: an error, not replaced
         self.staged: list[tuple[tuple[str, ...], str, Path]] = []  # folder, temporary, file
         self.committed = False
         self._root: int | None = None
@@ -89,6 +93,8 @@ class Staging:
             *parts, leaf = name.split("/")
             try:
                 folder = self._folder(tuple(parts))
+                if self.refuse_links and _is_link(folder, leaf):
+                    raise OSError(errno.ELOOP, "is a symbolic link, which is not followed")
                 if _holds(folder, leaf, data):
                     continue
                 tmp, fd = _create(folder, leaf)
@@ -108,6 +114,13 @@ class Staging:
         self.committed = True
         return len(self.staged)
 
+    def make(self, name: str) -> None:
+        """The folder `name` below the root, made (as `add` makes a file's)."""
+        try:
+            self._folder(tuple(name.split("/")))
+        except OSError as error:
+            raise OSError(error.errno, error.strerror, str(self.root / name)) from None
+
     @property
     def written(self) -> list[Path]:
         """The files `commit` replaced."""
@@ -118,7 +131,7 @@ class Staging:
         if self._open is not None and self._open[0] == parts:
             return self._open[1]
         assert self._root is not None, "use Staging in a with block"
-        fd = open_below(self._root, parts, make=True)
+        fd = open_below(self._root, parts, make=True, refuse_links=self.refuse_links)
         assert fd is not None
         if self._open is not None:
             os.close(self._open[1])
@@ -135,6 +148,7 @@ class Staging:
 _FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 FOLDER_MODE = 0o755  # a web server lists and enters the site's folders
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")  # Unicode's control characters (Cc)
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def name_problem(name: str) -> str | None:
@@ -144,6 +158,8 @@ def name_problem(name: str) -> str | None:
         return "is empty"
     if _CONTROL.search(name):
         return "holds a control character"
+    if _SURROGATE.search(name):  # bytes a file name holds that are not UTF-8 (surrogateescape)
+        return "is not UTF-8"
     if "\\" in name:
         return "holds a backslash"
     if name.startswith("/"):
@@ -156,18 +172,21 @@ def name_problem(name: str) -> str | None:
     return None
 
 
-def open_below(root: int, parts: Sequence[str], *, make: bool = False) -> int | None:
+def open_below(
+    root: int, parts: Sequence[str], *, make: bool = False, refuse_links: bool = False
+) -> int | None:
     """The folder `parts` below the open folder `root`, opened one part at a time without
     following a link. With `make`, a missing folder is made (0755) and a link where a
-    folder goes is replaced by one (the link deleted, never its target); without, None
-    when a part is missing, a link or not a folder. A part that would leave `root` raises."""
+    folder goes is replaced by one (the link deleted, never its target), or with
+    `refuse_links` is an OSError (ELOOP); without `make`, None when a part is missing, a
+    link or not a folder. A part that would leave `root` raises."""
     fd = os.dup(root)
     try:
         for part in parts:
             problem = name_problem(part) if "/" not in part else "holds a '/'"
             if problem:
                 raise OSError(errno.EINVAL, f"a folder name that {problem}", part)
-            below = _open_folder(fd, part, make)
+            below = _open_folder(fd, part, make, refuse_links)
             if below is None:
                 os.close(fd)
                 return None
@@ -179,7 +198,7 @@ def open_below(root: int, parts: Sequence[str], *, make: bool = False) -> int | 
     return fd
 
 
-def _open_folder(parent: int, part: str, make: bool) -> int | None:
+def _open_folder(parent: int, part: str, make: bool, refuse_links: bool) -> int | None:
     try:
         fd = os.open(part, _FOLDER | os.O_NOFOLLOW, dir_fd=parent)
     except FileNotFoundError:
@@ -196,12 +215,22 @@ def _open_folder(parent: int, part: str, make: bool) -> int | None:
             return None
         if not stat.S_ISLNK(info.st_mode):
             raise
+        if refuse_links:
+            linked = f"{part!r} is a symbolic link, which is not followed"
+            raise OSError(errno.ELOOP, linked) from None
         os.unlink(part, dir_fd=parent)  # the link, not what it points to
         os.mkdir(part, FOLDER_MODE, dir_fd=parent)
         fd = os.open(part, _FOLDER | os.O_NOFOLLOW, dir_fd=parent)
     if make:
         _readable(fd)
     return fd
+
+
+def _is_link(folder: int, name: str) -> bool:
+    try:
+        return stat.S_ISLNK(os.stat(name, dir_fd=folder, follow_symlinks=False).st_mode)
+    except FileNotFoundError:
+        return False
 
 
 def _readable(folder: int) -> None:
@@ -301,6 +330,30 @@ def _holds(folder: int, name: str, data: bytes) -> bool:
         os.close(fd)
 
 
+def claim(folder: Path, marker: str, what: str, *, adopt: bool = False) -> None:
+    """Make `folder` one this builder owns, as its `marker` file proves: a new or empty folder
+    (or, with `adopt`, one of the builder's own cache folders an older version made without
+    a marker) gets the marker; one that holds it (a regular file, not a link) is ours
+    already; any other is refused with a BuildError naming it, and left as it was. Only
+    inside a claimed folder does the builder delete what it made (`what`: by whom)."""
+    try:
+        make_folder(folder)
+        held = os.listdir(folder)
+    except OSError as error:
+        raise cannot_write(OSError(error.errno, error.strerror, str(folder)), "") from None
+    if marker in held and stat.S_ISREG(os.lstat(folder / marker).st_mode):
+        return
+    if held and not adopt:
+        shown = ", ".join(sorted(held)[:5]) + (", ..." if len(held) > 5 else "")
+        raise BuildError(
+            f"holds files {what} did not make ({shown}) and no {marker} that says it made "
+            "the rest; refusing to write or delete anything there",
+            path=folder,
+            hint=f"give a new or empty folder (it gets a {marker} file), or delete that one",
+        )
+    write_atomic(folder / marker, f"# made by {what} of python -m builder\n".encode(), root=folder)
+
+
 def check_writable(folder: Path) -> None:
     """Make `folder` if needed and prove a file can be written there, before any work."""
     try:
@@ -319,12 +372,11 @@ def check_writable(folder: Path) -> None:
 def cannot_write(error: OSError, kept: str) -> BuildError:
     """A failed write as a BuildError naming the file, what was kept and what to do."""
     where = error.filename or "a file"
-    return BuildError(
-        f"cannot write {where}: {error.strerror or error}; {kept}", hint=_remedy(error)
-    )
+    kept = f"; {kept}" if kept else ""
+    return BuildError(f"cannot write {where}: {error.strerror or error}{kept}", hint=_remedy(error))
 
 
-_REMEDIES = MappingProxyType(
+REMEDIES = MappingProxyType(
     {
         errno.ENOSPC: "free space on that disk",
         errno.EDQUOT: "free space within your disk quota, or ask for a larger one",
@@ -337,7 +389,7 @@ _REMEDIES = MappingProxyType(
 
 
 def _remedy(error: OSError) -> str:
-    first = _REMEDIES.get(
+    first = REMEDIES.get(
         error.errno or 0, "make the folder writable (and check the disk is not full)"
     )
     return f"{first}, then run the command again"

@@ -155,6 +155,24 @@ def input_folder(path: Path, error: type[BuildError] = ContentError) -> Path:
     return path
 
 
+def site_name(folder: Path, path: Path) -> str:
+    """The name `path` (a file under `folder`) is published under in the site, or a
+    ContentError naming it when that name breaks the site marker's rules
+    (fsutil.name_problem: a newline would list two files there, a backslash or a control
+    character a line the next build refuses, bytes that are not UTF-8 none at all)."""
+    from ..core.fsutil import name_problem
+
+    name = path.relative_to(folder).as_posix()
+    problem = name_problem(name)
+    if problem:
+        raise ContentError(
+            f"has a name that {problem}; the site cannot publish it",
+            path=repr(str(path)) if not str(path).isprintable() else path,
+            hint="rename the file (letters, digits, '-', '_' and '.' are safe)",
+        )
+    return name
+
+
 def json_files(folder: Path) -> list[str]:
     """The names of `folder`'s .json files (and of anything else so named), in order, as
     `sorted(folder.glob("*.json"), key=str)` lists them, without a stat or a Path a name;

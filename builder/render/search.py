@@ -13,10 +13,13 @@ Pagefind indexes only what the templates mark with `data-pagefind-body`.
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
+import re
+import resource
+import signal
 import subprocess
-import tempfile
 import time
 from collections.abc import Callable, Iterable, Mapping
 from functools import cache
@@ -25,7 +28,8 @@ from typing import TYPE_CHECKING
 
 from ..core.artifact import Artifact, Made
 from ..core.errors import BuildError, PutOff
-from ..core.fsutil import cannot_write
+from ..core.fsutil import REMEDIES, cannot_write
+from ..core.scratch import MEMORY, scratch
 
 if TYPE_CHECKING:
     from ..course.model import Course
@@ -108,12 +112,13 @@ def index(
             raise BuildError(message)
         logger.warning("warning: search index skipped: %s", message)
         return {}
-    with tempfile.TemporaryDirectory(prefix="coursebuilder-search-", dir=_memory()) as scratch:
-        pages, output = Path(scratch, "pages"), Path(scratch, BUNDLE)
+    with scratch("search", _memory()) as folder:  # swept by the next build if this one is killed
+        pages, output = folder / "pages", folder / BUNDLE
         _copy_pages(pages, names, read)
         _run(
             [str(binary), "--site", str(pages), "--output-path", str(output), "--keep-index-url"],
             stop,
+            output,
         )
         return {
             f"{bundle_folder(bundle)}{path.relative_to(output).as_posix()}": path.read_bytes()
@@ -139,8 +144,8 @@ def _memory() -> str | None:
     TMPDIR does not say otherwise, else the temporary folder. A bundle writes and deletes
     about 200 files there; on an ext4 disk, at 1,000 lessons, that cost 0.4 s of CPU, and the
     deletions slowed the site's file creations that follow."""
-    if "TMPDIR" not in os.environ and os.access("/dev/shm", os.W_OK | os.X_OK):
-        return "/dev/shm"
+    if "TMPDIR" not in os.environ and os.access(MEMORY, os.W_OK | os.X_OK):
+        return MEMORY
     return None
 
 
@@ -166,9 +171,10 @@ def _binary() -> Path | None:
         return None
 
 
-def _run(command: list[str], stop: Stop = None) -> None:
+def _run(command: list[str], stop: Stop = None, output: Path | None = None) -> None:
     """Pagefind, to its end, or killed: when `stop()` says so (PutOff), or after RUN_S
-    (a BuildError that says so)."""
+    (a BuildError that says so). It runs with SIGXFSZ at its default (Popen restores it): a
+    Pagefind that ignored it wrote every file past `ulimit -f` cut short, and said it was done."""
     if stop is not None and stop():
         raise PutOff
     deadline = time.monotonic() + RUN_S
@@ -191,5 +197,35 @@ def _run(command: list[str], stop: Stop = None) -> None:
                         "(pip install -r requirements.lock)",
                     ) from None
     if process.returncode != 0:  # Pagefind writes UTF-8 whatever the locale says
-        output = (out + err).decode("utf-8", "replace").strip()[-2000:]
-        raise BuildError(f"Pagefind failed to build the search index:\n{output}")
+        raise _failed(process.returncode, (out + err).decode("utf-8", "replace"), output)
+
+
+NOT_BUILT = "the search index was not built"
+_OS_ERROR = re.compile(r"\(os error ([0-9]+)\)")  # how Rust shows an OSError
+
+
+def _failed(returncode: int, log: str, output: Path | None) -> BuildError:
+    """Why Pagefind failed: a file past the file size limit (killed by SIGXFSZ; the file it
+    was writing is the one at the limit) or an OSError it reports (named with its errno's
+    remedy, as the builder's own writes are), else its log's end."""
+    where = output or Path("Pagefind's output folder")
+    if returncode == -signal.SIGXFSZ:
+        efbig = OSError(errno.EFBIG, os.strerror(errno.EFBIG), str(_at_limit(output) or where))
+        return cannot_write(efbig, f"Pagefind was stopped at the file size limit; {NOT_BUILT}")
+    found = _OS_ERROR.search(log)
+    if found and int(found[1]) in REMEDIES:
+        number = int(found[1])
+        lines = [line.strip() for line in log.splitlines() if found[0] in line]
+        error = OSError(number, os.strerror(number), f"{where} (Pagefind)")
+        return cannot_write(error, f"Pagefind said: {lines[0][-300:]}; {NOT_BUILT}")
+    return BuildError(f"Pagefind failed to build the search index:\n{log.strip()[-2000:]}")
+
+
+def _at_limit(output: Path | None) -> Path | None:
+    """The file under `output` as large as the file size limit: the one a write past it
+    stopped."""
+    limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    if output is None or limit == resource.RLIM_INFINITY:
+        return None
+    full = (p for p in sorted(output.rglob("*")) if p.is_file() and p.stat().st_size >= limit)
+    return next(full, None)

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from ..core.errors import ContentError
 from ..core.observe import editor_file
+from ..course.files import site_name
 from ..course.model import Course
 
 FOLDER = "templates"  # inside the course's content folder
@@ -64,7 +65,7 @@ def own_files(folder: Path) -> dict[str, Path]:
                 hint="replace the link with a copy of the file",
             )
         if path.is_file() and not editor_file(path.name) and "__pycache__" not in path.parts:
-            name = path.relative_to(folder).as_posix()
+            name = site_name(folder, path)
             if name in MADE:
                 raise ContentError(
                     "the builder makes this file itself; it cannot be overridden",

@@ -13,12 +13,12 @@ install, `--no-pages`, a course that does not load) the rest of the report is un
 from __future__ import annotations
 
 import re
-import tempfile
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..core.errors import BuildError, BuildErrors
+from ..core.scratch import scratch as scratch_folder
 from ..course.load import load_course
 from ..course.model import Course, Lesson
 from ..course.recording import Recording, loads
@@ -65,8 +65,8 @@ def _with_pages(
     old: dict[str, bytes],
     new: dict[str, bytes],
 ) -> tuple[LessonChange, ...]:
-    with tempfile.TemporaryDirectory(prefix="builder-diff-") as scratch:
-        root = content if head is None else revision.extract(content, head, Path(scratch))
+    with scratch_folder("diff") as scratch:
+        root = content if head is None else revision.extract(content, head, scratch)
         try:
             course = load_course(root)
         except BuildError as error:  # named as in the repository, not in the scratch copy

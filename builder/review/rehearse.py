@@ -15,7 +15,11 @@ said before anyone takes it.
                  another value, which no longer resolve, which `check passed:` lines are
                  gone, which pages would change; text, Markdown or JSON, as `diff` has
 
-`recordings/`, `site/` and the lock files of the checkout are only ever read.
+`recordings/`, `site/` and the lock files of the checkout are only ever read. The rehearsal's
+folder is claimed with a marker (`.coursebuilder-rehearsal`, fsutil.claim) before anything is
+written: a new or empty folder gets one, and a folder given with --out that holds anything
+without one (another course, say) is refused; only inside a folder holding it is the old
+`recordings/` deleted.
 """
 
 from __future__ import annotations
@@ -34,11 +38,13 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from ..core.errors import BuildError
+from ..core.fsutil import claim
 from ..run.execute import Execution, Limits, Runner, run_example
 from . import git as revision
 from .changes import CourseChanges, PageMark, _camel, compare
 
 CHECK_LINE = re.compile(r"^.*\bcheck passed:.*$", re.MULTILINE)
+MARKER = ".coursebuilder-rehearsal"  # in the rehearsal's folder: made by a rehearsal
 INSTALL_TIMEOUT = 1800.0  # seconds for pip to install a lock
 TAIL_LINES = 6  # of a failed example's stderr, in the report
 logger = logging.getLogger(__name__)
@@ -105,10 +111,10 @@ def side_environment(lock: Path, home: Path) -> Path:
     raises BuildError saying why when the lock cannot be installed."""
     venv = home / "venv"
     python = venv / "bin" / "python"
-    if (venv / ".installed").is_file() and python.exists():
+    if not venv.is_symlink() and (venv / ".installed").is_file() and python.exists():
         logger.info("Side environment: %s (reused)", venv)
         return python
-    shutil.rmtree(venv, ignore_errors=True)
+    _remove(venv)
     home.mkdir(parents=True, exist_ok=True)
     logger.info("Side environment: installing %s into %s ...", lock, venv)
     try:
@@ -118,7 +124,7 @@ def side_environment(lock: Path, home: Path) -> Path:
         _fall_back(python)
         (venv / ".installed").write_text(lock_digest(lock) + "\n")
     except BaseException:
-        shutil.rmtree(venv, ignore_errors=True)  # half-made: never reused
+        _remove(venv)  # half-made: never reused
         raise
     return python
 
@@ -193,6 +199,8 @@ def rehearse(
     home = (cache / "rehearse" / digest[:16]).absolute()  # examples run in other folders
     folder = (out or home).absolute()
     _refuse_checkout_folders(folder, recordings, content)
+    claim(home, MARKER, "a rehearsal", adopt=True)  # the cache's own, made before markers
+    claim(folder, MARKER, "a rehearsal")
     python = side_environment(lock, home)
     course = load_course(content)
     side_recordings, side_site = folder / "recordings", folder / "site"
@@ -220,9 +228,17 @@ def _refuse_checkout_folders(folder: Path, recordings: Path, content: Path) -> N
             )
 
 
+def _remove(path: Path) -> None:
+    """The folder `path` inside a folder the rehearsal claimed, gone: a link there is
+    deleted, never what it points to (shutil.rmtree follows no link below it either)."""
+    if path.is_symlink():
+        path.unlink()
+    shutil.rmtree(path, ignore_errors=True)
+
+
 def _seed(recordings: Path, side: Path) -> None:
     """The committed recordings, copied: a lesson that fails in the rehearsal keeps its."""
-    shutil.rmtree(side, ignore_errors=True)
+    _remove(side)
     side.mkdir(parents=True)
     for name, data in revision.json_files(recordings, None).items():
         (side / f"{name}.json").write_bytes(data)

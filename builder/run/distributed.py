@@ -29,16 +29,14 @@ from __future__ import annotations
 import contextlib
 import logging
 import queue
-import shutil
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.console import clock
 from ..core.errors import BuildError
+from ..core.scratch import scratch
 from ..course.files import read_file
 from ..course.model import FrontMatter, Lesson
 from ..course.rules import EXAMPLE_FILE
@@ -78,16 +76,13 @@ def work(task: Task, runner: Runner) -> tuple[str, Execution]:
 def _staged(task: Task) -> Iterator[Lesson]:
     """The lesson in a scratch folder laid out as content/lessons/<id>/ (what run_example
     reads, and what it checks stdout for absolute paths of)."""
-    root = Path(tempfile.mkdtemp(prefix=f"course-task-{task.meta.id}-"))
-    try:
+    with scratch(f"task-{task.meta.id}") as root:  # swept by the next build if killed
         folder = root / "content" / "lessons" / task.meta.id
         folder.mkdir(parents=True)
         (folder / EXAMPLE_FILE).write_bytes(task.source)
         for name, data in task.data.items():
             (folder / name).write_bytes(data)
         yield Lesson(meta=task.meta, folder=folder, body="", body_line=1, source=task.source)
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
 
 
 def task_of(lesson: Lesson, expected: dict[str, str]) -> Task:

@@ -21,7 +21,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -30,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import BuildError
+from ..core.scratch import scratch as scratch_folder
 from ..course.files import open_input
 from ..course.model import Lesson
 from ..course.rules import EXAMPLE_FILE, MAX_PANELS
@@ -120,14 +120,11 @@ def allow_runs() -> None:
 
 def run_example(lesson: Lesson, limits: Limits) -> Execution:
     """Run one lesson's example in its own process and scratch directory."""
-    scratch = Path(tempfile.mkdtemp(prefix=f"course-{lesson.id}-"))
-    try:
+    with scratch_folder(lesson.id) as scratch:  # swept by the next build if this one is killed
         problem = _stage(lesson, scratch)
         if problem:
             return Execution(lesson.id, Outcome.BAD_DATA, 0.0, detail=problem)
         return _run_staged(lesson, scratch, limits)
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def _stage(lesson: Lesson, scratch: Path) -> str:

@@ -230,7 +230,7 @@ def test_files_written_in_the_working_directory_stay_in_the_scratch_folder(
     )
     assert execution.ok, execution
     scratch = Path(cwd_file.read_text())
-    assert scratch.name.startswith(f"course-{LESSON_ID}-")
+    assert scratch.name.startswith(f"coursebuilder-{os.getpid()}-{LESSON_ID}-")
     assert not scratch.exists(), "the scratch folder is removed after the run"
     folder = tmp_path / "lessons" / LESSON_ID
     assert sorted(p.name for p in folder.iterdir()) == ["example.py"]

@@ -1,0 +1,124 @@
+"""Issue 38 item 11: the scratch of a killed build is swept by the next build, and nothing
+else (builder/core/scratch.py). A scratch folder is named with its process's pid and locked
+while it lives; a folder is swept only when that process is gone and nobody holds the lock.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from builder.core.scratch import scratch, sweep
+from tests.helpers import cli, write_course
+
+SLOW_PAGEFIND = '#!/bin/sh\n: > "$PAGEFIND_STARTED"\nexec sleep 120\n'
+
+
+def _slow_pagefind(root: Path) -> Path:
+    """A pagefind_bin whose binary waits: the build is killed while it indexes."""
+    package = root / "fake" / "pagefind_bin"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    binary = package / "pagefind"
+    binary.write_text(SLOW_PAGEFIND)
+    binary.chmod(0o755)
+    return package.parent
+
+
+def _wait_for(path: Path, seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while not path.exists():
+        assert time.monotonic() < deadline, f"{path} never appeared"
+        time.sleep(0.02)
+
+
+def test_a_build_killed_while_indexing_leaves_scratch_the_next_build_sweeps(
+    tmp_path: Path,
+) -> None:
+    course, tmpdir = tmp_path / "course", tmp_path / "tmp"
+    write_course(course, {"calm-01": "print(1)\n", "calm-02": "print(2)\n"})
+    tmpdir.mkdir()
+    started = tmp_path / "pagefind-started"
+    here = str(Path(__file__).resolve().parents[2])
+    env = {**os.environ, "TMPDIR": str(tmpdir), "PAGEFIND_STARTED": str(started)}
+    env.pop("CI", None)
+    slow = {**env, "PYTHONPATH": f"{_slow_pagefind(tmp_path)}{os.pathsep}{here}"}
+    build = subprocess.Popen(
+        cli(course, "render"), env=slow, start_new_session=True, stderr=subprocess.DEVNULL
+    )
+    try:
+        _wait_for(started)
+    finally:
+        os.killpg(build.pid, signal.SIGKILL)  # the builder and its Pagefind, as the OOM killer
+        build.wait()
+    left = sorted(tmpdir.glob("coursebuilder-*search-*"))
+    assert left and any(p.is_file() for p in left[0].rglob("*")), "the kill left scratch"
+    done = subprocess.run(
+        cli(course, "render"), env={**env, "PYTHONPATH": here}, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert not any(p.exists() for p in left)
+    assert sorted(tmpdir.iterdir()) == []
+
+
+@pytest.fixture
+def gone_pid() -> int:
+    child = subprocess.Popen([sys.executable, "-c", ""])
+    child.wait()
+    return child.pid
+
+
+def test_only_scratch_of_a_process_that_is_gone_and_unlocked_is_swept(
+    tmp_path: Path, gone_pid: int
+) -> None:
+    place = tmp_path / "tmp"
+    place.mkdir()
+
+    def folder(name: str) -> Path:
+        path = place / name
+        path.mkdir()
+        (path / "page.html").write_text("x")
+        return path
+
+    dead = folder(f"coursebuilder-{gone_pid}-search-abc_12")
+    live_child = subprocess.Popen(["sleep", "60"])
+    try:
+        live = folder(f"coursebuilder-{live_child.pid}-search-abc_12")
+        mine = folder(f"coursebuilder-{os.getpid()}-search-x")
+        no_pid = folder("coursebuilder-search-abc_12")  # an older builder's: no owner proven
+        theirs = folder("other-tool-123")
+        locked = folder(f"coursebuilder-{gone_pid}-example-y")  # held in another pid namespace
+        held = os.open(locked, os.O_RDONLY | os.O_DIRECTORY)
+        fcntl.flock(held, fcntl.LOCK_EX)
+        target = folder("target")
+        link = place / f"coursebuilder-{gone_pid}-search-link"
+        link.symlink_to(target)
+        try:
+            assert sweep((str(place),)) == [str(dead)]
+        finally:
+            os.close(held)
+        for kept in (live, mine, no_pid, theirs, locked, target):
+            assert (kept / "page.html").exists(), kept
+        assert link.is_symlink()
+    finally:
+        live_child.kill()
+        live_child.wait()
+
+
+def test_a_scratch_folder_is_named_locked_and_removed(tmp_path: Path) -> None:
+    with scratch("search", str(tmp_path)) as folder:
+        assert folder.name.startswith(f"coursebuilder-{os.getpid()}-search-")
+        probe = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            with pytest.raises(BlockingIOError):
+                fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        finally:
+            os.close(probe)
+    assert not folder.exists()
