@@ -38,7 +38,7 @@ from .environment import BUILDER_ROOT, child_environment, supervisor_environment
 from .leaks import builder_secrets, leaked, redact
 from .pipes import Reader, wait_for
 from .probe import ProbeError, measure
-from .sandbox import sandboxed
+from .sandbox import needed_by, sandboxed
 
 MAX_OUTPUT = 512 * 1024
 STDERR_TAIL = 16 * 1024
@@ -164,7 +164,7 @@ class _Channels:
         # -I: no PYTHON* variable, user site or cwd reaches the builder's own process
         supervisor = [sys.executable, "-I", "-S", str(SUPERVISOR), str(self.status[1])]
         supervisor += [str(self.result[1]), str(os.getpid()), str(scratch), "--"]
-        wrap = sandboxed(scratch) if limits.sandbox else []
+        wrap = sandboxed(scratch, needed_by(python)) if limits.sandbox else []
         return [*supervisor, *wrap, *harness, str(self.result[1])]
 
 
@@ -204,7 +204,7 @@ def _run_staged(lesson: Lesson, scratch: Path, limits: Limits) -> Execution:
 def _measured(execution: Execution, lesson: Lesson, scratch: Path, limits: Limits) -> Execution:
     """The run with the machine it ran on, as a probe with the same environment sees it."""
     try:
-        environment = measure(child_environment(lesson, scratch), limits.sandbox, limits.python)
+        environment = measure(lesson.meta.env, limits.sandbox, limits.python)
     except ProbeError as error:
         return dataclasses.replace(execution, outcome=Outcome.HARNESS, detail=str(error))
     return dataclasses.replace(execution, environment=environment)

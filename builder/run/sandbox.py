@@ -69,6 +69,15 @@ def sandboxed(scratch: Path, needed: Iterable[Path] = NEEDED) -> list[str]:
     ]
 
 
+def needed_by(python: str) -> tuple[Path, ...]:
+    """What a run by `python` needs mounted: NEEDED, and when `python` is another
+    interpreter (`rehearse`'s side environment), the environment it is in
+    (`<venv>/bin/python`: `<venv>`)."""
+    if not python or Path(python) == Path(sys.executable):
+        return NEEDED
+    return (*NEEDED, Path(python).absolute().parent.parent)
+
+
 def _mount(source: Path, target: Path) -> list[str]:
     """Bind `source` read-only at `target`; a link is made again as the same link."""
     if source.is_symlink():
