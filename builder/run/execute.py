@@ -303,7 +303,7 @@ def _judge(lesson: Lesson, scratch: Path, ran: _Ran, seconds: float) -> Executio
         )
     recorded = {"stdout": stdout}
     recorded |= {f"panel {n}": panel for n, panel in enumerate(result["panels"], 1)}
-    folders = [scratch, lesson.folder.resolve().parent.parent, BUILDER_ROOT]
+    folders = guarded_folders(lesson, scratch)
     leak = leaked(recorded, folders, secrets)
     if leak:
         return failed(Outcome.BAD_OUTPUT, leak)
@@ -316,6 +316,16 @@ def _judge(lesson: Lesson, scratch: Path, ran: _Ran, seconds: float) -> Executio
         panels=result["panels"],
         timings=result.get("timings") if isinstance(result.get("timings"), dict) else {},
     )
+
+
+def guarded_folders(lesson: Lesson, scratch: Path) -> list[Path]:
+    """The folders of this machine no recording may name: the run's scratch folder, the
+    course, the checkout around it (recordings/ is in it), the builder's, and the folder
+    the builder was started in (where a relative --recordings is); those two only when
+    two levels deep or more: "/src" turns up inside honest relative paths ("a/src/b")."""
+    content = lesson.folder.resolve().parent.parent
+    around = [folder for folder in (content.parent, Path.cwd()) if len(folder.parts) > 2]
+    return [scratch, content, BUILDER_ROOT, *around]
 
 
 def _process_problem(ran: _Ran, timeout: float) -> tuple[Outcome, str] | None:
