@@ -34,7 +34,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from ..core.errors import BuildError
-from ..run.execute import Execution, Limits, Runner, run_example
+from ..run.execute import Execution, Limits, Runner, course_runner, run_example
 from . import git as revision
 from .changes import CourseChanges, PageMark, _camel, compare
 
@@ -194,8 +194,9 @@ def rehearse(
     home = (cache / "rehearse" / digest[:16]).absolute()  # examples run in other folders
     folder = (out or home).absolute()
     _refuse_checkout_folders(folder, recordings, content)
-    python = side_environment(lock, home)
     course = load_course(content)
+    runner = course_runner(runner, course.meta.sandbox)  # refused before installing anything
+    python = side_environment(lock, home)
     side_recordings, side_site = folder / "recordings", folder / "site"
     _seed(recordings, side_recordings)
     logger.info("Recording %d lesson(s) into %s ...", len(course.lessons), side_recordings)

@@ -38,7 +38,7 @@ from .environment import BUILDER_ROOT, child_environment, supervisor_environment
 from .leaks import builder_secrets, leaked, redact
 from .pipes import Reader, wait_for
 from .probe import ProbeError, measure
-from .sandbox import needed_by, sandboxed
+from .sandbox import needed_by, require_sandbox, sandboxed
 
 MAX_OUTPUT = 512 * 1024
 STDERR_TAIL = 16 * 1024
@@ -149,6 +149,28 @@ def _stage(lesson: Lesson, scratch: Path) -> str:
 def run_sandboxed(lesson: Lesson, limits: Limits) -> Execution:
     """`run_example` inside bubblewrap (`--sandbox`; builder/run/sandbox.py)."""
     return run_example(lesson, dataclasses.replace(limits, sandbox=True))
+
+
+@dataclass(frozen=True)
+class InSandbox:
+    """`runner` with every run in the sandbox (its Limits say so; `run_example` and the
+    probe after it follow them): what course.yml's `sandbox: true` makes of any runner,
+    `rehearse`'s side interpreter and a Dask cluster's included. A class, so it pickles."""
+
+    runner: Runner
+
+    def __call__(self, lesson: Lesson, limits: Limits) -> Execution:
+        return self.runner(lesson, dataclasses.replace(limits, sandbox=True))
+
+
+def course_runner(runner: Runner, sandbox: bool) -> Runner:
+    """The runner for a course whose course.yml says `sandbox: true` (`sandbox`), refused
+    at once where bwrap cannot work; `runner` itself otherwise. The one place the course's
+    word is applied: every command that runs examples goes through it."""
+    if not sandbox:
+        return runner
+    require_sandbox("course.yml says `sandbox: true`, so its examples run only in the sandbox")
+    return runner if runner is run_sandboxed or isinstance(runner, InSandbox) else InSandbox(runner)
 
 
 @dataclass(frozen=True)

@@ -114,12 +114,13 @@ def sandbox_problem() -> str:
     return ""
 
 
-def require_sandbox() -> None:
-    """Refuse `--sandbox` with the reason and the fix, before anything runs."""
+def require_sandbox(asked_by: str = "--sandbox") -> None:
+    """Refuse to run examples with the reason and the fix, before anything runs, where the
+    sandbox `asked_by` asks for cannot work."""
     problem = sandbox_problem()
     if problem:
         raise BuildError(
-            f"--sandbox: {problem}",
+            f"{asked_by}: {problem}",
             hint="install it (Debian/Ubuntu: apt-get install bubblewrap), allow unprivileged "
             "user namespaces, or run untrusted lessons in a container",
         )
