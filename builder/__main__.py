@@ -36,6 +36,9 @@ DIFF_FORMATS = ("text", "markdown", "json")
 # line naming the option and the range, never an OverflowError or a MemoryError later on.
 MAX_JOBS = max(256, os.cpu_count() or 1)  # more processes at once than this is a mistake
 PORTS = (0, 65535)  # 0: any free port (the preview prints the one it got)
+# Set in a shell profile or a CI job, outside any checkout: a pull request that edits
+# course.yml cannot turn it off (as it can `sandbox: true`).
+SANDBOX_VARIABLE = "COURSEBUILDER_SANDBOX"
 STOPPED = "running examples were stopped, with every process they started"
 logger = logging.getLogger("builder")  # this module is __main__ when run: named, not __name__
 
@@ -169,13 +172,16 @@ def _build(
 
 
 def _runner(args: argparse.Namespace) -> Runner | None:
-    """The sandboxed runner with --sandbox (refused at once where bwrap cannot work)."""
-    if not args.sandbox:
+    """The sandboxed runner with --sandbox or COURSEBUILDER_SANDBOX=1 (refused at once where
+    bwrap cannot work); else None, the plain one, unless course.yml says `sandbox: true`
+    (builder.run.execute.course_runner)."""
+    variable = os.environ.get(SANDBOX_VARIABLE) == "1"
+    if not (args.sandbox or variable):
         return None
     from .run.execute import run_sandboxed
     from .run.sandbox import require_sandbox
 
-    require_sandbox()
+    require_sandbox("--sandbox" if args.sandbox else f"{SANDBOX_VARIABLE}=1")
     return run_sandboxed
 
 
@@ -186,7 +192,8 @@ def _serve(args: argparse.Namespace) -> int:
     from .preview.serve import serve
 
     gc.enable()  # __main__ turns it off for one-shot commands; a server rebuilds for hours
-    serve(_paths(args), port=args.port, execute=not args.no_execute, jobs=args.jobs)
+    runner = _runner(args) if not args.no_execute else None
+    serve(_paths(args), port=args.port, execute=not args.no_execute, jobs=args.jobs, runner=runner)
     return 0
 
 
@@ -232,11 +239,15 @@ def _rehearse(args: argparse.Namespace) -> int:
     from .core.fsutil import write_atomic
     from .review.rehearsal_report import render
     from .review.rehearse import rehearse
+    from .run.execute import run_example
 
     untouched = "recordings/, site/ and requirements.lock were not touched"
     try:
         rehearsal = rehearse(
-            args.lock, args.content, args.recordings, args.cache, out=args.out, jobs=args.jobs
+            *(args.lock, args.content, args.recordings, args.cache),
+            out=args.out,
+            jobs=args.jobs,
+            runner=_runner(args) or run_example,
         )
     except KeyboardInterrupt as stop:
         half = "the rehearsal's own folder is left half-done"
@@ -302,7 +313,8 @@ OPTIONS: MappingProxyType[str, Option] = MappingProxyType(
         "sandbox": _switch(
             "--sandbox",
             "run each example in a bubblewrap sandbox: only the system, the Python and the "
-            "builder's package, read-only, its scratch folder writable, no network (needs bwrap)",
+            "builder's package, read-only, its scratch folder writable, no network (needs bwrap; "
+            "also with COURSEBUILDER_SANDBOX=1, or always for a course.yml with sandbox: true)",
         ),
         "jobs": _option(
             "-j --jobs",
@@ -376,10 +388,20 @@ COMMANDS: tuple[tuple[str, Callable[[argparse.Namespace], int], tuple[str, ...]]
     (
         "rehearse",
         _rehearse,
-        ("lock", "content", "recordings", "cache", "rehearsal", "format", "report", "jobs"),
+        (
+            "lock",
+            "content",
+            "recordings",
+            "cache",
+            "rehearsal",
+            "sandbox",
+            "format",
+            "report",
+            "jobs",
+        ),
     ),
     ("render", _render, (*FOLDERS, "jobs", "since", "reread")),
-    ("serve", _serve, (*FOLDERS, "port", "no-execute", "jobs")),
+    ("serve", _serve, (*FOLDERS, "port", "no-execute", "sandbox", "jobs")),
     ("validate", _validate, ("files",)),
     ("schema", _schema, ("schema-out", "dir")),
 )

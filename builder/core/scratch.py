@@ -3,9 +3,10 @@ those a killed build left behind.
 
 A scratch folder is named `coursebuilder-<pid>-<what>-<random>` and its process holds an
 flock on the folder while it lives. Each build that is not a no-op first sweeps /dev/shm and
-the temporary folder: a folder so named, owned by this user, a real folder (not a link), whose process is
-gone (no such pid here) and whose lock nobody holds (a live process in another pid namespace
-sharing the folder still holds it) was left by a killed build, and is deleted. Nothing else
+the temporary folder: a folder so named, owned by this user, a real folder (not a link),
+whose process is gone (no such pid here) and whose lock nobody holds (a live process in
+another pid namespace sharing the folder still holds it) was left by a killed build, and is
+deleted. Nothing else
 there is touched: a name without a pid proves no owner. A SIGKILL during search indexing
 left about 0.9 MB in /dev/shm for good before this.
 """

@@ -145,6 +145,10 @@ class CourseMeta:
     # Where the site is published (such as https://org.github.io/course/): sitemap.xml,
     # canonical links and og:url need it, as absolute addresses; without it, none is made.
     site_url: SiteUrl | None = None
+    # `true`: every command that runs this course's examples (site, record, serve,
+    # rehearse) runs them in the bubblewrap sandbox, as `--sandbox` does, and refuses to
+    # run them where bwrap cannot work; there is no switch to run them outside it.
+    sandbox: bool = False
 
 
 def json_schemas() -> dict[str, dict[str, Any]]:

@@ -231,9 +231,11 @@ def serve(
     port: int = 8000,
     execute: bool = True,
     jobs: int = 1,
+    runner: Runner | None = None,
 ) -> None:
-    """Build, serve, and rebuild on every change until Ctrl-C."""
-    preview = Preview(paths, host=host, port=port, execute=execute, jobs=jobs)
+    """Build, serve, and rebuild on every change until Ctrl-C; examples are re-recorded by
+    `runner` (`--sandbox`'s; course.yml's `sandbox: true` is applied when they run)."""
+    preview = Preview(paths, host=host, port=port, execute=execute, jobs=jobs, runner=runner)
     try:
         preview.start()
         logger.info("Serving %s/ at %s (Ctrl-C stops)", paths.out, preview.url)

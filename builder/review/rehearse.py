@@ -39,7 +39,7 @@ from pathlib import Path
 
 from ..core.errors import BuildError
 from ..core.fsutil import claim
-from ..run.execute import Execution, Limits, Runner, run_example
+from ..run.execute import Execution, Limits, Runner, course_runner, run_example
 from . import git as revision
 from .changes import CourseChanges, PageMark, _camel, compare
 
@@ -201,8 +201,9 @@ def rehearse(
     _refuse_checkout_folders(folder, recordings, content)
     claim(home, MARKER, "a rehearsal", adopt=True)  # the cache's own, made before markers
     claim(folder, MARKER, "a rehearsal")
-    python = side_environment(lock, home)
     course = load_course(content)
+    runner = course_runner(runner, course.meta.sandbox)  # refused before installing anything
+    python = side_environment(lock, home)
     side_recordings, side_site = folder / "recordings", folder / "site"
     _seed(recordings, side_recordings)
     logger.info("Recording %d lesson(s) into %s ...", len(course.lessons), side_recordings)

@@ -303,7 +303,7 @@ def record_stale(
 ) -> tuple[str, ...]:
     """Re-execute what is not fresh (or everything with force), here or on the Dask
     cluster at `dask`, all of it or one `shard`; raise if any run failed."""
-    from .execute import run_example  # only a build that may execute needs it
+    from .execute import course_runner, run_example  # only a build that may execute needs it
 
     unknown = sorted(set(only) - {x.id for x in course.lessons} - {x.slug for x in course.lessons})
     if unknown:
@@ -314,7 +314,8 @@ def record_stale(
     due = lessons_to_run(course, statuses, force=force, only=only, gpu=True)
     if not due:
         return ()  # and no cluster to reach
-    with _executor(dask, jobs, runner or run_example) as executor:
+    chosen = course_runner(runner or run_example, course.meta.sandbox)
+    with _executor(dask, jobs, chosen) as executor:
         lessons = _runnable(due, executor.gpu, paths, shard)
         return _record(course, lessons, paths, executor) if lessons else ()
 

@@ -38,7 +38,7 @@ from .environment import BUILDER_ROOT, child_environment, supervisor_environment
 from .leaks import builder_secrets, leaked, redact
 from .pipes import Reader, wait_for
 from .probe import ProbeError, measure
-from .sandbox import sandboxed
+from .sandbox import needed_by, require_sandbox, sandboxed
 
 MAX_OUTPUT = 512 * 1024
 STDERR_TAIL = 16 * 1024
@@ -149,6 +149,28 @@ def run_sandboxed(lesson: Lesson, limits: Limits) -> Execution:
 
 
 @dataclass(frozen=True)
+class InSandbox:
+    """`runner` with every run in the sandbox (its Limits say so; `run_example` and the
+    probe after it follow them): what course.yml's `sandbox: true` makes of any runner,
+    `rehearse`'s side interpreter and a Dask cluster's included. A class, so it pickles."""
+
+    runner: Runner
+
+    def __call__(self, lesson: Lesson, limits: Limits) -> Execution:
+        return self.runner(lesson, dataclasses.replace(limits, sandbox=True))
+
+
+def course_runner(runner: Runner, sandbox: bool) -> Runner:
+    """The runner for a course whose course.yml says `sandbox: true` (`sandbox`), refused
+    at once where bwrap cannot work; `runner` itself otherwise. The one place the course's
+    word is applied: every command that runs examples goes through it."""
+    if not sandbox:
+        return runner
+    require_sandbox("course.yml says `sandbox: true`, so its examples run only in the sandbox")
+    return runner if runner is run_sandboxed or isinstance(runner, InSandbox) else InSandbox(runner)
+
+
+@dataclass(frozen=True)
 class _Channels:
     """The two pipes only the harness (result) and the supervisor (status) write to."""
 
@@ -161,7 +183,7 @@ class _Channels:
         # -I: no PYTHON* variable, user site or cwd reaches the builder's own process
         supervisor = [sys.executable, "-I", "-S", str(SUPERVISOR), str(self.status[1])]
         supervisor += [str(self.result[1]), str(os.getpid()), str(scratch), "--"]
-        wrap = sandboxed(scratch) if limits.sandbox else []
+        wrap = sandboxed(scratch, needed_by(python)) if limits.sandbox else []
         return [*supervisor, *wrap, *harness, str(self.result[1])]
 
 
@@ -201,7 +223,7 @@ def _run_staged(lesson: Lesson, scratch: Path, limits: Limits) -> Execution:
 def _measured(execution: Execution, lesson: Lesson, scratch: Path, limits: Limits) -> Execution:
     """The run with the machine it ran on, as a probe with the same environment sees it."""
     try:
-        environment = measure(child_environment(lesson, scratch), limits.sandbox, limits.python)
+        environment = measure(lesson.meta.env, limits.sandbox, limits.python)
     except ProbeError as error:
         return dataclasses.replace(execution, outcome=Outcome.HARNESS, detail=str(error))
     return dataclasses.replace(execution, environment=environment)
@@ -300,7 +322,7 @@ def _judge(lesson: Lesson, scratch: Path, ran: _Ran, seconds: float) -> Executio
         )
     recorded = {"stdout": stdout}
     recorded |= {f"panel {n}": panel for n, panel in enumerate(result["panels"], 1)}
-    folders = [scratch, lesson.folder.resolve().parent.parent, BUILDER_ROOT]
+    folders = guarded_folders(lesson, scratch)
     leak = leaked(recorded, folders, secrets)
     if leak:
         return failed(Outcome.BAD_OUTPUT, leak)
@@ -313,6 +335,16 @@ def _judge(lesson: Lesson, scratch: Path, ran: _Ran, seconds: float) -> Executio
         panels=result["panels"],
         timings=result.get("timings") if isinstance(result.get("timings"), dict) else {},
     )
+
+
+def guarded_folders(lesson: Lesson, scratch: Path) -> list[Path]:
+    """The folders of this machine no recording may name: the run's scratch folder, the
+    course, the checkout around it (recordings/ is in it), the builder's, and the folder
+    the builder was started in (where a relative --recordings is); those two only when
+    two levels deep or more: "/src" turns up inside honest relative paths ("a/src/b")."""
+    content = lesson.folder.resolve().parent.parent
+    around = [folder for folder in (content.parent, Path.cwd()) if len(folder.parts) > 2]
+    return [scratch, content, BUILDER_ROOT, *around]
 
 
 def _process_problem(ran: _Ran, timeout: float) -> tuple[Outcome, str] | None:

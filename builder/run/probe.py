@@ -1,10 +1,21 @@
 """What a recording says about the machine, measured outside the example's process.
 
-A probe is a fresh interpreter with the example's environment (its `env:` and the same
-clean variables, in the sandbox when the example is) that imports jax and reports the
-backend, the device count and the package versions a recording states. The example never
-runs in it, so it cannot patch what the probe reads; it is started by the builder, not by
-the example, so the example's supervisor and harness are not on its way.
+A probe is a fresh interpreter that imports jax and reports the backend, the device count
+and the package versions a recording states. The example never runs in it, and chooses
+nothing of how it starts: `python -I` (no PYTHON* variable, no user site, no working folder
+on the path), in a scratch folder, HOME and TMPDIR of its own, in the sandbox when the
+example ran in one, with the builder's PATH and locale and, of the lesson's `env:`, only
+the settings in MEASURED: those that honestly change what jax reports (the platform it
+picks, how many devices it makes) and cannot make it import anything else. A lesson's
+PYTHONPATH, PYTHONUSERBASE, PYTHONSTARTUP, LD_PRELOAD, LD_LIBRARY_PATH or
+PJRT_NAMES_AND_LIBRARY_PATHS would let the example put a `jax`, a dist-info, a
+`sitecustomize`, a `.pth` or a jax plugin of its own in front of the real ones (issue 38:
+a recording said "GPU computation · 8 devices" from a fake jax in /tmp).
+
+What it cannot stop without the sandbox: an example runs as the builder's user, so it can
+write into the interpreter's own site-packages (a `.pth`, a `jax_plugins` module), which
+every later probe and run then reads; `--sandbox` (or course.yml's `sandbox: true`)
+mounts the interpreter read-only.
 
 Probes of the same environment give the same answer, so one is run per environment and
 interpreter state (its package folders' metadata: an install in between is measured
@@ -14,18 +25,33 @@ again); a course whose lessons share their `env:` pays for one jax import, not o
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
-import tempfile
 from collections.abc import Mapping
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 from ..core.observe import RECORDED as PACKAGES
 from ..core.observe import environment_snapshot
-from .sandbox import sandboxed
+from ..core.scratch import scratch
+from .sandbox import needed_by, sandboxed
 
+# Of a lesson's `env:`, what reaches the probe: each changes what jax reports as it changed
+# the example's run (XLA_FLAGS=--xla_force_host_platform_device_count=8: eight CPU devices;
+# JAX_PLATFORMS=cpu: the CPU on a GPU machine). Nothing else does (see the docstring).
+MEASURED = (
+    "CUDA_VISIBLE_DEVICES",
+    "HIP_VISIBLE_DEVICES",
+    "JAX_ENABLE_X64",
+    "JAX_NUM_CPU_DEVICES",
+    "JAX_PLATFORMS",
+    "JAX_PLATFORM_NAME",
+    "ROCR_VISIBLE_DEVICES",
+    "TPU_VISIBLE_CHIPS",
+    "XLA_FLAGS",
+)
+BASE = ("PATH", "SYSTEMROOT")  # the builder's, never the lesson's
 TIMEOUT = 120.0
 SOURCE = f"""
 import json, sys
@@ -41,25 +67,38 @@ class ProbeError(Exception):
     """The probe could not say what the machine is; the message says why."""
 
 
-def measure(env: Mapping[str, str], sandbox: bool, python: str = "") -> dict[str, Any]:
-    """{backend, deviceCount, jax, numpy, matplotlib} as a process of `python` (this one by
-    default) with `env` sees them (HOME and TMPDIR are the probe's own); raises ProbeError."""
-    settled = tuple(sorted((k, v) for k, v in env.items() if k not in ("HOME", "TMPDIR")))
+def measure(lesson_env: Mapping[str, str], sandbox: bool, python: str = "") -> dict[str, Any]:
+    """{backend, deviceCount, jax, numpy, matplotlib} as an isolated process of `python`
+    (this one by default) sees them with the MEASURED settings of `lesson_env` (the lesson's
+    `env:`); raises ProbeError."""
+    settled = tuple(sorted(probe_environment(lesson_env).items()))
     installed = tuple(sorted(environment_snapshot().items()))
     return dict(_measured(settled, sandbox, python or sys.executable, installed))
+
+
+def probe_environment(lesson_env: Mapping[str, str]) -> dict[str, str]:
+    """The probe's environment but HOME and TMPDIR: the builder's BASE variables, and
+    the MEASURED ones of `lesson_env`; an XLA_FLAGS that is not flags is left out (XLA
+    reads flags from a file of that name, which the example could write after it ran)."""
+    env = {name: os.environ[name] for name in BASE if name in os.environ}
+    env |= {"LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
+    env |= {name: lesson_env[name] for name in MEASURED if name in lesson_env}
+    if not env.get("XLA_FLAGS", "-").lstrip().startswith("-"):
+        del env["XLA_FLAGS"]
+    return env
 
 
 @lru_cache(maxsize=32)
 def _measured(
     env: tuple[tuple[str, str], ...], sandbox: bool, python: str, installed: object
 ) -> tuple[tuple[str, Any], ...]:
-    with tempfile.TemporaryDirectory(prefix="course-probe-") as scratch:
-        wrap = sandboxed(Path(scratch)) if sandbox else []
+    with scratch("probe") as folder:
+        wrap = sandboxed(folder, needed_by(python)) if sandbox else []
         try:
             ran = subprocess.run(
-                [*wrap, python, "-c", SOURCE],
-                env={**dict(env), "HOME": scratch, "TMPDIR": scratch},
-                cwd=scratch,
+                [*wrap, python, "-I", "-c", SOURCE],
+                env={**dict(env), "HOME": str(folder), "TMPDIR": str(folder)},
+                cwd=folder,
                 stdin=subprocess.DEVNULL,
                 capture_output=True,
                 timeout=TIMEOUT,

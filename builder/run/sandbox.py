@@ -20,12 +20,12 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
 from ..core.errors import BuildError
 from ..core.observe import BUILDER
+from ..core.scratch import scratch
 
 BWRAP = "bwrap"
 # the builder's package (not the checkout around it), the Python and its packages
@@ -69,6 +69,15 @@ def sandboxed(scratch: Path, needed: Iterable[Path] = NEEDED) -> list[str]:
     ]
 
 
+def needed_by(python: str) -> tuple[Path, ...]:
+    """What a run by `python` needs mounted: NEEDED, and when `python` is another
+    interpreter (`rehearse`'s side environment), the environment it is in
+    (`<venv>/bin/python`: `<venv>`)."""
+    if not python or Path(python) == Path(sys.executable):
+        return NEEDED
+    return (*NEEDED, Path(python).absolute().parent.parent)
+
+
 def _mount(source: Path, target: Path) -> list[str]:
     """Bind `source` read-only at `target`; a link is made again as the same link."""
     if source.is_symlink():
@@ -92,9 +101,9 @@ def sandbox_problem() -> str:
     if shutil.which(BWRAP) is None:
         return "bubblewrap (bwrap) is not installed"
     try:
-        with tempfile.TemporaryDirectory(prefix="course-sandbox-") as scratch:
+        with scratch("sandbox-test") as folder:
             tried = subprocess.run(
-                [*sandboxed(Path(scratch)), sys.executable, "-S", "-c", ""],
+                [*sandboxed(folder), sys.executable, "-S", "-c", ""],
                 capture_output=True,
                 timeout=30,
             )
@@ -105,12 +114,13 @@ def sandbox_problem() -> str:
     return ""
 
 
-def require_sandbox() -> None:
-    """Refuse `--sandbox` with the reason and the fix, before anything runs."""
+def require_sandbox(asked_by: str = "--sandbox") -> None:
+    """Refuse to run examples with the reason and the fix, before anything runs, where the
+    sandbox `asked_by` asks for cannot work."""
     problem = sandbox_problem()
     if problem:
         raise BuildError(
-            f"--sandbox: {problem}",
+            f"{asked_by}: {problem}",
             hint="install it (Debian/Ubuntu: apt-get install bubblewrap), allow unprivileged "
             "user namespaces, or run untrusted lessons in a container",
         )

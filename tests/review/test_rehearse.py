@@ -21,6 +21,7 @@ from builder.core.observe import Paths
 from builder.course.load import load_course
 from builder.review.rehearsal_report import render
 from builder.review.rehearse import Rehearsal, rehearse
+from builder.run.sandbox import sandbox_problem
 from tests.helpers import canned_run, copy_course, make_paths
 
 OTHER = "2.3.0" if metadata.version("iniconfig") != "2.3.0" else "2.3.1"
@@ -227,3 +228,38 @@ def test_the_real_thing_records_on_another_jax(tmp_path: Path) -> None:
     side = json.loads((Path(done.recordings) / "basics-01.json").read_text())
     assert side["environment"]["jax"] == "0.10.2"
     assert not done.site_problem
+
+
+ESCAPES = """\
+try:
+    open({target!r}, "w").write("out")
+    print("wrote outside")
+except OSError as error:
+    print("refused:", type(error).__name__)
+"""
+
+
+@pytest.mark.skipif(bool(sandbox_problem()), reason="--sandbox cannot run here")
+def test_rehearse_sandbox_runs_the_side_interpreter_in_the_sandbox(
+    course: Paths, tmp_path: Path
+) -> None:
+    """Issue 38: a pull request's examples ran unsandboxed in a rehearsal. With --sandbox
+    they run in it, on the side environment's interpreter (mounted read-only there): the
+    other iniconfig is printed, and a write beside the course is refused."""
+    content = tmp_path / "content"
+    shutil.copytree(course.content, content)
+    paths = Paths(content, course.recordings, tmp_path / "site", course.cache)
+    target = tmp_path / "escaped.txt"
+    add_lesson(paths, "basics-07", 7, ESCAPES.format(target=str(target)), "{{ output }}\n")
+    out = tmp_path / "rehearsal"
+    lock = course.content.parent / "other.lock"
+    folders = ["--content", str(content), "--recordings", str(course.recordings)]
+    options = ["--sandbox", "--out", str(out), "--format", "json", "--cache", str(course.cache)]
+    code = main(["rehearse", str(lock), *options, *folders])
+    assert code == 0
+    side = out / "recordings"
+    assert json.loads((side / "basics-05.json").read_text())["stdout"] == f"iniconfig {OTHER}\n"
+    assert json.loads((side / "basics-07.json").read_text())["stdout"] == (
+        "refused: FileNotFoundError\n"
+    )
+    assert not target.exists()
