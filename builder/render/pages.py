@@ -22,6 +22,7 @@ from markupsafe import Markup
 from ..core.artifact import Artifact, Made
 from ..core.observe import BUILDER, TEMPLATES, editor_file
 from ..course.addresses import page_url
+from ..course.files import read_file
 from ..course.model import Course, GlossaryTerm
 from ..course.status import LessonStatus
 from . import search, sitemap
@@ -233,7 +234,7 @@ def _static(renderer: Renderer, theme: Theme) -> list[Artifact]:
     own = {f"static/{p.name}": p for p in folder if p.is_file() and not editor_file(p.name)}
     files = own | theme.static()
     return [
-        *(renderer.artifact("", _file, name, p.read_bytes()) for name, p in files.items()),
+        *(renderer.artifact("", _file, name, read_file(p, None)) for name, p in files.items()),
         renderer.artifact("", _stylesheet),
         renderer.artifact("", _shim),
     ]

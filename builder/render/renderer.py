@@ -5,10 +5,12 @@ the other pages (pages.py), the sitemap and the search bundles."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..core.artifact import Artifact, Made
+from ..core.observe import TEMPLATES
 from ..core.store import Memo
 from ..course.addresses import page_url
 from ..course.model import Lesson
@@ -18,6 +20,7 @@ from .highlight import code_block
 from .links import Target, target
 from .markup import environment
 from .nav import NavItem, SiteHead, SiteNav, item
+from .sandbox import render
 
 
 class Renderer:
@@ -72,5 +75,11 @@ def page(template: str, nav: SiteNav | SiteHead, path: str = "", **context: Any)
     """The page `template` makes; `path`: its file in the site, which with the site's
     address (course.yml's site_url) is its canonical address (base.html)."""
     canonical = page_url(nav.url, path) if nav.url and path else ""
-    made = environment(nav.theme.templates).get_template(template)
-    return made.render(site=nav, canonical=canonical, **context).encode("utf-8")
+    templates = nav.theme.templates
+    folders = (
+        (templates + os.sep, str(TEMPLATES) + os.sep) if templates else (f"{TEMPLATES}{os.sep}",)
+    )
+    made = render(
+        environment(templates), template, folders, site=nav, canonical=canonical, **context
+    )
+    return made.encode("utf-8")

@@ -12,12 +12,18 @@ page's key changes when one of them does.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+from jinja2 import BaseLoader, TemplateNotFound
 
 from ..core.errors import ContentError
+from ..core.fsutil import name_problem
 from ..core.observe import editor_file
-from ..course.files import site_name
+from ..course.files import input_folder, read_file, read_text, site_name, special_file
 from ..course.model import Course
 
 FOLDER = "templates"  # inside the course's content folder
@@ -26,7 +32,8 @@ MADE = ("static/pygments.css", "static/builder.py", "static/nav.js")  # the buil
 
 @dataclass(frozen=True)
 class Theme:
-    templates: str = ""  # the course's templates folder, "" when it has none
+    # the course's templates folder ("" when it has none), hidden from templates (a path)
+    templates: str = field(default="", metadata={"template": False})
     digest: str = ""  # of every file in it, by name
     accent: str = ""
     accent_dark: str = ""
@@ -36,13 +43,14 @@ class Theme:
         colours = course.meta.colours
         accent = (colours.accent or "") if colours else ""
         dark = (colours.accent_dark or "") if colours else ""
-        folder = course.root / FOLDER
+        folder = input_folder(course.root / FOLDER)  # a link is refused: it may lead to /
         if not folder.is_dir():
             return cls("", "", accent, dark)
         files = own_files(folder)
         digest = hashlib.sha256()
         for name, path in files.items():
-            digest.update(f"{name}\0{len(data := path.read_bytes())}\0".encode() + data)
+            data = read_file(path, None)
+            digest.update(f"{name}\0{len(data)}\0".encode() + data)
         return cls(str(folder.resolve()), digest.hexdigest(), accent, dark)
 
     def static(self) -> dict[str, Path]:
@@ -55,7 +63,8 @@ class Theme:
 
 def own_files(folder: Path) -> dict[str, Path]:
     """Every file under the course's templates folder, by its name there, sorted; a link is
-    refused (a template could otherwise publish any file of the machine that renders)."""
+    refused (a template could otherwise publish any file of the machine that renders), and
+    so is a FIFO, a device or a socket (reading one waits for ever, or never ends)."""
     files = {}
     for path in sorted(folder.rglob("*")):
         if path.is_symlink():
@@ -63,6 +72,10 @@ def own_files(folder: Path) -> dict[str, Path]:
                 "is a link; templates and static files must be regular files in the course",
                 path=path,
                 hint="replace the link with a copy of the file",
+            )
+        if not path.is_dir() and (kind := special_file(path)):
+            raise ContentError(
+                f"is {kind}, not a regular file", path=path, hint="replace it with a file"
             )
         if path.is_file() and not editor_file(path.name) and "__pycache__" not in path.parts:
             name = site_name(folder, path)
@@ -74,6 +87,37 @@ def own_files(folder: Path) -> dict[str, Path]:
                 )
             files[name] = path
     return files
+
+
+class CourseTemplates(BaseLoader):
+    """The course's templates, read through the course's one door (`read_text`: no link,
+    a regular file of at most 1 MiB, UTF-8; a folder on the way that is a link is refused),
+    by a name plainly inside the folder: an absolute name or one with `..` is not found
+    here, nor then among the builder's."""
+
+    def __init__(self, folder: str) -> None:
+        self.folder = Path(folder)
+
+    def get_source(self, environment: Any, template: str) -> tuple[str, str, Callable[[], bool]]:
+        if name_problem(template):
+            raise TemplateNotFound(template)
+        path = self.folder / template
+        for parent in (self.folder, *reversed(path.parents[: template.count("/")])):
+            input_folder(parent)
+        try:
+            mtime = os.stat(path, follow_symlinks=False).st_mtime_ns
+        except (FileNotFoundError, NotADirectoryError):
+            raise TemplateNotFound(template) from None
+        hint = "a template this large is a mistake"
+        source = read_text(path, hint=hint)
+        return source, str(path), lambda: _mtime(path) == mtime
+
+
+def _mtime(path: Path) -> int | None:
+    try:
+        return os.stat(path, follow_symlinks=False).st_mtime_ns
+    except OSError:
+        return None
 
 
 NO_THEME = Theme()  # the builder's look: no templates of the course's, its colours

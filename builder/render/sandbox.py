@@ -1,0 +1,510 @@
+"""The Jinja environment a page is rendered in: a sandbox, since a course's templates come
+from its repository, and a pull request's `{{ cycler.__init__.__globals__.os.popen("id") }}`
+ran a shell command in `render`.
+
+It is Jinja's ImmutableSandboxedEnvironment (no attribute starting with `_`, no function
+internals, no method that changes a list, dict or set: a template only reads what it is
+given), narrowed further by `is_safe_attribute`:
+
+- an object of the builder's (the page's context: `site`, `page`, `arc`, ...) shows its
+  dataclass fields, never its methods, nor a field marked hidden (the theme's folder);
+- a str or Markup shows the methods of READ_STR (none that makes text longer); a list,
+  tuple or dict, those of READ_ITEMS;
+- no module, class, function, file path or other callable is handed on at all.
+
+And it is bounded (`Budget`): every value a template makes (an operator's, a filter's, a
+method's, a `~`) is at most MAX_VALUE characters in all (a list counts what printing it
+would), a number at most MAX_INT_BITS, a page at most MAX_PAGE characters, and rendering
+a page at most SECONDS (`deadline`: enforced from a watchdog thread, so in every thread and
+forked worker that renders, at no cost per step). `lipsum` is left out. A template that
+breaks a rule stops with a SecurityError (a TemplateError) that page() names.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import dataclasses
+import os
+import re
+import threading
+import time
+import traceback
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from functools import cache, update_wrapper
+from pathlib import PurePath
+from string import Formatter
+from types import BuiltinMethodType, MethodType, ModuleType
+from typing import Any
+
+from jinja2 import BaseLoader, Environment, StrictUndefined, Undefined, nodes
+from jinja2.compiler import CodeGenerator, Frame
+from jinja2.exceptions import (
+    SecurityError,
+    TemplateNotFound,
+    TemplateSyntaxError,
+    UndefinedError,
+)
+from jinja2.runtime import LoopContext, markup_join, str_join
+from jinja2.sandbox import ImmutableSandboxedEnvironment, SandboxedFormatter
+from jinja2.utils import Cycler, Joiner, Namespace
+from markupsafe import EscapeFormatter, Markup
+
+from ..core.errors import BuildError, ContentError, PutOff
+
+MAX_VALUE = 16 * 2**20  # characters a value a template makes may take, printed
+MAX_PAGE = 64 * 2**20  # characters of one page; the course's largest is under 1 MiB
+MAX_INT_BITS = 2**16  # a number's size: 10**10**10 would take the CPU for ever
+SECONDS = 5.0  # to render one page; the builder's take milliseconds
+
+READ_STR = frozenset(  # none makes text longer than it is
+    [
+        "capitalize",
+        "casefold",
+        "count",
+        "endswith",
+        "find",
+        "index",
+        "isalnum",
+        "isalpha",
+        "isascii",
+        "isdecimal",
+        "isdigit",
+        "isidentifier",
+        "islower",
+        "isnumeric",
+        "isprintable",
+        "isspace",
+        "istitle",
+        "isupper",
+        "lower",
+        "lstrip",
+        "partition",
+        "removeprefix",
+        "removesuffix",
+        "rfind",
+        "rindex",
+        "rpartition",
+        "rsplit",
+        "rstrip",
+        "split",
+        "splitlines",
+        "startswith",
+        "strip",
+        "swapcase",
+        "title",
+        "upper",
+        "format",
+        "format_map",
+        "striptags",
+        "unescape",
+    ]
+)
+READ_ITEMS = frozenset(["count", "index", "get", "items", "keys", "values", "copy"])
+HIDDEN = "template"  # a dataclass field's metadata key: {"template": False} hides it
+
+
+class Overtime(BaseException):
+    """Raised in the rendering thread when its page is past its SECONDS."""
+
+
+def size(value: Any, limit: int = MAX_VALUE, printed: bool = False) -> int:
+    """About how many characters `value` takes printed (str() of it), counted until past
+    `limit`: a list of one string a hundred thousand times counts it a hundred thousand
+    times, as printing it would. `printed`: an undefined value inside it is an error."""
+    total, stack = 0, [value]
+    while stack and total <= limit:
+        item = stack.pop()
+        if isinstance(item, str):
+            total += len(item) + 2
+        elif isinstance(item, int):
+            total += item.bit_length() // 3 + 1
+        elif isinstance(item, list | tuple | set | frozenset):
+            total += 2 * len(item) + 2
+            stack.extend(item)
+        elif isinstance(item, dict):
+            total += 4 * len(item) + 2
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif printed and isinstance(item, Undefined):  # printed as "" in a list, silently
+            item._fail_with_undefined_error()
+        elif isinstance(item, Namespace):
+            stack.append(item._Namespace__attrs)
+        else:
+            total += 64
+    return total
+
+
+def bounded(value: Any, what: str = "a value", printed: bool = False) -> Any:
+    """`value`, or a SecurityError when it is over the limits."""
+    if isinstance(value, int) and value.bit_length() > MAX_INT_BITS:
+        raise SecurityError(f"{what} makes a number over {MAX_INT_BITS:,} bits")
+    if not isinstance(value, int | float | Undefined) and size(value, printed=printed) > MAX_VALUE:
+        raise SecurityError(f"{what} makes over {MAX_VALUE:,} characters")
+    return value
+
+
+def _checked_args(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """Every argument within the limits, and any number given besides the value at most
+    MAX_VALUE (a width, a count): `center(10**9)` is refused before it is made."""
+    for arg in (*args, *kwargs.values()):
+        bounded(arg, f"an argument of {name}")
+    for arg in (*args[1:], *kwargs.values()):
+        if isinstance(arg, int) and abs(arg) > MAX_VALUE:
+            raise SecurityError(f"{name} is given {arg:,}, over the {MAX_VALUE:,} limit")
+
+
+def _estimate(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> int:
+    """What the filters that multiply their input would make, before they make it."""
+    value = str(args[0]) if args and isinstance(args[0], str) else ""
+    lines = value.count("\n") + 1
+    rest = [*args[1:], *kwargs.values()]
+    longest = max((size(x) for x in rest), default=0)
+    if name in ("indent", "wordwrap"):  # a string per line
+        return len(value) + longest * (lines + len(value) // 8)
+    if name == "replace":  # the new text at every match ("" matches between characters)
+        return len(value) + longest * (len(value) + 1)
+    if name == "join":
+        return size(args[0] if args else "") * (longest + 1)
+    if name == "tojson":  # an indent at every item of every level
+        return size(args[0] if args else "") * (longest + 2)
+    return 0
+
+
+def _filter(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
+    """The filter `function`, its arguments and what it makes checked. A context or
+    eval-context filter (Jinja's pass_* decorators) gets it first: it is not checked."""
+    passes = getattr(function, "jinja_pass_arg", None)
+
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        given = args[1:] if passes else args
+        _checked_args(name, given, kwargs)
+        if _estimate(name, given, kwargs) > MAX_VALUE:
+            raise SecurityError(f"the filter {name} would make over {MAX_VALUE:,} characters")
+        if name == "sum" and not isinstance(kwargs.get("start", 0), int | float):
+            raise SecurityError("the filter sum adds numbers only")
+        return bounded(function(*args, **kwargs), f"the filter {name}")
+
+    return update_wrapper(checked, function)
+
+
+_PRINTF = re.compile(r"%[-#0 +]*(\*|\d+)?(?:\.(\*|\d+))?")
+
+
+def _printf(text: str, values: Any) -> str:
+    """`text % values` (the `%` operator, the `format` filter) with widths bounded."""
+    widths = 0
+    for width, precision in _PRINTF.findall(text):
+        if "*" in (width, precision):
+            raise SecurityError("a '*' width or precision is not allowed in a % format")
+        widths += int(width or 0) + int(precision or 0)
+    if len(text) + widths + size(values) > MAX_VALUE:
+        raise SecurityError(f"a % format would make over {MAX_VALUE:,} characters")
+    made: str = text % values
+    return made
+
+
+def _format_filter(value: Any, *args: Any, **kwargs: Any) -> str:
+    if args and kwargs:
+        raise SecurityError("the filter format takes positional or keyword arguments, not both")
+    return _printf(str(value), kwargs or args)
+
+
+class _Bounded(Formatter):
+    """str.format's fields, each width and the whole bounded."""
+
+    made = 0
+
+    def format_field(self, value: Any, format_spec: str) -> Any:
+        digits = [int(x) for x in re.findall(r"\d+", format_spec)]
+        if sum(digits) + size(value) + self.made > MAX_VALUE:
+            raise SecurityError(f"a str.format would make over {MAX_VALUE:,} characters")
+        made = super().format_field(value, format_spec)
+        self.made += len(made)
+        return made
+
+
+class _Formatter(_Bounded, SandboxedFormatter):
+    pass
+
+
+class _EscapeFormatter(_Bounded, SandboxedFormatter, EscapeFormatter):
+    pass
+
+
+class _Code(CodeGenerator):
+    """Jinja's code, but a `~` joins through `environment.bounded_concat`, which bounds it: a chain
+    of `{% set b = a ~ a %}` doubled a string with no call in between."""
+
+    def visit_Concat(self, node: nodes.Concat, frame: Frame) -> None:
+        escape = frame.eval_ctx.autoescape  # as Jinja decides it: `{% autoescape %}` blocks
+        escaping = "context.eval_ctx.autoescape" if frame.eval_ctx.volatile else repr(escape)
+        self.write(f"environment.bounded_concat({escaping}, (")
+        for arg in node.nodes:
+            self.visit(arg, frame)
+            self.write(", ")
+        self.write("))")
+
+
+class CourseSandbox(ImmutableSandboxedEnvironment):
+    """See the module's docstring. Immutable rather than merely sandboxed: no template has
+    any reason to change a list or dict it is given, and one that could would change it
+    for the pages rendered after it."""
+
+    code_generator_class = _Code
+    intercepted_binops = frozenset({"*", "**", "%", "+", "//", "/", "-"})
+
+    def __init__(self, loader: BaseLoader) -> None:
+        super().__init__(
+            loader=loader,
+            autoescape=True,
+            undefined=StrictUndefined,
+            keep_trailing_newline=True,
+            finalize=_printed,
+        )
+        del self.globals["lipsum"]  # a loop as long as the template asks
+        self.filters = {name: _filter(name, f) for name, f in self.filters.items()}
+        self.filters["format"] = _filter("format", _format_filter)
+
+    def is_safe_attribute(self, obj: Any, attr: str, value: Any) -> bool:
+        if dataclasses.is_dataclass(obj) and not isinstance(obj, type):  # most, first
+            return attr in _fields(type(obj)) and not _kept(value)
+        if not super().is_safe_attribute(obj, attr, value) or _kept(value):
+            return False
+        if isinstance(obj, str):
+            return attr in READ_STR
+        if isinstance(obj, list | tuple | dict):
+            return attr in READ_ITEMS
+        if isinstance(obj, LoopContext | Cycler | Joiner):
+            return True  # loop.cycle(), cycler.next(): Jinja's own helpers
+        return not callable(value) and type(obj).__module__.split(".")[0] != "builder"
+
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        value = super().getattr(obj, attribute)
+        return self.unsafe_undefined(obj, attribute) if _kept(value) else value
+
+    def getitem(self, obj: Any, argument: Any) -> Any:
+        value = super().getitem(obj, argument)
+        return self.unsafe_undefined(obj, str(argument)) if _kept(value) else value
+
+    def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:
+        name = getattr(__obj, "__name__", "a call")
+        _checked_args(name, args, kwargs)
+        return bounded(super().call(__context, __obj, *args, **kwargs), name)
+
+    def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+        bounded(left, f"the left of {operator}")
+        bounded(right, f"the right of {operator}")
+        power = operator == "**" and isinstance(left, int) and isinstance(right, int)
+        if power and left.bit_length() * abs(right) > MAX_INT_BITS:
+            raise SecurityError(f"** makes a number over {MAX_INT_BITS:,} bits")
+        if operator == "*" and isinstance(left, int) != isinstance(right, int):
+            count, items = (left, right) if isinstance(left, int) else (right, left)
+            if count > 0 and size(items) * count > MAX_VALUE:
+                raise SecurityError(f"* would make over {MAX_VALUE:,} characters")
+        if operator == "%" and isinstance(left, str):
+            return bounded(_printf(left, right), "%")
+        return bounded(super().call_binop(context, operator, left, right), operator)
+
+    def bounded_concat(self, escape: bool, parts: tuple[Any, ...]) -> str:
+        if sum(size(x) for x in parts) > MAX_VALUE:
+            raise SecurityError(f"~ would make over {MAX_VALUE:,} characters")
+        joined: str = markup_join(parts) if escape else str_join(parts)
+        return joined
+
+    def wrap_str_format(self, value: Any) -> Callable[..., str] | None:
+        """str.format and format_map as Jinja's sandbox makes them, widths bounded."""
+        wrapped = super().wrap_str_format(value)
+        if wrapped is None:
+            return None
+        text: str = value.__self__
+        mapped = value.__name__ == "format_map"
+        escape = isinstance(text, Markup)
+
+        def bounded_format(*args: Any, **kwargs: Any) -> str:
+            formatter = _EscapeFormatter(self, escape=Markup.escape) if escape else _Formatter(self)
+            if mapped:
+                (kwargs,), args = args, ()
+            return type(text)(formatter.vformat(text, args, kwargs))
+
+        return update_wrapper(bounded_format, value)
+
+
+_HELPERS = (str, list, tuple, dict, LoopContext, Cycler, Joiner)
+
+
+@cache
+def _fields(kind: type) -> frozenset[str]:
+    """The fields a template may read of a dataclass of the builder's: not those marked
+    hidden (`field(metadata={"template": False})`), nor any method or property."""
+    return frozenset(f.name for f in dataclasses.fields(kind) if f.metadata.get(HIDDEN, True))
+
+
+def _printed(value: Any) -> Any:
+    """What `{{ value }}` prints, bounded (text, the common case, by its length alone)."""
+    if type(value) is str or type(value) is Markup:
+        if len(value) > MAX_VALUE:
+            raise SecurityError(f"an expression makes over {MAX_VALUE:,} characters")
+        return value
+    return bounded(value, "an expression", printed=True)
+
+
+def _kept(value: Any) -> bool:
+    """What no template is handed, whoever holds it: modules, classes, file paths, and
+    functions other than bound methods of str, list, tuple and dict (the names above)."""
+    if isinstance(value, ModuleType | type | PurePath):
+        return True
+    if isinstance(value, MethodType | BuiltinMethodType):
+        return not isinstance(value.__self__, _HELPERS)
+    return False
+
+
+def generate(parts: Iterator[str]) -> str:
+    """A page's text from its template's parts, stopped at MAX_PAGE characters."""
+    made: list[str] = []
+    total = 0
+    for part in parts:
+        total += len(part)
+        if total > MAX_PAGE:
+            raise SecurityError(f"it makes a page over {MAX_PAGE:,} characters")
+        made.append(part)
+    return "".join(made)
+
+
+# The watchdog: the threads rendering a page, each with the time it must be done by.
+_due: dict[int, float] = {}
+_fired: set[int] = set()
+_lock = threading.Lock()
+TICK = 0.25  # seconds between the watchdog's looks: a page's SECONDS is kept to within it
+_watching = [0]  # the process whose watchdog runs (a forked worker starts its own)
+
+
+@contextmanager
+def deadline(seconds: float | None = None) -> Iterator[None]:
+    """The block, stopped with Overtime when it runs past `seconds` (SECONDS): the
+    watchdog raises it in this thread, which the interpreter checks between two steps of
+    Python code, template loops included (a single C operation is bounded by size)."""
+    me = threading.get_ident()
+    with _lock:
+        if _watching[0] != os.getpid():
+            _watching[0] = os.getpid()
+            _due.clear()
+            _fired.clear()
+            threading.Thread(target=_watch, name="template-deadline", daemon=True).start()
+        _due[me] = time.monotonic() + (SECONDS if seconds is None else seconds)
+    try:
+        yield
+    finally:
+        _leave(me)
+
+
+def _leave(me: int) -> None:
+    """This thread off the watchdog's list, and an Overtime raised but not yet seen taken
+    back: none is raised outside its page. One that arrives here (the page was done just
+    in time) is dropped."""
+    while True:
+        try:
+            with _lock:
+                _due.pop(me, None)
+                if me in _fired:
+                    _fired.discard(me)
+                    _async_raise(me, None)
+            return
+        except Overtime:
+            continue
+
+
+def _watch() -> None:
+    """Look every TICK (a page waits for nothing: no wake-up per page, which cost a
+    page 0.7 ms in thread switches)."""
+    while True:
+        time.sleep(TICK)
+        with _lock:
+            now = time.monotonic()
+            for thread, due in _due.items():
+                if due <= now and thread not in _fired:
+                    _fired.add(thread)
+                    _async_raise(thread, Overtime)
+
+
+def _async_raise(thread: int, error: type[BaseException] | None) -> None:
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(
+        ctypes.c_ulong(thread), ctypes.py_object(error) if error else None
+    )
+
+
+def render(environment: Environment, name: str, folders: tuple[str, ...], **context: Any) -> str:
+    """The page the template `name` makes of `context`, within SECONDS and MAX_PAGE; any
+    mistake of a template (`folders`: where templates are) is a ContentError naming its
+    file and line, the problem and what to do."""
+    used = name
+    try:
+        with deadline():
+            template = environment.get_template(name)
+            used = template.filename or name
+            return generate(template.generate(**context))
+    except (BuildError, PutOff):
+        raise
+    except (Exception, Overtime) as error:
+        raise template_error(error, used, folders) from None
+
+
+def template_error(error: BaseException, name: str, folders: tuple[str, ...]) -> ContentError:
+    """`error`, raised while the template `name` rendered, as one line naming the template
+    file (the innermost in the traceback, which Jinja gives each template's own lines)."""
+    path, line = _where(error, folders)
+    problem = " ".join(str(getattr(error, "message", None) or error).split())[:300]
+    kind, hint = type(error).__name__, "fix the template at that line"
+    for known, (label, advice) in _KINDS.items():
+        if isinstance(error, known):
+            kind, hint = label, advice
+            break
+    if isinstance(error, Overtime):
+        problem = f"rendering ran over {SECONDS:g} s"
+    elif isinstance(error, TemplateNotFound):
+        problem = f"no template {error.name!r}"
+    at = f"line {line}: " if line else ""
+    return ContentError(f"{at}{kind}: {problem}", path=path or _shown(name), hint=hint)
+
+
+_KINDS: dict[type[BaseException], tuple[str, str]] = {
+    TemplateSyntaxError: ("template syntax error", "fix the template's Jinja syntax"),
+    TemplateNotFound: (
+        "template not found",
+        "name a file of content/templates/, or builder/NAME for the builder's own",
+    ),
+    UndefinedError: (
+        "undefined",
+        "use only what the page is given (README, 'A course chooses, the builder provides')",
+    ),
+    SecurityError: (
+        "not allowed in a course template",
+        "templates run sandboxed: see README, 'A course chooses, the builder provides'",
+    ),
+    RecursionError: ("a macro or include calls itself without end", "stop the recursion"),
+    MemoryError: ("out of memory", "make the template build smaller values"),
+    Overtime: ("too slow", "a loop that does not end, or nested loops: make it do less"),
+}
+
+
+def _where(error: BaseException, folders: tuple[str, ...]) -> tuple[str, int | None]:
+    """The template file the error came from and its line: a syntax error says it; other
+    errors, the innermost template frame of the traceback (Jinja rewrites an Exception's
+    frames to the template's lines; an Overtime's are mapped here)."""
+    if isinstance(error, TemplateSyntaxError) and error.filename:
+        return _shown(error.filename), error.lineno
+    found: tuple[str, int | None] = ("", None)
+    for frame, line in traceback.walk_tb(error.__traceback__):
+        template = frame.f_globals.get("__jinja_template__")
+        if template is not None and template.filename:
+            found = template.filename, template.get_corresponding_lineno(line)
+        elif frame.f_code.co_filename.startswith(folders):
+            found = frame.f_code.co_filename, line
+    return (_shown(found[0]), found[1]) if found[0] else found
+
+
+def _shown(path: str) -> str:
+    """`path` relative to the working folder when it is inside it (as the course's other
+    errors name their files)."""
+    relative = os.path.relpath(path)
+    return path if relative.startswith("..") else relative
