@@ -1,7 +1,9 @@
 """The recording: schema version 1, its types (validated by pydantic), loading and saving it.
 
 Saving gives 2-space indented JSON with keys in schema order and no trailing newline, so
-loading and saving a recording gives back the same bytes.
+loading and saving a recording gives back the same bytes. A file that holds a key twice in
+one object is refused (every reader takes the last, a reviewer reads the first); one whose
+bytes are otherwise not what saving writes is read, and `check` calls it not canonical.
 """
 
 from __future__ import annotations
@@ -160,7 +162,29 @@ def dumps(recording: Recording) -> bytes:
 
 
 def loads(data: bytes, source: Path | str) -> Recording:
-    """Parse and validate a recording; errors name `source` and the field."""
+    """Parse and validate a recording; errors name `source` and the field (or the key
+    found twice)."""
+    return read(data, source)[0]
+
+
+def read(data: bytes, source: Path | str) -> tuple[Recording, int]:
+    """The recording, and 0 when `data` is byte for byte what `dumps` writes of it, else
+    the first line that differs. Only a file that is not canonical can hold a key twice
+    (`dumps` writes each once): that one is parsed again, to refuse it."""
+    recording = _validated(data, source)
+    written = dumps(recording)
+    if written == data:
+        return recording, 0
+    _parse_json(data, source)
+    return recording, _first_difference(written, data)
+
+
+def _first_difference(written: bytes, data: bytes) -> int:
+    lines = zip(written.split(b"\n"), data.split(b"\n"), strict=False)
+    return next((n for n, (a, b) in enumerate(lines, 1) if a != b), written.count(b"\n") + 1)
+
+
+def _validated(data: bytes, source: Path | str) -> Recording:
     if len(data) > MAX_RECORDING_BYTES:
         raise RecordingError(
             f"is {len(data) / 2**20:.1f} MiB, over the {MAX_RECORDING_BYTES // 2**20} MiB limit",
@@ -234,7 +258,9 @@ def _parse_json(data: bytes, source: Path | str) -> Any:
         )
     shallow_json(data, source, RecordingError, _REPAIR)  # before Python's parser recurses
     try:
-        return json.loads(data.decode("utf-8"), parse_constant=_reject_constant)
+        return json.loads(
+            data.decode("utf-8"), parse_constant=_reject_constant, object_pairs_hook=_once
+        )
     except UnicodeDecodeError as error:
         raise RecordingError(
             f"is not UTF-8 (byte {error.start})", path=source, hint=_REPAIR
@@ -247,6 +273,19 @@ def _parse_json(data: bytes, source: Path | str) -> Any:
         ) from None
     except ValueError as error:
         raise RecordingError(str(error), path=source, hint=_REPAIR) from None
+
+
+def _once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object whose keys are all different, so that readers and reviewers see one value."""
+    found: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in found:
+            raise ValueError(
+                f"holds the key {json.dumps(key, ensure_ascii=False)} twice in one object: "
+                "every reader takes the last value, a reviewer of the file reads the first"
+            )
+        found[key] = value
+    return found
 
 
 def _describe(error: Exception) -> str:

@@ -17,7 +17,7 @@ from ..core.store import Memo
 from . import fingerprint
 from .files import input_folder, json_files
 from .model import Course, Lesson
-from .recording import Recording, loads, read_bytes
+from .recording import Recording, read, read_bytes
 from .rules import expected_versions, read_input
 
 
@@ -28,6 +28,7 @@ class State(enum.StrEnum):
     STALE_HARNESS = "stale(harness)"
     STALE_ENVIRONMENT = "stale(environment)"
     INVALID = "invalid"
+    NOT_CANONICAL = "not canonical"  # valid, but its bytes are not what saving writes
     ORPHAN = "orphan"
     NEEDS_GPU = "needs a GPU machine"  # a `requires: gpu` lesson, missing or stale
 
@@ -120,14 +121,22 @@ def _lesson_status(
         return LessonStatus(lesson.id, State.INVALID, error.problem, path)
     digest = fingerprint.sha256(data)
     try:
-        recording = memo("recording", (digest,), lambda: loads(data, path))
+        recording, differs = memo("recording", (digest,), lambda: read(data, path))
     except RecordingError as error:
         return LessonStatus(lesson.id, State.INVALID, error.problem, path)
     if recording.lessonId != lesson.id:
         detail = f"its lessonId is {recording.lessonId!r}, not {lesson.id!r}"
         return LessonStatus(lesson.id, State.INVALID, detail, path, digest=digest)
     state, detail = _staleness(lesson, recording, renderer, expected, recordings)
+    if state is State.FRESH and differs:
+        state, detail = State.NOT_CANONICAL, _NOT_CANONICAL.format(differs)
     return _on_gpu(lesson, LessonStatus(lesson.id, state, detail, path, recording, digest))
+
+
+_NOT_CANONICAL = (
+    "not byte for byte what the builder writes, from line {} (a key's order, spacing or a "
+    "number's spelling): a hand edit, or another tool's"
+)
 
 
 def _on_gpu(lesson: Lesson, status: LessonStatus) -> LessonStatus:

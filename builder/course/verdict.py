@@ -20,6 +20,7 @@ FIXES = MappingProxyType(  # by state: the next step, as the README's table says
         "stale(harness)": "run `make record FORCE=1`",
         "stale(environment)": "install the pinned versions (requirements.lock), or re-record",
         "invalid": "re-record it with `make record`",
+        "not canonical": "re-record it with `make record`",
         "orphan": "delete the recording, or restore its lesson",
         "needs a GPU machine": "record it with `record --dask ADDRESS` on a cluster with a "
         "GPU worker (dask worker --resources GPU=1)",
@@ -83,7 +84,8 @@ def _annotation(status: LessonStatus, content: Path) -> str:
     level = "warning" if status.passes else "error"
     on_example = state in ("missing", "stale(content)")
     path = content / "lessons" / status.lesson_id / EXAMPLE_FILE if on_example else status.path
-    line = re.search(r"\bline (\d+)", status.detail) if state == "invalid" else None
+    named = state in ("invalid", "not canonical")
+    line = re.search(r"\bline (\d+)", status.detail) if named else None
     message = f"{status.detail}; {FIXES[state]}" if status.detail else FIXES[state]
     return workflow_command(
         level,

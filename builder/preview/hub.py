@@ -5,6 +5,7 @@ to do about it (`page_update`): swap in its new <main> and title, or reload."""
 
 from __future__ import annotations
 
+import contextlib
 import html
 import json
 import queue
@@ -25,6 +26,10 @@ _ABOUT = re.compile(
     rb'<meta (?:name|property)="(?:description|(?:og|twitter):(?:title|description))" '
     rb'content="[^"]*">'
 )
+
+# Messages a page's stream holds that it has not been sent: one that cannot keep up (a slow
+# or stopped reader) is told to reload instead of holding every page's new <main> in memory.
+BACKLOG = 32
 
 Problem = dict[str, Any]  # {"file", "line", "message"}: what the overlay shows
 Update = dict[str, Any]  # {"main", "title"}: swapped in place; {"reload": True}
@@ -47,7 +52,7 @@ class Hub:
         self.build = time.time_ns() // 1_000_000
 
     def subscribe(self, page: str = "", build: int | None = None) -> queue.Queue[str | None]:
-        stream: queue.Queue[str | None] = queue.Queue()
+        stream: queue.Queue[str | None] = queue.Queue(BACKLOG)
         with self.lock:
             state = self._state(())
             if build is not None and build != self.build:
@@ -80,8 +85,9 @@ class Hub:
                     found = updates(page)
                     if found is not None:
                         told[page] = _message({**state, "page": found})
+            behind = _message({**state, "page": {"reload": True}})
             for stream, page in self.streams.items():
-                stream.put(told.get(page, message))
+                _tell(stream, told.get(page, message), behind)
 
     def state(self) -> dict[str, Any]:
         """What a page opened now is told."""
@@ -95,7 +101,19 @@ class Hub:
     def close(self) -> None:
         with self.lock:
             for stream in self.streams:
-                stream.put(None)
+                _tell(stream, None, None)
+
+
+def _tell(stream: queue.Queue[str | None], message: str | None, behind: str | None) -> None:
+    """`message` into `stream`; a stream that is full is emptied and given `behind` instead
+    (a reload: the page has missed messages)."""
+    try:
+        stream.put_nowait(message)
+    except queue.Full:
+        with contextlib.suppress(queue.Empty):  # its reader may take the last one first
+            while True:
+                stream.get_nowait()
+        stream.put_nowait(behind)  # only the hub puts, under its lock: there is room now
 
 
 def _message(state: dict[str, Any]) -> str:

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from builder.__main__ import main
 from builder.core.errors import RecordingError
 from builder.course import recording
-from tests.helpers import REFERENCE, cli, snapshot, write_course
+from tests.helpers import REFERENCE, ROOT, cli, snapshot, write_course
 
 LESSON = "calm-01"
 
@@ -359,3 +359,94 @@ def test_more_panels_or_bars_than_a_page_shows_are_invalid_when_loaded(
     out = capsys.readouterr().out
     assert f"{LESSON}  invalid" in out and message in out
     assert main(cli(tmp_path, "render")[3:]) == 0, "the page says so; nothing raises"
+
+
+# -- issue 38: one value a key, and the bytes the builder writes -----------------------------
+
+FIRST = "basics-01"  # in the recorded fixture course: fresh
+FORGED = {  # a key written again before the real one: a reviewer reads the first
+    "stdout": ('  "stdout": ', '  "stdout": "all good\\n",\n'),
+    "lessonId": ('  "lessonId": ', '  "lessonId": "basics-02",\n'),
+    "contentHash": ('  "contentHash": ', f'  "contentHash": "{"0" * 64}",\n'),
+    "environment": ('  "environment": ', '  "environment": {},\n'),
+    "backend": ('    "backend": ', '    "backend": "gpu",\n'),
+    "y": ('            "y": ', '            "y": [9],\n'),
+}
+
+
+def _forged(path: Path, key: str) -> bytes:
+    before, line = FORGED[key]
+    text = path.read_text("utf-8")
+    at = text.index(before)
+    forged = (text[:at] + line + text[at:]).encode()
+    path.write_bytes(forged)
+    return forged
+
+
+@pytest.mark.parametrize("key", FORGED)
+def test_a_key_written_twice_is_refused_by_check_and_validate_naming_it(
+    recorded: Any, capsys: pytest.CaptureFixture[str], key: str
+) -> None:
+    """A second `stdout` (or any key, at any depth) passed `validate` and `check`: every
+    reader took the last value, while a reviewer of the raw pull request reads the first."""
+    path = recorded.recordings / f"{FIRST}.json"
+    forged = _forged(path, key)
+    root = recorded.content.parent
+    assert main(cli(root, "check")[3:]) == 1
+    out = capsys.readouterr().out
+    assert f"{FIRST}  invalid" in out and f'holds the key "{key}" twice in one object' in out
+    assert main(["validate", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith(f'{path}: holds the key "{key}" twice'), out
+    with pytest.raises(RecordingError, match=f'"{key}" twice'):
+        recording.load(path)
+    assert path.read_bytes() == forged
+
+
+def _reordered(text: str) -> str:
+    raw = json.loads(text)
+    return json.dumps({"lessonId": raw.pop("lessonId"), **raw}, indent=2, ensure_ascii=False)
+
+
+UNCANONICAL = {  # the same recording, read the same, in other bytes
+    "keys reordered": (_reordered, 2),
+    "a trailing newline": (lambda text: text + "\n", 38),
+    "tabs for indent": (lambda text: text.replace("\n  ", "\n\t"), 2),
+    "compact": (lambda text: json.dumps(json.loads(text), ensure_ascii=False), 1),
+    "3 spelled 3.0": (lambda text: text.replace('"y": [\n              3\n', '"y": [3.0\n'), 30),
+    "3 spelled 30e-1": (
+        lambda text: text.replace("              3\n", "              30e-1\n"),
+        31,
+    ),
+    "a letter escaped": (lambda text: text.replace("{ lambda", "{ \\u006cambda"), 16),
+}
+
+
+@pytest.mark.parametrize("case", UNCANONICAL)
+def test_a_recording_not_in_the_builders_bytes_is_not_fresh(
+    recorded: Any, capsys: pytest.CaptureFixture[str], case: str
+) -> None:
+    """The README promises loading and saving gives back the same bytes; a recording in
+    other bytes (a hand edit, another tool) passed `check` as fresh. It is `not canonical`,
+    naming the first line that differs, with the fix; still valid, and its page renders."""
+    path = recorded.recordings / f"{FIRST}.json"
+    change, line = UNCANONICAL[case]
+    text = path.read_text("utf-8")
+    changed = change(text).encode()
+    assert changed != text.encode(), "the case changes nothing"
+    path.write_bytes(changed)
+    assert recording.loads(changed, path) == recording.loads(text.encode(), path)
+    root = recorded.content.parent
+    assert main(cli(root, "check", "--format", "github")[3:]) == 1
+    out = capsys.readouterr().out
+    assert f"title={FIRST}%3A recording not canonical::not byte for byte what the builder" in out
+    assert f"file={path}," in out and "re-record it with `make record`" in out
+    assert f"line={line}," in out and f"from line {line} " in out
+    assert main(["validate", str(path)]) == 0
+    assert main(cli(root, "render")[3:]) == 0
+    assert path.read_bytes() == changed
+
+
+def test_the_committed_recordings_and_the_reference_are_canonical() -> None:
+    for path in [REFERENCE, *sorted((ROOT / "recordings").glob("*.json"))]:
+        assert recording.read(path.read_bytes(), path)[1] == 0, path

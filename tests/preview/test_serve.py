@@ -30,11 +30,21 @@ from builder.build.pipeline import build
 from builder.core.errors import RenderError
 from builder.core.observe import Paths
 from builder.core.store import Store
+from builder.preview import serve as serve_module
 from builder.preview.hub import page_update
 from builder.preview.serve import LIVE_SCRIPT, Preview, inject_live, problems, wanted
 from builder.preview.session import Changed, Session
 from builder.run.execute import Execution, Limits, Outcome
-from tests.helpers import ROOT, canned_run, charts_named, charts_shown, edit, edit_panels, scaled
+from tests.helpers import (
+    ROOT,
+    canned_run,
+    charts_named,
+    charts_shown,
+    edit,
+    edit_panels,
+    make_paths,
+    scaled,
+)
 
 LESSON = "basics-01"  # slug "first"
 
@@ -427,3 +437,252 @@ def test_a_folder_made_while_serving_is_watched_and_a_link_is_not_followed(
     assert _events_until(preview, lessons / "new-01" / "lesson.md", seen)
     _events_until(preview, lessons / "linked" / "x.md", seen, seconds=1)
     assert not any(path.startswith(str(lessons / "linked") + os.sep) for path in seen), seen
+
+
+# -- issue 38: the address served, redirects, methods, and clients that misbehave -------------
+
+
+@pytest.fixture(scope="module")
+def served(recorded_template: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Preview]:
+    """One preview for the tests below, which only ask it things."""
+    root = tmp_path_factory.mktemp("served") / "course"
+    shutil.copytree(recorded_template, root)
+    shown = Preview(make_paths(root), port=0, execute=False)
+    shown.start()
+    yield shown
+    shown.close()
+
+
+def _ask(preview: Preview, request: str, seconds: float = 10) -> bytes:
+    """`request` sent as is over a new connection; all the server says until it closes."""
+    port = preview.server.server_address[1]
+    with socket.create_connection(("127.0.0.1", port), timeout=seconds) as client:
+        client.sendall(request.encode("latin-1"))
+        answer = b""
+        while chunk := client.recv(65536):
+            answer += chunk
+    return answer
+
+
+def _status(answer: bytes) -> int:
+    return int(answer.split(b" ", 2)[1])
+
+
+def _headers(answer: bytes) -> dict[str, str]:
+    head = answer.split(b"\r\n\r\n", 1)[0].decode("latin-1").split("\r\n")[1:]
+    return {name.lower(): value.strip() for name, _, value in (h.partition(":") for h in head)}
+
+
+def _body(answer: bytes) -> bytes:
+    return answer.split(b"\r\n\r\n", 1)[1]
+
+
+def _port(preview: Preview) -> int:
+    return int(preview.server.server_address[1])
+
+
+def _get(path: str, host: str | None, *extra: str, method: str = "GET") -> str:
+    lines = [f"{method} {path} HTTP/1.1", *([f"Host: {host}"] if host is not None else []), *extra]
+    return "\r\n".join([*lines, "Connection: close", "", ""])
+
+
+ELSEWHERE = {  # Host headers of a page elsewhere (or of nothing) that reach this server
+    "a rebound name": "rebind.example:{port}",
+    "a rebound name, no port": "rebind.example",
+    "a name ending in the address": "127.0.0.1.nip.io:{port}",
+    "localhost, another port": "localhost:{other}",
+    "localhost, no port": "localhost",
+    "localhost with a final dot": "localhost.:{port}",
+    "empty": "",
+    "none": None,
+}
+
+
+@pytest.mark.parametrize("case", ELSEWHERE)
+@pytest.mark.parametrize("path", ["/l/first/", "/__events", "/nope"])
+def test_a_host_that_is_not_the_address_served_is_refused(
+    served: Preview, case: str, path: str
+) -> None:
+    """A page on another name that resolves to 127.0.0.1 (DNS rebinding) read every preview
+    page and its event stream as its own origin: the server answered any Host."""
+    host = ELSEWHERE[case]
+    if host is not None:
+        host = host.format(port=_port(served), other=_port(served) + 1)
+    answer = _ask(served, _get(path, host))
+    assert _status(answer) == 421, answer[:300]
+    assert _body(answer) == f"this preview answers only at {served.url}\n".encode()
+    assert LIVE_SCRIPT not in answer and not served.hub.streams
+
+
+def test_two_host_headers_are_refused(served: Preview) -> None:
+    good = f"127.0.0.1:{_port(served)}"
+    answer = _ask(served, _get("/l/first/", good, "Host: rebind.example"))
+    assert _status(answer) == 421
+
+
+@pytest.mark.parametrize("name", ["127.0.0.1", "localhost", "[::1]", "LocalHost"])
+def test_the_address_served_is_answered_by_each_of_its_names(served: Preview, name: str) -> None:
+    answer = _ask(served, _get("/l/first/", f"{name}:{_port(served)}"))
+    assert _status(answer) == 200 and LIVE_SCRIPT in answer
+
+
+@pytest.mark.parametrize(
+    "origin",
+    ["http://rebind.example", "null", "http://127.0.0.1:{other}", "https://127.0.0.1:{port}"],
+)
+def test_the_event_stream_refuses_a_page_of_another_origin(served: Preview, origin: str) -> None:
+    origin = origin.format(port=_port(served), other=_port(served) + 1)
+    host = f"127.0.0.1:{_port(served)}"
+    answer = _ask(served, _get("/__events", host, f"Origin: {origin}"))
+    assert _status(answer) == 403, answer[:300]
+    assert b"the event stream is only for pages of" in _body(answer)
+    assert not served.hub.streams
+
+
+def test_the_event_stream_takes_a_page_of_its_own_origin(served: Preview) -> None:
+    port = _port(served)
+    request = _get("/__events", f"localhost:{port}", f"Origin: http://localhost:{port}")
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as client:
+        client.sendall(request.encode())
+        assert client.recv(4096).startswith(b"HTTP/1.0 200 ")
+
+
+@pytest.mark.parametrize("path", ["/%2Fglossary", "//glossary", "/%2F%2Fglossary", "/glossary"])
+def test_a_folder_redirects_to_its_own_address_never_to_another_host(
+    served: Preview, path: str
+) -> None:
+    """`/%2Fglossary` was sent to `//glossary/`, which a browser reads as http://glossary/."""
+    assert "glossary/index.html" in served.files
+    answer = _ask(served, _get(path, f"127.0.0.1:{_port(served)}"))
+    assert _status(answer) == 301 and _headers(answer)["location"] == "/glossary/", answer
+
+
+@pytest.mark.parametrize("path", ["/l/first/", "/l/first/example.py", "/nope/", "/glossary"])
+def test_head_is_answered_with_gets_headers_and_no_body(served: Preview, path: str) -> None:
+    host = f"127.0.0.1:{_port(served)}"
+    got, head = _ask(served, _get(path, host)), _ask(served, _get(path, host, method="HEAD"))
+    assert _status(head) == _status(got) and head.endswith(b"\r\n\r\n")
+    drop = {"date"}
+    assert {k: v for k, v in _headers(head).items() if k not in drop} == {
+        k: v for k, v in _headers(got).items() if k not in drop
+    }
+
+
+def test_head_of_the_event_stream_opens_no_stream(served: Preview) -> None:
+    answer = _ask(served, _get("/__events", f"127.0.0.1:{_port(served)}", method="HEAD"))
+    assert _status(answer) == 200 and answer.endswith(b"\r\n\r\n")
+    assert _headers(answer)["content-type"] == "text/event-stream"
+
+
+@pytest.mark.parametrize("method", ["POST", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE", "BREW"])
+def test_other_methods_are_not_allowed_and_say_which_are(served: Preview, method: str) -> None:
+    answer = _ask(served, _get("/l/first/", f"127.0.0.1:{_port(served)}", method=method))
+    assert _status(answer) == 405 and _headers(answer)["allow"] == "GET, HEAD", answer
+
+
+def test_an_idle_connection_is_closed(served: Preview) -> None:
+    """One thread a connection, with no timeout: a socket that never sent a whole request
+    was held for ever. Both are closed after IDLE_TIMEOUT (10 s)."""
+    port = _port(served)
+    clients = [socket.create_connection(("127.0.0.1", port), timeout=15) for _ in range(2)]
+    clients[1].sendall(b"GET /l/first/ HTTP/1.1\r\nHost: 127.0.0.1")
+    started = time.monotonic()
+    for client in clients:
+        with client:
+            assert client.recv(4096) == b""  # closed, not a socket.timeout after 15 s
+    assert time.monotonic() - started < serve_module.IDLE_TIMEOUT + 3
+
+
+def test_a_stream_that_is_not_read_is_told_to_reload_not_kept_growing() -> None:
+    """Each page's queue was unbounded: a stopped reader kept every page's new <main>."""
+    from builder.preview.hub import BACKLOG, Hub
+
+    hub = Hub()
+    stream = hub.subscribe("l/first/index.html", hub.build)
+    for n in range(BACKLOG * 4):
+        hub.publish(["l/first/index.html"], lambda page, n=n: {"main": f"<main>{n}</main>"})
+        assert stream.qsize() <= BACKLOG
+    told = [stream.get_nowait() for _ in range(stream.qsize())]
+    assert any('"page": {"reload": true}' in str(message) for message in told)
+    hub.close()
+    assert stream.get_nowait() is None  # a closing server is told even to a full stream
+
+
+def _dropped(port: int, request: bytes) -> None:
+    """A client that asks, reads a little with a small window, and resets the connection."""
+    with socket.socket() as client:
+        client.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        client.settimeout(5)
+        client.connect(("127.0.0.1", port))
+        client.sendall(request)
+        client.recv(1024)
+        client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+
+
+def _answered(port: int, seconds: float = 3) -> int:
+    """The status a GET gets within `seconds`, or 0."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=seconds) as client:
+            client.sendall(f"GET / HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
+            head = client.recv(64)
+    except OSError:
+        return 0
+    return int(head.split(b" ", 2)[1]) if head.startswith(b"HTTP/") else 0
+
+
+def _few_files() -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
+
+
+def test_idle_and_dropped_clients_neither_stop_serve_nor_print_tracebacks(recorded: Paths) -> None:
+    """At about 1,018 idle sockets (the open-file limit) the server stopped answering
+    everyone, and every client that went away mid-answer printed a BrokenPipeError or
+    ConnectionResetError traceback. A real `serve`, with 256 files: 400 idle sockets (to
+    127.0.0.1 only, 30 s at most) are held while it still answers (200, or
+    503 at once), then let go; 60 clients reset mid-answer; no traceback. (The OS's queue
+    of connections not yet taken was 5: a burst over it waited a second each.)"""
+    port = _free_port()
+    log = recorded.content.parent / "serve.log"
+    args = ["--content", str(recorded.content), "--recordings", str(recorded.recordings)]
+    args += ["--out", str(recorded.out), "--cache", str(recorded.cache)]
+    command = [sys.executable, "-m", "builder", "serve", "--no-execute", "--port", str(port)]
+    with open(log, "wb") as sink:
+        server = subprocess.Popen(
+            [*command, *args], cwd=ROOT, stdout=sink, stderr=sink, preexec_fn=_few_files
+        )
+    idle: list[socket.socket] = []
+    try:
+        assert "Serving " in _wait_for(log, "Serving ", 60)
+        biggest = max(site_bytes(recorded.out).items(), key=lambda item: len(item[1]))[0]
+        for n in range(60):
+            path = "/__events" if n % 3 == 0 else f"/{biggest}"
+            _dropped(port, f"GET {path} HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
+        deadline = time.monotonic() + 30
+        while len(idle) < 400 and time.monotonic() < deadline:
+            try:  # a SYN the OS dropped (its queue full) is sent again after 1 s, then 3 s
+                idle.append(socket.create_connection(("127.0.0.1", port), timeout=4))
+            except OSError:
+                break
+        assert len(idle) == 400, f"serve stopped taking connections after {len(idle)}"
+        assert _answered(port) in (200, 503)
+        files = len(os.listdir(f"/proc/{server.pid}/fd"))
+        assert files < 200, files
+        for client in idle:
+            client.close()
+        idle.clear()
+        deadline = time.monotonic() + 10
+        while _answered(port) != 200 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert _answered(port) == 200
+        server.send_signal(signal.SIGINT)
+        assert server.wait(timeout=30) == 130
+    finally:
+        for client in idle:
+            client.close()
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+    output = log.read_text(errors="replace")
+    assert "Traceback" not in output and "Error" not in output, output[-3000:]
