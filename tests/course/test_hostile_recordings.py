@@ -450,3 +450,20 @@ def test_a_recording_not_in_the_builders_bytes_is_not_fresh(
 def test_the_committed_recordings_and_the_reference_are_canonical() -> None:
     for path in [REFERENCE, *sorted((ROOT / "recordings").glob("*.json"))]:
         assert recording.read(path.read_bytes(), path)[1] == 0, path
+
+
+def test_validate_says_a_valid_recording_is_not_in_the_builders_bytes(tmp_path: Path) -> None:
+    """Schema-valid but not what the builder writes (one-space indent): `validate` passes it
+    and says so, with the line and the fix, as `check` fails it as not canonical."""
+    path = tmp_path / f"{LESSON}.json"
+    path.write_text(json.dumps(json.loads(REFERENCE.read_bytes()), indent=1))
+    validated = subprocess.run(
+        [*cli(tmp_path, "validate")[:4], str(path), str(REFERENCE)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert validated.returncode == 0
+    lines = validated.stdout.splitlines()
+    assert lines[0] == f"{path}: valid (not canonical from line 2: `make record` writes it anew)"
+    assert lines[1] == f"{REFERENCE}: valid"
