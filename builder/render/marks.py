@@ -1,6 +1,6 @@
 """The recorded things a lesson's prose places: `{{ example }}`, `{{ output }}`,
-`{{ panel N }}`, `{{ panels }}` and inline `{{ value ... }}`, resolved against the lesson's
-recording while builder/render/prose.py renders its Markdown. Everything recorded is escaped; a
+`{{ panel N }}`, `{{ panels }}` and `{{ reveal }}` (inline `{{ value ... }}`: values.py),
+resolved against the lesson's recording while builder/render/prose.py renders its Markdown. Everything recorded is escaped; a
 reference to something that does not exist is a RenderError naming the lesson and line.
 """
 
@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 import shlex
-import unicodedata
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -18,12 +17,11 @@ from markupsafe import Markup
 from ..core.errors import RenderError
 from ..course.model import Lesson
 from ..course.recording import Recording
-from .bounded import MAX_SEARCHED, compile_pattern, format_value
+from .bounded import MAX_SEARCHED, compile_pattern
 from .figures import (
     Sizer,
     chart_size,
     figure_html,
-    format_number,
     panel_shown,
     provenance,
     scrollable,
@@ -189,7 +187,7 @@ def _output(page: PageEnv, args: Args) -> str:
     if lines is None:  # one failed slice is one error, not a cascade of them
         lines = []
     elif "match" in args:
-        pattern = _regex(args["match"][0], page, lines)
+        pattern = search_pattern(args["match"][0], page, lines)
         lines = [line for line in lines if pattern and pattern.search(line)]
         if pattern and not lines:
             page.error(f"output match={args['match'][0]!r} matches no line of the recorded output")
@@ -207,7 +205,7 @@ def _marked_block(lines: list[str], args: Args, page: PageEnv) -> list[str] | No
     first line; without `to=` it runs to the last."""
     start = 0
     if "from" in args:
-        pattern = _regex(args["from"][0], page, lines)
+        pattern = search_pattern(args["from"][0], page, lines)
         if pattern is None:
             return None
         found = next((n for n, line in enumerate(lines) if pattern.search(line)), None)
@@ -217,7 +215,7 @@ def _marked_block(lines: list[str], args: Args, page: PageEnv) -> list[str] | No
         start = found
     if "to" not in args:
         return lines[start:]
-    pattern = _regex(args["to"][0], page, lines)
+    pattern = search_pattern(args["to"][0], page, lines)
     if pattern is None:
         return None
     after = start + 1 if "from" in args else 0
@@ -296,100 +294,7 @@ BLOCKS = MappingProxyType(
 )
 
 
-# -- inline values -----------------------------------------------------------------------
-
-
-def value(page: PageEnv, args: Args, text: str) -> str:
-    """A recorded value in a sentence, and a note on where it came from: shown while the
-    value has the pointer or the focus (it is in the tab order, so a keyboard or a tap reaches
-    it), and read out as the value's description."""
-    recording = page.recording
-    if recording is None:
-        return Markup('<span class="not-recorded">[not recorded]</span>')
-    found = _lookup(page, recording, args, text)
-    if found is None:  # failed, and said why: mark the place (`diff` compares marks in order)
-        return page.broken(page.errors[-1].problem)
-    value, source = found
-    shown = _format(value, args.get("fmt", [""])[0], page, text)
-    page.values += 1
-    exact = _exact(value)
-    recorded = f"Recorded value {exact}, from" if exact != shown else "From"
-    note = f"value-note-{page.values}"
-    page.place("value", source, shown)
-    return macro("recorded_value", str(value), shown, note, recorded, source, provenance(recording))
-
-
-def _exact(value: float | str) -> str:
-    """The recorded value in full, as a reader compares it with a rounded one."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, int) or float(value).is_integer():
-        return f"{int(value):,}"
-    return f"{value:,.6g}"
-
-
-def _lookup(
-    page: PageEnv, recording: Recording, args: Args, text: str
-) -> tuple[float | str, str] | None:
-    if "panel" in args:
-        return _panel_value(page, recording, args, text)
-    if "output" in args:
-        return _output_value(page, recording, args["output"][0], text)
-    if "line" in args:
-        lines = page.shown_lines()
-        number = args["line"][0]
-        if number.isdigit() and 1 <= int(number) <= len(lines):
-            return lines[int(number) - 1].strip(), f"recorded output, line {number}"
-        page.error(f"{{{{ {text} }}}}: the recorded output has {len(lines)} lines")
-        return None
-    page.error(f'{{{{ {text} }}}}: say panel=N label=..., output="regex" or line=N')
-    return None
-
-
-def _panel_value(
-    page: PageEnv, recording: Recording, args: Args, text: str
-) -> tuple[float, str] | None:
-    number = args["panel"][0]
-    if not number.isdigit() or not 1 <= int(number) <= len(recording.panels):
-        page.error(f"{{{{ {text} }}}}: the recording has {len(recording.panels)} panel(s)")
-        return None
-    panel = recording.panels[int(number) - 1]
-    labels = [_nfc(label) for label in panel.labels]  # "é" typed one way finds it typed another
-    label = _nfc(args.get("label", [""])[0])
-    if label not in labels:
-        page.error(f"{{{{ {text} }}}}: panel {number} has labels {panel.labels}")
-        return None
-    names = [_nfc(series.label) for series in panel.series]
-    wanted = _nfc(args.get("series", [names[0] if len(names) == 1 else ""])[0])
-    if wanted not in names:
-        page.error(f"{{{{ {text} }}}}: give series= one of {[s.label for s in panel.series]}")
-        return None
-    series = panel.series[names.index(wanted)]
-    value = series.y[labels.index(label)]
-    unit = f", in {panel.ylabel}" if panel.ylabel else ""
-    return value, f"panel {number} “{panel.title}”, {wanted}, {label}{unit}"
-
-
-def _nfc(name: str) -> str:
-    return unicodedata.normalize("NFC", name)
-
-
-def _output_value(
-    page: PageEnv, recording: Recording, pattern_text: str, text: str
-) -> tuple[str, str] | None:
-    shown = "".join(page.shown_lines())
-    pattern = _regex(pattern_text, page, shown)
-    match = pattern.search(shown) if pattern else None
-    if match is None:
-        if pattern:
-            page.error(f"{{{{ {text} }}}}: the pattern matches nothing in the recorded output")
-        return None
-    value = match.group(1) if pattern and pattern.groups else match.group(0)
-    line = shown.count("\n", 0, match.start()) + 1
-    return value, f"recorded output, line {line}"
-
-
-def _regex(text: str, page: PageEnv, searched: str | list[str]) -> Any:
+def search_pattern(text: str, page: PageEnv, searched: str | list[str]) -> Any:
     """The pattern `text`, bounded (builder/render/bounded.py), to search `searched`, which counts
     against the page's budget; None, and said why, if it cannot be."""
     before = page.searched
@@ -406,16 +311,3 @@ def _regex(text: str, page: PageEnv, searched: str | list[str]) -> Any:
     except ValueError as error:
         page.error(f"regex {text!r}: {error}")
         return None
-
-
-def _format(value: float | str, spec: str, page: PageEnv, text: str) -> str:
-    if not spec:
-        return value if isinstance(value, str) else format_number(value)
-    try:
-        return format_value(value, spec)
-    except ValueError as error:  # a recorded inf or nan, a bad spec, a width of a gigabyte
-        page.error(f"{{{{ {text} }}}}: cannot format {value!r} with {spec!r}: {error}")
-        return str(value)
-
-
-# -- shared text helpers -----------------------------------------------------------------

@@ -41,8 +41,9 @@ from ..course.recording import Recording
 from .figures import Sizer, chart_size, scrollable, table_scroll_open
 from .highlight import Highlighter, code_block
 from .links import Links
-from .marks import BLOCKS, PageEnv, Placed, parse_args, value
+from .marks import BLOCKS, PageEnv, Placed, parse_args
 from .markup import macro
+from .values import value
 
 BLOCK_DIRECTIVES = ("example", "output", "panel", "panels", "reveal")
 HEADINGS = ("h2", "h3")  # anchored, linked and listed in the page's contents

@@ -1,0 +1,118 @@
+"""Inline `{{ value ... }}` marks: a number (or a line) the run produced, read from the
+lesson's recording and placed in a sentence, with a note naming where it came from
+(builder/render/marks.py places the block marks)."""
+
+from __future__ import annotations
+
+import unicodedata
+
+from markupsafe import Markup
+
+from ..course.recording import Recording
+from .bounded import format_value
+from .figures import format_number, provenance
+from .marks import Args, PageEnv, search_pattern
+from .markup import macro
+
+
+def value(page: PageEnv, args: Args, text: str) -> str:
+    """A recorded value in a sentence, and a note on where it came from: shown while the
+    value has the pointer or the focus (it is in the tab order, so a keyboard or a tap reaches
+    it), and read out as the value's description."""
+    recording = page.recording
+    if recording is None:
+        return Markup('<span class="not-recorded">[not recorded]</span>')
+    found = _lookup(page, recording, args, text)
+    if found is None:  # failed, and said why: mark the place (`diff` compares marks in order)
+        return page.broken(page.errors[-1].problem)
+    value, source = found
+    shown = _format(value, args.get("fmt", [""])[0], page, text)
+    page.values += 1
+    exact = _exact(value)
+    recorded = f"Recorded value {exact}, from" if exact != shown else "From"
+    note = f"value-note-{page.values}"
+    page.place("value", source, shown)
+    return macro("recorded_value", str(value), shown, note, recorded, source, provenance(recording))
+
+
+def _exact(value: float | str) -> str:
+    """The recorded value in full, as a reader compares it with a rounded one."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int) or float(value).is_integer():
+        return f"{int(value):,}"
+    return f"{value:,.6g}"
+
+
+def _lookup(
+    page: PageEnv, recording: Recording, args: Args, text: str
+) -> tuple[float | str, str] | None:
+    if "panel" in args:
+        return _panel_value(page, recording, args, text)
+    if "output" in args:
+        return _output_value(page, recording, args["output"][0], text)
+    if "line" in args:
+        lines = page.shown_lines()
+        number = args["line"][0]
+        if number.isdigit() and 1 <= int(number) <= len(lines):
+            return lines[int(number) - 1].strip(), f"recorded output, line {number}"
+        page.error(f"{{{{ {text} }}}}: the recorded output has {len(lines)} lines")
+        return None
+    page.error(f'{{{{ {text} }}}}: say panel=N label=..., output="regex" or line=N')
+    return None
+
+
+def _panel_value(
+    page: PageEnv, recording: Recording, args: Args, text: str
+) -> tuple[float, str] | None:
+    number = args["panel"][0]
+    if not number.isdigit() or not 1 <= int(number) <= len(recording.panels):
+        page.error(f"{{{{ {text} }}}}: the recording has {len(recording.panels)} panel(s)")
+        return None
+    panel = recording.panels[int(number) - 1]
+    labels = [_nfc(label) for label in panel.labels]  # "é" typed one way finds it typed another
+    label = _nfc(args.get("label", [""])[0])
+    if label not in labels:
+        page.error(f"{{{{ {text} }}}}: panel {number} has labels {panel.labels}")
+        return None
+    names = [_nfc(series.label) for series in panel.series]
+    wanted = _nfc(args.get("series", [names[0] if len(names) == 1 else ""])[0])
+    if wanted not in names:
+        page.error(f"{{{{ {text} }}}}: give series= one of {[s.label for s in panel.series]}")
+        return None
+    series = panel.series[names.index(wanted)]
+    value = series.y[labels.index(label)]
+    unit = f", in {panel.ylabel}" if panel.ylabel else ""
+    return value, f"panel {number} “{panel.title}”, {wanted}, {label}{unit}"
+
+
+def _nfc(name: str) -> str:
+    return unicodedata.normalize("NFC", name)
+
+
+def _output_value(
+    page: PageEnv, recording: Recording, pattern_text: str, text: str
+) -> tuple[str, str] | None:
+    shown = "".join(page.shown_lines())
+    pattern = search_pattern(pattern_text, page, shown)
+    match = pattern.search(shown) if pattern else None
+    if match is None:
+        if pattern:
+            page.error(f"{{{{ {text} }}}}: the pattern matches nothing in the recorded output")
+        return None
+    value = match.group(1) if pattern and pattern.groups else match.group(0)
+    line = shown.count("\n", 0, match.start()) + 1
+    return value, f"recorded output, line {line}"
+
+
+def _format(value: float | str, spec: str, page: PageEnv, text: str) -> str:
+    if not spec:
+        return value if isinstance(value, str) else format_number(value)
+    try:
+        return format_value(value, spec)
+    except ValueError as error:  # a recorded inf or nan, a bad spec, a width of a gigabyte
+        page.error(f"{{{{ {text} }}}}: cannot format {value!r} with {spec!r}: {error}")
+        return str(value)
+
+
+# -- shared text helpers -----------------------------------------------------------------
