@@ -1,7 +1,8 @@
 """The recorded things a lesson's prose places: `{{ example }}`, `{{ output }}`,
 `{{ panel N }}`, `{{ panels }}` and `{{ reveal }}` (inline `{{ value ... }}`: values.py),
-resolved against the lesson's recording while builder/render/prose.py renders its Markdown. Everything recorded is escaped; a
-reference to something that does not exist is a RenderError naming the lesson and line.
+resolved against the lesson's recording while builder/render/prose.py renders its Markdown.
+Everything recorded is escaped; a reference to something that does not exist is a
+RenderError naming the lesson and line.
 """
 
 from __future__ import annotations
