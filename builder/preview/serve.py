@@ -14,26 +14,19 @@ server keeps the last good site. With execution on, an example whose recording i
 fresh is re-recorded in the background (builder.run.batch, one lesson at a time): its page
 says "re-recording..." meanwhile, then the new output is swapped in; a failure is shown in
 the overlay until the example changes again, and the last good recording stays. Editors'
-lock, swap and backup files, and the builder's own temporary files, are no change.
+lock, swap and backup files, and the builder's own temporary files, are no change. The
+HTTP side (who may ask, how many at once, the event streams) is builder/preview/http.py.
 """
 
 from __future__ import annotations
 
-import errno
 import functools
-import ipaddress
 import logging
-import mimetypes
 import os
 import queue
-import resource
-import socket
-import sys
 import threading
 import time
-import urllib.parse
 from collections.abc import Callable, Iterable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -41,6 +34,7 @@ from ..build.write import TEMPORARY
 from ..core.errors import BuildError
 from ..core.observe import TEMPLATES, Paths, editor_file
 from . import heap
+from .http import Handler, listen, served_hosts
 from .hub import Hub, page_update, problems
 from .session import Changed, Session
 
@@ -48,21 +42,11 @@ if TYPE_CHECKING:
     from ..run.execute import Runner
     from .rerecord import Recorder
 
-EVENTS = "/__events"
-LIVE_SCRIPT = Path(__file__).with_name("live.js").read_bytes()  # in <script data-build=...>
 STEP_MS = 5  # after a file event, how long to wait for the rest of its burst
 WATCH_MS = 300  # how often the watcher looks up from the OS's events (to stop when asked)
 # No event for this long: the author paused, bring site/ up to date. Writing it takes a
 # Pagefind run (0.15-0.4 s), and an edit that lands meanwhile waits for it: not sooner.
 SETTLE_AFTER = 1.0
-KEEP_ALIVE = 15.0  # seconds between SSE comments, so proxies and browsers keep the stream
-# A connection that sends no whole request, or takes no data, for this long is closed: idle
-# sockets held open one thread each until the process ran out of files.
-IDLE_TIMEOUT = 10.0
-MAX_CONNECTIONS = 64  # at once (open pages' streams among them); more are turned away at once
-LOOPBACK = ("localhost", "127.0.0.1", "[::1]")  # the names of a loopback address in a Host
-METHODS = "GET, HEAD"
-NO_BUILD = b"<!doctype html><html><body><h1>No build yet</h1></body></html>"
 logger = logging.getLogger(__name__)
 
 
@@ -80,7 +64,7 @@ class Preview:
         jobs: int = 1,
         runner: Runner | None = None,
     ) -> None:
-        self.server = _listen(host, port, functools.partial(_Handler, self))
+        self.server = listen(host, port, functools.partial(Handler, self))
         address = self.server.server_address
         self.hosts = served_hosts(str(address[0]), address[1])  # what Host may say
         self.origins = frozenset(f"http://{name}" for name in self.hosts)  # and Origin
@@ -298,213 +282,8 @@ def _folder_event(change: object, path: str, folders: set[str]) -> bool:
     return change == Change.deleted and path in folders
 
 
-def _listen(host: str, port: int, handler: Any) -> _Server:
-    """The HTTP server bound to host:port, before anything else starts; a port in use or
-    not allowed, or a host that is not this machine's, is one line naming host:port."""
-    try:
-        server = _Server((host, port), handler)
-    except (OSError, OverflowError, TypeError, ValueError) as error:  # UnicodeError too
-        where = host if host.isprintable() else repr(host)
-        raise BuildError(
-            f"cannot serve on {where}:{port}: {_why(error)}",
-            hint="pick another port with --port N (0: any free port)"
-            if getattr(error, "errno", None) in (errno.EADDRINUSE, errno.EACCES)
-            else "serve on 127.0.0.1 with --port N from 0 to 65535",
-        ) from None
-    return server
-
-
-class _Server(ThreadingHTTPServer):
-    """One thread a connection, at most `slots` at once, well below the open files the
-    process may have: a connection over that is answered 503 and closed at once. A client
-    that goes away (or times out) is no error to print."""
-
-    daemon_threads = True
-    # Connections the OS holds until they are taken (5 by default): a burst over it (a page
-    # and its files, or a flood) had its SYNs dropped, and each client waited a second.
-    request_queue_size = 128
-
-    def server_activate(self) -> None:
-        super().server_activate()
-        files = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
-        if files == resource.RLIM_INFINITY:
-            files = MAX_CONNECTIONS * 4
-        self.slots = threading.BoundedSemaphore(max(4, min(MAX_CONNECTIONS, files // 4)))
-
-    def process_request(self, request: Any, client_address: Any) -> None:
-        if not self.slots.acquire(blocking=False):
-            _turn_away(request)
-            self.shutdown_request(request)
-            return
-        try:
-            super().process_request(request, client_address)
-        except BaseException:  # no thread started: its slot is free again
-            self.slots.release()
-            raise
-
-    def process_request_thread(self, request: Any, client_address: Any) -> None:
-        try:
-            super().process_request_thread(request, client_address)
-        finally:
-            self.slots.release()
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        if not isinstance(sys.exc_info()[1], OSError):  # a bug: its traceback
-            super().handle_error(request, client_address)
-
-
-BUSY = (
-    b"HTTP/1.0 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n"
-    b"Retry-After: 1\r\nConnection: close\r\nContent-Length: 33\r\n\r\n"
-    b"too many connections: retry soon\n"
-)
-
-
-def _turn_away(request: socket.socket) -> None:
-    """A 503, never waiting on the client: its socket buffer takes it, or it is dropped."""
-    try:
-        request.setblocking(False)
-        request.send(BUSY)
-    except OSError:
-        pass
-
-
-def served_hosts(host: str, port: int) -> frozenset[str]:
-    """The Host headers that name the address served (lower case): its own spelling, and
-    for a loopback address localhost, 127.0.0.1 and [::1], each with the port (and also
-    without it on port 80). Any other name is a page elsewhere that resolves here (DNS
-    rebinding), refused."""
-    names = {f"[{host}]" if ":" in host else host}
-    try:
-        if ipaddress.ip_address(host).is_loopback:
-            names.update(LOOPBACK)
-    except ValueError:  # a name, not an address: only that name
-        pass
-    forms = {f"{name}:{port}".lower() for name in names}
-    return frozenset(forms | ({n.lower() for n in names} if port == 80 else set()))
-
-
-def _why(error: Exception) -> str:
-    number = getattr(error, "errno", None)
-    if number == errno.EADDRINUSE:
-        return "the port is in use (another `serve`, or another server)"
-    if number == errno.EACCES:
-        return "not allowed (ports below 1024 need root)"
-    if isinstance(error, socket.gaierror):
-        return f"no such host ({error.strerror})"
-    return str(getattr(error, "strerror", None) or error)
-
-
 def wanted(change: object, path: str) -> bool:
     """A file event that may change the site: not an editor's lock, swap or backup file,
     nor a temporary file the builder renames into place."""
     name = Path(path).name
     return not (editor_file(name) or TEMPORARY.fullmatch(name) or "__pycache__" in path)
-
-
-class _Handler(BaseHTTPRequestHandler):
-    timeout = IDLE_TIMEOUT  # on every read and write of the connection
-
-    def __init__(self, preview: Preview, *args: Any, **kwargs: Any) -> None:
-        self.preview = preview
-        super().__init__(*args, **kwargs)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def parse_request(self) -> bool:
-        """A request for the address served (Host: this server's), by GET or HEAD; any
-        other is answered here (421, 405) and goes no further."""
-        if not super().parse_request():
-            return False
-        hosts = self.headers.get_all("Host") or []
-        if len(hosts) != 1 or hosts[0].strip().lower() not in self.preview.hosts:
-            self._refuse(421, f"this preview answers only at {self.preview.url}")
-            return False
-        if self.command not in METHODS.split(", "):
-            self._refuse(405, f"only {METHODS} here", Allow=METHODS)
-            return False
-        return True
-
-    def do_HEAD(self) -> None:
-        self.do_GET()  # `_send` and `_events` send no body for HEAD
-
-    def do_GET(self) -> None:
-        address, _, query = self.path.split("#", 1)[0].partition("?")
-        path = urllib.parse.unquote(address)
-        if path == EVENTS:
-            self._events(urllib.parse.parse_qs(query))
-            return
-        build = self.preview.hub.build  # before the files: a page is never newer than its number
-        files, name = self.preview.files, path.lstrip("/")
-        if name == "" or name.endswith("/"):
-            name += "index.html"
-        if name not in files and f"{name}/index.html" in files:
-            self.send_response(301)  # to the name found: never `//x/`, another host
-            self.send_header("Location", urllib.parse.quote(f"/{name}/"))
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-            return
-        data, status = files.get(name), 200
-        if data is None:
-            name, status = "404.html", 404
-            data = files.get(name, NO_BUILD)
-        if name.endswith(".html"):
-            self._send(status, inject_live(data, build), "text/html; charset=utf-8")
-            return
-        self._send(status, data, mimetypes.guess_type(name)[0] or "application/octet-stream")
-
-    def _send(self, status: int, data: bytes, kind: str, **headers: str) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", kind)
-        self.send_header("Content-Length", str(len(data)))
-        self.send_header("Cache-Control", "no-store")
-        for name, value in headers.items():
-            self.send_header(name, value)
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(data)
-
-    def _refuse(self, status: int, why: str, **headers: str) -> None:
-        self.close_connection = True
-        self._send(status, f"{why}\n".encode(), "text/plain; charset=utf-8", **headers)
-
-    def _events(self, query: dict[str, list[str]]) -> None:
-        """One long-lived response per page (?page=its file&build=the build it shows): the
-        state now, then every change. Only to a page of this server: a browser names the
-        page's origin when it asks from another (and a page elsewhere that resolves here
-        names its own)."""
-        origins = self.headers.get_all("Origin") or []
-        if any(origin.strip().lower() not in self.preview.origins for origin in origins):
-            self._refuse(403, f"the event stream is only for pages of {self.preview.url}")
-            return
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Cache-Control", "no-store")
-        self.end_headers()
-        if self.command == "HEAD":
-            return
-        page = query.get("page", [""])[0]
-        build = query.get("build", [""])[0]
-        stream = self.preview.hub.subscribe(page, int(build) if build.isdigit() else None)
-        try:
-            while True:
-                try:
-                    message = stream.get(timeout=KEEP_ALIVE)
-                except queue.Empty:
-                    message = ": keep-alive\n\n"
-                if message is None:  # the server is closing
-                    return
-                self.wfile.write(message.encode())
-        except OSError:  # the page went away
-            return
-        finally:
-            self.preview.hub.unsubscribe(stream)
-
-
-def inject_live(page: bytes, build: int = 0) -> bytes:
-    """The page with the preview's script, stamped with the build it is from, just before
-    </body> (or at its end)."""
-    script = b'<script data-build="%d">%s</script>' % (build, LIVE_SCRIPT)
-    index = page.rfind(b"</body>")
-    return page + script if index < 0 else page[:index] + script + page[index:]

@@ -17,7 +17,7 @@ from builder.__main__ import main
 from builder.core.errors import BuildError, os_error_message
 from builder.core.observe import Paths
 from builder.options import MAX_JOBS
-from builder.preview import serve as serve_module
+from builder.preview import http
 from builder.preview.serve import Preview
 from builder.run.shard import MAX_SHARDS, Shard, split
 from tests.helpers import copy_course, make_paths
@@ -126,7 +126,7 @@ def test_serve_refused_a_port_by_the_system_names_it(
     def refuse(address: tuple[str, int], handler: object) -> None:
         raise PermissionError(number, "refused") if number == errno.EACCES else OSError(number, "")
 
-    monkeypatch.setattr(serve_module, "_Server", refuse)
+    monkeypatch.setattr(http, "Server", refuse)
     with pytest.raises(BuildError) as error:
         Preview(recorded, port=80, execute=False)
     assert str(error.value).startswith(f"cannot serve on 127.0.0.1:80: {said}")

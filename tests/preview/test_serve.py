@@ -30,9 +30,10 @@ from builder.build.pipeline import build
 from builder.core.errors import RenderError
 from builder.core.observe import Paths
 from builder.core.store import Store
-from builder.preview import serve as serve_module
+from builder.preview import http
+from builder.preview.http import LIVE_SCRIPT, inject_live
 from builder.preview.hub import page_update
-from builder.preview.serve import LIVE_SCRIPT, Preview, inject_live, problems, wanted
+from builder.preview.serve import Preview, problems, wanted
 from builder.preview.session import Changed, Session
 from builder.run.execute import Execution, Limits, Outcome
 from tests.helpers import (
@@ -590,7 +591,7 @@ def test_an_idle_connection_is_closed(served: Preview) -> None:
     for client in clients:
         with client:
             assert client.recv(4096) == b""  # closed, not a socket.timeout after 15 s
-    assert time.monotonic() - started < serve_module.IDLE_TIMEOUT + 3
+    assert time.monotonic() - started < http.IDLE_TIMEOUT + 3
 
 
 def test_a_stream_that_is_not_read_is_told_to_reload_not_kept_growing() -> None:
