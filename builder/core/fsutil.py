@@ -2,7 +2,7 @@
 
 Recordings are committed data and are synced to disk before the rename (`durable=True`, the
 default). The site and the build cache are regenerated from them, so their files skip the
-fsync: on a crash they are rebuilt, and a cold build of 1,000 lessons saves ~3 s of syncs.
+fsync: on a crash they are rebuilt, and a cold build writes thousands of them.
 
 Below a root (the site folder, for `Staging`), nothing is written, read back or deleted
 through a link: every folder under the root is opened with O_NOFOLLOW, one part of the name

@@ -75,7 +75,7 @@ def snapshot(roots: Iterable[Path], deep: bool = True) -> Snapshot:
 def _walk(folder: str, files: Snapshot) -> None:
     """Editor files are left out; a file or folder deleted while it is walked is absent
     (an editor's lock or swap file comes and goes while an author saves). A no-op is
-    mostly this walk (8,000 entries at 1,000 lessons): a plain name costs no call."""
+    mostly this walk (several entries a lesson): a plain name costs no call."""
     try:
         with os.scandir(folder) as entries:
             for entry in entries:

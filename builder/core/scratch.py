@@ -7,8 +7,8 @@ the temporary folder: a folder so named, owned by this user, a real folder (not 
 whose process is gone (no such pid here) and whose lock nobody holds (a live process in
 another pid namespace sharing the folder still holds it) was left by a killed build, and is
 deleted. Nothing else
-there is touched: a name without a pid proves no owner. A SIGKILL during search indexing
-left about 0.9 MB in /dev/shm for good before this.
+there is touched: a name without a pid proves no owner. Without the sweep, a build killed
+while indexing would leave its scratch pages in /dev/shm, in memory, until a reboot.
 """
 
 from __future__ import annotations

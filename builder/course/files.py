@@ -225,7 +225,7 @@ def _size(count: int, digits: int = 1) -> str:
 
 
 def load_yaml(text: str, path: Path | str) -> Any:
-    """YAML by libyaml's safe loader when PyYAML has it (20x faster than PyYAML's own)."""
+    """YAML by libyaml's safe loader when PyYAML has it (much faster than PyYAML's own)."""
     import yaml
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -247,7 +247,7 @@ def split_front_matter(text: str, path: Path | str) -> tuple[str, str, int]:
         raise ContentError(
             "has no front matter: the file must start with a '---' line",
             path=path,
-            hint="see README, 'Writing a lesson'",
+            hint="see docs/authoring.md, 'Writing a lesson'",
         )
     end = next((i for i in range(1, len(lines)) if lines[i].rstrip() == "---"), None)
     if end is None:

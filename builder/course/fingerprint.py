@@ -31,7 +31,7 @@ HARNESS_FILES = (("harness.py", ("run", "harness.py")), ("panels.py", ("panels.p
 # How an example is run, where that is not in the files above: the environment it gets
 # (builder/run/environment.py), the interpreter's flags and the supervisor that starts it.
 # Bump it when a change there could change what an example prints: every recording then goes
-# stale(harness), and the release says so (README, Releases). Protocol 1 adds nothing to the
+# stale(harness), and the release says so (docs/ci.md, Releases). Protocol 1 adds nothing to the
 # hash, so the recordings made before it had a number stay fresh.
 RUN_PROTOCOL = 1
 

@@ -21,7 +21,7 @@ from .files import json_files, read_file, shallow_json
 
 SCHEMA_VERSION = 1
 MAX_RECORDING_BYTES = 20 * 1024 * 1024
-MAX_LESSON_BYTES = 256 * 1024  # the longest lesson of the course is 10 KiB
+MAX_LESSON_BYTES = 256 * 1024  # many times the longest real lesson
 MAX_DRAWABLE = 1e300  # a panel value's size: floats end at 1.8e308; a margin for the axes
 MAX_PANELS = 32  # a lesson's panels, each a chart on its page (the course's most is 4)
 LESSON_ID_PATTERN = r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$"
@@ -79,7 +79,7 @@ def iso_with_timezone(value: str) -> str:
 def series_lengths_match(labels: list[Any], series: list[tuple[str, list[Any]]]) -> None:
     """Every series of a bar panel has one value per label, and the panel has at most
     MAX_BARS bars (panels.bar's own bound: a recording made by hand with 100,000 labels
-    ran the render for over 200 s)."""
+    would hold the render for minutes)."""
     if len(labels) * len(series) > MAX_BARS:
         raise ValueError(
             f"{len(labels)} labels x {len(series)} series is {len(labels) * len(series)} bars, "

@@ -13,7 +13,7 @@ from .rules import EXAMPLE_FILE
 from .status import LessonStatus
 
 FORMATS = ("table", "json", "github")
-FIXES = MappingProxyType(  # by state: the next step, as the README's table says it
+FIXES = MappingProxyType(  # by state: the next step, as docs/recordings.md's table says it
     {
         "missing": "run `make record`",
         "stale(content)": "run `make record`",

@@ -1,16 +1,15 @@
 """The preview's process and Python's cyclic garbage collector (builder/preview/serve.py).
 
-What the build keeps in memory between edits (every lesson, status and artifact: 150,000
-objects the collector tracks at 1,000 lessons) is garbage to none, yet the collector walks
-all of it whenever its oldest generation fills, about once a refresh (90 ms at 1,000
-lessons on a quiet machine), and a refresh's own young objects a few more times (40-60 ms
-more of a 200 ms refresh under load). So:
+What the build keeps in memory between edits (every lesson, status and artifact: a hundred
+and more objects the collector tracks a lesson) is garbage to none, yet the collector walks
+all of it whenever its oldest generation fills, about once a refresh, which then costs more
+than the refresh's own work, and a refresh's own young objects a few more times. So:
 
     set_aside()  at each pause, once site/ is written: everything alive set aside from the
                  collector (gc.freeze, which costs nothing)
     kept()       a second later, if no edit came: what was set aside is collected with the
-                 rest (a full collection, 90 ms at 1,000 lessons: an edit landing then
-                 would wait for it), then set aside again; no cycle outlives a long pause
+                 rest (a full collection: an edit landing then would wait for it), then
+                 set aside again; no cycle outlives a long pause
     paused()     a refresh of a few lessons runs with the collector off, and it runs once
                  the pages are told (the next allocation after); a template or course.yml
                  edit, which renders every page (in forked workers, which inherit the

@@ -1,12 +1,12 @@
 """What a lesson's references ask of its recording, bounded whatever the author typed.
 
 A regex (`output=`, `match=`, `from=`, `to=`) runs on RE2, in time linear in the text it
-searches: Python's `re` backtracks, and `^(a+)+$` against a line of 32 `a` and a `!` took
-hours. Patterns are at most MAX_PATTERN characters and a page's references search at most
-MAX_SEARCHED characters of recorded output in all. A format (`fmt=`) has a bounded width
-and precision and makes at most MAX_SHOWN characters: `fmt="999999999d"` asked Python for
-a gigabyte of spaces. Each failure is a ValueError that says why; builder/render/marks.py names
-the lesson, the line and the reference.
+searches: Python's `re` backtracks, and `^(a+)+$` against a line of 32 `a` and a `!` is
+exponential in the line there. Patterns are at most MAX_PATTERN characters and a page's
+references search at most MAX_SEARCHED characters of recorded output in all. A format
+(`fmt=`) has a bounded width and precision and makes at most MAX_SHOWN characters:
+`fmt="999999999d"` would ask Python for a gigabyte of spaces. Each failure is a ValueError
+that says why; builder/render/marks.py names the lesson, the line and the reference.
 """
 
 from __future__ import annotations

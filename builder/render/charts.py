@@ -13,11 +13,11 @@ chartlabels.py: the scale, ticks, value labels in one precision) and the figure'
 from the number of lines and characters of its text, so that a page can size its `<img>`
 without drawing; constrained layout then fits everything inside that size. The chart is
 drawn once, in the light theme: the dark SVG is the light one with the text and grid
-colours swapped. Cost (README, "The cost of one chart"): the layout measures every text
-twice, the drawing once more, so the layout and the drawing share one renderer
-(matplotlib caches what it measured per renderer); the x labels and the values are plain
-texts rather than ticks and annotations; the narrow chart re-dresses the wide one's
-figure. `python bench/charts.py` times it.
+colours swapped. The layout measures every text twice and the drawing once more, so the
+layout and the drawing share one renderer (matplotlib caches what it measured per
+renderer); the x labels and the values are plain texts rather than ticks and annotations;
+the narrow chart re-dresses the wide one's figure. `python bench/charts.py` times it
+(docs/benchmarks.md).
 """
 
 from __future__ import annotations

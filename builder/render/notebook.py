@@ -3,10 +3,10 @@ a markdown cell with the lesson's title and a link back to its page, then one co
 holding the example with the output the recording holds (not a new run) as its stdout.
 
 Written as the JSON nbformat writes for notebook format 4.5 (the same bytes `nbformat.writes`
-gives, which tests/render/test_notebook.py checks with nbformat's own writer and schema;
-building it with nbformat's constructors, which validate each cell, took 1.6 s of CPU in a
-cold build of 1,000 lessons). The same inputs give the same bytes (fixed cell ids, sorted
-keys, no run-time metadata).
+gives, which tests/render/test_notebook.py checks with nbformat's own writer and schema),
+not through nbformat's constructors: they validate every cell of every notebook against
+the schema, work a cold build would repeat for each lesson. The same inputs give the same
+bytes (fixed cell ids, sorted keys, no run-time metadata).
 """
 
 from __future__ import annotations

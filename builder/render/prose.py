@@ -179,7 +179,7 @@ def _term_rule(state: StateInline, silent: bool) -> bool:
 def _find(state: StateInline, needle: str, start: int) -> int:
     """Where `needle` next occurs at or after `start` within what this rule may read (-1:
     nowhere), remembered per inline block: a line of n unclosed `{{` or `[[` asked
-    `str.find` to scan to its end n times (a 400 KB line took minutes). The answer for any
+    `str.find` to scan to its end n times, quadratic in the line. The answer for any
     later start up to the occurrence found is that same occurrence, so a run of marks asks
     the string once, and parsing stays linear in the lesson's size."""
     memo: dict[str, tuple[int, int]] = state.__dict__.setdefault("recorded_find", {})
@@ -194,8 +194,8 @@ def _bounded_paragraphs(state: StateCore) -> None:
     """Refuse a paragraph (a heading, a table cell) over MAX_PARAGRAPH characters.
 
     markdown-it-py adds punctuation no rule takes to its pending text one character at a
-    time, copying the text each time: quadratic in the length of a run (one line of 400 KB
-    of `}}` took a minute). Bounded runs keep a lesson's rendering linear in its size.
+    time, copying the text each time: quadratic in the length of a run (one long line of
+    `}}`, say). Bounded runs keep a lesson's rendering linear in its size.
     """
     page = _page(state.env)
     for token in state.tokens:

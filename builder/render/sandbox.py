@@ -53,7 +53,7 @@ from markupsafe import EscapeFormatter, Markup
 from ..core.errors import BuildError, ContentError, PutOff
 
 MAX_VALUE = 16 * 2**20  # characters a value a template makes may take, printed
-MAX_PAGE = 64 * 2**20  # characters of one page; the course's largest is under 1 MiB
+MAX_PAGE = 64 * 2**20  # characters of one page; many times the largest real page
 MAX_INT_BITS = 2**16  # a number's size: 10**10**10 would take the CPU for ever
 SECONDS = 5.0  # to render one page; the builder's take milliseconds
 
@@ -415,8 +415,8 @@ def _leave(me: int) -> None:
 
 
 def _watch() -> None:
-    """Look every TICK (a page waits for nothing: no wake-up per page, which cost a
-    page 0.7 ms in thread switches)."""
+    """Look every TICK, so a page waits for nothing: a wake-up per page would cost every
+    page its thread switches."""
     while True:
         time.sleep(TICK)
         with _lock:
@@ -475,11 +475,11 @@ _KINDS: dict[type[BaseException], tuple[str, str]] = {
     ),
     UndefinedError: (
         "undefined",
-        "use only what the page is given (README, 'A course chooses, the builder provides')",
+        "use only what the page is given (docs/isolation.md, 'What a course template may reach')",
     ),
     SecurityError: (
         "not allowed in a course template",
-        "templates run sandboxed: see README, 'A course chooses, the builder provides'",
+        "templates run sandboxed: see docs/isolation.md, 'What a course template may reach'",
     ),
     RecursionError: ("a macro or include calls itself without end", "stop the recursion"),
     MemoryError: ("out of memory", "make the template build smaller values"),

@@ -3,9 +3,9 @@
 The site's search is split into bundles, merged in the reader's browser (static/search.js
 asks each one and merges their results): the main one in pagefind/ (the glossary), and one
 per run of up to BUNDLE_LESSONS lessons of an arc in search-index/<arc>-<n>/. Pagefind has no
-incremental mode, so an edit re-indexes only the bundle of the page it changed (a tenth of
-a second) instead of the whole course (two seconds at 1,000 lessons), and a cold build
-indexes the bundles in parallel. A bundle's key is made of its pages' keys, so it is
+incremental mode, so an edit re-indexes only the bundle of the page it changed instead of
+the whole course, whose pages Pagefind's time grows with, and a cold build indexes the
+bundles in parallel. A bundle's key is made of its pages' keys, so it is
 never older than its pages; it is built before anything is written, and joins the site's
 files, written with them.
 Pagefind indexes only what the templates mark with `data-pagefind-body`.
@@ -142,8 +142,9 @@ def _copy_pages(pages: Path, names: Iterable[str], read: Callable[[str], bytes])
 def _memory() -> str | None:
     """Where a bundle's scratch folder goes: in memory (/dev/shm) when there is one and
     TMPDIR does not say otherwise, else the temporary folder. A bundle writes and deletes
-    about 200 files there; on an ext4 disk, at 1,000 lessons, that cost 0.4 s of CPU, and the
-    deletions slowed the site's file creations that follow."""
+    about 200 files there; on a disk, creating and deleting them costs CPU, and the deletions
+    slow the site's file creations that follow (ext4 checks each new inode against those
+    deleted recently)."""
     if "TMPDIR" not in os.environ and os.access(MEMORY, os.W_OK | os.X_OK):
         return MEMORY
     return None
@@ -152,8 +153,8 @@ def _memory() -> str | None:
 @cache
 def _binary() -> Path | None:
     """The Pagefind binary pagefind_bin ships, found where its get_executable() looks
-    (the package's own folder) without importing it: that import costs 25 ms of logging and
-    platform, a tenth of a one-page rebuild's search."""
+    (the package's own folder) without importing it: that import brings in logging and
+    platform, a share of a one-page rebuild's search that finding a file does not need."""
     from importlib.util import find_spec
 
     spec = find_spec("pagefind_bin")

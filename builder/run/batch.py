@@ -147,8 +147,8 @@ def owned(lessons: list[Lesson], recordings: Path) -> list[Path]:
 
 def longest_first(lessons: list[Lesson], seconds: dict[str, float]) -> list[Lesson]:
     """Start the examples that took longest last time first (never-run ones before all):
-    with -j 2, the course order left the longest example of six running alone at the end,
-    and the whole run took 1.25x what this order takes."""
+    in course order, the longest example can start last and run alone at the end while the
+    other slots sit idle."""
     # stable: ties keep course order
     return sorted(lessons, key=lambda x: seconds.get(x.id, float("inf")), reverse=True)
 

@@ -49,7 +49,7 @@ def _canonical(value: object) -> bytes:
 
 
 def test_hashes_can_be_recomputed_from_the_readme_recipe(recorded: Paths) -> None:
-    """Another tool following README 'Recordings' gets the same hashes as the builder."""
+    """Another tool following docs/recordings.md gets the same hashes as the builder."""
     builder = Path(fingerprint.__file__).parents[1]
     harness = {
         name.rpartition("/")[2]: _sha((builder / name).read_bytes().replace(b"\r\n", b"\n"))
