@@ -15,22 +15,16 @@ given), narrowed further by `is_safe_attribute`:
 And it is bounded (`Budget`): every value a template makes (an operator's, a filter's, a
 method's, a `~`) is at most MAX_VALUE characters in all (a list counts what printing it
 would), a number at most MAX_INT_BITS, a page at most MAX_PAGE characters, and rendering
-a page at most SECONDS (`deadline`: enforced from a watchdog thread, so in every thread and
-forked worker that renders, at no cost per step). `lipsum` is left out. A template that
-breaks a rule stops with a SecurityError (a TemplateError) that page() names.
+a page at most deadline.SECONDS (builder/render/deadline.py). `lipsum` is left out. A
+template that breaks a rule stops with a SecurityError (a TemplateError), which
+builder/render/template_errors.py names in one line.
 """
 
 from __future__ import annotations
 
-import ctypes
 import dataclasses
-import os
 import re
-import threading
-import time
-import traceback
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from functools import cache, update_wrapper
 from pathlib import PurePath
 from string import Formatter
@@ -41,21 +35,19 @@ from jinja2 import BaseLoader, Environment, StrictUndefined, Undefined, nodes
 from jinja2.compiler import CodeGenerator, Frame
 from jinja2.exceptions import (
     SecurityError,
-    TemplateNotFound,
-    TemplateSyntaxError,
-    UndefinedError,
 )
 from jinja2.runtime import LoopContext, markup_join, str_join
 from jinja2.sandbox import ImmutableSandboxedEnvironment, SandboxedFormatter
 from jinja2.utils import Cycler, Joiner, Namespace
 from markupsafe import EscapeFormatter, Markup
 
-from ..core.errors import BuildError, ContentError, PutOff
+from ..core.errors import BuildError, PutOff
+from .deadline import Overtime, deadline
+from .template_errors import template_error
 
 MAX_VALUE = 16 * 2**20  # characters a value a template makes may take, printed
 MAX_PAGE = 64 * 2**20  # characters of one page; many times the largest real page
 MAX_INT_BITS = 2**16  # a number's size: 10**10**10 would take the CPU for ever
-SECONDS = 5.0  # to render one page; the builder's take milliseconds
 
 READ_STR = frozenset(  # none makes text longer than it is
     [
@@ -102,10 +94,6 @@ READ_STR = frozenset(  # none makes text longer than it is
 )
 READ_ITEMS = frozenset(["count", "index", "get", "items", "keys", "values", "copy"])
 HIDDEN = "template"  # a dataclass field's metadata key: {"template": False} hides it
-
-
-class Overtime(BaseException):
-    """Raised in the rendering thread when its page is past its SECONDS."""
 
 
 def size(value: Any, limit: int = MAX_VALUE, printed: bool = False) -> int:
@@ -371,68 +359,6 @@ def generate(parts: Iterator[str]) -> str:
     return "".join(made)
 
 
-# The watchdog: the threads rendering a page, each with the time it must be done by.
-_due: dict[int, float] = {}
-_fired: set[int] = set()
-_lock = threading.Lock()
-TICK = 0.25  # seconds between the watchdog's looks: a page's SECONDS is kept to within it
-_watching = [0]  # the process whose watchdog runs (a forked worker starts its own)
-
-
-@contextmanager
-def deadline(seconds: float | None = None) -> Iterator[None]:
-    """The block, stopped with Overtime when it runs past `seconds` (SECONDS): the
-    watchdog raises it in this thread, which the interpreter checks between two steps of
-    Python code, template loops included (a single C operation is bounded by size)."""
-    me = threading.get_ident()
-    with _lock:
-        if _watching[0] != os.getpid():
-            _watching[0] = os.getpid()
-            _due.clear()
-            _fired.clear()
-            threading.Thread(target=_watch, name="template-deadline", daemon=True).start()
-        _due[me] = time.monotonic() + (SECONDS if seconds is None else seconds)
-    try:
-        yield
-    finally:
-        _leave(me)
-
-
-def _leave(me: int) -> None:
-    """This thread off the watchdog's list, and an Overtime raised but not yet seen taken
-    back: none is raised outside its page. One that arrives here (the page was done just
-    in time) is dropped."""
-    while True:
-        try:
-            with _lock:
-                _due.pop(me, None)
-                if me in _fired:
-                    _fired.discard(me)
-                    _async_raise(me, None)
-            return
-        except Overtime:
-            continue
-
-
-def _watch() -> None:
-    """Look every TICK, so a page waits for nothing: a wake-up per page would cost every
-    page its thread switches."""
-    while True:
-        time.sleep(TICK)
-        with _lock:
-            now = time.monotonic()
-            for thread, due in _due.items():
-                if due <= now and thread not in _fired:
-                    _fired.add(thread)
-                    _async_raise(thread, Overtime)
-
-
-def _async_raise(thread: int, error: type[BaseException] | None) -> None:
-    ctypes.pythonapi.PyThreadState_SetAsyncExc(
-        ctypes.c_ulong(thread), ctypes.py_object(error) if error else None
-    )
-
-
 def render(environment: Environment, name: str, folders: tuple[str, ...], **context: Any) -> str:
     """The page the template `name` makes of `context`, within SECONDS and MAX_PAGE; any
     mistake of a template (`folders`: where templates are) is a ContentError naming its
@@ -447,64 +373,3 @@ def render(environment: Environment, name: str, folders: tuple[str, ...], **cont
         raise
     except (Exception, Overtime) as error:
         raise template_error(error, used, folders) from None
-
-
-def template_error(error: BaseException, name: str, folders: tuple[str, ...]) -> ContentError:
-    """`error`, raised while the template `name` rendered, as one line naming the template
-    file (the innermost in the traceback, which Jinja gives each template's own lines)."""
-    path, line = _where(error, folders)
-    problem = " ".join(str(getattr(error, "message", None) or error).split())[:300]
-    kind, hint = type(error).__name__, "fix the template at that line"
-    for known, (label, advice) in _KINDS.items():
-        if isinstance(error, known):
-            kind, hint = label, advice
-            break
-    if isinstance(error, Overtime):
-        problem = f"rendering ran over {SECONDS:g} s"
-    elif isinstance(error, TemplateNotFound):
-        problem = f"no template {error.name!r}"
-    at = f"line {line}: " if line else ""
-    return ContentError(f"{at}{kind}: {problem}", path=path or _shown(name), hint=hint)
-
-
-_KINDS: dict[type[BaseException], tuple[str, str]] = {
-    TemplateSyntaxError: ("template syntax error", "fix the template's Jinja syntax"),
-    TemplateNotFound: (
-        "template not found",
-        "name a file of content/templates/, or builder/NAME for the builder's own",
-    ),
-    UndefinedError: (
-        "undefined",
-        "use only what the page is given (docs/isolation.md, 'What a course template may reach')",
-    ),
-    SecurityError: (
-        "not allowed in a course template",
-        "templates run sandboxed: see docs/isolation.md, 'What a course template may reach'",
-    ),
-    RecursionError: ("a macro or include calls itself without end", "stop the recursion"),
-    MemoryError: ("out of memory", "make the template build smaller values"),
-    Overtime: ("too slow", "a loop that does not end, or nested loops: make it do less"),
-}
-
-
-def _where(error: BaseException, folders: tuple[str, ...]) -> tuple[str, int | None]:
-    """The template file the error came from and its line: a syntax error says it; other
-    errors, the innermost template frame of the traceback (Jinja rewrites an Exception's
-    frames to the template's lines; an Overtime's are mapped here)."""
-    if isinstance(error, TemplateSyntaxError) and error.filename:
-        return _shown(error.filename), error.lineno
-    found: tuple[str, int | None] = ("", None)
-    for frame, line in traceback.walk_tb(error.__traceback__):
-        template = frame.f_globals.get("__jinja_template__")
-        if template is not None and template.filename:
-            found = template.filename, template.get_corresponding_lineno(line)
-        elif frame.f_code.co_filename.startswith(folders):
-            found = frame.f_code.co_filename, line
-    return (_shown(found[0]), found[1]) if found[0] else found
-
-
-def _shown(path: str) -> str:
-    """`path` relative to the working folder when it is inside it (as the course's other
-    errors name their files)."""
-    relative = os.path.relpath(path)
-    return path if relative.startswith("..") else relative
