@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import traceback
+from types import MappingProxyType
 
 from jinja2.exceptions import (
     SecurityError,
@@ -36,24 +37,27 @@ def template_error(error: BaseException, name: str, folders: tuple[str, ...]) ->
     return ContentError(f"{at}{kind}: {problem}", path=path or _shown(name), hint=hint)
 
 
-_KINDS: dict[type[BaseException], tuple[str, str]] = {
-    TemplateSyntaxError: ("template syntax error", "fix the template's Jinja syntax"),
-    TemplateNotFound: (
-        "template not found",
-        "name a file of content/templates/, or builder/NAME for the builder's own",
-    ),
-    UndefinedError: (
-        "undefined",
-        "use only what the page is given (docs/isolation.md, 'What a course template may reach')",
-    ),
-    SecurityError: (
-        "not allowed in a course template",
-        "templates run sandboxed: see docs/isolation.md, 'What a course template may reach'",
-    ),
-    RecursionError: ("a macro or include calls itself without end", "stop the recursion"),
-    MemoryError: ("out of memory", "make the template build smaller values"),
-    Overtime: ("too slow", "a loop that does not end, or nested loops: make it do less"),
-}
+_KINDS: MappingProxyType[type[BaseException], tuple[str, str]] = MappingProxyType(
+    {
+        TemplateSyntaxError: ("template syntax error", "fix the template's Jinja syntax"),
+        TemplateNotFound: (
+            "template not found",
+            "name a file of content/templates/, or builder/NAME for the builder's own",
+        ),
+        UndefinedError: (
+            "undefined",
+            "use only what the page is given "
+            "(docs/isolation.md, 'What a course template may reach')",
+        ),
+        SecurityError: (
+            "not allowed in a course template",
+            "templates run sandboxed: see docs/isolation.md, 'What a course template may reach'",
+        ),
+        RecursionError: ("a macro or include calls itself without end", "stop the recursion"),
+        MemoryError: ("out of memory", "make the template build smaller values"),
+        Overtime: ("too slow", "a loop that does not end, or nested loops: make it do less"),
+    }
+)
 
 
 def _where(error: BaseException, folders: tuple[str, ...]) -> tuple[str, int | None]:

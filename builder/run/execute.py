@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import enum
-import json
 import os
 import shutil
 import signal
@@ -26,72 +24,25 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from ..core.errors import BuildError
 from ..core.scratch import scratch as scratch_folder
 from ..course.files import open_input
 from ..course.model import Lesson
-from ..course.rules import EXAMPLE_FILE, MAX_PANELS
-from ..panels import MAX_BARS
-from .environment import BUILDER_ROOT, child_environment, supervisor_environment
-from .leaks import builder_secrets, leaked, redact
+from ..course.rules import EXAMPLE_FILE
+from .environment import child_environment, supervisor_environment
+from .judge import MAX_RESULT, Ran, judge
+from .outcome import MAX_OUTPUT as MAX_OUTPUT
+from .outcome import Execution as Execution
+from .outcome import Limits as Limits
+from .outcome import Outcome as Outcome
 from .pipes import Reader, wait_for
 from .probe import ProbeError, measure
 from .sandbox import needed_by, require_sandbox, sandboxed
 
-MAX_OUTPUT = 512 * 1024
 STDERR_TAIL = 16 * 1024
 SUPERVISOR = Path(__file__).resolve().with_name("supervise.py")  # run as a script: see command
-MAX_RESULT = 16 * 1024 * 1024  # the panels, as JSON
 STOP_SECONDS = 15.0  # for the supervisor to end everything once told to stop
-
-
-class Outcome(enum.StrEnum):
-    OK = "ok"
-    RAISED = "raised an exception"
-    EXITED = "exited with an error code"
-    TIMEOUT = "timed out"
-    TOO_MUCH_OUTPUT = "printed too much"
-    BAD_OUTPUT = "printed something a recording cannot keep"
-    BAD_PANEL = "emitted a panel that cannot be drawn"
-    TOO_MANY_PANELS = "emitted more panels than a page shows"
-    HARNESS = "the harness failed"
-    INTERRUPTED = "interrupted"
-    NOT_SAVED = "could not be saved"
-    ESCAPED = "left a process running"
-    BAD_DATA = "could not be staged"
-    TAMPERED = "ran while a file the builder owns changed"
-    WRONG_DEVICE = "ran on the wrong kind of device"
-    REFUSED = "was refused by its worker"  # builder.run.distributed: versions differ
-    LOST = "lost its worker"  # builder.run.distributed: the worker or the scheduler went away
-
-
-@dataclass(frozen=True)
-class Execution:
-    """What one run of an example produced."""
-
-    lesson_id: str
-    outcome: Outcome
-    seconds: float
-    stdout: str = ""
-    stderr: str = ""
-    detail: str = ""
-    panels: list[dict[str, Any]] = field(default_factory=list)
-    environment: dict[str, Any] = field(default_factory=dict)
-    timings: dict[str, Any] = field(default_factory=dict)  # the harness's, as it sent them
-
-    @property
-    def ok(self) -> bool:
-        return self.outcome is Outcome.OK
-
-
-@dataclass(frozen=True)
-class Limits:
-    timeout: float
-    max_output: int = MAX_OUTPUT
-    sandbox: bool = False
-    python: str = ""  # the interpreter the example runs in (`rehearse`'s side environment)
 
 
 Runner = Callable[[Lesson, Limits], Execution]
@@ -216,7 +167,7 @@ def _run_staged(lesson: Lesson, scratch: Path, limits: Limits) -> Execution:
     seconds = time.perf_counter() - started
     if _stopping.is_set():
         return Execution(lesson.id, Outcome.INTERRUPTED, seconds, detail="stopped by Ctrl-C")
-    judged = _judge(lesson, scratch, ran, seconds)
+    judged = judge(lesson, scratch, ran, seconds)
     return _measured(judged, lesson, scratch, limits) if judged.ok else judged
 
 
@@ -229,18 +180,7 @@ def _measured(execution: Execution, lesson: Lesson, scratch: Path, limits: Limit
     return dataclasses.replace(execution, environment=environment)
 
 
-@dataclass(frozen=True)
-class _Ran:
-    """What came back from one run: its pipes, and an outcome decided on the way."""
-
-    out: bytes
-    err: bytes
-    result: bytes
-    status: bytes
-    outcome: Outcome | None
-
-
-def _communicate(proc: subprocess.Popen[bytes], limits: Limits, channels: _Channels) -> _Ran:
+def _communicate(proc: subprocess.Popen[bytes], limits: Limits, channels: _Channels) -> Ran:
     assert proc.stdout is not None and proc.stderr is not None
     readers = [
         Reader(proc.stdout.fileno(), limits.max_output, False, lambda: _stop(proc)),
@@ -271,7 +211,7 @@ def _communicate(proc: subprocess.Popen[bytes], limits: Limits, channels: _Chann
         outcome = Outcome.TOO_MANY_PANELS
     elif outcome is None and not (out.eof and err.eof and result.eof):
         outcome = Outcome.ESCAPED
-    return _Ran(bytes(out.data), bytes(err.data), bytes(result.data), bytes(status.data), outcome)
+    return Ran(bytes(out.data), bytes(err.data), bytes(result.data), bytes(status.data), outcome)
 
 
 def _end(proc: subprocess.Popen[bytes]) -> None:
@@ -296,116 +236,3 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
-
-
-def _judge(lesson: Lesson, scratch: Path, ran: _Ran, seconds: float) -> Execution:
-    secrets = builder_secrets(child_environment(lesson, scratch))
-    stderr = redact(ran.err.decode("utf-8", "replace"), secrets)  # shown in the failure summary
-
-    def failed(outcome: Outcome, detail: str) -> Execution:
-        return Execution(lesson.id, outcome, seconds, stderr=stderr, detail=detail)
-
-    problem = _process_problem(ran, lesson.meta.timeout) or _result_problem(ran)
-    if problem:
-        return failed(*problem)
-    result = json.loads(ran.result)
-    if result["outcome"] == "raised":
-        return failed(Outcome.RAISED, _last_line(stderr))
-    if result["outcome"] != "ok":
-        return failed(Outcome.EXITED, f"sys.exit({result['outcome']!r})")
-    try:
-        stdout = ran.out.decode("utf-8")
-    except UnicodeDecodeError as error:
-        return failed(
-            Outcome.BAD_OUTPUT,
-            f"stdout is not valid UTF-8 (byte {error.start}); print text, not raw bytes",
-        )
-    recorded = {"stdout": stdout}
-    recorded |= {f"panel {n}": panel for n, panel in enumerate(result["panels"], 1)}
-    folders = guarded_folders(lesson, scratch)
-    leak = leaked(recorded, folders, secrets)
-    if leak:
-        return failed(Outcome.BAD_OUTPUT, leak)
-    return Execution(
-        lesson.id,
-        Outcome.OK,
-        seconds,
-        stdout=stdout,
-        stderr=stderr,
-        panels=result["panels"],
-        timings=result.get("timings") if isinstance(result.get("timings"), dict) else {},
-    )
-
-
-def guarded_folders(lesson: Lesson, scratch: Path) -> list[Path]:
-    """The folders of this machine no recording may name: the run's scratch folder, the
-    course, the checkout around it (recordings/ is in it), the builder's, and the folder
-    the builder was started in (where a relative --recordings is); those two only when
-    two levels deep or more: "/src" turns up inside honest relative paths ("a/src/b")."""
-    content = lesson.folder.resolve().parent.parent
-    around = [folder for folder in (content.parent, Path.cwd()) if len(folder.parts) > 2]
-    return [scratch, content, BUILDER_ROOT, *around]
-
-
-def _process_problem(ran: _Ran, timeout: float) -> tuple[Outcome, str] | None:
-    """How the run's processes failed (timed out, flooded stdout, outlived it), or None."""
-    if ran.outcome is Outcome.TIMEOUT:
-        return ran.outcome, f"killed after {timeout:g} s"
-    if ran.outcome is Outcome.TOO_MUCH_OUTPUT:
-        return ran.outcome, f"more than {len(ran.out) // 1024} KiB on stdout; killed"
-    if ran.outcome is Outcome.TOO_MANY_PANELS:
-        return ran.outcome, (
-            f"its panels came to more than {MAX_RESULT // 2**20} MiB; a lesson shows at most "
-            f"{MAX_PANELS} panels of {MAX_BARS} bars"
-        )
-    status = _read_json(ran.status)
-    if status is None:
-        return Outcome.ESCAPED, (
-            "the process supervising the run was killed, so the processes the example "
-            "started may still be running; the builder cannot stop them"
-        )
-    if status.get("left"):
-        return Outcome.ESCAPED, (
-            f"{len(status['left'])} process(es) it started could not be ended "
-            f"(pid {', '.join(map(str, status['left']))}); the builder cannot stop them"
-        )
-    if ran.outcome is Outcome.ESCAPED:
-        return ran.outcome, (
-            "a process it started is no longer below the builder's supervisor and still "
-            "holds its output; the builder cannot stop it"
-        )
-    if not ran.result:
-        return Outcome.HARNESS, (
-            f"the example's process ended (exit status {status.get('returncode')}) before "
-            "the run finished"
-        )
-    return None
-
-
-def _result_problem(ran: _Ran) -> tuple[Outcome, str] | None:
-    """The result pipe holds exactly one message of the harness's shape, or the run fails."""
-    result = _read_json(ran.result)
-    if result is None or (result.get("outcome") == "ok" and not _well_formed(result)):
-        return Outcome.HARNESS, (
-            "something other than the harness wrote to the harness's result channel; an "
-            "example must not write to file descriptors it did not open"
-        )
-    return None
-
-
-def _well_formed(result: dict[str, Any]) -> bool:
-    """The example can reach `panels.emitted` and put anything in it."""
-    return isinstance(result.get("panels"), list)
-
-
-def _read_json(data: bytes) -> dict[str, Any] | None:
-    try:
-        value = json.loads(data)
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
-
-
-def _last_line(text: str) -> str:
-    lines = [line for line in text.strip().splitlines() if line.strip()]
-    return lines[-1] if lines else ""

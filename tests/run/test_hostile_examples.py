@@ -21,8 +21,8 @@ from builder.course.rules import MAX_PANELS
 from builder.course.status import recording_path
 from builder.run.batch import failure_summary, record
 from builder.run.environment import BUILDER_ROOT, child_environment
-from builder.run.execute import MAX_OUTPUT, Execution, Limits, Outcome, builder_secrets
-from builder.run.leaks import leaked
+from builder.run.execute import MAX_OUTPUT, Execution, Limits, Outcome
+from builder.run.leaks import builder_secrets, leaked
 from tests.helpers import LESSON_ID, cli, make_lesson, run, wait_gone, write_course
 
 
