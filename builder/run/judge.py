@@ -5,7 +5,9 @@ What it printed is checked for this machine's paths and the builder's secrets
 
 from __future__ import annotations
 
+import contextlib
 import json
+import signal
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -108,11 +110,23 @@ def _process_problem(ran: Ran, timeout: float) -> tuple[Outcome, str] | None:
             "holds its output; the builder cannot stop it"
         )
     if not ran.result:
-        return Outcome.HARNESS, (
-            f"the example's process ended (exit status {status.get('returncode')}) before "
-            "the run finished"
-        )
+        return Outcome.HARNESS, _ended(status.get("returncode"))
     return None
+
+
+def _ended(code: object) -> str:
+    """Why the example's process ended before the run finished, from its exit status (a
+    negative one is the signal that killed it, named)."""
+    if code == -signal.SIGXFSZ:
+        return (
+            "a file it wrote reached the file size limit (ulimit -f) and the process was "
+            "stopped (SIGXFSZ); raise the limit, or write less"
+        )
+    if isinstance(code, int) and code < 0:
+        with contextlib.suppress(ValueError):
+            name = signal.Signals(-code).name
+            return f"the example's process was killed by {name} before the run finished"
+    return f"the example's process ended (exit status {code}) before the run finished"
 
 
 def _result_problem(ran: Ran) -> tuple[Outcome, str] | None:

@@ -306,7 +306,21 @@ def test_os_exit_before_the_end_is_a_harness_failure(tmp_path: Path) -> None:
 def test_killing_its_own_process_group_is_a_harness_failure(tmp_path: Path) -> None:
     execution = run(tmp_path, "import os, signal\nos.killpg(0, signal.SIGKILL)\n")
     assert execution.outcome is Outcome.HARNESS
-    assert "exit status -9" in execution.detail
+    assert "was killed by SIGKILL before the run finished" in execution.detail
+
+
+def test_a_file_past_the_file_size_limit_is_named_as_the_cause(tmp_path: Path) -> None:
+    """`ulimit -f` stops a process that writes past it with SIGXFSZ: said as such, with
+    the remedy, not as 'exit status -25'."""
+    source = (
+        "import resource, signal\n"
+        "signal.signal(signal.SIGXFSZ, signal.SIG_DFL)\n"
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))\n"
+        "open('big.bin', 'wb').write(b'x' * 65536)\n"
+    )
+    execution = run(tmp_path, source)
+    assert execution.outcome is Outcome.HARNESS
+    assert "reached the file size limit (ulimit -f)" in execution.detail
 
 
 def test_forging_the_harness_result_is_caught(tmp_path: Path) -> None:
