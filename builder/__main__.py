@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from .core.console import console
 from .core.errors import BuildError, os_error_message
-from .core.escape import terminal_streams
+from .core.escape import one_line, terminal_streams
 from .options import FOLDERS, OPTIONS
 
 if TYPE_CHECKING:
@@ -147,7 +147,7 @@ def _runner(args: argparse.Namespace) -> Runner | None:
     """The sandboxed runner with --sandbox or COURSEBUILDER_SANDBOX=1 (refused at once where
     bwrap cannot work); else None, the plain one, unless course.yml says `sandbox: true`
     (builder.run.execute.course_runner)."""
-    variable = os.environ.get(SANDBOX_VARIABLE) == "1"
+    variable = _sandbox_variable()
     if not (args.sandbox or variable):
         return None
     from .run.execute import run_sandboxed
@@ -155,6 +155,21 @@ def _runner(args: argparse.Namespace) -> Runner | None:
 
     require_sandbox("--sandbox" if args.sandbox else f"{SANDBOX_VARIABLE}=1")
     return run_sandboxed
+
+
+def _sandbox_variable() -> bool:
+    """COURSEBUILDER_SANDBOX: 1 (or true, yes, on) sandboxes, unset or empty (or 0, false,
+    no, off) does not; any other value is refused rather than taken for "no": a setting
+    meant to sandbox must never leave examples unsandboxed by a spelling."""
+    value = os.environ.get(SANDBOX_VARIABLE, "").strip().lower()
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("", "0", "false", "no", "off"):
+        return False
+    raise BuildError(
+        f"{SANDBOX_VARIABLE}={one_line(os.environ[SANDBOX_VARIABLE])!s} is neither on nor off",
+        hint=f"set {SANDBOX_VARIABLE}=1 to run every example sandboxed, or unset it",
+    )
 
 
 def _serve(args: argparse.Namespace) -> int:

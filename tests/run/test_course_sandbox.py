@@ -66,6 +66,19 @@ def test_the_variable_outside_the_checkout_sandboxes_any_course(tmp_path: Path) 
     assert _recorded_stdout(tmp_path) == "refused: FileNotFoundError\n"
 
 
+@pytest.mark.parametrize("value", ["ture", "2", "sandbox", "y es"])
+def test_a_variable_that_is_neither_on_nor_off_runs_nothing(tmp_path: Path, value: str) -> None:
+    """A misspelt COURSEBUILDER_SANDBOX is refused, not read as "no": a setting meant to
+    sandbox never leaves an example unsandboxed by a typo."""
+    _course(tmp_path, says_sandbox=False)
+    env = os.environ | {"COURSEBUILDER_SANDBOX": value}
+    done = subprocess.run(cli(tmp_path, "record"), capture_output=True, text=True, env=env)
+    assert done.returncode == 1
+    assert "COURSEBUILDER_SANDBOX=" in done.stderr and "neither on nor off" in done.stderr
+    assert not (tmp_path / "escaped.txt").exists()
+    assert not (tmp_path / "recordings").exists() or not any((tmp_path / "recordings").iterdir())
+
+
 def test_without_the_sandbox_the_same_example_writes_outside(tmp_path: Path) -> None:
     """The control: what the two tests above stop does happen otherwise."""
     _course(tmp_path, says_sandbox=False)
