@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -46,6 +46,7 @@ class RunIt:
     install: str  # pip install with the recording's exact versions ("" if not recorded)
     command: str  # the lesson's env: settings, then python example.py
     cited_as: str  # the name positions in the recorded output use, if they cite the example
+    answer: bool = False  # the example is a lab's answer: folded, like the solution
 
 
 @dataclass(frozen=True)
@@ -307,7 +308,7 @@ def _lesson_page(
         notice="" if status.fresh else _notice(status),
         prev=near[0],
         next=near[1],
-        run=run_it(lesson, recording, root),
+        run=replace(run_it(lesson, recording, root), answer=rendered.reveals),
         edit_url=edit_url,
         machine=on,
     )

@@ -63,6 +63,7 @@ class PageEnv:
     line: int = 0
     whole_example_shown: bool = False
     revealing: bool = False  # inside a {{ reveal }}: the page closes it at its end
+    reveals: bool = False  # the page has a {{ reveal }}: outside it, nothing gives it away
     searched: int = 0  # characters of recorded output its references searched (bounded.py)
     outputs: int = 0  # recorded-output blocks placed so far: each region gets its own name
     values: int = 0  # inline values placed so far: each note gets its own id
@@ -144,20 +145,25 @@ def _example(page: PageEnv, args: Args) -> str:
     part = _line_range(args["lines"][0], len(lines), page, "example")
     if part is None:
         return ""
-    figure = _example_figure(page, lines[part], part.start + 1, len(lines), "example")
-    if page.whole_example_shown:
+    hidden = page.reveals and not page.revealing  # a lab's exercise: the file is its answer
+    figure = _example_figure(page, lines[part], part.start + 1, len(lines), "example", hidden)
+    if page.whole_example_shown or hidden:
         return figure
     page.whole_example_shown = True
     whole = _example_figure(page, lines, 1, len(lines), "example-file")
     return macro("example_whole", figure, EXAMPLE_FILE, len(lines), whole)
 
 
-def _example_figure(page: PageEnv, lines: list[str], first: int, total: int, kind: str) -> str:
+def _example_figure(
+    page: PageEnv, lines: list[str], first: int, total: int, kind: str, hidden: bool = False
+) -> str:
+    """The lines, numbered, captioned with where they are in the file and a link that
+    downloads it (none when `hidden`: the file holds a lab's answer)."""
     last = first + len(lines) - 1
     where = "" if (first, last) == (1, total) else f", lines {first}–{last} of {total}"
     numbers = "\n".join(str(n) for n in range(first, last + 1))
     code = scrollable(_python(page, "".join(lines)), f"{EXAMPLE_FILE}{where}")
-    return macro("example_figure", kind, EXAMPLE_FILE, where, numbers, code)
+    return macro("example_figure", kind, EXAMPLE_FILE, where, numbers, code, not hidden)
 
 
 def _python(page: PageEnv, code: str) -> str:
@@ -281,7 +287,8 @@ def _reveal(page: PageEnv, args: Args) -> str:
         return page.fail(f'{{{{ reveal }}}} takes summary="..." or end, not {" ".join(words)}')
     page.revealing = True
     summary = args.get("summary", [REVEAL_SUMMARY])[0]
-    return Markup('%s<details class="reveal"><summary>%s</summary>\n') % (Markup(closing), summary)
+    opened = '%s<details class="reveal" data-pagefind-ignore="all"><summary>%s</summary>\n'
+    return Markup(opened) % (Markup(closing), summary)  # searched, it would tell the answer
 
 
 BLOCKS = MappingProxyType(

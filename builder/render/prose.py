@@ -59,6 +59,7 @@ class RenderedProse:
     placed_panels: list[int]
     terms: list[str]
     placed: tuple[Placed, ...] = ()  # the recorded things it shows, in order (marks.Placed)
+    reveals: bool = False  # it has a {{ reveal }}: a lab, whose example is the answer
 
 
 def render_prose(
@@ -76,11 +77,13 @@ def render_prose(
     env = PageEnv(lesson, links, recording, root, highlight, size)
     md = parser()
     tokens = md.parse(lesson.body, {"page": env})
+    env.reveals = any(t.type == "recorded_block" and t.info == "reveal" for t in tokens)
     _collect_toc(tokens, env)
     body = md.renderer.render(tokens, md.options, {"page": env})
     if env.revealing:  # a {{ reveal }} runs to the end of the prose
         body += "</details>\n"
-    made = RenderedProse(body, env.toc, env.placed_panels, env.terms, tuple(env.placed))
+    placed = tuple(env.placed)
+    made = RenderedProse(body, env.toc, env.placed_panels, env.terms, placed, env.reveals)
     return made, env.errors
 
 

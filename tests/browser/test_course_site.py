@@ -334,6 +334,38 @@ def test_example_is_downloadable(new_page: Any, course_url: str, course: Course)
         assert response.body() == lesson.source, f"{lesson.id}: the download is the example"
 
 
+def test_a_labs_answer_is_not_shown_linked_or_searched_before_its_reveal(
+    new_page: Any, course_url: str, course_site: Path
+) -> None:
+    """A lab's example is its answer: until the reader opens "Show the solution", no line
+    of the solution's code is on screen, no link downloads the example or its notebook,
+    and search indexes none of it (issue 43: the whole example.py sat above the reveal)."""
+    labs = [
+        n for n in lesson_pages(course_site) if 'class="reveal"' in (course_site / n).read_text()
+    ]
+    assert len(labs) >= 3, labs
+    page = new_page()
+    for name in labs:
+        page.goto(course_url + name)
+        answer = page.locator("details.reveal figure.example code").all_text_contents()
+        lines = {line.strip() for code in answer for line in code.splitlines()}
+        shown = page.evaluate("document.querySelector('main').innerText")
+        outside = "main figure.example:not(details.reveal figure.example) code"
+        exercise = "\n".join(page.locator(outside).all_text_contents())
+        told = [x for x in lines if len(x) > 24 and x in shown and x not in exercise]
+        assert told == [], f"{name}: the answer's code is on screen: {told[:3]}"
+        whole = page.locator("details.example-whole:not(details.reveal details.example-whole)")
+        assert whole.count() == 0, f"{name}: the whole example, a click away, above the reveal"
+        links = page.locator("a[download]").evaluate_all(
+            "links => links.filter(a => a.checkVisibility()).map(a => a.download)"
+        )
+        assert links == [], f"{name}: visible downloads before the reveal: {links}"
+        searched = page.locator("details.reveal:not([data-pagefind-ignore='all'])").count()
+        assert searched == 0, f"{name}: a reveal the search index reads"
+        page.locator("details.reveal summary").first.click()
+        assert page.locator("details.reveal figure.example").first.is_visible()
+
+
 def test_whole_example_copies_the_whole_file(browser: Any, course_url: str, course: Course) -> None:
     context = browser.new_context(permissions=["clipboard-read", "clipboard-write"])
     page = context.new_page()
@@ -384,6 +416,9 @@ def test_every_lesson_says_how_to_run_it_with_the_recorded_versions(
         page.goto(f"{course_url}{lesson.url}index.html")
         block = page.locator("section.run-it")
         assert block.get_by_role("heading").inner_text() == "Run it yourself"
+        folded = block.locator("details.reveal")  # a lab's: the example is its answer
+        if folded.count():
+            folded.locator("summary").click()
         commands = block.locator("pre").inner_text().strip().splitlines()
         assert commands == [
             f"pip install jax=={env.jax} numpy=={env.numpy} matplotlib=={env.matplotlib}",
