@@ -1,8 +1,8 @@
 """Make the site's artifacts, taking from the store and the site whatever is already made.
 
-An Artifact (builder.core.artifact) is some files of the site, the pure function that makes
-them (builder.render), its arguments, and their digest (`Artifact.of`). This is the only
-place that calls those functions, and the only caching around them:
+An artifact (builder.core.artifact) is some files of the site, the pure function that makes
+them (builder.render) and its arguments, here with their digest (Keyed, builder.build.keys).
+This is the only place that calls those functions, and the only caching around them:
 
 - an artifact whose files the site folder still holds exactly as the last build wrote them
   under the same key is kept as it is (its bytes are not even read: the manifest says
@@ -25,11 +25,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..core.artifact import Artifact, Made, Trace
+from ..core.artifact import Made, Trace
 from ..core.console import TICK_SECONDS, Progress
 from ..core.errors import BuildError, raise_all
 from ..core.observe import Observed
 from ..core.store import Store
+from .keys import Keyed
 from .manifest import Manifest
 
 MIN_PER_WORKER = 24  # fewer misses than this a worker are made in this process
@@ -50,7 +51,7 @@ class Kept:
     def since(cls, last: Manifest | None, out: Path, now: Observed) -> Kept:
         return cls(last, out, frozenset(last.intact(out, now)) if last else frozenset())
 
-    def made(self, artifact: Artifact) -> Made | None:
+    def made(self, artifact: Keyed) -> Made | None:
         if artifact.key in self.held:
             return self.held[artifact.key]
         trace = self.last.traces.get(artifact.key) if self.last else None
@@ -63,7 +64,7 @@ class Kept:
 
 
 def make(
-    artifacts: Sequence[Artifact], store: Store, kept: Kept, jobs: int, threads: bool = False
+    artifacts: Sequence[Keyed], store: Store, kept: Kept, jobs: int, threads: bool = False
 ) -> dict[str, Made]:
     """Every artifact made (or kept, or taken from the store), in order; raises every error
     that making them reported, together. `threads`: make them in threads (their work runs
@@ -105,7 +106,7 @@ def _stored(store: Store, key: str) -> Made | None:
     return found if isinstance(found, Made) else None
 
 
-def _make_one(artifact: Artifact, store: Store) -> Made:
+def _make_one(artifact: Keyed, store: Store) -> Made:
     """Make it, with the store keys it used, and keep it unless it reported errors."""
     import pickle
 
@@ -120,7 +121,7 @@ def _make_one(artifact: Artifact, store: Store) -> Made:
 
 
 def _render(
-    artifacts: Sequence[Artifact], missing: list[int], store: Store, jobs: int
+    artifacts: Sequence[Keyed], missing: list[int], store: Store, jobs: int
 ) -> dict[int, Made]:
     """The `missing` artifacts made, in workers when there are many, with a progress line
     (done/total, whose page or chart is being made, elapsed, and the time left at this pace)."""
@@ -139,7 +140,7 @@ def _render(
 
 
 def _in_workers(
-    artifacts: Sequence[Artifact],
+    artifacts: Sequence[Keyed],
     missing: list[int],
     store: Store,
     workers: int,
@@ -190,7 +191,7 @@ def _in_workers(
 
 def _receive(
     pipes: list[Any],
-    artifacts: Sequence[Artifact],
+    artifacts: Sequence[Keyed],
     store: Store,
     results: dict[int, Made],
     progress: Progress,
@@ -215,14 +216,12 @@ def _receive(
         progress.step(done=len(results))
 
 
-def _first_of_each_kind(artifacts: Sequence[Artifact], indices: list[int]) -> list[int]:
+def _first_of_each_kind(artifacts: Sequence[Keyed], indices: list[int]) -> list[int]:
     first = {artifacts[i].kind: i for i in reversed(indices)}
     return sorted(first.values())
 
 
-def _received(
-    sent: Any, artifacts: Sequence[Artifact], store: Store, results: dict[int, Made]
-) -> int:
+def _received(sent: Any, artifacts: Sequence[Keyed], store: Store, results: dict[int, Made]) -> int:
     """One artifact a worker made, into `results`, and what it stored into this store;
     the bytes of that."""
     import pickle
@@ -238,7 +237,7 @@ def _received(
 
 
 def _worker(
-    artifacts: Sequence[Artifact], missing: list[int], taken: Any, store: Store, send: Any
+    artifacts: Sequence[Keyed], missing: list[int], taken: Any, store: Store, send: Any
 ) -> None:
     # The CLI runs with the cyclic collector off (builder/__main__.py); a worker makes a
     # matplotlib figure per chart, each a web of cycles: collect them, but never walk the

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, is_dataclass
 from functools import cache
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 if TYPE_CHECKING:
     from pydantic import GetCoreSchemaHandler, TypeAdapter
@@ -27,6 +27,23 @@ T = TypeVar("T")
 
 FORBID = {"extra": "forbid"}  # an unknown key is an error, as a typo in front matter is
 STRICT = {"extra": "forbid", "strict": True}  # recordings: no coercion ("1" is not 1)
+
+
+class Cache(Protocol):
+    """What a stage is handed to keep the results of its expensive pure calls (validating a
+    text, highlighting code, drawing a chart): `cache(kind, parts, make)` is `make()`'s value,
+    which `kind` and `parts` determine. The stage names the call and its parts, and nothing
+    else: not where a value is kept, for how long, under which key or code digest, nor what
+    stays alive (that is the build's: builder.build.reuse). Any cache that returns `make()`'s
+    value gives the same result as `uncached`, so the stage stays a pure function of its
+    arguments, testable without a store."""
+
+    def __call__(self, kind: str, parts: tuple[str | bytes, ...], make: Callable[[], T]) -> T: ...
+
+
+def uncached(kind: str, parts: tuple[str | bytes, ...], make: Callable[[], T]) -> T:
+    """`make()`, kept nowhere: the Cache of tests and tools."""
+    return make()
 
 
 @dataclass(frozen=True)

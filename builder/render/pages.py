@@ -27,7 +27,7 @@ from ..course.status import LessonStatus
 from . import search, sitemap
 from .highlight import stylesheet
 from .lessons import SHIM
-from .nav import NavItem, SiteHead, SiteNav, site_head, site_nav
+from .nav import NavItem, SiteHead, SiteNav, site_head
 from .renderer import Renderer, page
 from .theme import Theme
 
@@ -62,6 +62,7 @@ class RecordingRow:
 
 def page_artifacts(
     course: Course,
+    nav: SiteNav,
     statuses: list[LessonStatus],
     uses: TermUses,
     run_seconds: dict[str, float],
@@ -69,16 +70,15 @@ def page_artifacts(
     changes: ChangesPage | None = None,
     built: str = "",
 ) -> list[Artifact]:
-    """Every page but the lessons', then the static files. `uses`: the glossary terms each
-    lesson page uses (`terms_used`); `run_seconds` is each example's last run time (the
-    recordings page shows it); `changes` makes the "What changed" page (`--since REV`);
-    `built` is the revision the site is built from (the footer says it).
+    """Every page but the lessons', then the static files. `nav`: the course's navigation
+    (`site_nav`); `uses`: the glossary terms each lesson page uses (`terms_used`);
+    `run_seconds` is each example's last run time (the recordings page shows it);
+    `changes` makes the "What changed" page (`--since REV`); `built` is the revision the
+    site is built from (the footer says it).
 
     What the glossary and recordings pages are made from is, lesson by lesson, the very
-    objects the lessons' artifacts and statuses hold (the navigation's entries the last
-    build's, Renderer.items): a preview's refresh tells them to be the last build's by
-    identity, not entry by entry."""
-    nav = renderer.memo.digests.kept(site_nav(course, renderer.items), slot="nav")
+    objects the lessons' artifacts and statuses hold, so that a build that keeps the last
+    build's objects (builder.build.reuse) tells them by identity, not entry by entry."""
     lessons = course.lessons
     lesson_statuses = tuple(statuses[: len(lessons)])  # in course order, then the orphans
     seconds = tuple(run_seconds.get(x.id) for x in lessons)
@@ -169,7 +169,7 @@ def _navigation(
             "static/nav.js",
             "nav.js",
             {
-                "data": renderer.memo.digests.again(_nav_data, nav, slot="nav"),
+                "data": nav.data,
                 "built": Markup(json.dumps(built)),
                 "search": Markup(json.dumps(bundles)),
                 "root": "",
@@ -327,18 +327,3 @@ def _minute(stamp: str) -> str:
     """'2026-11-29T08:49:29.747889+00:00' -> '2026-11-29 08:49 UTC' (the recording keeps all)."""
     moment = datetime.fromisoformat(stamp).astimezone(UTC)
     return moment.strftime("%Y-%m-%d %H:%M UTC")
-
-
-def _nav_data(nav: SiteNav) -> Markup:
-    """The sidebar as data for static/nav.js, rendered once: pages stay the same size however
-    long the course."""
-    arcs = [
-        {
-            "id": arc.id,
-            "title": arc.title,
-            "url": f"a/{arc.id}/",
-            "lessons": [{"id": x.id, "title": x.title, "url": x.url} for x in arc.lessons],
-        }
-        for arc in nav.arcs
-    ]
-    return Markup(json.dumps(arcs, ensure_ascii=True, separators=(",", ":"), sort_keys=True))

@@ -1,0 +1,216 @@
+"""What a build takes whole from an earlier build, and what it makes again: the one place
+that decides, lesson by lesson. The stages it serves are pure (builder.course loads and
+validates, builder.render says what each lesson is made from and what it makes); they are
+handed a cache for their expensive pure calls and know nothing of this.
+
+    keys       each artifact keyed by its function, its arguments and the code (Digests)
+    one-shot   seeded from the build's index (builder.build.index): a lesson whose
+               arguments have the key an earlier build remembered has its artifacts'
+               keys back without making them (`Digests.recall`), and the digests of the
+               lessons and statuses the index kept are not made again
+    preview    seeded from memory: the last build's keys and values are kept between
+               builds (`Reuse.turn`), and a lesson whose arguments are the very objects
+               of the last build has its artifacts as they were, told for every lesson at
+               once (`Digests.again_each`)
+    store      validated values, highlighted code and charts by the digest of their parts
+               (`Memo`); what was taken without a read is kept alive in it (`keep_read`)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from functools import partial
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from ..core.artifact import Artifact, Made
+from ..core.store import Store, digest
+from .keys import Digests, Keyed
+
+if TYPE_CHECKING:
+    from ..course.model import Course, Lesson
+    from ..course.status import LessonStatus
+    from ..render.links import Target
+    from ..render.nav import NavItem, SiteNav
+    from ..render.renderer import Renderer
+
+T = TypeVar("T")
+# A lesson's artifacts, keyed: its page, its charts by file name, its notebook.
+KeyedLesson = tuple[Keyed, tuple[tuple[str, Keyed], ...], Keyed]
+
+
+class Reuse:
+    """The keys and cached values of one build (of the code `salt` digests), and, once
+    `turn`ed (the preview, between builds), those of the build before it."""
+
+    def __init__(self, store: Store | None = None, salt: str = "") -> None:
+        self.memo = Memo(store, salt)
+        self.digests = Digests(salt)
+
+    @property
+    def salt(self) -> str:
+        return self.memo.salt
+
+    def turn(self) -> None:
+        """A preview's build begins: forget what the one before last made."""
+        self.memo.turn()
+        self.digests.turn()
+
+    def keep_read(
+        self,
+        course: Course,
+        statuses: Sequence[LessonStatus],
+        lessons: Mapping[str, Lesson],
+        taken: Mapping[str, LessonStatus],
+    ) -> None:
+        """The validated front matter and recordings of the lessons and statuses taken
+        without a read (`lessons` by folder name, `taken` by lesson id) kept in the store,
+        as a read keeps them."""
+        fronts = [x.front for x in course.lessons if lessons.get(x.folder.name) is x]
+        self.memo.keep("front matter", fronts)
+        digests = [s.digest for s in statuses if s.digest and taken.get(s.lesson_id) is s]
+        self.memo.keep("recording", digests)
+
+    def renderer(self) -> Renderer:
+        """A Renderer whose highlighted code and charts are kept in the store, and whose
+        navigation entries and link targets are the last build's objects where made of the
+        same (so that what is made of a thousand of them is told by identity)."""
+        from ..render.renderer import Renderer
+
+        return Renderer(self.memo, self._items, self._targets)
+
+    def _items(self, lessons: Sequence[Lesson], numbers: Sequence[str]) -> tuple[NavItem, ...]:
+        from ..render.nav import item
+
+        numbers = self.digests.kept(tuple(numbers), slot="numbers")  # made again: told in C
+        return self.digests.again_each(item, lessons, numbers, slot="nav")
+
+    def _targets(self, lessons: Sequence[Lesson]) -> tuple[Target, ...]:
+        from ..render.links import target
+
+        return self.digests.again_each(target, lessons, slot="links")
+
+    def key(self, artifact: Artifact) -> Keyed:
+        """`artifact` keyed by its function, its arguments and the code."""
+        fn, args, kind, label = artifact.fn, artifact.args, artifact.kind, artifact.label
+        return Keyed(self.digests.key(fn, args, (kind, label)), artifact.make, kind, label)
+
+    def keyed(self, artifacts: Iterable[Artifact]) -> list[Keyed]:
+        return [self.key(artifact) for artifact in artifacts]
+
+    def nav(self, course: Course, renderer: Renderer) -> SiteNav:
+        """The course's navigation, the last build's object when the same."""
+        from ..render.nav import site_nav
+
+        return self.digests.kept(site_nav(course, renderer.items), slot="nav")
+
+    def lessons(
+        self,
+        course: Course,
+        statuses: list[LessonStatus],
+        sidecars: dict[str, Any],
+        renderer: Renderer,
+    ) -> list[Keyed]:
+        """Every lesson's artifacts, keyed, in the order a build makes them. A lesson whose
+        arguments are the very objects of the last build's (the preview's) has them as
+        they were, told with the other lessons' in one call; the others are `_lesson`'s."""
+        from ..render import lessons as render
+
+        columns = render.lesson_columns(course, statuses, sidecars)
+        common = self.digests.kept(render.Common.of(course, renderer), slot="lessons")
+        common_column = [common] * len(course.lessons)
+        made = self.digests.again_each(self._lesson, common_column, *columns, slot="lessons")
+        return render.in_order(made)
+
+    def _lesson(self, *row: Any) -> KeyedLesson:
+        """A lesson's artifacts, keyed: when an earlier build made them from arguments of
+        the same key (builder.build.index keeps what each build remembers), the keys it
+        remembered, each made again only if neither the site nor the store holds it. The
+        key is digested from what the index kept digests of (the lesson, its status) and
+        the common arguments (once a build): a one-shot prose edit makes one key a lesson,
+        not three (page, charts, notebook) from all their arguments."""
+        from ..render import lessons as render
+
+        args = render.lesson_inputs(*row)
+        lesson_id = args[1].id
+        key = self.digests.key(render.of_lesson, args)
+        keys = self.digests.recall(lesson_id, key)
+        if keys is not None:
+            page_key, chart_keys, book_key = keys
+            return (
+                Keyed(page_key, partial(_made_again, args, "page"), "page", lesson_id),
+                tuple(
+                    (name, Keyed(k, partial(_made_again, args, name), "chart", lesson_id))
+                    for name, k in chart_keys
+                ),
+                Keyed(book_key, partial(_made_again, args, "notebook"), "notebook", lesson_id),
+            )
+        page, panels, book = render.of_lesson(*args)
+        made = self.key(page), tuple((n, self.key(a)) for n, a in panels), self.key(book)
+        chart_keys = tuple((name, chart.key) for name, chart in made[1])
+        self.digests.remember(lesson_id, key, (made[0].key, chart_keys, made[2].key))
+        return made
+
+
+def _made_again(args: tuple[Any, ...], which: str) -> Made:
+    """A lesson's page, its notebook, or one of its charts (by its file's name), made."""
+    from ..render.lessons import of_lesson
+
+    page, panels, book = of_lesson(*args)
+    return ({"page": page, "notebook": book} | dict(panels))[which].make()
+
+
+class Memo:
+    """Pure calls' results (validated texts, highlighted code, charts) in the store, by the
+    digest of the code (`salt`), the call's kind and its parts: the Cache the stages are
+    handed (builder.course.validation). It remembers the keys it made, and once `turn`ed
+    (the preview, between builds) the values too, this build's and the last one's: a
+    refresh looks a key up rather than hashing a lesson's text again, and validates
+    course.yml and glossary.yml into the very objects of the last one (not unpickled into
+    new ones, which every key made with them would then compare, term by term). Without a
+    store (tools, tests), it just calls them."""
+
+    def __init__(self, store: Store | None = None, salt: str = "") -> None:
+        self.store, self.salt = store, salt
+        self.last: dict[tuple[str | bytes, ...], str] = {}
+        self.now: dict[tuple[str | bytes, ...], str] = {}
+        self.values: dict[str, Any] | None = None  # by key; None: not between builds
+        self.values_last: dict[str, Any] = {}
+
+    def key(self, kind: str, *parts: str | bytes) -> str:
+        wanted = (kind, *parts)
+        found = self.now.get(wanted) or self.last.get(wanted) or digest(self.salt, kind, *parts)
+        self.now[wanted] = found
+        return found
+
+    def __call__(self, kind: str, parts: tuple[str | bytes, ...], make: Callable[[], T]) -> T:
+        if self.store is None:
+            return make()
+        key = self.key(kind, *parts)
+        if self.values is None:
+            return self.store.value(key, make)
+        if key in self.values or key in self.values_last:
+            self.store.use(key)  # kept in the store, as a read there keeps it
+            found: T = self.values[key] if key in self.values else self.values_last[key]
+        else:
+            found = self.store.value(key, make)
+        self.values[key] = found
+        return found
+
+    def keep(self, kind: str, each: Iterable[str | bytes]) -> None:
+        """Keep in the store what the calls of `kind` with each of these parts (one a call)
+        stored, without reading it: their values were taken from elsewhere (the build's
+        index, the preview's last build), as reads would have taken them. The last build's
+        keys are looked up all at once, in C."""
+        if self.store is None:
+            return
+        wanted = [(kind, part) for part in each]
+        found = list(filter(None, map(self.last.get, wanted)))
+        if len(found) < len(wanted):  # not all asked for in the last build
+            found = [self.key(*key) for key in wanted]
+        self.now.update(zip(wanted, found, strict=True))
+        self.store.use(*found)
+
+    def turn(self) -> None:
+        """A build begins: forget the keys (and values) the one before last made."""
+        self.last, self.now = self.now, {}
+        self.values_last, self.values = self.values or {}, {}
