@@ -113,8 +113,8 @@ class Index:
 
     def stored(self) -> dict[str, bytes]:
         """The rows to store (builder.core.store INDEX): its head, and each part that may
-        differ from the store's row, as it is (no copy of them all: 72 MB at 10,000
-        lessons); the store keeps the other rows, which hold these very bytes."""
+        differ from the store's row, as it is (no copy of them all); the store keeps the
+        other rows, which hold these very bytes."""
         head = pickle.dumps((self.salt, self.taken_ns, len(self.parts)), protocol=5)
         parts = {f"{INDEX}/{k}": self.parts[k] for k in sorted(self.fresh) if k < len(self.parts)}
         return {INDEX: head} | parts

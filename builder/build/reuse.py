@@ -1,19 +1,14 @@
 """What a build takes whole from an earlier build, and what it makes again: the one place
-that decides, lesson by lesson. The stages it serves are pure (builder.course loads and
-validates, builder.render says what each lesson is made from and what it makes); they are
-handed a cache for their expensive pure calls and know nothing of this.
+that decides, lesson by lesson. The stages are pure (builder.course loads and validates,
+builder.render says what each lesson is made from and what it makes); they are handed a
+Cache for their expensive pure calls (`Memo`) and know nothing of this.
 
-    keys       each artifact keyed by its function, its arguments and the code (Digests)
-    one-shot   seeded from the build's index (builder.build.index): a lesson whose
-               arguments have the key an earlier build remembered has its artifacts'
-               keys back without making them (`Digests.recall`), and the digests of the
-               lessons and statuses the index kept are not made again
-    preview    seeded from memory: the last build's keys and values are kept between
-               builds (`Reuse.turn`), and a lesson whose arguments are the very objects
-               of the last build has its artifacts as they were, told for every lesson at
-               once (`Digests.again_each`)
-    store      validated values, highlighted code and charts by the digest of their parts
-               (`Memo`); what was taken without a read is kept alive in it (`keep_read`)
+A one-shot build is seeded from its index (builder.build.index): a lesson whose arguments
+have the key an earlier build remembered gets its artifacts' keys back without making
+them (`Digests.recall`). The preview is seeded from memory (`turn`): a lesson whose
+arguments are the very objects of the last build has its artifacts as they were, told for
+every lesson at once (`Digests.again_each`), and the navigation and what every lesson
+shares stay the last build's objects while equal, so they are told by identity.
 """
 
 from __future__ import annotations
@@ -72,8 +67,7 @@ class Reuse:
 
     def renderer(self) -> Renderer:
         """A Renderer whose highlighted code and charts are kept in the store, and whose
-        navigation entries and link targets are the last build's objects where made of the
-        same (so that what is made of a thousand of them is told by identity)."""
+        navigation entries and link targets are the last build's objects where the same."""
         from ..render.renderer import Renderer
 
         return Renderer(self.memo, self._items, self._targets)
@@ -110,45 +104,41 @@ class Reuse:
         sidecars: dict[str, Any],
         renderer: Renderer,
     ) -> list[Keyed]:
-        """Every lesson's artifacts, keyed, in the order a build makes them. A lesson whose
-        arguments are the very objects of the last build's (the preview's) has them as
-        they were, told with the other lessons' in one call; the others are `_lesson`'s."""
+        """Every lesson's artifacts, keyed, in the order a build makes them: as they were
+        for a lesson whose arguments are the last build's objects, else `_lesson`'s."""
         from ..render import lessons as render
 
         columns = render.lesson_columns(course, statuses, sidecars)
-        common = self.digests.kept(render.Common.of(course, renderer), slot="lessons")
-        common_column = [common] * len(course.lessons)
-        made = self.digests.again_each(self._lesson, common_column, *columns, slot="lessons")
+        common = [self.digests.kept(render.Common.of(course, renderer), slot="lessons")]
+        made = self.digests.again_each(
+            self._lesson, common * len(columns[0]), *columns, slot="lessons"
+        )
         return render.in_order(made)
 
     def _lesson(self, *row: Any) -> KeyedLesson:
-        """A lesson's artifacts, keyed: when an earlier build made them from arguments of
-        the same key (builder.build.index keeps what each build remembers), the keys it
-        remembered, each made again only if neither the site nor the store holds it. The
-        key is digested from what the index kept digests of (the lesson, its status) and
-        the common arguments (once a build): a one-shot prose edit makes one key a lesson,
-        not three (page, charts, notebook) from all their arguments."""
+        """A lesson's artifacts, keyed; or, when an earlier build made them from arguments
+        of the same key, the keys it remembered, each made again only if neither the site
+        nor the store holds it. That key is digested from what the index kept digests of
+        (the lesson, its status) and what every lesson shares (once a build): one key a
+        lesson, not three (page, charts, notebook) from all their arguments."""
         from ..render import lessons as render
 
         args = render.lesson_inputs(*row)
-        lesson_id = args[1].id
+        label = args[1].id
         key = self.digests.key(render.of_lesson, args)
-        keys = self.digests.recall(lesson_id, key)
-        if keys is not None:
-            page_key, chart_keys, book_key = keys
-            return (
-                Keyed(page_key, partial(_made_again, args, "page"), "page", lesson_id),
-                tuple(
-                    (name, Keyed(k, partial(_made_again, args, name), "chart", lesson_id))
-                    for name, k in chart_keys
-                ),
-                Keyed(book_key, partial(_made_again, args, "notebook"), "notebook", lesson_id),
-            )
-        page, panels, book = render.of_lesson(*args)
-        made = self.key(page), tuple((n, self.key(a)) for n, a in panels), self.key(book)
-        chart_keys = tuple((name, chart.key) for name, chart in made[1])
-        self.digests.remember(lesson_id, key, (made[0].key, chart_keys, made[2].key))
-        return made
+        if (keys := self.digests.recall(label, key)) is not None:
+            page, charts, book = keys
+
+            def again(key: str, which: str, kind: str) -> Keyed:
+                return Keyed(key, partial(_made_again, args, which), kind, label)
+
+            shown = tuple((name, again(k, name, "chart")) for name, k in charts)
+            return again(page, "page", "page"), shown, again(book, "notebook", "notebook")
+        made = render.of_lesson(*args)
+        keyed = self.key(made[0]), tuple((n, self.key(a)) for n, a in made[1]), self.key(made[2])
+        charts = tuple((name, chart.key) for name, chart in keyed[1])
+        self.digests.remember(label, key, (keyed[0].key, charts, keyed[2].key))
+        return keyed
 
 
 def _made_again(args: tuple[Any, ...], which: str) -> Made:
@@ -162,12 +152,10 @@ def _made_again(args: tuple[Any, ...], which: str) -> Made:
 class Memo:
     """Pure calls' results (validated texts, highlighted code, charts) in the store, by the
     digest of the code (`salt`), the call's kind and its parts: the Cache the stages are
-    handed (builder.course.validation). It remembers the keys it made, and once `turn`ed
-    (the preview, between builds) the values too, this build's and the last one's: a
-    refresh looks a key up rather than hashing a lesson's text again, and validates
-    course.yml and glossary.yml into the very objects of the last one (not unpickled into
-    new ones, which every key made with them would then compare, term by term). Without a
-    store (tools, tests), it just calls them."""
+    handed (builder.course.validation); without a store, it just calls them. Its keys, and
+    once `turn`ed (the preview) its values, are remembered for the next build: a refresh
+    looks a key up rather than hashing a lesson's text again, and course.yml and
+    glossary.yml are validated into the last build's objects, which keys tell by identity."""
 
     def __init__(self, store: Store | None = None, salt: str = "") -> None:
         self.store, self.salt = store, salt

@@ -1,8 +1,7 @@
-"""The site, made: every artifact of it (builder.build.make) by key, in the order they were made.
-
-`make_site` makes the lesson pages and charts first, then the pages that list what the
-lessons use (the glossary lists the terms each page uses), then the search bundles, which
-index the pages' bytes.
+"""The site, made: every artifact of it (builder.build.make) by key, in the order they were made:
+the lesson pages and charts first, then the pages that list what the lessons use (the
+glossary lists the terms each page uses), then the search bundles, which index the pages'
+bytes (`make_pages`, then `with_search`).
 """
 
 from __future__ import annotations
@@ -46,20 +45,6 @@ class Site:
         """Every store key the site was made with, and `used`: what the store keeps."""
         uses = {key for made in self.made.values() for key in made.trace.uses}
         return {*self.made, *uses, *used}
-
-
-def make_site(
-    course: Course,
-    statuses: list[LessonStatus],
-    sidecars: dict[str, Any],
-    reuse: Reuse,
-    kept: Kept,
-    jobs: int,
-    built: str,
-    changes: CourseChanges | None = None,
-) -> Site:
-    pages_only = make_pages(course, statuses, sidecars, reuse, kept, jobs, built, changes)
-    return with_search(pages_only, course, reuse, kept, jobs)
 
 
 def make_pages(

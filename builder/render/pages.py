@@ -116,68 +116,36 @@ def _navigation(
     """The home, arc, search and 404 pages, and the sidebar's data; the home page links
     `changes_url`, the What-changed page, when this build makes one."""
     bundles = [search.bundle_folder(b) for b in search.bundles(course)]
+    meta = course.meta
+    home = _context("", "Course", "", meta.summary, note=meta.note, changes_url=changes_url)
+    arcs = [
+        (arc.id, _context("../../", arc.title, f"arc:{arc.id}", arc.summary, arc=arc))
+        for arc in nav.arcs
+    ]
+    # the sidebar's data, and the revision the site was built from (the footer says it): in
+    # this one small file, so that a new commit re-renders no page
+    data = {"data": nav.data, "built": Markup(json.dumps(built))}
+    script = {**data, "search": Markup(json.dumps(bundles)), "root": "", "current": ""}
     pages = [
-        (
-            "index.html",
-            "home.html",
-            {
-                "root": "",
-                "title": "Course",
-                "current": "",
-                "description": course.meta.summary,
-                "note": course.meta.note,
-                "changes_url": changes_url,
-            },
-        ),
-        *(
-            (
-                f"a/{arc.id}/index.html",
-                "arc.html",
-                {
-                    "root": "../../",
-                    "title": arc.title,
-                    "current": f"arc:{arc.id}",
-                    "arc": arc,
-                    "description": arc.summary,
-                },
-            )
-            for arc in nav.arcs
-        ),
-        (
-            "search/index.html",
-            "search.html",
-            {
-                "root": "../",
-                "title": "Search",
-                "current": "",
-                "description": "Full-text search over lessons and glossary.",
-            },
-        ),
-        (
-            "404.html",
-            "404.html",
-            {
-                "root": "",
-                "title": "Page not found",
-                "current": "",
-                "description": "There is no page at this address.",
-            },
-        ),
-        # the sidebar's data, and the revision the site was built from (the footer says it):
-        # in this one small file, so that a new commit re-renders no page
-        (
-            "static/nav.js",
-            "nav.js",
-            {
-                "data": nav.data,
-                "built": Markup(json.dumps(built)),
-                "search": Markup(json.dumps(bundles)),
-                "root": "",
-                "current": "",
-            },
-        ),
+        ("index.html", "home.html", home),
+        *((f"a/{arc}/index.html", "arc.html", context) for arc, context in arcs),
+        ("search/index.html", "search.html", _context("../", "Search", "", SEARCH)),
+        ("404.html", "404.html", _context("", "Page not found", "", NOT_FOUND)),
+        ("static/nav.js", "nav.js", script),
     ]
     return [renderer.artifact("", _page, name, tpl, nav, context) for name, tpl, context in pages]
+
+
+SEARCH = "Full-text search over lessons and glossary."
+NOT_FOUND = "There is no page at this address."
+GLOSSARY = "Every term of the course and where it is taught."
+RECORDINGS = "Every lesson's recording at a glance."
+
+
+def _context(root: str, title: str, current: str, description: str, **more: Any) -> dict[str, Any]:
+    """What every page's template is given (its way to the site's root, its title, the
+    navigation entry it is, its description), and `more`."""
+    return {"root": root, "title": title, "current": current, "description": description, **more}
 
 
 def _redirects(course: Course, renderer: Renderer) -> list[Artifact]:
@@ -276,13 +244,7 @@ def _glossary(nav: SiteNav, glossary: tuple[GlossaryTerm, ...], uses: TermUses) 
         return GlossaryEntry(term.id, term.term, term.definition, by_id[term.taught_in], used)
 
     entries = sorted((entry(t) for t in glossary), key=lambda e: e.term.casefold())
-    context = {
-        "root": "../",
-        "title": "Glossary",
-        "current": "",
-        "entries": entries,
-        "description": "Every term of the course and where it is taught.",
-    }
+    context = _context("../", "Glossary", "", GLOSSARY, entries=entries)
     return _page("glossary/index.html", "glossary.html", nav, context)
 
 
@@ -293,13 +255,8 @@ def _recordings(
     course order."""
     items = nav.items()
     rows = zip(statuses, seconds, strict=True)
-    context = {
-        "root": "../",
-        "title": "Recordings",
-        "current": "",
-        "rows": [_recording_row(items[status.lesson_id], status, s) for status, s in rows],
-        "description": "Every lesson's recording at a glance.",
-    }
+    shown = [_recording_row(items[status.lesson_id], status, s) for status, s in rows]
+    context = _context("../", "Recordings", "", RECORDINGS, rows=shown)
     return _page("recordings/index.html", "recordings.html", nav, context)
 
 
