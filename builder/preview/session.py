@@ -66,6 +66,14 @@ class Changed:
                 everything = True
         return cls(frozenset(lessons), frozenset(recordings), templates, everything)
 
+    def __or__(self, other: Changed) -> Changed:
+        return Changed(
+            self.lessons | other.lessons,
+            self.recordings | other.recordings,
+            self.templates or other.templates,
+            self.everything or other.everything,
+        )
+
 
 class Session:
     """The last build in memory (a Build kept between edits): `served` is the site as the
@@ -81,6 +89,9 @@ class Session:
         self.read_ns = 0  # when the last refresh started reading
         self.built = ""  # the revision the footer says (git, asked at start and each settle)
         self.untold: list[str] = []  # files a put-off settle changed (a new revision's nav.js)
+        self.unbuilt = (
+            Changed()
+        )  # what refreshes that failed were told: read again until one builds
 
     @property
     def course(self) -> Course | None:
@@ -109,12 +120,16 @@ class Session:
         return self._build(kept, index.lessons(now), index.statuses(now), index.sidecars(now))
 
     def refresh(self, changed: Changed) -> list[str]:
-        """Build again after `changed`; the names of the site files that changed."""
+        """Build again after `changed` (and what refreshes that failed since the last that
+        built were told); the names of the site files that changed."""
         self.read_ns = time.time_ns()
+        self.unbuilt = changed = self.unbuilt | changed
         if changed.templates:
             self.build.rekey()
         kept = Kept(None, self.paths.out, frozenset(), self._held())
-        return self._build(kept, *self._unchanged(changed))
+        built = self._build(kept, *self._unchanged(changed))
+        self.unbuilt = Changed()
+        return built
 
     def _build(
         self,

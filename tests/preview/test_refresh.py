@@ -19,6 +19,7 @@ from builder.build.keys import Keyed
 from builder.build.manifest import TEMPLATES
 from builder.build.pipeline import build
 from builder.core.artifact import Artifact
+from builder.core.errors import BuildError
 from builder.core.observe import Paths
 from builder.preview.serve import SETTLE_AFTER, Preview
 from builder.preview.session import Changed, Session
@@ -343,4 +344,20 @@ def test_a_settle_prunes_the_page_versions_of_earlier_edits(recorded: Paths) -> 
         assert session.settle() is not None
     stored = set(session.store.keys())
     assert versions[-1] in stored and not stored & set(versions[:-1])
+    session.close()
+
+
+def test_what_a_failed_refresh_read_is_read_again_by_the_next(recorded: Paths) -> None:
+    """An edit the preview could not build (another lesson broke the course) is built by
+    the refresh after the fix, though that refresh's events name only the fixed lesson."""
+    session = Session(recorded, execute=False)
+    session.start()
+    other = lesson_md(recorded, "basics-02")
+    edit(lesson_md(recorded), "{{ panel 1 }}", "A first sentence.\n\n{{ panel 1 }}")
+    edit(other, "title: ", "title: [")  # YAML that does not parse
+    with pytest.raises(BuildError):
+        session.refresh(Changed.of(recorded, [str(lesson_md(recorded)), str(other)]))
+    edit(other, "title: [", "title: ")
+    session.refresh(Changed.of(recorded, [str(other)]))
+    assert b"A first sentence." in session.served()["l/first/index.html"]
     session.close()
