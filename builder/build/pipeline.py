@@ -109,7 +109,7 @@ class Build:
         from ..course.load import load_course
 
         self.course = load_course(self.paths.content, self.reuse.memo, kept)
-        self.reuse.keep_read(self.course, (), kept, {})
+        self.reuse.took_lessons(self.course, kept)
         return self.course
 
     def status(self, kept: dict[str, LessonStatus] | None = None) -> list[LessonStatus]:
@@ -121,7 +121,7 @@ class Build:
         recordings = self.paths.recordings
         memo = self.reuse.memo
         self.statuses = course_status(self.course, recordings, self.versions, memo, kept)
-        self.reuse.keep_read(self.course, self.statuses, {}, kept or {})
+        self.reuse.took_statuses(self.statuses, kept or {})
         return self.statuses
 
     def record(

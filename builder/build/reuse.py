@@ -50,20 +50,18 @@ class Reuse:
         self.memo.turn()
         self.digests.turn()
 
-    def keep_read(
-        self,
-        course: Course,
-        statuses: Sequence[LessonStatus],
-        lessons: Mapping[str, Lesson],
-        taken: Mapping[str, LessonStatus],
-    ) -> None:
-        """The validated front matter and recordings of the lessons and statuses taken
-        without a read (`lessons` by folder name, `taken` by lesson id) kept in the store,
-        as a read keeps them."""
-        fronts = [x.front for x in course.lessons if lessons.get(x.folder.name) is x]
-        self.memo.keep("front matter", fronts)
-        digests = [s.digest for s in statuses if s.digest and taken.get(s.lesson_id) is s]
-        self.memo.keep("recording", digests)
+    def took_lessons(self, course: Course, kept: Mapping[str, Lesson]) -> None:
+        """The validated front matter of the `kept` lessons the course took without a read
+        kept in the store, as a read keeps it."""
+        taken = set(map(id, course.lessons))
+        self.memo.keep("front matter", [x.front for x in kept.values() if id(x) in taken])
+
+    def took_statuses(self, statuses: list[LessonStatus], kept: Mapping[str, LessonStatus]) -> None:
+        """The validated recordings of the `kept` statuses taken without a read, as above."""
+        taken = set(map(id, statuses))
+        self.memo.keep(
+            "recording", [s.digest for s in kept.values() if s.digest and id(s) in taken]
+        )
 
     def renderer(self) -> Renderer:
         """A Renderer whose highlighted code and charts are kept in the store, and whose
@@ -165,6 +163,8 @@ class Memo:
         self.values_last: dict[str, Any] = {}
 
     def key(self, kind: str, *parts: str | bytes) -> str:
+        if self.values is None:  # not between builds: no key to look up
+            return digest(self.salt, kind, *parts)
         wanted = (kind, *parts)
         found = self.now.get(wanted) or self.last.get(wanted) or digest(self.salt, kind, *parts)
         self.now[wanted] = found
