@@ -7,8 +7,8 @@ changed either, and a sidecar. The racy-timestamp rule is git's: a file whose mt
 ctime is not older than the observation it was read after (by RACY_NS, for file systems
 with coarse clocks) could have changed within the same tick without its metadata showing
 it, so it is read again. The values are what load_course, course_status and read_inputs
-made of those files, and the digests the last build made of them (Digests.seed), so every
-key made from them is the key a read would give.
+made of those files, and the digests the last build made of them (builder.build.keys,
+Digests.seed), so every key made from them is the key a read would give.
 
 Kept in the store's manifest table beside the manifest (builder.core.store INDEX), written
 with it by a good build and read only when a build is not a no-op; another builder, other
@@ -33,11 +33,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.observe import RACY_NS, Observed, Snapshot
-from ..core.store import INDEX, Memo, Store, digest
+from ..core.store import INDEX, Store, digest
 
 if TYPE_CHECKING:
     from ..course.model import Course, Lesson
     from ..course.status import LessonStatus
+    from .keys import Digests
+    from .reuse import Reuse
 
 PARTS = 64
 Read = tuple[tuple[str, tuple[int, ...] | None], ...]  # files, by their metadata then
@@ -59,10 +61,10 @@ class Index:
     fresh: frozenset[int] = frozenset(range(PARTS))
 
     @classmethod
-    def load(cls, store: Store, memo: Memo, versions: dict[str, str], force: bool) -> Index:
-        """The last build's index, its digests given to `memo`; an empty one when it was
-        made by other code, for other versions, or with `force`."""
-        salt = index_salt(memo, versions)
+    def load(cls, store: Store, reuse: Reuse, versions: dict[str, str], force: bool) -> Index:
+        """The last build's index, its digests and what it remembered given to `reuse`; an
+        empty one when it was made by other code, for other versions, or with `force`."""
+        salt = index_salt(reuse.salt, versions)
         found = None if force else store.manifest(INDEX)
         if not isinstance(found, tuple) or len(found) != 3 or found[0] != salt:
             return cls(salt, 0, {})
@@ -79,8 +81,8 @@ class Index:
             return cls(salt, 0, {})
         for some, digests in parts:
             entries.update(some)
-            memo.digests.seed(digests)
-            memo.digests.remembered.update((k, e[4]) for k, e in some.items() if e[4])
+            reuse.digests.seed(digests)
+            reuse.digests.remembered.update((k, e[4]) for k, e in some.items() if e[4])
         return cls(salt, found[1], entries, stored, frozenset())
 
     def lessons(self, now: Observed) -> dict[str, Lesson]:
@@ -111,8 +113,8 @@ class Index:
 
     def stored(self) -> dict[str, bytes]:
         """The rows to store (builder.core.store INDEX): its head, and each part that may
-        differ from the store's row, as it is (no copy of them all: 72 MB at 10,000
-        lessons); the store keeps the other rows, which hold these very bytes."""
+        differ from the store's row, as it is (no copy of them all); the store keeps the
+        other rows, which hold these very bytes."""
         head = pickle.dumps((self.salt, self.taken_ns, len(self.parts)), protocol=5)
         parts = {f"{INDEX}/{k}": self.parts[k] for k in sorted(self.fresh) if k < len(self.parts)}
         return {INDEX: head} | parts
@@ -122,14 +124,14 @@ class Index:
         cls,
         before: Index,
         now: Observed,
-        memo: Memo,
+        digests: Digests,
         course: Course,
         statuses: list[LessonStatus],
         sidecars: Mapping[str, Any],
     ) -> Index:
         """What this build read, by the metadata `now` observed before it read it; the parts
         of `before` (the last build's) whose entries are the same kept as they were stored."""
-        by_id, remembered = {s.lesson_id: s for s in statuses}, memo.digests.remembered
+        by_id, remembered = {s.lesson_id: s for s in statuses}, digests.remembered
         entries: dict[str, Entry] = {}
         for x in course.lessons:
             status, sidecar, old = by_id.get(x.id), sidecars.get(x.id), before.entries.get(x.id)
@@ -148,18 +150,19 @@ class Index:
             olds[_part(name)][name] = entry
         kept = {k for k in range(PARTS) if before.parts and _same(olds[k], parts[k])}
         stored = tuple(
-            before.parts[k] if k in kept else _pickled(part, memo) for k, part in enumerate(parts)
+            before.parts[k] if k in kept else _pickled(part, digests)
+            for k, part in enumerate(parts)
         )
         fresh = frozenset(range(PARTS)) - (kept - before.fresh)
         return cls(before.salt, now.taken_ns, entries, stored, fresh)
 
 
-def index_salt(memo: Memo, versions: dict[str, str]) -> str:
-    """What an index is valid for: the code (and packages) of `memo`'s keys, and the versions
-    recordings are checked against."""
+def index_salt(salt: str, versions: dict[str, str]) -> str:
+    """What an index is valid for: the code (and packages) its keys are made with (`salt`),
+    and the versions recordings are checked against."""
     from ..course.rules import expected_versions
 
-    return digest(memo.salt, repr(expected_versions(versions)))
+    return digest(salt, repr(expected_versions(versions)))
 
 
 def _part(name: str) -> int:
@@ -171,13 +174,13 @@ def _same(old: dict[str, Entry], new: dict[str, Entry]) -> bool:
     return old.keys() == new.keys() and all(entry is old[name] for name, entry in new.items())
 
 
-def _pickled(part: dict[str, Entry], memo: Memo) -> bytes:
+def _pickled(part: dict[str, Entry], digests: Digests) -> bytes:
     """A part, with the digests made of its lessons, statuses and panels."""
     kept: list[object] = []
     for _, lesson, status, _, _ in part.values():
         kept += [lesson, status] if status else [lesson]
         kept += status.recording.panels if status and status.recording else []
-    return pickle.dumps((part, memo.digests.known(kept)), protocol=5)
+    return pickle.dumps((part, digests.known(kept)), protocol=5)
 
 
 def _files(lesson: Lesson, recording: Path | None) -> tuple[str, ...]:

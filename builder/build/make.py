@@ -1,8 +1,8 @@
 """Make the site's artifacts, taking from the store and the site whatever is already made.
 
-An Artifact (builder.core.artifact) is some files of the site, the pure function that makes
-them (builder.render), its arguments, and their digest (`Artifact.of`). This is the only
-place that calls those functions, and the only caching around them:
+An artifact (builder.core.artifact) is some files of the site, the pure function that makes
+them (builder.render) and its arguments, here with their digest (Keyed, builder.build.keys).
+This is the only place that makes them (builder.build.reuse decides what they are):
 
 - an artifact whose files the site folder still holds exactly as the last build wrote them
   under the same key is kept as it is (its bytes are not even read: the manifest says
@@ -13,7 +13,7 @@ place that calls those functions, and the only caching around them:
   errors. This process is the store's only writer: it commits what the workers send as it
   comes (every SPILL_BYTES) and when they are done, so a build stopped after that (killed,
   or failing in a later stage) has lost none of it, and neither process holds two copies
-  of the site's bytes (at 10,000 lessons, 0.4 GB each).
+  of the site's bytes.
 """
 
 from __future__ import annotations
@@ -25,11 +25,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..core.artifact import Artifact, Made, Trace
+from ..core.artifact import Made, Trace
 from ..core.console import TICK_SECONDS, Progress
 from ..core.errors import BuildError, raise_all
 from ..core.observe import Observed
 from ..core.store import Store
+from .keys import Keyed
 from .manifest import Manifest
 
 MIN_PER_WORKER = 24  # fewer misses than this a worker are made in this process
@@ -50,7 +51,7 @@ class Kept:
     def since(cls, last: Manifest | None, out: Path, now: Observed) -> Kept:
         return cls(last, out, frozenset(last.intact(out, now)) if last else frozenset())
 
-    def made(self, artifact: Artifact) -> Made | None:
+    def made(self, artifact: Keyed) -> Made | None:
         if artifact.key in self.held:
             return self.held[artifact.key]
         trace = self.last.traces.get(artifact.key) if self.last else None
@@ -63,14 +64,13 @@ class Kept:
 
 
 def make(
-    artifacts: Sequence[Artifact], store: Store, kept: Kept, jobs: int, threads: bool = False
+    artifacts: Sequence[Keyed], store: Store, kept: Kept, jobs: int, threads: bool = False
 ) -> dict[str, Made]:
     """Every artifact made (or kept, or taken from the store), in order; raises every error
     that making them reported, together. `threads`: make them in threads (their work runs
     outside the GIL, as Pagefind's does; one thread more than `jobs`, as a Pagefind run
-    also waits on its files: at 1,000 lessons 1.76 s against 2.13 s with two threads on two
-    cores), else in forked processes when there are many. While threads run, the store
-    writes what was made before them, and what they make every SPILL_BYTES."""
+    also waits on its files), else in forked processes when there are many. While threads
+    run, the store writes what was made before them, and what they make every SPILL_BYTES."""
     made: list[Made | None] = [kept.made(a) or _stored(store, a.key) for a in artifacts]
     missing = [i for i, found in enumerate(made) if found is None]
     if threads:
@@ -105,7 +105,7 @@ def _stored(store: Store, key: str) -> Made | None:
     return found if isinstance(found, Made) else None
 
 
-def _make_one(artifact: Artifact, store: Store) -> Made:
+def _make_one(artifact: Keyed, store: Store) -> Made:
     """Make it, with the store keys it used, and keep it unless it reported errors."""
     import pickle
 
@@ -120,7 +120,7 @@ def _make_one(artifact: Artifact, store: Store) -> Made:
 
 
 def _render(
-    artifacts: Sequence[Artifact], missing: list[int], store: Store, jobs: int
+    artifacts: Sequence[Keyed], missing: list[int], store: Store, jobs: int
 ) -> dict[int, Made]:
     """The `missing` artifacts made, in workers when there are many, with a progress line
     (done/total, whose page or chart is being made, elapsed, and the time left at this pace)."""
@@ -139,7 +139,7 @@ def _render(
 
 
 def _in_workers(
-    artifacts: Sequence[Artifact],
+    artifacts: Sequence[Keyed],
     missing: list[int],
     store: Store,
     workers: int,
@@ -150,12 +150,12 @@ def _in_workers(
 
     One artifact of each kind is made here first, so that the workers inherit what making
     it loaded (matplotlib, fonts, Pygments' lexers, compiled templates) instead of each
-    loading it again: at 1,000 lessons, 1.6 s less CPU and 0.6 s less time. Each worker
+    loading it again. Each worker
     then takes the next artifact not yet taken (a chart costs twice what a page does: fixed
     shares would leave one idle), and sends it back as soon as it is made: what it added
     to the store (the artifact pickled once, and what making it stored) or, when it is not
-    to be stored, what it made. This process commits it all (see `_receive`). (Workers
-    that committed themselves took 0.4 and 0.6 s, one waiting on the other.)
+    to be stored, what it made. This process commits it all (see `_receive`): workers
+    that commit themselves wait on each other.
     """
     results = {i: _make_one(artifacts[i], store) for i in _first_of_each_kind(artifacts, missing)}
     rest = [i for i in missing if i not in results]
@@ -190,7 +190,7 @@ def _in_workers(
 
 def _receive(
     pipes: list[Any],
-    artifacts: Sequence[Artifact],
+    artifacts: Sequence[Keyed],
     store: Store,
     results: dict[int, Made],
     progress: Progress,
@@ -215,14 +215,12 @@ def _receive(
         progress.step(done=len(results))
 
 
-def _first_of_each_kind(artifacts: Sequence[Artifact], indices: list[int]) -> list[int]:
+def _first_of_each_kind(artifacts: Sequence[Keyed], indices: list[int]) -> list[int]:
     first = {artifacts[i].kind: i for i in reversed(indices)}
     return sorted(first.values())
 
 
-def _received(
-    sent: Any, artifacts: Sequence[Artifact], store: Store, results: dict[int, Made]
-) -> int:
+def _received(sent: Any, artifacts: Sequence[Keyed], store: Store, results: dict[int, Made]) -> int:
     """One artifact a worker made, into `results`, and what it stored into this store;
     the bytes of that."""
     import pickle
@@ -238,7 +236,7 @@ def _received(
 
 
 def _worker(
-    artifacts: Sequence[Artifact], missing: list[int], taken: Any, store: Store, send: Any
+    artifacts: Sequence[Keyed], missing: list[int], taken: Any, store: Store, send: Any
 ) -> None:
     # The CLI runs with the cyclic collector off (builder/__main__.py); a worker makes a
     # matplotlib figure per chart, each a web of cycles: collect them, but never walk the

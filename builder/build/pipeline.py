@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ..core.observe import Observed, Paths
-from ..core.store import Memo, Store
+from ..core.store import Store
 from .index import Index, index_salt
 from .manifest import Head, Manifest, code_digest, installed_versions
 
@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from ..review.changes import CourseChanges
     from ..run.execute import Runner
     from .make import Kept
+    from .reuse import Reuse
     from .site import Site
     from .write import Written
 
@@ -68,11 +69,10 @@ class Build:
     stage, never a copy of one: the store is opened, a damaged one reported and the last
     build's index consulted the same way for all."""
 
-    def __init__(self, paths: Paths, store: Store, memo: type[Memo] = Memo) -> None:
+    def __init__(self, paths: Paths, store: Store) -> None:
         self.paths = paths
         self.store = store
-        self.keys = memo  # the preview's remembers the keys of its last build (Keys)
-        self.memo: Memo = Memo()  # made by begin() with the code digest
+        self.reuse: Reuse  # made by begin() with the code digest
         self.versions: dict[str, str] = {}
         self.index: Index = Index("", 0, {})
         self.last: Manifest | None = None
@@ -96,17 +96,20 @@ class Build:
         self.last = Manifest.load(self.store, head)
         self.versions = installed_versions(now.environment, self.last or head)
         self.rekey()
-        self.index = Index.load(self.store, self.memo, self.versions, reread)
+        self.index = Index.load(self.store, self.reuse, self.versions, reread)
 
     def rekey(self) -> None:
         """Keys made anew from the code (a template changed under a running preview)."""
-        self.memo = self.keys(self.store, code_digest(self.versions))
+        from .reuse import Reuse  # not imported by a no-op, which makes no key
+
+        self.reuse = Reuse(self.store, code_digest(self.versions))
 
     def load(self, kept: dict[str, Lesson]) -> Course:
         """content/ -> Course; the lessons in `kept` (by folder name) are not read again."""
         from ..course.load import load_course
 
-        self.course = load_course(self.paths.content, self.memo, kept)
+        self.course = load_course(self.paths.content, self.reuse.memo, kept)
+        self.reuse.took_lessons(self.course, kept)
         return self.course
 
     def status(self, kept: dict[str, LessonStatus] | None = None) -> list[LessonStatus]:
@@ -116,7 +119,9 @@ class Build:
 
         assert self.course is not None
         recordings = self.paths.recordings
-        self.statuses = course_status(self.course, recordings, self.versions, self.memo, kept)
+        memo = self.reuse.memo
+        self.statuses = course_status(self.course, recordings, self.versions, memo, kept)
+        self.reuse.took_statuses(self.statuses, kept or {})
         return self.statuses
 
     def record(
@@ -151,8 +156,8 @@ class Build:
         from .site import make_pages
 
         assert self.course is not None
-        course, statuses, sidecars, memo = self.course, self.statuses, self.sidecars, self.memo
-        return make_pages(course, statuses, sidecars, memo, kept, jobs, built, changes)
+        course, statuses, sidecars, reuse = self.course, self.statuses, self.sidecars, self.reuse
+        return make_pages(course, statuses, sidecars, reuse, kept, jobs, built, changes)
 
     def search(self, pages: Site, kept: Kept, jobs: int, stop: Stop = None) -> Site:
         """`pages` and the search bundles that index them (`stop`: asked while Pagefind
@@ -160,7 +165,7 @@ class Build:
         from .site import with_search
 
         assert self.course is not None
-        return with_search(pages, self.course, self.memo, kept, jobs, stop)
+        return with_search(pages, self.course, self.reuse, kept, jobs, stop)
 
     def publish(self, site: Site, files: dict[str, bytes], now: Observed) -> Written:
         """`files` (those of `site` that site/ does not hold) written and what `site` no
@@ -169,10 +174,10 @@ class Build:
         from .stages import publish
 
         assert self.course is not None
-        salt = index_salt(self.memo, self.versions)
+        salt = index_salt(self.reuse.salt, self.versions)
         before = self.index if self.index.salt == salt else Index(salt, 0, {})
         course, statuses, sidecars = self.course, self.statuses, self.sidecars
-        self.index = Index.of(before, now, self.memo, course, statuses, sidecars)
+        self.index = Index.of(before, now, self.reuse.digests, course, statuses, sidecars)
         return publish(self.store, self.paths, site, files, now, self.versions, self.index)
 
 

@@ -1,8 +1,7 @@
-"""The site, made: every artifact of it (builder.build.make) by key, in the order they were made.
-
-`make_site` makes the lesson pages and charts first, then the pages that list what the
-lessons use (the glossary lists the terms each page uses), then the search bundles, which
-index the pages' bytes.
+"""The site, made: every artifact of it (builder.build.make) by key, in the order they were made:
+the lesson pages and charts first, then the pages that list what the lessons use (the
+glossary lists the terms each page uses), then the search bundles, which index the pages'
+bytes (`make_pages`, then `with_search`).
 """
 
 from __future__ import annotations
@@ -13,14 +12,15 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.artifact import Made, Trace
 from ..core.errors import raise_all
-from ..core.store import Memo
 from ..course.model import Course
 from ..course.rules import run_seconds
 from ..course.status import LessonStatus
 from ..render import lessons as render
 from ..render import pages, search
+from ..render.nav import site_nav
 from ..render.renderer import Renderer
 from .make import Kept, make
+from .reuse import Reuse
 
 if TYPE_CHECKING:
     from ..review.changes import CourseChanges  # only with --since
@@ -47,25 +47,11 @@ class Site:
         return {*self.made, *uses, *used}
 
 
-def make_site(
-    course: Course,
-    statuses: list[LessonStatus],
-    sidecars: dict[str, Any],
-    memo: Memo,
-    kept: Kept,
-    jobs: int,
-    built: str,
-    changes: CourseChanges | None = None,
-) -> Site:
-    pages_only = make_pages(course, statuses, sidecars, memo, kept, jobs, built, changes)
-    return with_search(pages_only, course, memo, kept, jobs)
-
-
 def make_pages(
     course: Course,
     statuses: list[LessonStatus],
     sidecars: dict[str, Any],
-    memo: Memo,
+    reuse: Reuse,
     kept: Kept,
     jobs: int,
     built: str,
@@ -74,30 +60,32 @@ def make_pages(
     """The site without its search bundles: what the preview shows first. `sidecars`:
     what each recording's sidecar says (builder.course.rules.read_inputs); `built`: the
     revision the footer says the site is built from (builder.review.git.built_from)."""
-    assert memo.store is not None
-    store, renderer = memo.store, Renderer(memo)
-    artifacts = render.lesson_artifacts(course, statuses, renderer, sidecars)
-    lessons = make(artifacts, store, kept, jobs)
+    assert reuse.memo.store is not None
+    store, renderer = reuse.memo.store, reuse.renderer()
+    lessons = make(reuse.lessons(course, statuses, sidecars, renderer), store, kept, jobs)
     used = pages.terms_used(lessons.values())
-    seconds = run_seconds(sidecars)
-    changed = _changes_page(changes)
-    artifacts = pages.page_artifacts(course, statuses, used, seconds, renderer, changed, built)
-    return Site(lessons | make(artifacts, store, kept, jobs))
+    seconds, nav, changed = (
+        run_seconds(sidecars),
+        reuse.nav(course, renderer),
+        _changes_page(changes),
+    )
+    artifacts = pages.page_artifacts(course, nav, statuses, used, seconds, renderer, changed, built)
+    return Site(lessons | make(reuse.keyed(artifacts), store, kept, jobs))
 
 
 def with_search(
-    site: Site, course: Course, memo: Memo, kept: Kept, jobs: int, stop: search.Stop = None
+    site: Site, course: Course, reuse: Reuse, kept: Kept, jobs: int, stop: search.Stop = None
 ) -> Site:
     """The site and the search bundles that index its pages; `stop`: asked while Pagefind
     runs, which it stops when it says so (PutOff: the preview's settle gives way to an edit)."""
-    assert memo.store is not None
+    assert reuse.memo.store is not None
     files, names = site.files(), site.names()
 
     def read(name: str) -> bytes:  # a page this build did not make is in the site as it was
         return files[name] if name in files else (kept.out / name).read_bytes()
 
-    bundles = search.bundle_artifacts(course, names, read, Renderer(memo), stop)
-    return Site(site.made | make(bundles, memo.store, kept, jobs, threads=True))
+    bundles = search.bundle_artifacts(course, names, read, reuse.renderer(), stop)
+    return Site(site.made | make(reuse.keyed(bundles), reuse.memo.store, kept, jobs, threads=True))
 
 
 def render_files(
@@ -105,12 +93,13 @@ def render_files(
 ) -> dict[str, bytes]:
     """Every page and chart, made in this process without a store and without search
     bundles: the same bytes a build writes (for tests and tools)."""
-    renderer = Renderer(Memo())
+    renderer = Renderer()
     lessons = [a.make() for a in render.lesson_artifacts(course, statuses, renderer)]
     raise_all([error for made in lessons for error in made.errors])
     used = pages.terms_used(lessons)
     changed = _changes_page(changes)
-    artifacts = pages.page_artifacts(course, statuses, used, {}, renderer, changed)
+    nav = site_nav(course)
+    artifacts = pages.page_artifacts(course, nav, statuses, used, {}, renderer, changed)
     others = [a.make() for a in artifacts]
     return {name: data for made in [*lessons, *others] for name, data in (made.files or {}).items()}
 

@@ -15,10 +15,10 @@ from ..course.status import course_status
 from .index import Index
 from .make import Kept
 from .manifest import Manifest
-from .site import Site, make_site
+from .site import Site
 from .write import MARKER, Written, write
 
-__all__ = ("Index", "Kept", "course_status", "load_course", "make_site", "publish", "read_inputs")
+__all__ = ("Index", "Kept", "course_status", "load_course", "publish", "read_inputs")
 
 
 def publish(

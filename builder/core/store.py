@@ -27,10 +27,7 @@ import threading
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
-
-if TYPE_CHECKING:
-    from .artifact import Digests
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 
@@ -60,34 +57,6 @@ def digest(*parts: str | bytes) -> str:
         hasher.update(len(data).to_bytes(8, "little"))
         hasher.update(data)
     return hasher.hexdigest()
-
-
-class Memo:
-    """A function's results in a store, by the digest of its arguments and of the code
-    (`salt`, manifest.code_digest): wraps pure functions from outside. Without a store
-    (tools, tests), it just calls them."""
-
-    def __init__(self, store: Store | None = None, salt: str = "") -> None:
-        from .artifact import Digests  # not imported by a no-op, which makes no key
-
-        self.store = store
-        self.salt = salt
-        self.digests: Digests = Digests(salt)  # artifacts' keys (builder.core.artifact)
-
-    def key(self, kind: str, *parts: str | bytes) -> str:
-        return digest(self.salt, kind, *parts)
-
-    def __call__(self, kind: str, parts: tuple[str | bytes, ...], make: Callable[[], T]) -> T:
-        if self.store is None:
-            return make()
-        return self.store.value(self.key(kind, *parts), make)
-
-    def keep(self, kind: str, each: Iterable[str | bytes]) -> None:
-        """Keep in the store what the calls of `kind` with each of these parts (one a call)
-        stored, without reading it: their values were taken from elsewhere (the build's
-        index, the preview's last build), as reads would have taken them."""
-        if self.store is not None:
-            self.store.use(*(self.key(kind, part) for part in each))
 
 
 class Store:

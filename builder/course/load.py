@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import BuildError, ContentError, raise_all
-from ..core.store import Memo
 from .files import (
     front_matter_fields,
     input_folder,
@@ -31,33 +30,31 @@ from .model import (
     Lesson,
 )
 from .rules import EXAMPLE_FILE, LESSON_FILE, MAX_LESSON_BYTES, same_name
-from .validation import problems, validate
+from .validation import Cache, problems, uncached, validate
 
 
 def load_course(
-    root: Path, memo: Memo | None = None, kept: Mapping[str, Lesson] | None = None
+    root: Path, cache: Cache = uncached, kept: Mapping[str, Lesson] | None = None
 ) -> Course:
     """Read and validate everything under `root`; raise every problem at once.
 
-    `memo` keeps what validation makes of each text (course.yml, glossary.yml, each
+    `cache` keeps what validation makes of each text (course.yml, glossary.yml, each
     lesson's front matter block), so text validated before is not validated again.
     `kept`: lessons loaded before, by folder name, whose folders have not changed since
     (the preview knows from the file events); they are not read again.
     """
-    memo = memo or Memo()
     kept = kept or {}
     errors: list[BuildError] = []
     input_folder(root)
-    meta = _collect(errors, _load_meta, root / "course.yml", memo)
+    meta = _collect(errors, _load_meta, root / "course.yml", cache)
     folders = _lesson_folders(root / "lessons", errors)
     taken = {name: kept[name] for name in folders if name in kept}
-    memo.keep("front matter", [x.front for x in taken.values()])  # validated, as a read keeps it
     lessons = [
         x
         for name in folders
-        if (x := taken.get(name) or _collect(errors, _load_lesson, root / "lessons" / name, memo))
+        if (x := taken.get(name) or _collect(errors, _load_lesson, root / "lessons" / name, cache))
     ]
-    glossary = _collect(errors, _load_glossary, root / "glossary.yml", memo) or ()
+    glossary = _collect(errors, _load_glossary, root / "glossary.yml", cache) or ()
     if meta is not None:
         errors += _cross_check(meta, lessons, root)
     # A lesson that failed to load is already reported; do not report its terms again.
@@ -106,17 +103,17 @@ def _validate(kind: type[Any], raw: Any, path: Path, what: str) -> Any:
         raise ContentError("; ".join(found), path=path) from None
 
 
-def _load_meta(path: Path, memo: Memo) -> CourseMeta:
+def _load_meta(path: Path, cache: Cache) -> CourseMeta:
     text = read_text(path)
 
     def validated() -> CourseMeta:
         meta: CourseMeta = _validate(CourseMeta, load_yaml(text, path), path, "course")
         return meta
 
-    return memo("course.yml", (text,), validated)
+    return cache("course.yml", (text,), validated)
 
 
-def _load_glossary(path: Path, memo: Memo) -> tuple[GlossaryTerm, ...]:
+def _load_glossary(path: Path, cache: Cache) -> tuple[GlossaryTerm, ...]:
     if not os.path.lexists(path):  # a link, even dangling, is named by read_text
         return ()
     text = read_text(path)
@@ -129,10 +126,10 @@ def _load_glossary(path: Path, memo: Memo) -> tuple[GlossaryTerm, ...]:
             _validate(GlossaryTerm, item, path, f"term {i + 1}") for i, item in enumerate(raw)
         )
 
-    return memo("glossary.yml", (text,), validated)
+    return cache("glossary.yml", (text,), validated)
 
 
-def _load_lesson(folder: Path, memo: Memo) -> Lesson:
+def _load_lesson(folder: Path, cache: Cache) -> Lesson:
     path = folder / LESSON_FILE
     text = read_text(path, MAX_LESSON_BYTES, hint="split it into several lessons")
     front, body, body_line = split_front_matter(text, path)
@@ -142,7 +139,7 @@ def _load_lesson(folder: Path, memo: Memo) -> Lesson:
         meta: FrontMatter = _validate(FrontMatter, fields, path, "front matter")
         return meta
 
-    meta = memo("front matter", (front,), validated)
+    meta = cache("front matter", (front,), validated)
     if meta.id != folder.name:
         raise ContentError(
             f"front matter id {meta.id!r} does not match its folder name {folder.name!r}",

@@ -13,12 +13,12 @@ from typing import Any
 
 from ..core.errors import RecordingError
 from ..core.observe import editor_file, read_versions
-from ..core.store import Memo
 from . import fingerprint
 from .files import input_folder, json_files
 from .model import Course, Lesson
 from .recording import Recording, read, read_bytes
 from .rules import expected_versions, read_input
+from .validation import Cache, uncached
 
 
 class State(enum.StrEnum):
@@ -74,27 +74,24 @@ def course_status(
     course: Course,
     recordings: Path,
     versions: dict[str, str] | None = None,
-    memo: Memo | None = None,
+    cache: Cache = uncached,
     kept: Mapping[str, LessonStatus] | None = None,
 ) -> list[LessonStatus]:
     """The state of every lesson in course order, then every orphaned recording.
 
     `versions` are the installed packages' (read here when not given: a build takes them
-    from its manifest); `memo` keeps each recording as validated, by its bytes; `kept`:
+    from its manifest); `cache` keeps each recording as validated, by its bytes; `kept`:
     statuses taken before, by lesson id, of lessons whose inputs and recording have not
     changed since (the preview knows from the file events).
     """
     input_folder(recordings, RecordingError)  # read as every input is: never through a link
-    memo = memo or Memo()
     kept = kept or {}
     versions = versions or read_versions()
     renderer = fingerprint.renderer_hash()
     expected = expected_versions(versions)
     taken = [kept.get(x.id) for x in course.lessons]
-    # their validated recordings kept in the store, as a read keeps them
-    memo.keep("recording", [s.digest for s in taken if s is not None and s.digest])
     statuses = [
-        status or _lesson_status(x, recordings, renderer, expected, memo)
+        status or _lesson_status(x, recordings, renderer, expected, cache)
         for x, status in zip(course.lessons, taken, strict=True)
     ]
     ids = {lesson.id for lesson in course.lessons}
@@ -110,7 +107,7 @@ def _lesson_status(
     recordings: Path,
     renderer: str,
     expected: dict[str, tuple[str, str]],
-    memo: Memo,
+    cache: Cache,
 ) -> LessonStatus:
     path = recording_path(recordings, lesson.id)
     try:
@@ -121,7 +118,7 @@ def _lesson_status(
         return LessonStatus(lesson.id, State.INVALID, error.problem, path)
     digest = fingerprint.sha256(data)
     try:
-        recording, differs = memo("recording", (digest,), lambda: read(data, path))
+        recording, differs = cache("recording", (digest,), lambda: read(data, path))
     except RecordingError as error:
         return LessonStatus(lesson.id, State.INVALID, error.problem, path)
     if recording.lessonId != lesson.id:

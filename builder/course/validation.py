@@ -10,6 +10,11 @@ constraints (Interval, Len, MinLen, MaxLen), which pydantic applies natively; `P
 for a string's pattern; `Check` for a rule the JSON Schema cannot say (builder/course/rules.py).
 A type's pydantic configuration is its `__pydantic_config__` (FORBID, or STRICT where
 no coercion may happen: a recording's "1" is not 1).
+
+Validating a text again is what a build avoids, so the loaders take a `Cache`: the stage's
+own description of what it needs (a pure call's result, given its kind and parts). It is
+not the memo by another name: it has no key, store, code digest or lifetime to ask about,
+and `uncached` is a correct one; which values are kept is the build's (builder.build.reuse).
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, is_dataclass
 from functools import cache
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 if TYPE_CHECKING:
     from pydantic import GetCoreSchemaHandler, TypeAdapter
@@ -27,6 +32,23 @@ T = TypeVar("T")
 
 FORBID = {"extra": "forbid"}  # an unknown key is an error, as a typo in front matter is
 STRICT = {"extra": "forbid", "strict": True}  # recordings: no coercion ("1" is not 1)
+
+
+class Cache(Protocol):
+    """What a stage is handed to keep the results of its expensive pure calls (validating a
+    text, highlighting code, drawing a chart): `cache(kind, parts, make)` is `make()`'s value,
+    which `kind` and `parts` determine. The stage names the call and its parts, and nothing
+    else: not where a value is kept, for how long, under which key or code digest, nor what
+    stays alive (that is the build's: builder.build.reuse). Any cache that returns `make()`'s
+    value gives the same result as `uncached`, so the stage stays a pure function of its
+    arguments, testable without a store."""
+
+    def __call__(self, kind: str, parts: tuple[str | bytes, ...], make: Callable[[], T]) -> T: ...
+
+
+def uncached(kind: str, parts: tuple[str | bytes, ...], make: Callable[[], T]) -> T:
+    """`make()`, kept nowhere: the Cache of tests and tools."""
+    return make()
 
 
 @dataclass(frozen=True)

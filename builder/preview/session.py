@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from ..build.make import Kept
 from ..build.pipeline import Build, build_lock, observe, open_store, settings
@@ -30,13 +30,12 @@ from ..build.site import Site
 from ..core.artifact import Made
 from ..core.errors import PutOff
 from ..core.observe import TEMPLATES, Paths
-from ..core.store import Memo, Store
+from ..core.store import Store
 from ..course.model import Course, Lesson
 from ..course.rules import INPUTS_DIR
 from ..course.status import LessonStatus
 from ..review.git import built_from
 
-T = TypeVar("T")
 JOBS = 2  # forked workers only when many artifacts are missing (a template edit)
 
 
@@ -67,56 +66,13 @@ class Changed:
                 everything = True
         return cls(frozenset(lessons), frozenset(recordings), templates, everything)
 
-
-class Keys(Memo):
-    """A Memo that remembers the digests it made for the last build and this one: most of
-    a build's keys are of lessons that did not change, whose texts are the same objects
-    as last time (their hashes cached by Python), so looking a key up costs nothing next
-    to hashing its parts again (a third of a one-page refresh at 1,000 lessons). It holds
-    the values too: course.yml and glossary.yml, read again at each refresh, are validated
-    into the very objects of the last one (not unpickled from the store into new ones,
-    which every key made with them would then compare, term by term)."""
-
-    def __init__(self, store: Store, salt: str) -> None:
-        super().__init__(store, salt)
-        self.last: dict[tuple[str | bytes, ...], str] = {}
-        self.now: dict[tuple[str | bytes, ...], str] = {}
-        self.values: dict[str, Any] = {}  # by key, this build's
-        self.values_last: dict[str, Any] = {}
-
-    def key(self, kind: str, *parts: str | bytes) -> str:
-        wanted = (kind, *parts)
-        found = self.now.get(wanted) or self.last.get(wanted) or super().key(kind, *parts)
-        self.now[wanted] = found
-        return found
-
-    def keep(self, kind: str, each: Iterable[str | bytes]) -> None:
-        """As Memo.keep, the last build's keys looked up all at once, in C: a refresh keeps
-        the thousand lessons' it did not read again without a call each."""
-        assert self.store is not None
-        wanted = [(kind, part) for part in each]
-        found = list(filter(None, map(self.last.get, wanted)))
-        if len(found) < len(wanted):  # not all asked for in the last build
-            found = [self.key(*key) for key in wanted]
-        self.now.update(zip(wanted, found, strict=True))
-        self.store.use(*found)
-
-    def __call__(self, kind: str, parts: tuple[str | bytes, ...], make: Callable[[], T]) -> T:
-        key = self.key(kind, *parts)
-        if key in self.values or key in self.values_last:
-            assert self.store is not None
-            self.store.use(key)  # kept in the store, as a read there keeps it
-            found: T = self.values[key] if key in self.values else self.values_last[key]
-        else:
-            found = super().__call__(kind, parts, make)
-        self.values[key] = found
-        return found
-
-    def turn(self) -> None:
-        """A build begins: forget the keys (and values) the one before last made."""
-        self.last, self.now = self.now, {}
-        self.values_last, self.values = self.values, {}
-        self.digests.turn()
+    def __or__(self, other: Changed) -> Changed:
+        return Changed(
+            self.lessons | other.lessons,
+            self.recordings | other.recordings,
+            self.templates or other.templates,
+            self.everything or other.everything,
+        )
 
 
 class Session:
@@ -126,13 +82,16 @@ class Session:
     def __init__(self, paths: Paths, *, execute: bool) -> None:
         self.paths = paths
         self.settings = settings(execute, since="")
-        self.build = Build(paths, open_store(paths), Keys)
+        self.build = Build(paths, open_store(paths))
         self.pages = Site({})  # the last refresh: every page and chart, no search bundles
         self.bundles: dict[str, Made] = {}  # the search bundles of the last settle
         self.on_disk: dict[str, str] = {}  # what site/ holds: file -> artifact key
         self.read_ns = 0  # when the last refresh started reading
         self.built = ""  # the revision the footer says (git, asked at start and each settle)
         self.untold: list[str] = []  # files a put-off settle changed (a new revision's nav.js)
+        self.unbuilt = (
+            Changed()
+        )  # what refreshes that failed were told: read again until one builds
 
     @property
     def course(self) -> Course | None:
@@ -161,12 +120,16 @@ class Session:
         return self._build(kept, index.lessons(now), index.statuses(now), index.sidecars(now))
 
     def refresh(self, changed: Changed) -> list[str]:
-        """Build again after `changed`; the names of the site files that changed."""
+        """Build again after `changed` (and what refreshes that failed since the last that
+        built were told); the names of the site files that changed."""
         self.read_ns = time.time_ns()
+        self.unbuilt = changed = self.unbuilt | changed
         if changed.templates:
             self.build.rekey()
         kept = Kept(None, self.paths.out, frozenset(), self._held())
-        return self._build(kept, *self._unchanged(changed))
+        built = self._build(kept, *self._unchanged(changed))
+        self.unbuilt = Changed()
+        return built
 
     def _build(
         self,
@@ -178,8 +141,7 @@ class Session:
         """`lessons`, statuses and sidecars read before (by folder name, by lesson id) are
         not read again."""
         run = self.build
-        assert isinstance(run.memo, Keys)  # the session's Build is made with them
-        run.memo.turn()
+        run.reuse.turn()  # what the last build made is reused (builder.build.reuse)
         run.load(lessons)
         run.status(unchanged)
         run.inputs(sidecars)

@@ -36,7 +36,7 @@ def table_scroll_open(label: str) -> Markup:
 
 def chart_size(panel: BarPanel, narrow: bool) -> tuple[int, int]:
     """The chart's size in CSS pixels (charts.pixels: matplotlib lays it out); a build
-    hands pages a memoized one (builder.render.renderer.Renderer.size), so that a page whose
+    hands pages a cached one (builder.render.renderer.Renderer.size), so that a page whose
     charts did not change imports no matplotlib."""
     from . import charts
 

@@ -1,19 +1,20 @@
 """Course + recordings -> the lesson pages and their charts, as artifacts (builder.build.make).
 
-Each artifact is a function and exactly the values it is made from (`Renderer.artifact`),
-keyed by their digest and the code's (templates and package versions included); making it
-reads nothing else, so the same inputs give byte-identical files. The site's other
-pages are builder/render/pages.py's; nothing here reads or writes site/.
+For each lesson, what its artifacts are made from (`lesson_inputs`) and what it makes of
+them (`of_lesson`); each artifact is a function and exactly the values it is made from
+(`Renderer.artifact`), so the same inputs give byte-identical files. Which lessons' are
+taken from an earlier build is the build's (builder.build.reuse). The site's other pages
+are builder/render/pages.py's; nothing here reads or writes site/.
 """
 
 from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from markupsafe import Markup
 
@@ -68,19 +69,25 @@ class LessonPage:
 
 # A lesson's artifacts: its page, each of its panels' charts by file name, its notebook.
 LessonArtifacts = tuple[Artifact, tuple[tuple[str, Artifact], ...], Artifact]
-# What a build remembers of them (Digests.remember): their keys, in the same places.
-LessonKeys = tuple[str, tuple[tuple[str, str], ...], str]
+# What they are made from: `of_lesson`'s arguments.
+LessonInputs = tuple[Any, ...]
+A = TypeVar("A")
 
 
 @dataclass(frozen=True)
 class Common:
-    """What every lesson's artifacts are made with besides its own: digested once a build."""
+    """What every lesson's artifacts are made with besides its own."""
 
     head: SiteHead
     links: Links
     meta: CourseMeta
     root: Path
     renderer: Renderer
+
+    @classmethod
+    def of(cls, course: Course, renderer: Renderer) -> Common:
+        links = Links.of(course, renderer.targets)
+        return cls(site_head(course), links, course.meta, course.root, renderer)
 
 
 def lesson_artifacts(
@@ -89,33 +96,35 @@ def lesson_artifacts(
     renderer: Renderer,
     sidecars: dict[str, Any] | None = None,
 ) -> list[Artifact]:
-    """Each lesson's page, then the charts of its panels that no lesson before it shows
-    (one artifact a drawing, its files shared by every page that shows it), then its
-    notebook; `sidecars`: what each recording's sidecar says (the machine it ran on,
-    builder/core/machine.py). A lesson whose arguments are those of the last build (the
-    preview's: builder.core.artifact.Digests.again_each) has its artifacts as they were,
-    told by identity with the other lessons' in one call, not a call a lesson; one whose
-    arguments have the key an earlier build remembered (`_lesson`) has their keys."""
-    digests = renderer.memo.digests
-    # The last build's objects when they are the same (so that each lesson's arguments are
-    # compared by identity).
-    links = Links.of(course, renderer.targets)
-    common = Common(site_head(course), links, course.meta, course.root, renderer)
-    common = digests.kept(common, slot="lessons")
-    by_id = {status.lesson_id: status for status in statuses}
-    lessons = course.lessons
-    made = digests.again_each(
-        _lesson,
-        [common] * len(lessons),
-        lessons,
+    """Each lesson's artifacts, in the order `in_order` gives (`sidecars`: what each
+    recording's sidecar says, the machine it ran on, builder/core/machine.py)."""
+    columns = lesson_columns(course, statuses, sidecars)
+    common = Common.of(course, renderer)
+    return in_order(of_lesson(*lesson_inputs(common, *row)) for row in zip(*columns, strict=True))
+
+
+def lesson_columns(
+    course: Course, statuses: list[LessonStatus], sidecars: dict[str, Any] | None
+) -> tuple[list[Any], ...]:
+    """What each lesson's artifacts read besides what every lesson's do (`Common`), as
+    columns in course order: the lesson, its status, its sidecar, and the lessons before
+    and after it."""
+    by_id, lessons = {status.lesson_id: status for status in statuses}, course.lessons
+    return (
+        list(lessons),
         [by_id[x.id] for x in lessons],
         [(sidecars or {}).get(x.id) for x in lessons],
-        [None, *lessons[:-1]],  # the lesson before each
-        [*lessons[1:], None],  # and after
-        slot="lessons",
+        [None, *lessons[:-1]],
+        [*lessons[1:], None],
     )
-    artifacts: list[Artifact] = []
-    shown: set[str] = set()  # the charts made so far, by their file's name
+
+
+def in_order(made: Iterable[tuple[A, tuple[tuple[str, A], ...], A]]) -> list[A]:
+    """Each lesson's page, then the charts of its panels that no lesson before it shows
+    (one artifact a drawing, its files shared by every page that shows it), then its
+    notebook."""
+    artifacts: list[A] = []
+    shown: set[str] = set()  # the charts so far, by their file's name
     for lesson_page, panels, book in made:
         artifacts.append(lesson_page)
         for name, chart in panels:
@@ -126,55 +135,24 @@ def lesson_artifacts(
     return artifacts
 
 
-def _lesson(
+def lesson_inputs(
     common: Common,
     lesson: Lesson,
     status: LessonStatus,
     sidecar: Any,
     before: Lesson | None,
     after: Lesson | None,
-) -> LessonArtifacts:
-    """`_of_lesson`, given what the lesson's artifacts read besides it and its status: its
-    data files, the machine its recording ran on (from its sidecar), and the navigation
-    entries of the lessons before and after it (what the page shows of them: a prose edit
-    of one changes neither). Or, when an earlier build made them from arguments of the
-    same key (builder.build.index keeps what each build remembers), artifacts of those
-    keys, each made again only if neither the site nor the store holds it. The key is
-    digested from what the index kept digests of (the lesson, its status) and the common
-    arguments (once a build): a one-shot prose edit makes one key a lesson, not three
-    (page, charts, notebook) from all their arguments."""
+) -> LessonInputs:
+    """What a lesson's artifacts are made from (`of_lesson`'s arguments), given what they
+    read besides it and its status: its data files, the machine its recording ran on (from
+    its sidecar), and the navigation entries of the lessons before and after it (what the
+    page shows of them: a prose edit of one changes neither)."""
     on = machine.sentence(machine.of(sidecar)) if status.recording else ""
     near = (item(before) if before else None, item(after) if after else None)
-    args = (common, lesson, _data(lesson), status, on, *near)
-    digests = common.renderer.memo.digests
-    key = digests.key(_of_lesson, args)
-    keys: LessonKeys | None = digests.recall(lesson.id, key)
-    if keys is not None:
-        page_key, chart_keys, book_key = keys
-        return (
-            _again(page_key, "page", args, "page"),
-            tuple((name, _again(k, "chart", args, name)) for name, k in chart_keys),
-            _again(book_key, "notebook", args, "notebook"),
-        )
-    made = _of_lesson(*args)
-    lesson_page, panels, book = made
-    chart_keys = tuple((name, chart.key) for name, chart in panels)
-    digests.remember(lesson.id, key, (lesson_page.key, chart_keys, book.key))
-    return made
+    return (common, lesson, _data(lesson), status, on, *near)
 
 
-def _again(key: str, kind: str, args: tuple[Any, ...], which: str) -> Artifact:
-    """An artifact remembered by its key, made by `_made_again` if it must be made."""
-    return Artifact(key, partial(_made_again, args, which), kind, args[1].id)
-
-
-def _made_again(args: tuple[Any, ...], which: str) -> Made:
-    """A lesson's page, its notebook, or one of its charts (by its file's name), made."""
-    lesson_page, panels, book = _of_lesson(*args)
-    return ({"page": lesson_page, "notebook": book} | dict(panels))[which].make()
-
-
-def _of_lesson(
+def of_lesson(
     common: Common,
     lesson: Lesson,
     data: tuple[tuple[str, bytes], ...],

@@ -44,7 +44,7 @@ class Links:
     def of(
         cls, course: Course, entries: Callable[[Sequence[Lesson]], Sequence[Target]] | None = None
     ) -> Links:
-        """`entries`: what makes the lessons' Targets (Renderer.targets keeps the last build's)."""
+        """`entries`: what makes the lessons' Targets (a Renderer's `targets`)."""
         return cls(tuple((entries or targets)(course.lessons)), course.glossary)
 
     def lesson(self, key: str) -> Target | None:

@@ -3,9 +3,13 @@ home and arc pages' cards) and, on a lesson page, the course's title, theme and 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from itertools import islice
+
+from markupsafe import Markup
 
 from ..course.model import Course, Lesson
 from .theme import NO_THEME, Theme
@@ -41,6 +45,22 @@ class SiteNav:
         """Every lesson's entry, by lesson id."""
         return {x.id: x for arc in self.arcs for x in arc.lessons}
 
+    @cached_property
+    def data(self) -> Markup:
+        """The sidebar as data for static/nav.js, rendered once: pages stay the same size
+        however long the course (made once a navigation: a build that keeps the last
+        build's navigation, as the preview does, does not make it again)."""
+        arcs = [
+            {
+                "id": arc.id,
+                "title": arc.title,
+                "url": f"a/{arc.id}/",
+                "lessons": [{"id": x.id, "title": x.title, "url": x.url} for x in arc.lessons],
+            }
+            for arc in self.arcs
+        ]
+        return Markup(json.dumps(arcs, ensure_ascii=True, separators=(",", ":"), sort_keys=True))
+
 
 # What makes the lessons' NavItems, given the lessons in reading order and their numbers.
 Entries = Callable[[Sequence[Lesson], Sequence[str]], Sequence[NavItem]]
@@ -59,7 +79,7 @@ class SiteHead:
 
 def site_nav(course: Course, entries: Entries | None = None) -> SiteNav:
     """`entries`: what makes the lessons' NavItems from the lessons in reading order and
-    their numbers (Renderer.items keeps the last build's)."""
+    their numbers (a Renderer's `items`)."""
     by_arc = course.by_arc()
     shown = [arc for arc in course.meta.arcs if by_arc[arc.id]]
     lessons = [x for arc in shown for x in by_arc[arc.id]]

@@ -28,7 +28,7 @@ from ..course.status import LessonStatus
 from . import search, sitemap
 from .highlight import stylesheet
 from .lessons import SHIM
-from .nav import NavItem, SiteHead, SiteNav, site_head, site_nav
+from .nav import NavItem, SiteHead, SiteNav, site_head
 from .renderer import Renderer, page
 from .theme import Theme
 
@@ -63,6 +63,7 @@ class RecordingRow:
 
 def page_artifacts(
     course: Course,
+    nav: SiteNav,
     statuses: list[LessonStatus],
     uses: TermUses,
     run_seconds: dict[str, float],
@@ -70,16 +71,15 @@ def page_artifacts(
     changes: ChangesPage | None = None,
     built: str = "",
 ) -> list[Artifact]:
-    """Every page but the lessons', then the static files. `uses`: the glossary terms each
-    lesson page uses (`terms_used`); `run_seconds` is each example's last run time (the
-    recordings page shows it); `changes` makes the "What changed" page (`--since REV`);
-    `built` is the revision the site is built from (the footer says it).
+    """Every page but the lessons', then the static files. `nav`: the course's navigation
+    (`site_nav`); `uses`: the glossary terms each lesson page uses (`terms_used`);
+    `run_seconds` is each example's last run time (the recordings page shows it);
+    `changes` makes the "What changed" page (`--since REV`); `built` is the revision the
+    site is built from (the footer says it).
 
     What the glossary and recordings pages are made from is, lesson by lesson, the very
-    objects the lessons' artifacts and statuses hold (the navigation's entries the last
-    build's, Renderer.items): a preview's refresh tells them to be the last build's by
-    identity, not entry by entry."""
-    nav = renderer.memo.digests.kept(site_nav(course, renderer.items), slot="nav")
+    objects the lessons' artifacts and statuses hold, so that a build that keeps the last
+    build's objects (builder.build.reuse) tells them by identity, not entry by entry."""
     lessons = course.lessons
     lesson_statuses = tuple(statuses[: len(lessons)])  # in course order, then the orphans
     seconds = tuple(run_seconds.get(x.id) for x in lessons)
@@ -117,68 +117,36 @@ def _navigation(
     """The home, arc, search and 404 pages, and the sidebar's data; the home page links
     `changes_url`, the What-changed page, when this build makes one."""
     bundles = [search.bundle_folder(b) for b in search.bundles(course)]
+    meta = course.meta
+    home = _context("", "Course", "", meta.summary, note=meta.note, changes_url=changes_url)
+    arcs = [
+        (arc.id, _context("../../", arc.title, f"arc:{arc.id}", arc.summary, arc=arc))
+        for arc in nav.arcs
+    ]
+    # the sidebar's data, and the revision the site was built from (the footer says it): in
+    # this one small file, so that a new commit re-renders no page
+    data = {"data": nav.data, "built": Markup(json.dumps(built))}
+    script = {**data, "search": Markup(json.dumps(bundles)), "root": "", "current": ""}
     pages = [
-        (
-            "index.html",
-            "home.html",
-            {
-                "root": "",
-                "title": "Course",
-                "current": "",
-                "description": course.meta.summary,
-                "note": course.meta.note,
-                "changes_url": changes_url,
-            },
-        ),
-        *(
-            (
-                f"a/{arc.id}/index.html",
-                "arc.html",
-                {
-                    "root": "../../",
-                    "title": arc.title,
-                    "current": f"arc:{arc.id}",
-                    "arc": arc,
-                    "description": arc.summary,
-                },
-            )
-            for arc in nav.arcs
-        ),
-        (
-            "search/index.html",
-            "search.html",
-            {
-                "root": "../",
-                "title": "Search",
-                "current": "",
-                "description": "Full-text search over lessons and glossary.",
-            },
-        ),
-        (
-            "404.html",
-            "404.html",
-            {
-                "root": "",
-                "title": "Page not found",
-                "current": "",
-                "description": "There is no page at this address.",
-            },
-        ),
-        # the sidebar's data, and the revision the site was built from (the footer says it):
-        # in this one small file, so that a new commit re-renders no page
-        (
-            "static/nav.js",
-            "nav.js",
-            {
-                "data": renderer.memo.digests.again(_nav_data, nav, slot="nav"),
-                "built": Markup(json.dumps(built)),
-                "search": Markup(json.dumps(bundles)),
-                "root": "",
-                "current": "",
-            },
-        ),
+        ("index.html", "home.html", home),
+        *((f"a/{arc}/index.html", "arc.html", context) for arc, context in arcs),
+        ("search/index.html", "search.html", _context("../", "Search", "", SEARCH)),
+        ("404.html", "404.html", _context("", "Page not found", "", NOT_FOUND)),
+        ("static/nav.js", "nav.js", script),
     ]
     return [renderer.artifact("", _page, name, tpl, nav, context) for name, tpl, context in pages]
+
+
+SEARCH = "Full-text search over lessons and glossary."
+NOT_FOUND = "There is no page at this address."
+GLOSSARY = "Every term of the course and where it is taught."
+RECORDINGS = "Every lesson's recording at a glance."
+
+
+def _context(root: str, title: str, current: str, description: str, **more: Any) -> dict[str, Any]:
+    """What every page's template is given (its way to the site's root, its title, the
+    navigation entry it is, its description), and `more`."""
+    return {"root": root, "title": title, "current": current, "description": description, **more}
 
 
 def _redirects(course: Course, renderer: Renderer) -> list[Artifact]:
@@ -277,13 +245,7 @@ def _glossary(nav: SiteNav, glossary: tuple[GlossaryTerm, ...], uses: TermUses) 
         return GlossaryEntry(term.id, term.term, term.definition, by_id[term.taught_in], used)
 
     entries = sorted((entry(t) for t in glossary), key=lambda e: e.term.casefold())
-    context = {
-        "root": "../",
-        "title": "Glossary",
-        "current": "",
-        "entries": entries,
-        "description": "Every term of the course and where it is taught.",
-    }
+    context = _context("../", "Glossary", "", GLOSSARY, entries=entries)
     return _page("glossary/index.html", "glossary.html", nav, context)
 
 
@@ -294,13 +256,8 @@ def _recordings(
     course order."""
     items = nav.items()
     rows = zip(statuses, seconds, strict=True)
-    context = {
-        "root": "../",
-        "title": "Recordings",
-        "current": "",
-        "rows": [_recording_row(items[status.lesson_id], status, s) for status, s in rows],
-        "description": "Every lesson's recording at a glance.",
-    }
+    shown = [_recording_row(items[status.lesson_id], status, s) for status, s in rows]
+    context = _context("../", "Recordings", "", RECORDINGS, rows=shown)
     return _page("recordings/index.html", "recordings.html", nav, context)
 
 
@@ -328,18 +285,3 @@ def _minute(stamp: str) -> str:
     """'2026-11-29T08:49:29.747889+00:00' -> '2026-11-29 08:49 UTC' (the recording keeps all)."""
     moment = datetime.fromisoformat(stamp).astimezone(UTC)
     return moment.strftime("%Y-%m-%d %H:%M UTC")
-
-
-def _nav_data(nav: SiteNav) -> Markup:
-    """The sidebar as data for static/nav.js, rendered once: pages stay the same size however
-    long the course."""
-    arcs = [
-        {
-            "id": arc.id,
-            "title": arc.title,
-            "url": f"a/{arc.id}/",
-            "lessons": [{"id": x.id, "title": x.title, "url": x.url} for x in arc.lessons],
-        }
-        for arc in nav.arcs
-    ]
-    return Markup(json.dumps(arcs, ensure_ascii=True, separators=(",", ":"), sort_keys=True))

@@ -71,7 +71,7 @@ def render_prose(
     size: Sizer = chart_size,
 ) -> tuple[RenderedProse, list[RenderError]]:
     """The lesson's prose as HTML; `course`: what its links and glossary cards lead to;
-    `highlight` turns code into HTML (a memoized highlight.code_block, when the build has a
+    `highlight` turns code into HTML (a cached highlight.code_block, when the build has a
     store)."""
     links = course if isinstance(course, Links) else Links.of(course)
     env = PageEnv(lesson, links, recording, root, highlight, size)

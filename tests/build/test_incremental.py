@@ -16,11 +16,13 @@ from typing import Any
 import pytest
 
 from bench.generate import generate, write_recordings
-from builder.build import index, make, site
+from builder.build import index, make, reuse, site
+from builder.build.keys import Keyed
 from builder.build.make import MIN_PER_WORKER
 from builder.build.manifest import Manifest
 from builder.build.pipeline import build
-from builder.core import artifact, observe
+from builder.core import observe
+from builder.core.artifact import Artifact
 from builder.core.errors import BuildError
 from builder.core.observe import Paths
 from builder.core.store import Store
@@ -210,19 +212,19 @@ def test_a_prose_edit_keys_only_its_lessons_artifacts(
     paths: Paths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The index keeps, by lesson, the key of what its artifacts were made from and their
-    keys (builder.render.lessons._lesson): a one-shot build after a prose edit asks for the
+    keys (builder.build.reuse): a one-shot build after a prose edit asks for the
     edited lesson's page, charts and notebook, and for no other lesson's."""
     monkeypatch.setattr(index, "RACY_NS", 0)
     render(paths)
     append(lesson_md(paths), "\nA new sentence.\n")
     asked: list[tuple[str, str]] = []
-    real = artifact.Artifact.of.__func__  # type: ignore[attr-defined]
+    real = reuse.Reuse.key
 
-    def of(cls: Any, digests: Any, kind: str, fn: Any, *args: Any, label: str = "") -> Any:
-        asked.append((kind, label))
-        return real(cls, digests, kind, fn, *args, label=label)
+    def key(self: reuse.Reuse, artifact: Artifact) -> Keyed:
+        asked.append((artifact.kind, artifact.label))
+        return real(self, artifact)
 
-    monkeypatch.setattr(artifact.Artifact, "of", classmethod(of))
+    monkeypatch.setattr(reuse.Reuse, "key", key)
     render(paths)
     monkeypatch.undo()
     assert {label for kind, label in asked if kind in ("page", "chart", "notebook")} == {LESSON}

@@ -36,7 +36,8 @@ from builder.course.load import load_course
 from builder.course.model import Lesson
 from builder.course.recording import dumps, loads
 from builder.course.status import State, course_status
-from builder.render import markup
+from builder.preview.session import Changed, Session
+from builder.render import markup, search
 from builder.run.execute import Execution, Limits
 from tests.helpers import (
     CANNED,
@@ -122,8 +123,15 @@ class Course(RuleBasedStateMachine):
         self.steps = 0
         self.added = 0
         self.log: list[str] = []
+        # the preview, over the same inputs with its own site and cache, told what changed
+        site, cache = self.root / "preview-site", self.root / "preview-cache"
+        self.preview = Paths(self.paths.content, self.paths.recordings, site, cache)
+        self.session: Session | None = None
+        self.seen = self.inputs()
 
     def teardown(self) -> None:
+        if self.session is not None:
+            self.session.close()
         self.templates.close()
         shutil.rmtree(self.root, ignore_errors=True)
 
@@ -330,8 +338,38 @@ class Course(RuleBasedStateMachine):
         assert incremental == from_nothing, f"after: {'; '.join(self.log)}"
         if not incremental:
             assert files(self.paths.out) == files(clean.out), f"after: {'; '.join(self.log)}"
+        self.preview_equals_clean(clean.out, from_nothing)
         shutil.rmtree(clean.out, ignore_errors=True)
         shutil.rmtree(clean.cache, ignore_errors=True)
+
+    def preview_equals_clean(self, clean: Path, failed: str) -> None:
+        """The preview, refreshed with the files the step changed (as its file events
+        name them), fails when a clean build does, and else serves the clean build's pages."""
+        now = self.inputs()
+        touched = [
+            name for name in now.keys() | self.seen.keys() if now.get(name) != self.seen.get(name)
+        ]
+        self.seen = now
+        try:
+            if self.session is None or self.session.course is None:  # a failed start: again
+                self.session = self.session or Session(self.preview, execute=False)
+                self.session.start()
+            else:
+                self.session.refresh(Changed.of(self.preview, touched))
+        except BuildError as error:
+            assert failed, f"the preview failed ({error}) after: {'; '.join(self.log)}"
+            return
+        assert not failed, f"the preview built, a clean build failed, after: {'; '.join(self.log)}"
+        built, served, pages = files(clean), self.session.served(), self.session.pages.names()
+        found = {name: served.get(name) for name in pages}
+        assert found == {name: built.get(name) for name in pages}, f"after: {'; '.join(self.log)}"
+        bundles = (f"{search.BUNDLE}/", f"{search.MERGED}/", MARKER)
+        assert all(name.startswith(bundles) for name in built.keys() - pages.keys())
+
+    def inputs(self) -> dict[str, bytes]:
+        """Every input file's bytes, by path (what a file event would name)."""
+        folders = (self.paths.content, self.paths.recordings, self.template_folder)
+        return {str(f / name): data for f in folders for name, data in files(f).items()}
 
 
 def _built(paths: Paths) -> str:

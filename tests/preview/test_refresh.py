@@ -1,5 +1,5 @@
 """What a preview refresh costs besides the edit (issue 27): keys found again rather than
-digested (builder.core.artifact.Digests.same), writing site/ put off by an edit that lands
+digested (builder.build.keys.Digests.same), writing site/ put off by an edit that lands
 meanwhile (Session.settle), and the kept build set aside from Python's cyclic garbage
 collector (builder.preview.heap). The preview's behaviour is in test_serve.py."""
 
@@ -14,10 +14,12 @@ from typing import Any
 
 import pytest
 
-from builder.build import index, manifest
+from builder.build import index, keys, manifest, reuse
+from builder.build.keys import Keyed
 from builder.build.manifest import TEMPLATES
 from builder.build.pipeline import build
-from builder.core import artifact
+from builder.core.artifact import Artifact
+from builder.core.errors import BuildError
 from builder.core.observe import Paths
 from builder.preview.serve import SETTLE_AFTER, Preview
 from builder.preview.session import Changed, Session
@@ -47,20 +49,20 @@ def test_a_prose_edit_digests_only_what_it_changed(
     session.refresh(Changed.of(recorded, [str(lesson_md(recorded))]))
     made = session.pages.made
     keyed: list[str] = []
-    real = artifact._function
+    real = keys._function
 
     def function(fn: Any) -> bytes:
         keyed.append(fn.__qualname__)
         return real(fn)
 
-    monkeypatch.setattr(artifact, "_function", function)
+    monkeypatch.setattr(keys, "_function", function)
     edit(lesson_md(recorded), "A first sentence.", "A second sentence.")
     session.refresh(Changed.of(recorded, [str(lesson_md(recorded))]))
     monkeypatch.undo()
     # made from nothing: the edited page, and the key of what the edited lesson's artifacts
     # and its neighbour's (basics-02) are made from (Digests.remember): the neighbour's is
     # the one it had, so its artifacts are not keyed
-    assert len(made) > 20 and sorted(keyed) == ["_lesson_page", "_of_lesson", "_of_lesson"]
+    assert len(made) > 20 and sorted(keyed) == ["_lesson_page", "of_lesson", "of_lesson"]
     [new] = [key for key in session.pages.made if key not in made]
     assert b"A second sentence." in (session.pages.made[new].files or {})["l/first/index.html"]
     session.close()
@@ -70,7 +72,7 @@ def test_a_prose_edit_takes_the_other_lessons_artifacts_over_whole(
     recorded: Paths, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Only the edited lesson has its artifacts made again; the others' are taken as they
-    were, keys and all, without a key asked for (Digests.again), the two whose pages link
+    were, keys and all, without a key asked for (Digests.again_each), the two whose pages link
     to it (as previous and next) too: they are given its entry (title, address), which a
     prose edit leaves as it was. The refresh's cost is the edit's, not the course's."""
     session = Session(recorded, execute=False)
@@ -78,15 +80,15 @@ def test_a_prose_edit_takes_the_other_lessons_artifacts_over_whole(
     edit(lesson_md(recorded), "{{ panel 1 }}", "A first sentence.\n\n{{ panel 1 }}")
     session.refresh(Changed.of(recorded, [str(lesson_md(recorded))]))
     asked: list[tuple[str, str]] = []
-    real = artifact.Artifact.of.__func__  # type: ignore[attr-defined]
+    real = reuse.Reuse.key
 
-    def of(cls: Any, digests: Any, kind: str, fn: Any, *args: Any, label: str = "") -> Any:
-        asked.append((kind, label))
-        return real(cls, digests, kind, fn, *args, label=label)
+    def key(self: reuse.Reuse, artifact: Artifact) -> Keyed:
+        asked.append((artifact.kind, artifact.label))
+        return real(self, artifact)
 
     assert session.course is not None
     meta, glossary = session.course.meta, session.course.glossary
-    monkeypatch.setattr(artifact.Artifact, "of", classmethod(of))
+    monkeypatch.setattr(reuse.Reuse, "key", key)
     edit(lesson_md(recorded), "A first sentence.", "A second sentence.")
     session.refresh(Changed.of(recorded, [str(lesson_md(recorded))]))
     monkeypatch.undo()
@@ -115,13 +117,13 @@ def same_asked_in_a_prose_edit(root: Path, lessons: int, monkeypatch: pytest.Mon
     edit(lesson, "It uses", "A first sentence. It uses")
     session.refresh(Changed.of(paths, [str(lesson)]))
     asked: list[Any] = []
-    real = artifact.Digests.same
+    real = keys.Digests.same
 
-    def same(self: artifact.Digests, new: Any, last: Any) -> bool:
+    def same(self: keys.Digests, new: Any, last: Any) -> bool:
         asked.append(new)
         return real(self, new, last)
 
-    monkeypatch.setattr(artifact.Digests, "same", same)
+    monkeypatch.setattr(keys.Digests, "same", same)
     edit(lesson, "A first sentence.", "A second sentence.")
     session.refresh(Changed.of(paths, [str(lesson)]))
     monkeypatch.undo()
@@ -159,7 +161,7 @@ def test_what_a_refresh_took_from_the_last_stays_in_the_store(
         session.refresh(Changed.of(recorded, [str(lesson_md(recorded))]))
     assert session.settle() is not None
     assert session.course is not None
-    memo, kept = session.build.memo, set(session.store.keys())
+    memo, kept = session.build.reuse.memo, set(session.store.keys())
     fronts = {memo.key("front matter", x.front) for x in session.course.lessons}
     recordings = {memo.key("recording", s.digest) for s in session.statuses if s.digest}
     assert recordings and fronts | recordings <= kept
@@ -342,4 +344,20 @@ def test_a_settle_prunes_the_page_versions_of_earlier_edits(recorded: Paths) -> 
         assert session.settle() is not None
     stored = set(session.store.keys())
     assert versions[-1] in stored and not stored & set(versions[:-1])
+    session.close()
+
+
+def test_what_a_failed_refresh_read_is_read_again_by_the_next(recorded: Paths) -> None:
+    """An edit the preview could not build (another lesson broke the course) is built by
+    the refresh after the fix, though that refresh's events name only the fixed lesson."""
+    session = Session(recorded, execute=False)
+    session.start()
+    other = lesson_md(recorded, "basics-02")
+    edit(lesson_md(recorded), "{{ panel 1 }}", "A first sentence.\n\n{{ panel 1 }}")
+    edit(other, "title: ", "title: [")  # YAML that does not parse
+    with pytest.raises(BuildError):
+        session.refresh(Changed.of(recorded, [str(lesson_md(recorded)), str(other)]))
+    edit(other, "title: [", "title: ")
+    session.refresh(Changed.of(recorded, [str(other)]))
+    assert b"A first sentence." in session.served()["l/first/index.html"]
     session.close()

@@ -85,13 +85,13 @@ BODY = f"""\
 
 A [[{WRITTEN}|hostile]] and [a link](https://example.com "{ARG}").
 
-{{{{ example lines=1-2 }}}}
-
 {{{{ output }}}}
 
 {{{{ panel 1 }}}}
 
 {{{{ reveal summary="{ARG}" }}}}
+
+{{{{ example lines=1-2 }}}}
 
 It printed {{{{ value line=1 }}}}, {{{{ value panel=2 label="{ARG}" }}}} and
 {{{{ value panel=1 label="<script>'&'" }}}}.
@@ -140,7 +140,7 @@ def test_hostile_text_in_every_place_is_escaped_and_reads_back_as_given() -> Non
     assert "label=\"<script>'&'\"" in page.text("mark")
     # the glossary card, the reveal's button, the heading's link, a Markdown link's title
     assert f"{WRITTEN}{HOSTILE} {HOSTILE}" in page.text("span")  # term, name, definition
-    assert page.text("summary").endswith(f"recorded{HOSTILE}")  # the whole example; reveal
+    assert page.text("summary").startswith(f"{HOSTILE}The whole")  # the reveal; the example
     assert f"Link to this section: Tracing {WRITTEN}" in page.attribute("a", "aria-label")
     assert WRITTEN in page.attribute("a", "title")
 

@@ -11,8 +11,8 @@ import nbformat
 import pytest
 
 from builder.build.pipeline import build
+from builder.build.reuse import Reuse
 from builder.core.observe import Paths
-from builder.core.store import Memo
 from builder.course.load import load_course
 from builder.course.recording import load
 from builder.course.status import course_status
@@ -141,9 +141,8 @@ def test_a_second_build_leaves_the_notebook_as_it_was(recorded: Paths, tmp_path:
 
 def _notebook_keys(paths: Paths) -> dict[str, str]:
     course = load_course(paths.content)
-    memo = Memo()
-    statuses = course_status(course, paths.recordings, {}, memo)
-    made = lessons.lesson_artifacts(course, statuses, Renderer(memo))
+    statuses = course_status(course, paths.recordings, {})
+    made = Reuse().keyed(lessons.lesson_artifacts(course, statuses, Renderer()))
     return {a.key: a.kind for a in made if a.kind == "notebook"}
 
 

@@ -271,7 +271,8 @@ def test_reveal_folds_what_follows_into_a_details_up_to_its_end_mark(course: Cou
     body = "Predict it.\n\n{{ reveal }}\n\n## The answer\n\nIt is 3.\n\n{{ reveal end }}\n\nAfter."
     html, errors = _render(course, None, body)
     assert errors == []
-    folded = html[html.index('<details class="reveal">') : html.index("</details>")]
+    folded = html[html.index('<details class="reveal"') : html.index("</details>")]
+    assert '<details class="reveal" data-pagefind-ignore="all">' in folded  # never searched
     assert "<summary>Show the solution and the recorded answer</summary>" in folded
     assert "The answer" in folded and "It is 3." in folded
     assert html.index("Predict it.") < html.index("<details") < html.index("After.")

@@ -1,4 +1,4 @@
-"""An artifact's key is the digest of exactly what its function receives (Artifact.of): every
+"""An artifact's key is the digest of exactly what its function receives (builder.build.keys): every
 artifact of a site is a module-level function and its arguments, and no argument can be
 left out of the key, nor two different arguments read the same."""
 
@@ -13,12 +13,14 @@ from typing import Any
 import pytest
 from markupsafe import Markup
 
-from builder.core.artifact import Artifact, Digests, Made
+from builder.build.keys import Digests
+from builder.build.reuse import Reuse
+from builder.core.artifact import Artifact, Made
 from builder.core.observe import Paths
-from builder.core.store import Memo
 from builder.course.load import load_course
 from builder.course.status import course_status
 from builder.render import lessons, pages
+from builder.render.nav import site_nav
 from builder.render.renderer import Renderer
 
 
@@ -168,31 +170,32 @@ def test_a_function_with_hidden_inputs_is_refused() -> None:
         return Made({"a": hidden.encode()})
 
     with pytest.raises(TypeError, match="not a module-level function"):
-        Artifact.of(Digests(), "", closure)
+        Reuse().key(Artifact(closure, ()))
     with pytest.raises(TypeError, match="not a module-level function"):
-        Artifact.of(Digests(), "", lambda: Made({}))  # type: ignore[arg-type, return-value]
+        Reuse().key(Artifact(lambda: Made({}), ()))
 
 
 def test_every_artifact_of_the_site_is_its_function_and_its_arguments(recorded: Paths) -> None:
-    """Each key recomputes from the function `make` calls and the arguments it passes, and
-    changing any one of those arguments changes it: nothing a page is made from is left
-    out of its key."""
+    """Each key is made from the function an artifact calls and the arguments it passes,
+    and changing any one of those arguments changes it: nothing a page is made from is
+    left out of its key."""
     course = load_course(recorded.content)
     statuses = course_status(course, recorded.recordings)
-    renderer = Renderer(Memo(None, "code"))
+    renderer = Renderer()
     made = lessons.lesson_artifacts(course, statuses, renderer)
     used = pages.terms_used([a.make() for a in made])
-    artifacts = [*made, *pages.page_artifacts(course, statuses, used, {}, renderer)]
+    nav = site_nav(course)
+    artifacts = [*made, *pages.page_artifacts(course, nav, statuses, used, {}, renderer)]
     assert {a.kind for a in artifacts} == {"page", "chart", "notebook", ""}
     for artifact in artifacts:
-        make = artifact.make
-        assert isinstance(make, partial) and not make.keywords
-        assert Artifact.of(Digests("code"), "", make.func, *make.args).key == artifact.key
-        for n, argument in enumerate(make.args):
+        fn, args = artifact.fn, artifact.args
+        key = Reuse(None, "code").key(artifact).key
+        assert Digests("code").key(fn, args) == key
+        for n, argument in enumerate(args):
             if isinstance(argument, Renderer):  # a pure function of the code
                 continue
-            args = [*make.args[:n], _other(argument), *make.args[n + 1 :]]
-            assert Digests("code").key(make.func, tuple(args)) != artifact.key, (make.func, n)
+            other = (*args[:n], _other(argument), *args[n + 1 :])
+            assert Digests("code").key(fn, other) != key, (fn, n)
 
 
 def _other(value: Any) -> Any:
