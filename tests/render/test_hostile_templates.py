@@ -118,13 +118,6 @@ RUNAWAYS = [
 ]
 
 
-@pytest.mark.parametrize("attack", RUNAWAYS)
-def test_a_template_that_runs_for_ever_stops_in_seconds(recorded: Paths, attack: str) -> None:
-    start = time.monotonic()
-    _refused(recorded, attack)
-    assert time.monotonic() - start < deadline.SECONDS + 15
-
-
 HUGE = [
     '{{ "x" * 1000000000 }}',
     "{{ 10 ** 1000000 }}",
@@ -159,8 +152,10 @@ def test_a_template_that_makes_a_gigabyte_page_stops_at_the_page_limit(recorded:
     assert "templates/lesson.html: not allowed in a course template: it makes a page over" in error
 
 
-@pytest.mark.parametrize("attack", HUGE)
-def test_a_template_that_makes_a_gigabyte_stops_at_once(recorded: Paths, attack: str) -> None:
+@pytest.mark.parametrize("attack", RUNAWAYS + HUGE)
+def test_a_template_that_runs_for_ever_or_makes_a_gigabyte_stops_in_seconds(
+    recorded: Paths, attack: str
+) -> None:
     start = time.monotonic()
     _refused(recorded, attack)
     assert time.monotonic() - start < deadline.SECONDS + 15

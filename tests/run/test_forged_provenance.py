@@ -33,26 +33,27 @@ PLUGIN = "def initialize():\n    import jax\n    jax.device_count = lambda *a, *
 METADATA = "Metadata-Version: 2.1\nName: {name}\nVersion: 9.9.9\n"
 
 
+def _dist_infos(forge: Path, *names: str) -> dict[str, str]:
+    """A dist-info folder of version 9.9.9 for each of `names`, on the lesson's path."""
+    forge.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        dist = forge / f"{name}-9.9.9.dist-info"
+        dist.mkdir()
+        (dist / "METADATA").write_text(METADATA.format(name=name))
+    return {"PYTHONPATH": str(forge)}
+
+
 def _fake_jax(forge: Path) -> dict[str, str]:
     (forge / "jax").mkdir(parents=True)
     (forge / "jax" / "__init__.py").write_text(
         "def default_backend(): return 'gpu'\ndef device_count(): return 8\n"
     )
-    for name in ("jax", "numpy", "matplotlib"):
-        dist = forge / f"{name}-9.9.9.dist-info"
-        dist.mkdir()
-        (dist / "METADATA").write_text(METADATA.format(name=name))
-    return {"PYTHONPATH": str(forge)}
+    return _dist_infos(forge, "jax", "numpy", "matplotlib")
 
 
 def _fake_versions(forge: Path) -> dict[str, str]:
     """Only dist-info folders: importlib.metadata finds them first on the path."""
-    forge.mkdir(parents=True)
-    for name in ("jax", "numpy"):
-        dist = forge / f"{name}-9.9.9.dist-info"
-        dist.mkdir()
-        (dist / "METADATA").write_text(METADATA.format(name=name))
-    return {"PYTHONPATH": str(forge)}
+    return _dist_infos(forge, "jax", "numpy")
 
 
 def _sitecustomize(forge: Path) -> dict[str, str]:
