@@ -416,7 +416,7 @@ def test_every_lesson_says_how_to_run_it_with_the_recorded_versions(
         page.goto(f"{course_url}{lesson.url}index.html")
         block = page.locator("section.run-it")
         assert block.get_by_role("heading").inner_text() == "Run it yourself"
-        folded = block.locator("details.reveal")  # a lab's: the example is its answer
+        folded = block.locator("details.run-answer")  # a lab's: the example is its answer
         if folded.count():
             folded.locator("summary").click()
         commands = block.locator("pre").inner_text().strip().splitlines()
