@@ -107,11 +107,13 @@ def lesson_columns(
     course: Course, statuses: list[LessonStatus], sidecars: dict[str, Any] | None
 ) -> tuple[list[Any], ...]:
     """What each lesson's artifacts read besides what every lesson's do (`Common`), as
-    columns in course order: the lesson, its status, its sidecar, and the lessons before
+    columns in course order: the lesson, its data files (read here: what a lesson's page
+    offers of them is not in the Lesson), its status, its sidecar, and the lessons before
     and after it."""
     by_id, lessons = {status.lesson_id: status for status in statuses}, course.lessons
     return (
         list(lessons),
+        [_data(x) if x.meta.data else () for x in lessons],
         [by_id[x.id] for x in lessons],
         [(sidecars or {}).get(x.id) for x in lessons],
         [None, *lessons[:-1]],
@@ -138,18 +140,19 @@ def in_order(made: Iterable[tuple[A, tuple[tuple[str, A], ...], A]]) -> list[A]:
 def lesson_inputs(
     common: Common,
     lesson: Lesson,
+    data: tuple[tuple[str, bytes], ...],
     status: LessonStatus,
     sidecar: Any,
     before: Lesson | None,
     after: Lesson | None,
 ) -> LessonInputs:
     """What a lesson's artifacts are made from (`of_lesson`'s arguments), given what they
-    read besides it and its status: its data files, the machine its recording ran on (from
+    read besides it, its data files and its status: the machine its recording ran on (from
     its sidecar), and the navigation entries of the lessons before and after it (what the
     page shows of them: a prose edit of one changes neither)."""
     on = machine.sentence(machine.of(sidecar)) if status.recording else ""
     near = (item(before) if before else None, item(after) if after else None)
-    return (common, lesson, _data(lesson), status, on, *near)
+    return (common, lesson, data, status, on, *near)
 
 
 def of_lesson(

@@ -361,3 +361,18 @@ def test_what_a_failed_refresh_read_is_read_again_by_the_next(recorded: Paths) -
     session.refresh(Changed.of(recorded, [str(other)]))
     assert b"A first sentence." in session.served()["l/first/index.html"]
     session.close()
+
+
+def test_a_data_file_edited_twice_is_served_as_it_is(recorded: Paths) -> None:
+    """A data file is read at each refresh that names it: the second edit's bytes are
+    served though the lesson and its status are the same as after the first (found by
+    the property test, PROPERTY_LONG)."""
+    session = Session(recorded, execute=False)
+    session.start()
+    data = recorded.content / "lessons" / "speed-01" / "numbers.txt"
+    for number in ("0", "0"):
+        data.write_text(data.read_text() + f"{number}\n")
+        session.refresh(Changed.of(recorded, [str(data)]))
+        served = {n: d for n, d in session.served().items() if n.endswith("/numbers.txt")}
+        assert list(served.values()) == [data.read_bytes()]
+    session.close()
