@@ -147,7 +147,7 @@ def _example(page: PageEnv, args: Args) -> str:
         return ""
     hidden = page.reveals and not page.revealing  # a lab's exercise: the file is its answer
     figure = _example_figure(page, lines[part], part.start + 1, len(lines), "example", hidden)
-    if page.whole_example_shown or page.reveals:  # a lab's file: in its folded Run it yourself
+    if page.whole_example_shown or hidden:
         return figure
     page.whole_example_shown = True
     whole = _example_figure(page, lines, 1, len(lines), "example-file")

@@ -130,7 +130,7 @@ def test_hostile_text_in_every_place_is_escaped_and_reads_back_as_given() -> Non
     assert f"{HOSTILE} 1: the recorded numbers" in labels
     assert f"Table: {SCRIPT}, b" in labels  # a Markdown table's scroll box
     # recorded output, the example's code, a fenced block and its language
-    assert page.text("code").count(HOSTILE) == 3  # output, fence, example's lines
+    assert page.text("code").count(HOSTILE) == 4  # output, fence, example's lines and whole
     assert 'x"><script>alert(1)</script>' in page.attribute("pre", "data-lang")
     assert 'Code, x"><script>alert(1)</script>' in page.attribute("pre", "aria-label")
     # a recorded value, its note, and a reference that failed
@@ -140,7 +140,7 @@ def test_hostile_text_in_every_place_is_escaped_and_reads_back_as_given() -> Non
     assert "label=\"<script>'&'\"" in page.text("mark")
     # the glossary card, the reveal's button, the heading's link, a Markdown link's title
     assert f"{WRITTEN}{HOSTILE} {HOSTILE}" in page.text("span")  # term, name, definition
-    assert page.text("summary") == HOSTILE  # the reveal's (a lab's example has no whole fold)
+    assert page.text("summary").startswith(f"{HOSTILE}The whole")  # the reveal; the example
     assert f"Link to this section: Tracing {WRITTEN}" in page.attribute("a", "aria-label")
     assert WRITTEN in page.attribute("a", "title")
 
@@ -180,17 +180,3 @@ def test_the_scanner_sees_the_old_way() -> None:
     nodes = list(ast.walk(ast.parse(old)))
     assert any(isinstance(n, ast.JoinedStr) and _starts_element(n) for n in nodes)
     assert any(isinstance(n, ast.Attribute) and n.attr == "escape" for n in nodes)
-
-
-def test_hostile_text_in_the_whole_example_fold_is_escaped() -> None:
-    """The fold a slice brings on a page without a reveal (a lab's has none)."""
-    course = load_course(FIXTURE_COURSE)
-    lesson = course.lesson("basics-01")
-    assert lesson is not None
-    body = "{{ example lines=1-2 }}\n"
-    lesson = replace(lesson, body=body, source=f"# {HOSTILE}\nprint(2)\n".encode())
-    rendered, errors = prose.render_prose(lesson, course, None, root="../../")
-    page = Page(rendered.html)
-    assert errors == [] and "<script" not in rendered.html
-    assert page.text("code").count(HOSTILE) == 2  # the slice, and the whole file folded
-    assert page.text("summary") == "The whole example.py (2 lines), as it was recorded"
