@@ -27,7 +27,11 @@ if TYPE_CHECKING:  # standard library only at run time
 
 # What runs inside the example's process, by the names they had when recordings were first
 # made (a move of the file changes no recording; a change to its code does).
-HARNESS_FILES = (("harness.py", ("run", "harness.py")), ("panels.py", ("panels.py",)))
+HARNESS_FILES = (
+    ("harness.py", ("run", "harness.py")),
+    ("panels.py", ("panels.py",)),
+    ("cells.py", ("cells.py",)),
+)
 # How an example is run, where that is not in the files above: the environment it gets
 # (builder/run/environment.py), the interpreter's flags and the supervisor that starts it.
 # Bump it when a change there could change what an example prints: every recording then goes

@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..cells import Cell, CellError
+from ..cells import parse as parse_cells
 from ..core.errors import BuildError, ContentError, raise_all
 from .files import (
     front_matter_fields,
@@ -156,6 +158,7 @@ def _load_lesson(folder: Path, cache: Cache) -> Lesson:
         )
     for name in meta.data:
         _check_data_file(folder / name, name, path)
+    cells = cache("cells", (source,), lambda: _cells(source, source_path))
     return Lesson(
         meta=meta,
         folder=folder,
@@ -163,7 +166,17 @@ def _load_lesson(folder: Path, cache: Cache) -> Lesson:
         body_line=body_line,
         source=source.encode("utf-8"),
         front=front,
+        cells=cells,
     )
+
+
+def _cells(source: str, path: Path) -> tuple[Cell, ...]:
+    try:
+        return parse_cells(source)
+    except CellError as error:
+        raise ContentError(
+            f"line {error.line}: {error}", path=path, hint="see docs/authoring.md, Cells"
+        ) from None
 
 
 def _check_data_file(data: Path, name: str, lesson_file: Path) -> None:

@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal, Protocol, TypeVar
 
 from annotated_types import Interval, Len, MaxLen, MinLen
 
+from ..cells import Cell
 from .addresses import SiteUrl, SourceUrl
 from .colours import Colours
 from .rules import (
@@ -63,6 +64,7 @@ class Lesson:
     body_line: int
     source: bytes
     front: str = ""  # the front matter block as written
+    cells: tuple[Cell, ...] = ()  # the example's cells (builder/cells.py); () for one example
 
     @property
     def id(self) -> str:

@@ -15,9 +15,11 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from annotated_types import Interval, Len, MaxLen, MinLen
 
+from ..cells import MAX_VALUE
 from ..core.errors import RecordingError
 from .files import read_file, shallow_json
 from .rules import (
+    CELL_NAME_PATTERN,
     CONFLICT_MARKER,
     LESSON_ID_PATTERN,
     MAX_PANELS,
@@ -105,9 +107,10 @@ class Span:
 
 
 def _not_null(value: object) -> object:
-    """`timings` is left out when there are none declared, never written as null."""
+    """An optional field (`timings`, `cells`, a cell's `value` and `raised`) is left out
+    when there is none, never written as null."""
     if value is None:
-        raise ValueError("must be an object; leave the field out instead of null")
+        raise ValueError("is null: an optional field is left out when there is none")
     return value
 
 
@@ -120,6 +123,30 @@ class Timings:
 
     output: list[Span]
     panels: list[Annotated[int, Interval(ge=1)]]
+
+
+@dataclass(frozen=True)
+class Raised:
+    """The exception a `raises` cell raised: its class as a traceback names it, its message."""
+
+    __pydantic_config__ = STRICT
+
+    type: Annotated[str, Len(1, 200)]
+    message: Annotated[str, MaxLen(MAX_VALUE)]
+
+
+@dataclass(frozen=True)
+class CellRun:
+    """One cell that ran (builder/cells.py): its part of stdout, characters `start` to `end`
+    (end excluded), and the repr of its last expression or the exception it was to raise."""
+
+    __pydantic_config__ = STRICT
+
+    name: Annotated[str, Pattern(CELL_NAME_PATTERN)]
+    start: Annotated[int, Interval(ge=0)]
+    end: Annotated[int, Interval(ge=0)]
+    value: Annotated[str | None, MaxLen(MAX_VALUE), Check(_not_null, before=True)] = None
+    raised: Annotated[Raised | None, Check(_not_null, before=True)] = None
 
 
 @dataclass(frozen=True)
@@ -141,6 +168,8 @@ class Recording:
     # Optional (still schemaVersion 1): absent in recordings made before examples declared
     # their timings; `diff` then recognises timings by their units (builder/review/changes.py).
     timings: Annotated[Timings | None, Check(_not_null, before=True)] = None
+    # Optional: the example's cells that ran, in order (absent for an example without cells).
+    cells: Annotated[list[CellRun] | None, Check(_not_null, before=True)] = None
 
     @property
     def panels(self) -> list[BarPanel]:
@@ -155,8 +184,13 @@ class Recording:
 def dumps(recording: Recording) -> bytes:
     """The recording's bytes on disk: 2-space indent, schema key order, no final newline."""
     fields = asdict(recording)
-    if fields["timings"] is None:
-        del fields["timings"]
+    for optional in ("timings", "cells"):
+        if fields[optional] is None:
+            del fields[optional]
+    for cell in fields.get("cells") or ():
+        for optional in ("value", "raised"):
+            if cell[optional] is None:
+                del cell[optional]
     text = json.dumps(fields, indent=2, ensure_ascii=False)
     return text.encode("utf-8")
 
@@ -234,6 +268,17 @@ def json_schema() -> dict[str, Any]:
         "$ref": "#/$defs/Timings",
         "description": "Optional. The timings the example declared (builder.panels.timing, "
         "bar(timing=True)); absent in recordings made before examples declared them.",
+    }
+    cell = schema["$defs"]["CellRun"]["properties"]  # optional; when present, never null
+    cell["value"] = {"type": "string", "maxLength": MAX_VALUE, "title": "Value"}
+    cell["raised"] = {"$ref": "#/$defs/Raised"}
+    schema["properties"]["cells"] = {
+        "type": "array",
+        "items": {"$ref": "#/$defs/CellRun"},
+        "description": "Optional. The example's cells that ran, in order, each with its part "
+        "of stdout (characters start to end, end excluded), the repr of its last expression "
+        "(value) or the exception it was declared to raise (raised); absent for an example "
+        "without cells.",
     }
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["$id"] = "recording.schema.json"

@@ -14,6 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from ..cells import NAME  # the harness's names of cells, checked again on a recording
 from ..core.errors import ContentError
 from ..core.observe import NOT_INSTALLED, RECORDED
 from ..panels import MAX_BARS  # the harness's bound on a panel, checked again on a recording
@@ -26,6 +27,7 @@ MAX_DRAWABLE = 1e300  # a panel value's size: floats end at 1.8e308; a margin fo
 MAX_PANELS = 32  # a lesson's panels, each a chart on its page (the course's most is 4)
 LESSON_ID_PATTERN = r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$"
 SHA256_PATTERN = r"^[0-9a-f]{64}$"
+CELL_NAME_PATTERN = f"^{NAME.pattern}$"
 SLUG_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
 ENV_NAME_PATTERN = re.compile(r"^[A-Z_][A-Z0-9_]*$")
 INTERPRETER_ENV = frozenset({"PYTHONHOME", "PYTHONPLATLIBDIR"})  # refused in a lesson's env:

@@ -17,7 +17,7 @@ from markupsafe import Markup
 
 from ..core.errors import RenderError
 from ..course.model import Lesson
-from ..course.recording import Recording
+from ..course.recording import CellRun, Recording
 from .bounded import MAX_SEARCHED, compile_pattern
 from .figures import (
     Sizer,
@@ -69,6 +69,8 @@ class PageEnv:
     values: int = 0  # inline values placed so far: each note gets its own id
     placed: list[Placed] = field(default_factory=list)  # in the page's order
     section: tuple[str, str] = ("", "")  # the last heading so far: its text and id
+    placed_cells: list[str] = field(default_factory=list)  # by name, in the page's order
+    cell_caption_shown: bool = False  # the page's one caption for its cells (cells.py)
     _shown: list[str] | None = None
 
     def shown_lines(self) -> list[str]:
@@ -139,6 +141,11 @@ def _example(page: PageEnv, args: Args) -> str:
     and the first slice on a page is followed by the whole file, collapsed."""
     source = page.lesson.source.decode("utf-8-sig")
     lines = source.splitlines(keepends=True)
+    if "lines" in args and page.lesson.cells:
+        return page.fail(
+            f"{EXAMPLE_FILE} has cells: place one with {{{{ cell NAME }}}} rather than lines="
+            f"{args['lines'][0]}, whose lines shift when a line is added above them"
+        )
     if "lines" not in args:
         page.whole_example_shown = True
         return _example_figure(page, lines, 1, len(lines), "example")
@@ -162,11 +169,11 @@ def _example_figure(
     last = first + len(lines) - 1
     where = "" if (first, last) == (1, total) else f", lines {first}–{last} of {total}"
     numbers = "\n".join(str(n) for n in range(first, last + 1))
-    code = scrollable(_python(page, "".join(lines)), f"{EXAMPLE_FILE}{where}")
+    code = scrollable(python_code(page, "".join(lines)), f"{EXAMPLE_FILE}{where}")
     return macro("example_figure", kind, EXAMPLE_FILE, where, numbers, code, not hidden)
 
 
-def _python(page: PageEnv, code: str) -> str:
+def python_code(page: PageEnv, code: str) -> str:
     """Highlighted code with every line kept: Pygments drops leading and trailing blank
     lines (its `stripnl`), which would shift the line numbers beside them."""
     core = code.strip("\n")
@@ -185,6 +192,16 @@ def _output(page: PageEnv, args: Args) -> str:
     if recording is None:
         return macro("not_recorded", "Output")
     whole = page.shown_lines()
+    if "cell" in args:
+        run = cell_run(recording, args["cell"][0])
+        if run is None:
+            return page.fail(f"output cell={args['cell'][0]!r}: no cell of that name ran")
+        whole = terminal_lines(recording.stdout[run.start : run.end])
+    elif "lines" in args and recording.cells is not None:
+        return page.fail(
+            f"output lines={args['lines'][0]}: {EXAMPLE_FILE} has cells, and these lines move "
+            "when an earlier cell prints more; write cell=NAME lines=... (numbered in the cell)"
+        )
     lines: list[str] | None = whole
     if "lines" in args:
         part = _line_range(args["lines"][0], len(whole), page, "output")
@@ -203,6 +220,11 @@ def _output(page: PageEnv, args: Args) -> str:
     shown = clean_output("".join(lines))
     page.place("output", "recorded output", shown)
     return macro("output_figure", provenance(recording), shown, name)
+
+
+def cell_run(recording: Recording, name: str) -> CellRun | None:
+    """What the cell `name` recorded, if it ran."""
+    return next((run for run in recording.cells or () if run.name == name), None)
 
 
 def _marked_block(lines: list[str], args: Args, page: PageEnv) -> list[str] | None:

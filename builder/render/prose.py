@@ -38,6 +38,7 @@ from mdit_py_plugins.footnote import footnote_plugin
 from ..core.errors import RenderError
 from ..course.model import Course, Lesson
 from ..course.recording import Recording
+from .cells import cell_block, unplaced_cells
 from .figures import Sizer, chart_size, scrollable, table_scroll_open
 from .highlight import Highlighter, code_block
 from .links import Links
@@ -45,11 +46,12 @@ from .marks import BLOCKS, PageEnv, Placed, parse_args
 from .markup import macro
 from .values import value
 
-BLOCK_DIRECTIVES = ("example", "output", "panel", "panels", "reveal")
+_BLOCKS = {**BLOCKS, "cell": cell_block}
+BLOCK_DIRECTIVES = ("example", "output", "panel", "panels", "reveal", "cell")
 HEADINGS = ("h2", "h3")  # anchored, linked and listed in the page's contents
 SAFE_SCHEMES = ("http:", "https:", "mailto:")
 MAX_PARAGRAPH = 64 * 1024  # characters; see _bounded_paragraphs
-_BLOCK_LINE = re.compile(r"^\{\{\s*(example|output|panel|panels|reveal)\b(.*?)\}\}\s*$")
+_BLOCK_LINE = re.compile(r"^\{\{\s*(example|output|panel|panels|reveal|cell)\b(.*?)\}\}\s*$")
 
 
 @dataclass(frozen=True)
@@ -82,6 +84,7 @@ def render_prose(
     body = md.renderer.render(tokens, md.options, {"page": env})
     if env.revealing:  # a {{ reveal }} runs to the end of the prose
         body += "</details>\n"
+    unplaced_cells(env)
     placed = tuple(env.placed)
     made = RenderedProse(body, env.toc, env.placed_panels, env.terms, placed, env.reveals)
     return made, env.errors
@@ -292,7 +295,7 @@ def _render_block(self: Any, tokens: list[Token], idx: int, options: Any, env: A
     args = parse_args(token.content, page)
     if args is None:
         return ""
-    return BLOCKS[token.info](page, args)
+    return _BLOCKS[token.info](page, args)
 
 
 def _render_fence(self: Any, tokens: list[Token], idx: int, options: Any, env: Any) -> str:

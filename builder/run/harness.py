@@ -13,27 +13,38 @@ the example's own output, which it could print anyway). What the recording says 
 machine is not measured here but by builder/run/probe.py, a process the example cannot
 reach. The example's stdout is left alone: it is the recording.
 
-This file and panels.py are hashed into every recording's rendererHash: keep them small
+An example in cells (builder/cells.py) runs cell by cell in one namespace, as a notebook's
+kernel would: each cell's place in stdout, the repr of its last expression (as IPython
+shows it) or the exception it was declared to raise goes into the result as `cells`. A
+`show` cell does not run; a `timeit` cell is timed as IPython's %timeit times it.
+
+This file, cells.py and panels.py are hashed into every recording's rendererHash: keep them small
 and stable. Standard library only.
 """
 
 from __future__ import annotations
 
+import ast
 import atexit
+import io
 import json
 import linecache
+import math
 import os
 import sys
 import threading
+import timeit
+import tokenize
 import traceback
 from pathlib import Path
 from typing import Any
 
-from builder import panels
+from builder import cells, panels
 
 
-def run(lesson_id: str, source_path: str) -> str | int:
-    """Run the example: 'ok', 'raised', or the exit code it asked for with sys.exit."""
+def run(lesson_id: str, source_path: str, ran: list[dict[str, Any]]) -> str | int:
+    """Run the example: 'ok', 'raised', or the exit code it asked for with sys.exit; the
+    cells that ran are appended to `ran`."""
     name = f"{lesson_id}-example"
     source = Path(source_path).read_text("utf-8-sig")
     linecache.cache[name] = (len(source), None, source.splitlines(keepends=True), name)
@@ -41,13 +52,160 @@ def run(lesson_id: str, source_path: str) -> str | int:
     sys.argv = [source_path]
     _count_printed()
     try:
-        exec(compile(source, name, "exec", dont_inherit=True), namespace)
+        parts = cells.parse(source)
+        if not parts:
+            exec(compile(source, name, "exec", dont_inherit=True), namespace)
+        for cell in parts:
+            if not cell.show:
+                ran.append(_run_cell(cell, name, namespace))
     except SystemExit as stop:
         return _exit_code(stop.code)
     except BaseException as error:  # the example's own failure, shown as its traceback
         _print_example_traceback(error)
         return "raised"
     return "ok"
+
+
+def _run_cell(cell: cells.Cell, name: str, namespace: dict[str, Any]) -> dict[str, Any]:
+    """Run one cell in the example's namespace: its stdout's place, its last expression's
+    repr (as IPython shows it), or the exception it was declared to raise."""
+    try:
+        tree = ast.parse(cell.code, name)
+    except SyntaxError as error:
+        error.lineno = (error.lineno or 0) + cell.line  # a line of the whole file
+        error.end_lineno = (error.end_lineno or 0) + cell.line
+        raise
+    ast.increment_lineno(tree, cell.line)  # positions read as lines of the whole file
+    record: dict[str, Any] = {"name": cell.name, "start": panels.printed()}
+    last = tree.body[-1] if tree.body else None
+    if not isinstance(last, ast.Expr) or cell.timeit or _quiet(cell.code):
+        last = None  # no value to show: the cell runs whole
+    else:
+        tree.body.pop()
+    try:
+        if cell.timeit:
+            print(_timeit(tree, name, namespace))
+        else:
+            exec(compile(tree, name, "exec", dont_inherit=True), namespace)
+            if last is not None:
+                value = eval(compile(ast.Expression(last.value), name, "eval"), namespace)
+                if value is not None:
+                    record["value"] = _bounded(repr(value), cell, "the repr of its last expression")
+    except Exception as error:
+        if cell.raises is None or not _is(error, cell.raises):
+            if cell.raises is not None:
+                error.add_note(f"(cell {cell.name!r} was to raise {cell.raises})")
+            raise
+        message = _bounded(str(error), cell, "its exception's message")
+        record["raised"] = {"type": _type_name(error), "message": message}
+    else:
+        if cell.raises is not None:
+            said = f"raises={cell.raises}" if cell.raises else "raises"
+            raise CellDidNotRaise(f"cell {cell.name!r} ({said}) did not raise")
+    sys.stdout.flush()
+    record["end"] = panels.printed()
+    return {k: record[k] for k in ("name", "start", "end", "value", "raised") if k in record}
+
+
+class CellDidNotRaise(Exception):
+    """A cell declared `raises` finished without raising."""
+
+
+class CellTooLong(Exception):
+    """A cell's value or exception message is longer than a recording keeps."""
+
+
+def _bounded(text: str, cell: cells.Cell, what: str) -> str:
+    if len(text) > cells.MAX_VALUE:
+        raise CellTooLong(
+            f"cell {cell.name!r}: {what} is {len(text):,} characters, over the "
+            f"{cells.MAX_VALUE:,} a recording keeps; end the line with ; or show less"
+        )
+    return text
+
+
+def _is(error: BaseException, expected: str) -> bool:
+    """`error` is an instance of the class named `expected` (by name or module.name), or of
+    any Exception when `expected` is ""."""
+    if not expected:
+        return True
+    return any(
+        expected in (k.__name__, f"{k.__module__}.{k.__qualname__}") for k in type(error).__mro__
+    )
+
+
+def _type_name(error: BaseException) -> str:
+    """The exception's class as a traceback's last line names it."""
+    kind = type(error)
+    module = kind.__module__
+    return (
+        kind.__qualname__ if module in ("builtins", "__main__") else f"{module}.{kind.__qualname__}"
+    )
+
+
+_UNSEEN = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.ENDMARKER}
+_UNSEEN |= {tokenize.INDENT, tokenize.DEDENT}
+
+
+def _quiet(code: str) -> bool:
+    """The cell's last statement ends with `;`: IPython shows no value."""
+    readline = io.StringIO(code).readline
+    tokens = [t for t in tokenize.generate_tokens(readline) if t.type not in _UNSEEN]
+    return bool(tokens) and tokens[-1].string == ";"
+
+
+def _timeit(tree: ast.Module, name: str, namespace: dict[str, Any]) -> str:
+    """Time the cell as IPython's %timeit does: its statements looped in a function whose
+    globals are the example's (what they assign stays local), loops grown tenfold until a
+    run takes 0.2 s, then 7 runs; IPython's line, declared a timing."""
+    loop = ast.parse(TIMED)
+    loop.body[0].body[1].body = tree.body or [ast.Pass()]  # type: ignore[attr-defined]
+    ast.fix_missing_locations(loop)
+    made: dict[str, Any] = {}
+    exec(compile(loop, name, "exec", dont_inherit=True), namespace, made)
+    timer = timeit.Timer()
+    timer.inner = made["inner"]  # type: ignore[attr-defined]
+    number = 1
+    for power in range(10):
+        number = 10**power
+        if timer.timeit(number) >= 0.2:
+            break
+    runs = [t / number for t in timer.repeat(7, number)]
+    mean = math.fsum(runs) / len(runs)
+    std = (math.fsum((t - mean) ** 2 for t in runs) / len(runs)) ** 0.5
+    line = (
+        f"{_format_time(mean)} \u00b1 {_format_time(std)} per loop (mean \u00b1 std. dev. of "
+        f"7 runs, {number:,} loop{'' if number == 1 else 's'} each)"
+    )
+    panels.timings.append({"text": line, "after": panels.printed()})  # builder.panels.timing
+    return line
+
+
+TIMED = """
+def inner(_it, _timer):
+    _t0 = _timer()
+    for _i in _it:
+        pass
+    return _timer() - _t0
+"""
+
+
+def _format_time(seconds: float) -> str:
+    """IPython's _format_time: three significant digits in s, ms, \u00b5s or ns; over a
+    minute, in d, h, min and s."""
+    if seconds >= 60.0:
+        parts, left = [], seconds
+        for suffix, length in (("d", 86400), ("h", 3600), ("min", 60), ("s", 1)):
+            value = int(left / length)
+            if value > 0:
+                left %= length
+                parts.append(f"{value}{suffix}")
+            if left < 1:
+                break
+        return " ".join(parts)
+    units, scaling = ("s", "ms", "\u00b5s", "ns"), (1, 1e3, 1e6, 1e9)
+    order = min(-(math.floor(math.log10(seconds)) // 3), 3) if seconds > 0 else 3
+    return f"{seconds * scaling[order]:.3g} {units[order]}"
 
 
 def _count_printed() -> None:
@@ -99,11 +257,13 @@ def main(argv: list[str]) -> None:
     lesson_id, source_path, result_fd = argv
     channel = int(result_fd)
     os.set_inheritable(channel, False)
-    outcome = run(lesson_id, source_path)
+    ran: list[dict[str, Any]] = []
+    outcome = run(lesson_id, source_path, ran)
     join_threads()
     result: dict[str, Any] = {"outcome": outcome}
     if outcome == "ok":
         result["panels"] = panels.emitted
+        result["cells"] = ran
         result["timings"] = {"output": panels.timings, "panels": panels.timing_panels}
     atexit._run_exitfuncs()  # the example's hooks, now: none runs after the result
     body = json.dumps(result).encode()

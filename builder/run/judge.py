@@ -57,6 +57,9 @@ def judge(lesson: Lesson, scratch: Path, ran: Ran, seconds: float) -> Execution:
         )
     recorded = {"stdout": stdout}
     recorded |= {f"panel {n}": panel for n, panel in enumerate(result["panels"], 1)}
+    cells = result.get("cells") if lesson.cells else None
+    cells = cells if isinstance(cells, list) else None
+    recorded |= {f"cell {n}": cell for n, cell in enumerate(cells or (), 1)}
     folders = guarded_folders(lesson, scratch)
     leak = leaked(recorded, folders, secrets)
     if leak:
@@ -69,6 +72,7 @@ def judge(lesson: Lesson, scratch: Path, ran: Ran, seconds: float) -> Execution:
         stderr=stderr,
         panels=result["panels"],
         timings=result.get("timings") if isinstance(result.get("timings"), dict) else {},
+        cells=cells,
     )
 
 

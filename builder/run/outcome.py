@@ -43,6 +43,7 @@ class Execution:
     panels: list[dict[str, Any]] = field(default_factory=list)
     environment: dict[str, Any] = field(default_factory=dict)
     timings: dict[str, Any] = field(default_factory=dict)  # the harness's, as it sent them
+    cells: list[dict[str, Any]] | None = None  # the cells that ran; None: not in cells
 
     @property
     def ok(self) -> bool:

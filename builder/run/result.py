@@ -45,6 +45,8 @@ def to_recording(
         raw["timings"] = declared_timings(
             execution.stdout, execution.timings, len(execution.panels)
         )
+    if execution.cells is not None:
+        raw["cells"] = _cells(execution.cells, len(execution.stdout))
     try:  # validated as the text recording.dumps will write (strict types read JSON objects)
         return validate_json(Recording, json.dumps(raw, indent=2, ensure_ascii=False))
     except ValidationError as error:
@@ -75,6 +77,21 @@ def declared_timings(stdout: str, declared: dict[str, Any], panels: int) -> dict
     numbers = panel_numbers if isinstance(panel_numbers, list) else []
     numbers = sorted({n for n in numbers if type(n) is int and 1 <= n <= panels})
     return {"output": spans, "panels": numbers}
+
+
+def _cells(ran: list[Any], printed: int) -> list[Any]:
+    """The harness's cells, each one's part of stdout kept within stdout and after the one
+    before it (writes that bypass sys.stdout are not counted: they fall to a later cell)."""
+    kept, start = [], 0
+    for cell in ran:
+        if not isinstance(cell, dict) or type(cell.get("start")) is not int:
+            return ran  # not the harness's: validation names what is wrong
+        end = cell.get("end")
+        start = min(max(cell["start"], start), printed)
+        end = min(max(end, start), printed) if type(end) is int else end
+        kept.append(cell | {"start": start, "end": end})
+        start = end if type(end) is int else start
+    return kept
 
 
 def _declared(items: object) -> list[dict[str, Any]]:

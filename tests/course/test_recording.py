@@ -108,5 +108,5 @@ def test_committed_json_schema_is_current(tmp_path: Path) -> None:
         "run: python -m builder schema --out builder/course/schema/recording.schema.json"
     )
     schema = json.loads(out.read_text())
-    assert list(schema["properties"]) == [*json.loads(REFERENCE.read_text()), "timings"]
+    assert list(schema["properties"]) == [*json.loads(REFERENCE.read_text()), "timings", "cells"]
     assert schema["required"] == list(json.loads(REFERENCE.read_text()))

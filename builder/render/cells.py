@@ -1,0 +1,106 @@
+"""`{{ cell NAME }}`: one of the example's cells (builder/cells.py) where the prose places
+it, its code numbered with the file's lines and, directly under it, what that cell alone
+recorded: its stdout, then the repr of its last expression or the exception it was to
+raise. `{{ cell NAME code }}` places the code alone; `{{ output cell=NAME ... }}`
+(marks.py) quotes the cell's stdout with the filters `{{ output }}` takes.
+
+The first cell a page places carries the page's one caption: the file, its download link
+and the instrument its outputs were recorded on; every output names that instrument to a
+screen reader. A cell that is not `hide` must be placed, unless `{{ example }}` shows the
+whole file (`unplaced_cells`); a `hide` cell cannot be.
+"""
+
+from __future__ import annotations
+
+from markupsafe import Markup
+
+from ..cells import Cell
+from ..core.errors import RenderError
+from .figures import provenance, scrollable
+from .marks import EXAMPLE_FILE, Args, PageEnv, cell_run, python_code
+from .markup import macro
+from .terminal import clean_output, terminal_lines
+
+
+def cell_block(page: PageEnv, args: Args) -> str:
+    words = args.get("", [])
+    if not words or len(words) > 2 or words[1:] not in ([], ["code"]) or len(args) > 1:
+        return page.fail(
+            "{{ cell NAME }} or {{ cell NAME code }}: a cell's name, then perhaps `code`"
+        )
+    cell = next((c for c in page.lesson.cells if c.name == words[0]), None)
+    if cell is None:
+        return page.fail(_no_such_cell(page, words[0]))
+    if cell.hide:
+        return page.fail(
+            f"cell {cell.name!r} is `hide`: it runs but is not shown; drop `hide` to place it"
+        )
+    first = cell.name not in page.placed_cells
+    page.placed_cells.append(cell.name)
+    code = _code(page, cell)
+    out = Markup() if words[1:] == ["code"] else _outputs(page, cell)
+    caption = _caption(page) if not page.cell_caption_shown else Markup()
+    page.cell_caption_shown = True
+    anchor = f"cell-{cell.name}" if first else ""
+    return macro("cell_figure", anchor, cell.name, caption, code, out)
+
+
+def _no_such_cell(page: PageEnv, name: str) -> str:
+    names = ", ".join(c.name for c in page.lesson.cells if not c.hide)
+    if not page.lesson.cells:
+        return f"cell {name!r}: {EXAMPLE_FILE} has no cells (mark them with `# %% name`)"
+    return f"cell {name!r}: {EXAMPLE_FILE} has no such cell (placeable: {names or 'none'})"
+
+
+def _code(page: PageEnv, cell: Cell) -> Markup:
+    shown = cell.shown
+    first = cell.shown_first
+    numbers = "\n".join(str(n) for n in range(first, first + shown.count("\n")))
+    code = scrollable(python_code(page, shown), f"cell {cell.name}, {EXAMPLE_FILE} line {first}")
+    return macro("cell_code", numbers, code)
+
+
+def _caption(page: PageEnv) -> Markup:
+    """The page's one caption for its cells: the file, its download (none in a lab's
+    exercise: the file holds the answer) and the instrument of every output under them."""
+    hidden = page.reveals and not page.revealing
+    recorded = provenance(page.recording) if page.recording else "not recorded yet"
+    return macro("cell_caption", EXAMPLE_FILE, not hidden, recorded)
+
+
+def _outputs(page: PageEnv, cell: Cell) -> Markup:
+    if cell.show:
+        return macro("cell_not_run")
+    if page.recording is None:
+        return macro("not_recorded", "Output")
+    run = cell_run(page.recording, cell.name)
+    if run is None:
+        page.error(f"cell {cell.name!r}: the recording has no output for it; re-record")
+        return Markup()
+    said = f"of cell {cell.name} · {provenance(page.recording)}"
+    printed = clean_output("".join(terminal_lines(page.recording.stdout[run.start : run.end])))
+    value = clean_output(run.value or "")
+    raised = (run.raised.type, clean_output(run.raised.message)) if run.raised else None
+    page.place("output", f"cell {cell.name}", _shown(printed, value, raised), f"cell-{cell.name}")
+    return macro("cell_outputs", said, printed, value, raised)
+
+
+def _shown(printed: str, value: str, raised: tuple[str, str] | None) -> str:
+    parts = [printed.rstrip("\n")] if printed else []
+    parts += [f"Out: {value}"] if value else []
+    parts += [f"{raised[0]}: {raised[1]}"] if raised else []
+    return "\n".join(parts)
+
+
+def unplaced_cells(page: PageEnv) -> None:
+    """Each cell that is not `hide` nor placed is an error (unless the page showed the
+    whole file): nothing the example runs for readers goes unshown."""
+    if page.whole_example_shown:
+        return
+    for cell in page.lesson.cells:
+        if not cell.hide and cell.name not in page.placed_cells:
+            message = (
+                f"line {cell.line}: cell {cell.name!r} is not placed in lesson.md: write "
+                f"{{{{ cell {cell.name} }}}} where the prose discusses it, or mark it `hide`"
+            )
+            page.errors.append(RenderError(message, path=page.lesson.example_path))
