@@ -48,6 +48,7 @@ class RunIt:
     command: str  # the lesson's env: settings, then python example.py
     cited_as: str  # the name positions in the recorded output use, if they cite the example
     answer: bool = False  # the example is a lab's answer: folded, like the solution
+    stops_at: str = ""  # the first `raises` cell: a run by hand stops there (builder/cells.py)
 
 
 @dataclass(frozen=True)
@@ -210,7 +211,8 @@ def run_it(lesson: Lesson, recording: Recording | None, root: str) -> RunIt:
         cited = name if f"{name}:" in recording.stdout else ""
     settings = [f"{key}={shlex.quote(value)}" for key, value in lesson.meta.env.items()]
     command = " ".join([*settings, "python", example])
-    return RunIt(files, shim, install, command, cited)
+    stops_at = next((cell.name for cell in lesson.cells if cell.raises is not None), "")
+    return RunIt(files, shim, install, command, cited, stops_at=stops_at)
 
 
 def _chart_artifacts(
@@ -245,6 +247,8 @@ def _notebook_artifact(
         recording.stdout if recording else None,
         figures.provenance(recording) if recording else "",
         page_url(site, f"{lesson.url}index.html") if (site := meta.site_url) else PAGE,
+        lesson.cells,
+        tuple(recording.cells or ()) if recording else (),
         label=lesson.id,
     )
 

@@ -1,6 +1,9 @@
 """A lesson's example as a Jupyter notebook, written beside its page and its example.py:
-a markdown cell with the lesson's title and a link back to its page, then one code cell
-holding the example with the output the recording holds (not a new run) as its stdout.
+a markdown cell with the lesson's title and a link back to its page, then the example with
+the output the recording holds (not a new run): one code cell holding it all, or, for an
+example in cells (builder/cells.py), one code cell per cell with that cell's own output
+(its stdout, its value as an execute_result, the exception it was to raise as an error),
+tagged as Jupyter Book reads them (hide-input, skip-execution, raises-exception).
 
 Written as the JSON nbformat writes for notebook format 4.5 (the same bytes `nbformat.writes`
 gives, which tests/render/test_notebook.py checks with nbformat's own writer and schema),
@@ -14,7 +17,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..cells import Cell
 from ..core.artifact import Made
+from ..course.recording import CellRun
 
 NOTEBOOK_FILE = "example.ipynb"  # beside marks.EXAMPLE_FILE in each lesson's folder
 PAGE = "index.html"  # the lesson's page, in the same folder on the site
@@ -30,25 +35,65 @@ def example_notebook(
     stdout: str | None,
     provenance: str,
     page: str = PAGE,
+    cells: tuple[Cell, ...] = (),
+    ran: tuple[CellRun, ...] = (),
 ) -> Made:
     """The notebook file of the lesson at `folder` ("l/<slug>/"): `run` is what the example
     needs besides its code (the files it reads or imports, which the page offers beside it,
     and the lesson's env: as "NAME=value"), `stdout` the recorded output (None: not recorded
     yet, and the code cell has no output); `page`: the lesson page's address (absolute when
-    course.yml says where the site is published, so a downloaded notebook still leads back)."""
+    course.yml says where the site is published, so a downloaded notebook still leads back);
+    `cells`: the example's cells, `ran`: what each recorded (by name)."""
     name = f"{folder}{NOTEBOOK_FILE}"
-    outputs = [] if stdout is None else [_stream(stdout)]
-    code = _cell("code", "example", source.decode("utf-8-sig"))
-    code |= {"execution_count": None if stdout is None else 1, "outputs": outputs}
+    if cells:
+        code = _code_cells(cells, ran, stdout)
+    else:
+        outputs = [] if stdout is None else [_stream(stdout)]
+        whole = _cell("code", "example", source.decode("utf-8-sig"))
+        code = [whole | {"execution_count": None if stdout is None else 1, "outputs": outputs}]
     about = _intro(folder, title, course, run, stdout, provenance, page)
     notebook = {
-        "cells": [_cell("markdown", "lesson", about), code],
+        "cells": [_cell("markdown", "lesson", about), *code],
         "metadata": _metadata(),
         "nbformat": 4,
         "nbformat_minor": 5,
     }
     text = json.dumps(notebook, indent=1, sort_keys=True, separators=_JSON, ensure_ascii=False)
     return Made({name: (text + "\n").encode("utf-8")})
+
+
+def _code_cells(
+    cells: tuple[Cell, ...], ran: tuple[CellRun, ...], stdout: str | None
+) -> list[dict[str, Any]]:
+    """One code cell per cell, with what the recording holds for it (none when the lesson
+    is not recorded yet, or a `show` cell, which never runs)."""
+    recorded = {run.name: run for run in ran} if stdout is not None else {}
+    made, count = [], 0
+    for cell in cells:
+        code = _cell("code", f"cell-{cell.name}", cell.shown.removesuffix("\n"))
+        tags = [tag for tag, on in _TAGS if getattr(cell, on) not in (False, None)]
+        code["metadata"] = {"tags": tags} if tags else {}
+        run = recorded.get(cell.name)
+        outputs: list[dict[str, Any]] = []
+        if run is not None and stdout is not None:
+            count += 1
+            printed = stdout[run.start : run.end]
+            outputs += [_stream(printed)] if printed else []
+            if run.value is not None:
+                data = {"text/plain": run.value.splitlines(True)}
+                result = {"data": data, "execution_count": count, "metadata": {}}
+                outputs.append(result | {"output_type": "execute_result"})
+            if run.raised is not None:
+                ename = run.raised.type.rpartition(".")[2]
+                line = f"{run.raised.type}: {run.raised.message}"
+                error = {"ename": ename, "evalue": run.raised.message, "traceback": [line]}
+                outputs.append(error | {"output_type": "error"})
+        made.append(code | {"execution_count": count if run else None, "outputs": outputs})
+    return made
+
+
+# The tags Jupyter Book and MyST-NB read, by the cell option that gives them.
+_TAGS = (("hide-input", "hide"), ("skip-execution", "show"), ("raises-exception", "raises"))
 
 
 def _cell(kind: str, cell_id: str, source: str) -> dict[str, Any]:
@@ -80,7 +125,7 @@ def _intro(
     link = f"[{_escaped(title)}]({page})"
     output = (
         f"The output under the code is the recorded one ({provenance}), "
-        "not a run on your machine: running the cell prints yours."
+        "not a run on your machine: running the cells prints yours."
         if stdout is not None
         else "This lesson has no recording yet, so the code cell has no output."
     )
