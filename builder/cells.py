@@ -27,6 +27,8 @@ MARKER = "# %%"
 NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,47}")
 EXCEPTION = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 FLAGS = ("hide", "show", "timeit")
+# What `raises` cannot catch: not an Exception, it stops the run (sys.exit, Ctrl-C).
+UNCAUGHT = ("BaseException", "SystemExit", "KeyboardInterrupt", "GeneratorExit")
 MAX_VALUE = 64 * 1024  # characters of a cell's value or exception message a recording keeps
 CLASHES = (("hide", "show"), ("show", "raises"), ("show", "timeit"), ("timeit", "raises"))
 
@@ -106,6 +108,10 @@ def _cell(marker: str, line: int, code: str) -> Cell:
         key, eq, value = option.partition("=")
         if key in found:
             raise CellError(line, f"cell {name!r} gives {key!r} twice")
+        if key == "raises" and value.rpartition(".")[2] in UNCAUGHT:
+            raise CellError(
+                line, f"cell {name!r}: raises={value} cannot be declared: it ends the run itself"
+            )
         if key == "raises" and (not eq or EXCEPTION.fullmatch(value)):
             found[key] = value
         elif key in FLAGS and not eq:

@@ -70,6 +70,7 @@ def canned_as(lesson_id: str, source: str) -> Execution:
         stdout=recorded["stdout"],
         panels=recorded["data"]["panels"],
         environment=recorded["environment"],
+        cells=recorded.get("cells"),
     )
 
 

@@ -171,6 +171,11 @@ class Recording:
     # Optional: the example's cells that ran, in order (absent for an example without cells).
     cells: Annotated[list[CellRun] | None, Check(_not_null, before=True)] = None
 
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> Any:
+        """The recording's own fields, then: its cells' parts of stdout fit it."""
+        return Check(_cells_fit).__get_pydantic_core_schema__(source, handler)
+
     @property
     def panels(self) -> list[BarPanel]:
         return self.data.panels
@@ -179,6 +184,25 @@ class Recording:
     def device(self) -> str:
         """The instrument in words: 'CPU' for recorded_cpu_computation."""
         return self.provenance.removeprefix("recorded_").removesuffix("_computation").upper()
+
+
+def _cells_fit(recording: Recording) -> Recording:
+    """Each cell once, its part of stdout within stdout and after the one before it, and a
+    value or an exception, not both: what a run makes."""
+    end, names = 0, set()
+    for cell in recording.cells or ():
+        if cell.name in names:
+            raise ValueError(f"cells: {cell.name!r} is listed twice")
+        if not end <= cell.start <= cell.end <= len(recording.stdout):
+            raise ValueError(
+                f"cells: {cell.name!r} holds characters {cell.start} to {cell.end}, not within "
+                f"stdout ({len(recording.stdout)} characters) after the cell before it ({end})"
+            )
+        if cell.value is not None and cell.raised is not None:
+            raise ValueError(f"cells: {cell.name!r} has both a value and an exception")
+        names.add(cell.name)
+        end = cell.end
+    return recording
 
 
 def dumps(recording: Recording) -> bytes:

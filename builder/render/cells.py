@@ -75,7 +75,10 @@ def _outputs(page: PageEnv, cell: Cell) -> Markup:
         return macro("not_recorded", "Output")
     run = cell_run(page.recording, cell.name)
     if run is None:
-        page.error(f"cell {cell.name!r}: the recording has no output for it; re-record")
+        page.error(
+            f"cell {cell.name!r} has no recorded output: the run ended before it (sys.exit in "
+            "an earlier cell?), or the recording is older than the cell: re-record"
+        )
         return Markup()
     said = f"of cell {cell.name} · {provenance(page.recording)}"
     printed = clean_output("".join(terminal_lines(page.recording.stdout[run.start : run.end])))

@@ -6,9 +6,12 @@ not."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+
+from mdit_py_plugins.anchors.index import slugify
 
 from ..course.model import Course, GlossaryTerm, Lesson, by_id_or_slug, terms_by_key
 from ..course.rules import same_name
@@ -62,3 +65,14 @@ class Links:
     @cached_property
     def _terms(self) -> dict[str, GlossaryTerm]:
         return terms_by_key(self.glossary)
+
+
+# The ids the page gives its own figures and sections: a heading never takes one.
+_PAGE_IDS = re.compile(r"panel-\d+|cell-.*|run-it-yourself")
+
+
+def heading_id(title: str) -> str:
+    """A heading's id, as markdown-it's anchors make it, but never one of _PAGE_IDS (a
+    heading "Cell trace" would take the id of {{ cell trace }}'s figure)."""
+    made = slugify(title)
+    return f"section-{made}" if _PAGE_IDS.fullmatch(made) else made

@@ -196,6 +196,8 @@ def _output(page: PageEnv, args: Args) -> str:
         run = cell_run(recording, args["cell"][0])
         if run is None:
             return page.fail(f"output cell={args['cell'][0]!r}: no cell of that name ran")
+        if any(c.hide for c in page.lesson.cells if c.name == run.name):
+            return page.fail(f"output cell={run.name}: the cell is `hide`, never shown")
         whole = terminal_lines(recording.stdout[run.start : run.end])
     elif "lines" in args and recording.cells is not None:
         return page.fail(
@@ -219,6 +221,8 @@ def _output(page: PageEnv, args: Args) -> str:
     name = "Recorded output" + (f" ({page.outputs})" if page.outputs > 1 else "")
     shown = clean_output("".join(lines))
     page.place("output", "recorded output", shown)
+    if page.lesson.cells:  # the page's one caption is its first cell's: named, not captioned
+        return macro("output_figure", "", shown, f"{name} · {provenance(recording)}")
     return macro("output_figure", provenance(recording), shown, name)
 
 

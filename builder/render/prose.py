@@ -41,7 +41,7 @@ from ..course.recording import Recording
 from .cells import cell_block, unplaced_cells
 from .figures import Sizer, chart_size, scrollable, table_scroll_open
 from .highlight import Highlighter, code_block
-from .links import Links
+from .links import Links, heading_id
 from .marks import BLOCKS, PageEnv, Placed, parse_args
 from .markup import macro
 from .values import value
@@ -95,7 +95,7 @@ def parser() -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": False})
     md.enable(["table", "strikethrough"])
     md.use(footnote_plugin).use(admon_plugin)
-    md.use(anchors_plugin, min_level=2, max_level=3)
+    md.use(anchors_plugin, min_level=2, max_level=3, slug_func=heading_id)
     md.block.ruler.before("paragraph", "recorded_block", _block_rule)
     md.core.ruler.before("inline", "bounded_paragraphs", _bounded_paragraphs)
     md.core.ruler.push("source_lines", _source_lines)

@@ -28,6 +28,7 @@ from typing import Any, Literal
 
 from ..core.errors import RecordingError
 from ..course.recording import BarPanel, Recording, Timings, loads
+from .cells import cells_of_lines, value_changes
 
 _UNIT = r"(?:ns|us|µs|μs|ms|s|sec|secs|seconds?|milliseconds?|microseconds?|nanoseconds?)"
 TIME_QUANTITY = re.compile(rf"(?<![\w.])\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?\s?{_UNIT}(?!\w)")
@@ -71,6 +72,7 @@ class OutputChange:
     added: int
     removed: int
     timing_lines: int  # lines whose only change is a timing, folded out of `diff`
+    cells: tuple[str, ...] = ()  # the cells that printed the changed lines (cells.py)
 
 
 @dataclass(frozen=True)
@@ -106,6 +108,7 @@ class LessonChange:
     recorded: Field | None  # generatedAt, old -> new
     problem: str = ""  # why a side cannot be read (category "invalid")
     pages: tuple[PageMark, ...] = ()  # what the lesson's page shows that changed
+    cells: tuple[Field, ...] = ()  # cells whose value or declared exception changed
 
 
 @dataclass(frozen=True)
@@ -169,7 +172,8 @@ def lesson_change(
         return LessonChange(lesson_id, "invalid", None, (), (), (), None, str(error))
     if a is None or b is None:
         return _added_or_removed(lesson_id, a, b)
-    output = output_change(a.stdout, b.stdout, a.timings, b.timings)
+    output = output_change(a.stdout, b.stdout, a.timings, b.timings, (a, b))
+    cells = tuple(Field(*change) for change in value_changes(a, b))
     panels = panel_changes(a.panels, b.panels, _declared_panels(a), _declared_panels(b))
     fields = _environment(a, b) if environment else ()
     because = tuple(
@@ -178,8 +182,8 @@ def lesson_change(
         if getattr(a, field) != getattr(b, field)
     )
     recorded = Field("generatedAt", a.generatedAt, b.generatedAt)
-    category = _category(output, panels, fields)
-    return LessonChange(lesson_id, category, output, panels, fields, because, recorded)
+    category = "changed" if cells else _category(output, panels, fields)
+    return LessonChange(lesson_id, category, output, panels, fields, because, recorded, cells=cells)
 
 
 def _added_or_removed(lesson_id: str, a: Recording | None, b: Recording | None) -> LessonChange:
@@ -246,10 +250,15 @@ def _punch(line: str, spans: list[tuple[int, int]]) -> str:
 
 
 def output_change(
-    old: str, new: str, old_timings: Timings | None = None, new_timings: Timings | None = None
+    old: str,
+    new: str,
+    old_timings: Timings | None = None,
+    new_timings: Timings | None = None,
+    sides: tuple[Recording, Recording] | None = None,
 ) -> OutputChange | None:
     """The output's changed lines as unified-diff hunks; lines that only moved timings are
-    aligned as unchanged (and counted), so they never show as changes."""
+    aligned as unchanged (and counted), so they never show as changes. With the two
+    recordings (`sides`), the cells that printed the changed lines are named."""
     if old == new:
         return None
     a, b = old.splitlines(), new.splitlines()
@@ -267,7 +276,13 @@ def output_change(
     if added or removed:
         for group in matcher.get_grouped_opcodes(CONTEXT):
             diff += _hunk(group, a, b)
-    return OutputChange(tuple(diff), added, removed, timing)
+    names: list[str] = []
+    if sides and (added or removed):
+        changed = [(tag, i1, i2, j1, j2) for tag, i1, i2, j1, j2 in codes if tag != "equal"]
+        names = cells_of_lines(sides[1], (j for _, _, _, j1, j2 in changed for j in range(j1, j2)))
+        gone = cells_of_lines(sides[0], (i for _, i1, i2, _, _ in changed for i in range(i1, i2)))
+        names += [name for name in gone if name not in names]
+    return OutputChange(tuple(diff), added, removed, timing, tuple(names))
 
 
 def _hunk(group: list[tuple[str, int, int, int, int]], a: list[str], b: list[str]) -> list[str]:

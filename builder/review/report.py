@@ -97,6 +97,8 @@ def folded(lesson: LessonChange) -> str:
 def output_words(output: OutputChange) -> str:
     parts = [f"{output.added} line(s) added"] if output.added else []
     parts += [f"{output.removed} removed"] if output.removed else []
+    if output.cells:
+        parts.append(f"in cell{'s' * (len(output.cells) > 1)} {', '.join(output.cells)}")
     return ", ".join(parts) or "only timings moved"
 
 
@@ -182,6 +184,7 @@ def _text_lesson(lesson: LessonChange) -> list[str]:
     if lesson.output and lesson.output.diff:
         lines.append(f"  output: {output_words(lesson.output)}")
         lines += [f"    {visible(line)}" for line in _diff_lines(lesson.output)]
+    lines += [f"  {f.name}: {one_line(f.old)} -> {one_line(f.new)}" for f in lesson.cells]
     for panel in _shown_panels(lesson):
         lines += _text_panel(panel)
     if lesson.environment:
@@ -245,6 +248,7 @@ def _md_lesson(lesson: LessonChange) -> list[str]:
     if lesson.output and lesson.output.diff:
         blocks.append(f"**Output**: {output_words(lesson.output)}")
         blocks.append(markdown_fence("diff", _diff_lines(lesson.output)))
+    blocks += [f"**{f.name}**: {_cell(f.old)} → {_cell(f.new)}" for f in lesson.cells]
     blocks += [_md_panel(panel) for panel in _shown_panels(lesson)]
     if lesson.environment:
         blocks.append(f"**Environment**: {_cell(environment_words(lesson.environment, '→'))}")

@@ -24,14 +24,18 @@ and stable. Standard library only.
 
 from __future__ import annotations
 
+import array
 import ast
 import atexit
+import fcntl
 import io
 import json
 import linecache
 import math
 import os
+import select
 import sys
+import termios
 import threading
 import timeit
 import tokenize
@@ -42,9 +46,10 @@ from typing import Any
 from builder import cells, panels
 
 
-def run(lesson_id: str, source_path: str, ran: list[dict[str, Any]]) -> str | int:
+def run(lesson_id: str, source_path: str, ran: list[dict[str, Any]], relays: Relays) -> str | int:
     """Run the example: 'ok', 'raised', or the exit code it asked for with sys.exit; the
-    cells that ran are appended to `ran`."""
+    cells that ran are appended to `ran`, their parts of stdout counted in bytes at fd 1
+    (`Relay`), so what a subprocess or C code writes there falls to the cell that wrote it."""
     name = f"{lesson_id}-example"
     source = Path(source_path).read_text("utf-8-sig")
     linecache.cache[name] = (len(source), None, source.splitlines(keepends=True), name)
@@ -55,28 +60,35 @@ def run(lesson_id: str, source_path: str, ran: list[dict[str, Any]]) -> str | in
         parts = cells.parse(source)
         if not parts:
             exec(compile(source, name, "exec", dont_inherit=True), namespace)
+        relay = relays.make() if parts else None
         for cell in parts:
-            if not cell.show:
-                ran.append(_run_cell(cell, name, namespace))
+            if relay and not cell.show:
+                ran.append(_run_cell(cell, name, namespace, relay))
     except SystemExit as stop:
         return _exit_code(stop.code)
+    except CellDidNotRaise as error:
+        print(error, file=sys.stderr)
+        return "raised"
     except BaseException as error:  # the example's own failure, shown as its traceback
         _print_example_traceback(error)
         return "raised"
     return "ok"
 
 
-def _run_cell(cell: cells.Cell, name: str, namespace: dict[str, Any]) -> dict[str, Any]:
+def _run_cell(
+    cell: cells.Cell, name: str, namespace: dict[str, Any], relay: Relay
+) -> dict[str, Any]:
     """Run one cell in the example's namespace: its stdout's place, its last expression's
     repr (as IPython shows it), or the exception it was declared to raise."""
     try:
-        tree = ast.parse(cell.code, name)
+        tree = compile(cell.code, name, "exec", ast.PyCF_ONLY_AST, True)
+        assert isinstance(tree, ast.Module)
     except SyntaxError as error:
         error.lineno = (error.lineno or 0) + cell.line  # a line of the whole file
         error.end_lineno = (error.end_lineno or 0) + cell.line
         raise
     ast.increment_lineno(tree, cell.line)  # positions read as lines of the whole file
-    record: dict[str, Any] = {"name": cell.name, "start": panels.printed()}
+    record: dict[str, Any] = {"name": cell.name, "start": relay.position()}
     last = tree.body[-1] if tree.body else None
     if not isinstance(last, ast.Expr) or cell.timeit or _quiet(cell.code):
         last = None  # no value to show: the cell runs whole
@@ -94,7 +106,8 @@ def _run_cell(cell: cells.Cell, name: str, namespace: dict[str, Any]) -> dict[st
     except Exception as error:
         if cell.raises is None or not _is(error, cell.raises):
             if cell.raises is not None:
-                error.add_note(f"(cell {cell.name!r} was to raise {cell.raises})")
+                said = f"cell {cell.name!r} raised {type(error).__name__}, not {cell.raises}"
+                error.add_note(f"{said} (raises={cell.raises})")
             raise
         message = _bounded(str(error), cell, "its exception's message")
         record["raised"] = {"type": _type_name(error), "message": message}
@@ -102,9 +115,63 @@ def _run_cell(cell: cells.Cell, name: str, namespace: dict[str, Any]) -> dict[st
         if cell.raises is not None:
             said = f"raises={cell.raises}" if cell.raises else "raises"
             raise CellDidNotRaise(f"cell {cell.name!r} ({said}) did not raise")
-    sys.stdout.flush()
-    record["end"] = panels.printed()
+    record["end"] = relay.position()
     return {k: record[k] for k in ("name", "start", "end", "value", "raised") if k in record}
+
+
+class Relays:
+    """The Relay made for an example in cells, if one was."""
+
+    def __init__(self) -> None:
+        self.found: list[Relay] = []
+
+    def make(self) -> Relay:
+        self.found.append(Relay())
+        return self.found[0]
+
+
+class Relay:
+    """fd 1 made a pipe that this process forwards to the real stdout, counting the bytes:
+    `position()` is how many every writer (print, sys.stdout.buffer, a subprocess, C code
+    that flushed) had written by then, all of them forwarded. A daemon thread forwards
+    while a cell runs, so a cell that prints more than a pipe holds never blocks."""
+
+    def __init__(self) -> None:
+        sys.stdout.flush()
+        self.real = os.dup(1)  # not inherited: the example's subprocesses write to the pipe
+        self.read, write = os.pipe()
+        os.dup2(write, 1)
+        os.close(write)
+        os.set_blocking(self.read, False)
+        self.count = 0
+        self.lock = threading.Lock()
+        threading.Thread(target=self._pump, daemon=True).start()
+
+    def _pump(self) -> None:
+        while select.select([self.read], [], [])[0]:
+            with self.lock:
+                if not self._forward():
+                    return
+
+    def _forward(self) -> bool:
+        """What the pipe holds, forwarded; False at its end."""
+        try:
+            data = os.read(self.read, 1 << 16)
+        except BlockingIOError:
+            return True
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self.real, view) :]
+        self.count += len(data)
+        return bool(data)
+
+    def position(self) -> int:
+        sys.stdout.flush()
+        waiting = array.array("i", [0])
+        with self.lock:
+            while fcntl.ioctl(self.read, termios.FIONREAD, waiting) == 0 and waiting[0]:
+                self._forward()
+            return self.count
 
 
 class CellDidNotRaise(Exception):
@@ -258,7 +325,8 @@ def main(argv: list[str]) -> None:
     channel = int(result_fd)
     os.set_inheritable(channel, False)
     ran: list[dict[str, Any]] = []
-    outcome = run(lesson_id, source_path, ran)
+    relay = Relays()
+    outcome = run(lesson_id, source_path, ran, relay)
     join_threads()
     result: dict[str, Any] = {"outcome": outcome}
     if outcome == "ok":
@@ -267,6 +335,8 @@ def main(argv: list[str]) -> None:
         result["timings"] = {"output": panels.timings, "panels": panels.timing_panels}
     atexit._run_exitfuncs()  # the example's hooks, now: none runs after the result
     body = json.dumps(result).encode()
+    if relay.found:
+        relay.found[0].position()  # all it printed, forwarded before the result
     sys.stdout.flush()
     sys.stderr.flush()
     with open(channel, "wb") as pipe:

@@ -58,8 +58,8 @@ def judge(lesson: Lesson, scratch: Path, ran: Ran, seconds: float) -> Execution:
     recorded = {"stdout": stdout}
     recorded |= {f"panel {n}": panel for n, panel in enumerate(result["panels"], 1)}
     cells = result.get("cells") if lesson.cells else None
-    cells = cells if isinstance(cells, list) else None
-    recorded |= {f"cell {n}": cell for n, cell in enumerate(cells or (), 1)}
+    cells = _in_characters(cells, ran.out) if isinstance(cells, list) else None
+    recorded |= {f"cell {_name(cell, n)}": cell for n, cell in enumerate(cells or (), 1)}
     folders = guarded_folders(lesson, scratch)
     leak = leaked(recorded, folders, secrets)
     if leak:
@@ -74,6 +74,31 @@ def judge(lesson: Lesson, scratch: Path, ran: Ran, seconds: float) -> Execution:
         timings=result.get("timings") if isinstance(result.get("timings"), dict) else {},
         cells=cells,
     )
+
+
+def _name(cell: object, number: int) -> str:
+    name = cell.get("name") if isinstance(cell, dict) else None
+    return repr(name) if isinstance(name, str) else str(number)
+
+
+def _in_characters(cells: list[Any], out: bytes) -> list[Any]:
+    """The harness counts each cell's part of stdout in bytes (all that reached fd 1); the
+    recording keeps characters of the decoded text."""
+    chars: dict[int, int] = {}
+
+    def at(offset: object) -> object:
+        if type(offset) is not int or not 0 <= offset <= len(out):
+            return offset  # not the harness's: result.py and validation say what is wrong
+        if offset not in chars:
+            chars[offset] = len(out[:offset].decode("utf-8", "replace"))
+        return chars[offset]
+
+    return [
+        cell | {"start": at(cell.get("start")), "end": at(cell.get("end"))}
+        if isinstance(cell, dict)
+        else cell
+        for cell in cells
+    ]
 
 
 def guarded_folders(lesson: Lesson, scratch: Path) -> list[Path]:

@@ -248,4 +248,5 @@ def test_the_canned_runs_are_what_the_examples_print(tmp_path: Path) -> None:
         real, canned = run_example(lesson, Limits(60)), canned_run(lesson, Limits(60))
         assert real.ok, real.detail
         assert (real.stdout, real.panels) == (canned.stdout, canned.panels), lesson.id
+        assert real.cells == canned.cells, lesson.id
         assert real.environment == canned.environment, "re-record the canned runs"
