@@ -233,7 +233,8 @@ def test_ten_thousand_cells_with_a_duplicate_at_the_end_is_refused_in_bounded_ti
 
 
 def _reference() -> dict[str, object]:
-    return json.loads(REFERENCE.read_bytes())
+    raw: dict[str, object] = json.loads(REFERENCE.read_bytes())
+    return raw
 
 
 def _with_cells(cells: object, *, before: str | None = None) -> bytes:
