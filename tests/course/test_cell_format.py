@@ -343,46 +343,22 @@ def test_a_malformed_cells_key_is_refused_naming_the_field(cells: object, said: 
 BAD_OFFSETS = [
     pytest.param(
         [{"name": "a", "start": 0, "end": 10}, {"name": "b", "start": 5, "end": 12}],
-        marks=pytest.mark.xfail(
-            strict=True,
-            reason="BUG: cells whose parts of stdout overlap (0-10, then 5-12) are accepted "
-            "as valid and canonical; a page then shows characters 5-10 under both cells",
-        ),
         id="overlapping",
     ),
     pytest.param(
         [{"name": "a", "start": 10, "end": 5}],
-        marks=pytest.mark.xfail(
-            strict=True,
-            reason="BUG: a cell ending before it starts (10-5) is accepted as valid and "
-            "canonical; its output shows as nothing",
-        ),
         id="end before start",
     ),
     pytest.param(
         "past end",
-        marks=pytest.mark.xfail(
-            strict=True,
-            reason="BUG: a cell ending past the end of stdout is accepted as valid and canonical",
-        ),
         id="past the end of stdout",
     ),
     pytest.param(
         [{"name": "a", "start": 0, "end": 1}, {"name": "a", "start": 1, "end": 2}],
-        marks=pytest.mark.xfail(
-            strict=True,
-            reason="BUG: two cells of one name are accepted; {{ cell a }} shows the first's "
-            "output, the second's is unreachable",
-        ),
         id="a name twice",
     ),
     pytest.param(
         [{"name": "a", "start": 0, "end": 1, "value": "1", "raised": {"type": "E", "message": ""}}],
-        marks=pytest.mark.xfail(
-            strict=True,
-            reason="BUG: a cell with both a value and a raised exception is accepted; no run "
-            "can make one (a cell that raised has no last value)",
-        ),
         id="value and raised",
     ),
 ]

@@ -274,7 +274,7 @@ def test_a_raises_cell_that_does_not_raise_fails_the_lesson_naming_the_cell(
 def test_a_raises_cell_raising_another_type_fails_saying_both(tmp_path: Path) -> None:
     text, _ = summary(tmp_path, "# %% lookup raises=ValueError\n{}['missing']\n")
     assert "KeyError: 'missing'" in text
-    assert "(cell 'lookup' was to raise ValueError)" in text
+    assert "cell 'lookup' raised KeyError, not ValueError (raises=ValueError)" in text
     assert f'File "{FILE}", line 2, in <module>' in text
 
 
@@ -334,12 +334,6 @@ def test_bare_raises_does_not_swallow_a_keyboard_interrupt(tmp_path: Path) -> No
     assert execution.detail == "KeyboardInterrupt"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: `raises=SystemExit` is accepted at load but never honoured: the cell's "
-    "sys.exit(3) ends the run as 'exited with an error code: sys.exit(3)', and the cells "
-    "after it never run (refuse the option at load, or record the exception)",
-)
 def test_raises_system_exit_is_honoured_or_refused_at_load(tmp_path: Path) -> None:
     from builder.core.errors import BuildError
 
@@ -515,13 +509,6 @@ def test_each_cells_part_of_stdout_is_counted_in_characters(tmp_path: Path) -> N
     }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: output that bypasses sys.stdout (a subprocess, sys.stdout.buffer, C code) "
-    "is not counted, so every later cell's part is shifted: here cell 'b' (which prints "
-    "'b') is recorded as 'fr', the first two characters of the subprocess's line, and 'b' "
-    "shows under no cell; the page shows wrong output with no error",
-)
 def test_output_that_bypasses_sys_stdout_does_not_shift_later_cells(tmp_path: Path) -> None:
     execution = run(
         tmp_path,
@@ -557,12 +544,6 @@ def test_a_syntax_error_in_cell_3_names_the_line_of_the_whole_file(tmp_path: Pat
     assert "SyntaxError: '(' was never closed" in text
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: a SyntaxError in a cell's traceback starts with a frame of the interpreter's "
-    'own ast.py (File "$PYENV_ROOT/.../ast.py", line 50, in parse): the builder\'s '
-    "internals, where an example without cells shows only the example",
-)
 def test_a_syntax_error_in_a_cell_shows_only_the_example(tmp_path: Path) -> None:
     execution = run(tmp_path, "# %% one\nprint('one')\n# %% two\nz = (\n")
     assert execution.outcome is Outcome.RAISED
