@@ -1,8 +1,9 @@
+# %% setup hide
 import jax
 import jax.numpy as jnp
 from builder import panels
 
-
+# %% trace
 def layer(w, x):
     print("layer sees x as:", x)
     h = jnp.tanh(x @ w)
@@ -13,13 +14,13 @@ w = jnp.ones((4, 3))
 x = jnp.ones((2, 4))
 closed = jax.make_jaxpr(layer)(w, x)
 print(closed.pretty_print(source_info=True))
-
+# %% fields
 jaxpr = closed.jaxpr
 print("inputs :", [str(v.aval) for v in jaxpr.invars])
 print("outputs:", [str(v.aval) for v in jaxpr.outvars])
 print("primitives in order:", [e.primitive.name for e in jaxpr.eqns])
 
-
+# %% count-calls
 def count(jaxpr):
     """Equations at this level, plus those in any jaxpr held in a parameter."""
     n = 0
@@ -47,7 +48,7 @@ for name, fn in calls.items():
     nested.append(count(j))
     print(f"{name:15s} top-level {top[-1]:2d}  with nested {nested[-1]:2d}  "
           f"{[e.primitive.name for e in j.eqns]}")
-
+# %% chart
 panels.bar(
     "One library call, how many equations",
     labels=list(calls),

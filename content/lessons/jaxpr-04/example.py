@@ -1,9 +1,10 @@
+# %% setup hide
 import logging
 
 import jax
 import jax.numpy as jnp
 from builder import panels
-
+# %% instruments
 # Keep JAX's own explanation of each tracing-cache miss.
 reasons = []
 
@@ -25,7 +26,7 @@ def scale(x, n):
     traces += 1  # a Python side effect: it runs only while tracing
     return jnp.tanh(x) * n
 
-
+# %% calls
 fast = jax.jit(scale, static_argnums=1)
 x = jnp.ones((4,))
 calls = [
@@ -47,14 +48,14 @@ for label, a, n in calls:
     for line in why[1:]:
         print(f"{'':17s}{line}")
 print("traces after", len(calls), "calls:", traces)
-
+# %% chart-calls
 panels.bar(
     "Which calls trace scale again",
     labels=[c[0] for c in calls],
     ylabel="traces (count)",
     series={"jit(scale, static_argnums=1)": per_call},
 )
-
+# %% static-or-traced
 # Ten distinct values of n, passed as static versus traced.
 def count_traces(f, values):
     global traces
@@ -67,7 +68,7 @@ ns = range(10, 20)
 as_static = count_traces(jax.jit(lambda x, n: scale(x, n), static_argnums=1), ns)
 as_traced = count_traces(jax.jit(lambda x, n: scale(x, n)), ns)
 print(f"ten values of n: static {as_static} traces, traced {as_traced} traces")
-
+# %% placement
 # Where the jit wrapper is created. Two identical functions, so that
 # the first experiment cannot warm the second one's cache.
 def double_a(x):
@@ -95,7 +96,7 @@ for label, call in placements.items():
         call().block_until_ready()
     placement_traces.append(traces)
     print(f"{label:22s} five calls, {traces} traces")
-
+# %% chart-traces
 panels.bar(
     "Traces over repeated calls",
     labels=["n static, 10 values", "n traced, 10 values"] + list(placements),

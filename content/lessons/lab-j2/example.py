@@ -1,3 +1,4 @@
+# %% setup hide
 import re
 
 import jax
@@ -11,7 +12,7 @@ f32 = jnp.float32
 def compile_from_shapes(fn, *shapes):
     return jax.jit(fn).lower(*[jax.ShapeDtypeStruct(s, f32) for s in shapes]).compile()
 
-
+# %% mlp
 # ---- Part 1: a two-layer MLP with biases and a relu -------------------------------
 def mlp(x, w1, b1, w2, b2):
     return jnp.maximum(x @ w1 + b1, 0.0) @ w2 + b2
@@ -19,7 +20,7 @@ def mlp(x, w1, b1, w2, b2):
 
 D, H, O = 512, 1024, 128
 
-
+# %% predict
 def predict_mlp(B):
     """The solution: one flop per multiply or add, two per multiply-add, 4 bytes per f32."""
     return {
@@ -30,7 +31,7 @@ def predict_mlp(B):
         "temp bytes": 4 * B * H,   # the hidden layer, one buffer
     }
 
-
+# %% check-mlp
 def report_mlp(B):
     c = compile_from_shapes(mlp, (B, D), (D, H), (H,), (H, O), (O,))
     cost, mem = c.cost_analysis(), c.memory_analysis()
@@ -55,7 +56,7 @@ ratio = results[1024][1]["flops"] / results[256][1]["flops"]
 print(f"flops ratio B=1024 / B=256: {ratio:.3f}")
 assert ratio == 4.0
 print("check passed: flops scale linearly with the batch")
-
+# %% attention
 # ---- Part 2: one attention head ------------------------------------------------------
 T, d = 256, 64
 
@@ -65,7 +66,7 @@ def attention(q, k, v):
     e = jnp.exp(s - jnp.max(s, axis=-1, keepdims=True))
     return (e / jnp.sum(e, axis=-1, keepdims=True)) @ v
 
-
+# %% by-rule
 # Rule: a reduction over n values costs n - 1 flops per output; exp is a transcendental.
 by_rule = 2 * T * T * d + T * T + T * (T - 1) + T * T + T * (T - 1) + T * T + 2 * T * T * d
 lowered = jax.jit(attention).lower(*[jax.ShapeDtypeStruct((T, d), f32)] * 3)
@@ -76,7 +77,7 @@ print(f"attention flops: by the rule {by_rule:,d}, compiler {reported:,d}, "
       f"difference {reported - by_rule:,d} = T*T is {reported - by_rule == T * T}")
 assert reported - by_rule == T * T
 
-
+# %% count-ops
 def count(op, text):
     return len(re.findall(rf"= \S+ {op}\(", text))
 
@@ -94,7 +95,7 @@ for name, args in with_mul:
     print(f"  multiply inside {name}, reading {args.replace('%', '')}")
 assert len(with_mul) == 2
 print("check passed: the extra T*T flops are the scale multiply, duplicated into two fusions")
-
+# %% charts hide
 panels.bar(
     "Hand count against cost_analysis",
     labels=["MLP B=256", "MLP B=1024", "attention T=256"],
