@@ -17,17 +17,23 @@ from markupsafe import Markup
 from ..cells import Cell
 from ..core.errors import RenderError
 from .figures import provenance, scrollable
-from .marks import EXAMPLE_FILE, Args, PageEnv, cell_run, python_code
+from .marks import EXAMPLE_FILE, Args, PageEnv, cell_run, line_range, python_code
 from .markup import macro
 from .terminal import clean_output, terminal_lines
 
 
 def cell_block(page: PageEnv, args: Args) -> str:
     words = args.get("", [])
-    if not words or len(words) > 2 or words[1:] not in ([], ["code"]) or len(args) > 1:
-        return page.fail(
-            "{{ cell NAME }} or {{ cell NAME code }}: a cell's name, then perhaps `code`"
-        )
+    code_only = words[1:] == ["code"]
+    if (
+        not words
+        or len(words) > 2
+        or not (code_only or len(words) == 1)
+        or set(args) - {"", "lines"}
+    ):
+        return page.fail("write {{ cell NAME }}, or {{ cell NAME code }} for its code alone")
+    if "lines" in args and not code_only:
+        return page.fail("lines= shows part of a cell's code: write {{ cell NAME code lines=A-B }}")
     cell = next((c for c in page.lesson.cells if c.name == words[0]), None)
     if cell is None:
         return page.fail(_no_such_cell(page, words[0]))
@@ -37,8 +43,10 @@ def cell_block(page: PageEnv, args: Args) -> str:
         )
     first = cell.name not in page.placed_cells
     page.placed_cells.append(cell.name)
-    code = _code(page, cell)
-    out = Markup() if words[1:] == ["code"] else _outputs(page, cell)
+    code = _code(page, cell, args.get("lines", [""])[0])
+    if code is None:
+        return ""
+    out = Markup() if code_only else _outputs(page, cell)
     caption = _caption(page) if not page.cell_caption_shown else Markup()
     page.cell_caption_shown = True
     anchor = f"cell-{cell.name}" if first else ""
@@ -52,9 +60,16 @@ def _no_such_cell(page: PageEnv, name: str) -> str:
     return f"cell {name!r}: {EXAMPLE_FILE} has no such cell (placeable: {names or 'none'})"
 
 
-def _code(page: PageEnv, cell: Cell) -> Markup:
-    shown = cell.shown
-    first = cell.shown_first
+def _code(page: PageEnv, cell: Cell, part: str) -> Markup | None:
+    """The cell's code (`part`: lines A-B of it, counted within the cell), numbered with the
+    file's lines."""
+    shown, first = cell.shown, cell.shown_first
+    if part:
+        lines = shown.splitlines(keepends=True)
+        kept = line_range(part, len(lines), page, f"cell {cell.name} code")
+        if kept is None:
+            return None
+        shown, first = "".join(lines[kept]), first + kept.start
     numbers = "\n".join(str(n) for n in range(first, first + shown.count("\n")))
     code = scrollable(python_code(page, shown), f"cell {cell.name}, {EXAMPLE_FILE} line {first}")
     return macro("cell_code", numbers, code)

@@ -120,7 +120,7 @@ def parse_args(text: str, page: PageEnv) -> Args | None:
     return args
 
 
-def _line_range(spec: str, total: int, page: PageEnv, what: str) -> slice | None:
+def line_range(spec: str, total: int, page: PageEnv, what: str) -> slice | None:
     match = re.fullmatch(r"(\d+)(?:-(\d+))?", spec)
     if not match:
         page.error(f"{what} lines={spec!r}: expected N or N-M")
@@ -149,7 +149,7 @@ def _example(page: PageEnv, args: Args) -> str:
     if "lines" not in args:
         page.whole_example_shown = True
         return _example_figure(page, lines, 1, len(lines), "example")
-    part = _line_range(args["lines"][0], len(lines), page, "example")
+    part = line_range(args["lines"][0], len(lines), page, "example")
     if part is None:
         return ""
     hidden = page.reveals and not page.revealing  # a lab's exercise: the file is its answer
@@ -206,7 +206,7 @@ def _output(page: PageEnv, args: Args) -> str:
         )
     lines: list[str] | None = whole
     if "lines" in args:
-        part = _line_range(args["lines"][0], len(whole), page, "output")
+        part = line_range(args["lines"][0], len(whole), page, "output")
         lines = whole[part] if part else None
     if lines is not None and ("from" in args or "to" in args):
         lines = _marked_block(lines, args, page)

@@ -314,10 +314,10 @@ def test_the_whole_example_places_every_cell(course: Course, recording: Recordin
     [
         ("{{ example lines=4-7 }}", "example.py has cells: place one with {{ cell NAME }}"),
         ("{{ output lines=1-2 }}", "output lines=1-2: example.py has cells"),
-        ("{{ cell }}", "{{ cell NAME }} or {{ cell NAME code }}"),
-        ("{{ cell greet numbers }}", "{{ cell NAME }} or {{ cell NAME code }}"),
-        ("{{ cell greet code extra }}", "{{ cell NAME }} or {{ cell NAME code }}"),
-        ("{{ cell greet lines=1 }}", "{{ cell NAME }} or {{ cell NAME code }}"),
+        ("{{ cell }}", "write {{ cell NAME }}, or {{ cell NAME code }}"),
+        ("{{ cell greet numbers }}", "write {{ cell NAME }}, or {{ cell NAME code }}"),
+        ("{{ cell greet code extra }}", "write {{ cell NAME }}, or {{ cell NAME code }}"),
+        ("{{ cell greet lines=1 }}", "write {{ cell NAME code lines=A-B }}"),
         ("{{ output cell=nosuch }}", "output cell='nosuch': no cell of that name ran"),
         ("{{ output cell=aside }}", "output cell='aside': no cell of that name ran"),
         ('{{ output cell=numbers match="^zzz" }}', "matches no line"),
@@ -414,3 +414,17 @@ def test_an_edit_of_a_cells_code_makes_its_recording_stale(copy: Paths) -> None:
     example.write_text(example.read_text().replace('print("second line")', 'print("2nd")'))
     states = {s.lesson_id: s.fresh for s in check(copy).statuses}
     assert states == {"calm-01": False, "lab-a1": True}
+
+
+def test_part_of_a_cells_code_is_numbered_with_the_files_lines(
+    course: Course, recording: Recording
+) -> None:
+    """`{{ cell NAME code lines=A-B }}`: lines A to B of the cell (counted within it), the
+    gutter numbering them as the file does; a range past the cell's end is an error."""
+    html, errors = rendered(course, recording, PLACED + "\n{{ cell greet code lines=2-3 }}\n")
+    assert not errors
+    part = html.split('data-cell="greet"')[-1].split("</figure>")[0]
+    assert '<pre class="lineno" aria-hidden="true" data-pagefind-ignore>6\n7</pre>' in part
+    assert "second line" in part and "bold" not in part and "row" not in part
+    _, errors = rendered(course, recording, PLACED + "\n{{ cell greet code lines=2-9 }}\n")
+    assert len(errors) == 1 and "lines=2-9: it has 3 lines" in errors[0]
