@@ -18,7 +18,7 @@ import pytest
 from bench.generate import generate, write_recordings
 from builder.build import index, make, reuse, site
 from builder.build.index import Head
-from builder.build.keys import Keyed
+from builder.build.keys import Digests, Keyed
 from builder.build.make import MIN_PER_WORKER
 from builder.build.pipeline import build
 from builder.core import observe
@@ -172,6 +172,45 @@ def test_a_prose_edit_reads_only_that_lessons_files(
     assert sorted(opened) == sorted(["content/course.yml", "content/glossary.yml", *own])
     monkeypatch.undo()
     assert_like_a_clean_build(paths, tmp_path)
+
+
+def test_the_index_holds_what_the_door_opened_for_each_value(
+    paths: Paths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each entry's read set is what builder.course.files opened while reading that value,
+    recorded as it opened them: a data file declared now is in the lesson's (and the sidecar
+    in its status's, which the data file made stale), and editing it
+    (size and mtime kept: git's racy case, seen by its ctime) loads the lesson again."""
+    monkeypatch.setattr(index, "RACY_NS", 0)
+    data = paths.content / "lessons" / LESSON / "extra.csv"
+    data.write_text("a\n1\n")
+    edit = lesson_md(paths)
+    edit.write_text(edit.read_text().replace("\n---\n", "\ndata: [extra.csv]\n---\n", 1))
+    render(paths)
+    store = Store(paths.cache)
+    head = Head.load(store)
+    assert not index.Index.load(store, head, "", Digests(), False).entries, "of other code"
+    built = index.Index.load(store, head, _salt(store), Digests(), force=False).entries[LESSON]
+    folder = str(paths.content / "lessons" / LESSON)
+    loaded, checked, _ = built.reads
+    assert loaded.paths == tuple(f"{folder}/{n}" for n in ("lesson.md", "example.py", "extra.csv"))
+    recording, sidecar = (
+        paths.recordings / p for p in (f"{LESSON}.json", f"_inputs/{LESSON}.json")
+    )
+    assert checked.paths == (str(recording), str(sidecar)), "stale: its detail reads the sidecar"
+    assert loaded.uses, "the validated front matter is kept in the store by the index"
+    before = data.stat()
+    data.write_text("a\n2\n")
+    os.utime(data, ns=(before.st_atime_ns, before.st_mtime_ns))
+    opened = opened_inputs(monkeypatch, paths)
+    render(paths)
+    assert f"content/lessons/{LESSON}/extra.csv" in opened
+
+
+def _salt(store: Store) -> str:
+    found = store.manifest(index.SITE)
+    assert isinstance(found, index.Published)
+    return found.salt
 
 
 def test_a_prose_edit_stores_only_its_lessons_part_of_the_index(
