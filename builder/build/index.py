@@ -1,165 +1,280 @@
-"""The build's index, as git keeps one: what the last good build read from each input file,
-by the file's metadata (mtime_ns, size, inode, ctime_ns) as observed before it read them.
+"""The build's one index, as git keeps one: every path the last good build read and wrote,
+with its metadata (mtime_ns, size, inode, ctime_ns), and what it made of them: for a site
+file the key of the artifact it holds, for a lesson's files the values read from them (the
+Lesson, its status, its sidecar) with their digests.
 
-A lesson whose lesson.md, example.py and data files have the metadata they had is taken as
-it was loaded, not read again; so is its status, when its recording and sidecar have not
-changed either, and a sidecar. The racy-timestamp rule is git's: a file whose mtime or
-ctime is not older than the observation it was read after (by RACY_NS, for file systems
-with coarse clocks) could have changed within the same tick without its metadata showing
-it, so it is read again. The values are what load_course, course_status and read_inputs
-made of those files, and the digests the last build made of them (builder.build.keys,
-Digests.seed), so every key made from them is the key a read would give.
+- `Head` (the row INDEX, all a no-op unpickles): the metadata of every input path -
+  content/, recordings/, builder/ and its templates - and of the interpreter and its
+  package folders, observed *before* the build read anything; of every site path after the
+  build wrote it; and the packages' versions (which `check` reads). When nothing differs
+  and nothing is racy, the build is over: the no-op.
+- `Published` (INDEX/site): each site file's artifact key, and each artifact's `Trace`.
+- `Entry`, by lesson (INDEX/0, INDEX/1, ... PARTS rows, each pickled on its own, so a prose
+  edit pickles one again): the values, and for each the paths the input door opened to
+  read it (builder.course.files notes them into a `Recorder` as it opens them: no list of
+  a lesson's files is kept here) and the store keys reading it used. A value whose paths
+  have the metadata the head has is taken, not read.
 
-Kept in the store's manifest table beside the manifest (builder.core.store INDEX), written
-with it by a good build and read only when a build is not a no-op; another builder, other
-packages or `--force` read everything. It is kept in PARTS by lesson id, each pickled on
-its own and stored in a row of its own: a build pickles again only the parts whose
-entries it read again.
+One racy rule for every path (`racy`), git's: a file whose mtime or ctime is not older than
+the observation its metadata was taken at (by RACY_NS, for file systems with coarse clocks)
+could have changed within the same tick unseen, so it is not trusted: an input is read
+again, a site file taken from the store again (rewritten only if its bytes differ). The
+blind spot is git's too: a change that keeps the size, the inode and both times, which
+takes a clock set back; `--force` reads everything again.
 
-The blind spot is git's: a change that leaves the size, the inode and both times as they
-were. `os.utime` sets the mtime back but never the ctime, and an edit within the tick in
-which the file was observed is racy, so it takes a clock set back, or a file system that
-does not keep these times; `render --force` (`site --force`) reads everything again.
+The store keeps what the index references: the site's artifacts and what they used, and
+the keys each entry's values were read with (`references`). A row missing, damaged or of
+another build means no index: a build from nothing, never a wrong no-op. Standard library
+only: the no-op is decided before Jinja2 or markdown-it are imported.
 """
 
 from __future__ import annotations
 
-import os
+import contextlib
+import operator
 import pickle
 import zlib
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from ..core.observe import RACY_NS, Observed, Snapshot
+from ..core.observe import (
+    BUILDER,
+    RACY_NS,
+    TEMPLATES,
+    Observed,
+    Snapshot,
+    editor_file,
+    read_versions,
+    site_files,
+)
 from ..core.store import INDEX, Store, digest
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    from ..core.artifact import Trace
     from ..course.model import Course, Lesson
     from ..course.status import LessonStatus
     from .keys import Digests
-    from .reuse import Reuse
 
 PARTS = 64
-Read = tuple[tuple[str, tuple[int, ...] | None], ...]  # files, by their metadata then
-# A lesson's entry: what it was read from (its own files, then its recording and sidecar),
-# the Lesson, its status, its sidecar's contents (None: none was read), and what the build
-# remembered at the lesson's id (Digests.remember: its artifacts' keys, by the key of what
-# they were made from; None: nothing).
-Entry = tuple[Read, "Lesson", "LessonStatus | None", Any, "tuple[str, Any] | None"]
+SITE = f"{INDEX}/site"  # read only by a build that is not a no-op
+STAGES = ("lesson", "status", "sidecar")  # what an entry holds, each read on its own
+
+
+def racy(stat: tuple[int, ...], since: int) -> bool:
+    """git's racy rule, for inputs and site files alike: a file's mtime or ctime not older
+    than `since` (the observation its metadata was taken at, less RACY_NS)."""
+    return len(stat) > 1 and max(stat[0], stat[3]) >= since
+
+
+@dataclass(frozen=True)
+class Head:
+    """What a no-op compares, the index's first row: all a no-op unpickles."""
+
+    seen: Observed  # what the last good build observed (its site: in `site`, after it)
+    site: Snapshot  # every site path after the build wrote it
+    site_ns: int  # when `site` was observed
+    total: int  # how many files the site has
+    versions: dict[str, str]  # the installed packages' (`check` reads them from here)
+
+    @classmethod
+    def load(cls, store: Store) -> Head | None:
+        head = store.manifest(INDEX)
+        return head if isinstance(head, cls) else None
+
+    def unchanged(self, now: Observed) -> bool:
+        """Nothing to read or write differs from what the last build saw, nor is racy."""
+        before = self.seen
+        return (
+            now.settings == before.settings
+            and now.out == before.out
+            and now.environment == before.environment
+            and now.inputs == before.inputs
+            and now.site == self.site
+            and not any(racy(m, before.taken_ns - RACY_NS) for m in now.inputs.values())
+            and not any(racy(m, self.site_ns - RACY_NS) for m in now.site.values())
+        )
+
+    def intact(self, out: Path, now: Observed) -> set[str]:
+        """Site files that still hold exactly what the last build wrote there."""
+        if now.out != self.seen.out:
+            return set()
+        left, found, since = site_files(out, self.site), site_files(out, now.site), self.site_ns
+        return {n for n, m in found.items() if left.get(n) == m and not racy(m, since - RACY_NS)}
+
+
+@dataclass(frozen=True)
+class Published:
+    """The index's second row: the artifact each site file holds, by key, and its trace."""
+
+    taken_ns: int  # the head's observation: a row of another build is none
+    salt: str  # Index.salt: the entries' rows are of this index only if it is the same
+    files: dict[str, str]
+    traces: dict[str, Trace] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Read:
+    """What one value was read from: the paths the door opened, the store keys it used."""
+
+    paths: tuple[str, ...] = ()
+    uses: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A lesson's values, and what each was read from. `made`: what the build remembered at
+    the lesson's id (Digests.remember: its artifacts' keys by the key of their arguments)."""
+
+    lesson: Lesson
+    reads: tuple[Read, ...]  # by STAGES
+    status: LessonStatus | None = None
+    sidecar: Any = None  # None: none read
+    made: tuple[str, Any] | None = None
+
+
+Reads = dict[str, dict[str, Read]]  # by stage (STAGES), then by owner (a lesson's id)
+
+
+class Recorder:
+    """Where the input door (builder.course.files.Reads) notes what a stage reads, by owner."""
+
+    def __init__(self, store: Store, found: dict[str, Read]) -> None:
+        self.store, self.found = store, found
+        self.paths: list[str] = []  # of the owner being read (outside one: none kept)
+
+    def note(self, path: str) -> None:
+        self.paths.append(path)
+
+    @contextlib.contextmanager
+    def of(self, owner: str) -> Iterator[None]:
+        self.paths = paths = list[str]()
+        with self.store.recording() as used:
+            yield
+        self.found[owner] = Read(tuple(dict.fromkeys(paths)), tuple(sorted(used)))
 
 
 @dataclass(frozen=True)
 class Index:
     salt: str  # the code digest and the versions recordings are checked against
-    taken_ns: int  # when the files were observed, before they were read
-    entries: dict[str, Entry]  # by lesson id, which is its folder's name
+    head: Head | None = None
+    published: Published | None = None
+    entries: dict[str, Entry] = field(default_factory=dict)  # by lesson id (its folder)
     parts: tuple[bytes, ...] = field(default=(), repr=False)  # as stored, PARTS of them
     # Those of `parts` that may differ from the store's rows: all but the ones Index.load
     # read and no build replaced since. Only these are written (a prose edit: one of 64).
     fresh: frozenset[int] = frozenset(range(PARTS))
 
     @classmethod
-    def load(cls, store: Store, reuse: Reuse, versions: dict[str, str], force: bool) -> Index:
-        """The last build's index, its digests and what it remembered given to `reuse`; an
-        empty one when it was made by other code, for other versions, or with `force`."""
-        salt = index_salt(reuse.salt, versions)
-        found = None if force else store.manifest(INDEX)
-        if not isinstance(found, tuple) or len(found) != 3 or found[0] != salt:
-            return cls(salt, 0, {})
-        if not isinstance(found[2], int):  # a foreign row
-            return cls(salt, 0, {})
-        rows = [store.row(f"{INDEX}/{k}") for k in range(found[2])]
-        stored = tuple(row for row in rows if row is not None)
-        entries: dict[str, Entry] = {}
+    def load(
+        cls, store: Store, head: Head | None, salt: str, digests: Digests, force: bool
+    ) -> Index:
+        """The last build's index (its digests given to `digests`); without entries when of
+        other code or versions, or with `force`; without a site when it is not `head`'s."""
+        found = store.manifest(SITE)
+        if head is None or not isinstance(found, Published) or found.taken_ns != head.seen.taken_ns:
+            return cls(salt, head)
+        index = cls(salt, head, found)
+        if force or found.salt != salt:
+            return index
+        stored = tuple(filter(None, (store.row(f"{INDEX}/{k}") for k in range(PARTS))))
         try:
             parts = [pickle.loads(part) for part in stored]
         except Exception:  # damaged: nothing in the store can fail a build
-            return cls(salt, 0, {})
-        if len(parts) != len(rows):  # a part missing, or its checksum wrong
-            return cls(salt, 0, {})
-        for some, digests in parts:
+            return index
+        if len(parts) != PARTS:  # a part missing, or its checksum wrong
+            return index
+        entries: dict[str, Entry] = {}
+        for some, known in parts:
             entries.update(some)
-            reuse.digests.seed(digests)
-            reuse.digests.remembered.update((k, e[4]) for k, e in some.items() if e[4])
-        return cls(salt, found[1], entries, stored, frozenset())
+            digests.seed(known)
+            digests.remembered.update((k, e.made) for k, e in some.items() if e.made)
+        return replace(index, entries=entries, parts=stored, fresh=frozenset())
+
+    def reads(self) -> Reads:
+        """What each of its values was read from, by stage and owner."""
+        entries = self.entries.items()
+        return {stage: {k: e.reads[n] for k, e in entries} for n, stage in enumerate(STAGES)}
 
     def lessons(self, now: Observed) -> dict[str, Lesson]:
         """The lessons (by folder name) whose files are as they were, and not racy."""
-        return self._kept(now, 1, slice(None, -2))
+        return {n: e.lesson for n, e in self.entries.items() if self._same(now, e.reads[0])}
 
     def statuses(self, now: Observed) -> dict[str, LessonStatus]:
-        """The statuses (by lesson id) whose lesson, recording and sidecar are as they were."""
-        return self._kept(now, 2, slice(None))
+        """The statuses (by lesson id) whose lesson and recording are as they were."""
+        entries = self.entries.items()
+        return {n: e.status for n, e in entries if e.status and self._same(now, *e.reads[:2])}
 
     def sidecars(self, now: Observed, recorded: Iterable[str] = ()) -> dict[str, Any]:
         """The sidecars (by lesson id) as they were, but for the lessons `recorded` now."""
-        return self._kept(now, 3, slice(-1, None), frozenset(recorded))
+        skip = frozenset(recorded)
+        entries = self.entries.items()
+        return {n: e.sidecar for n, e in entries if n not in skip and self._same(now, e.reads[2])}
 
-    def _kept(
-        self, now: Observed, value: int, files: slice, skip: frozenset[str] = frozenset()
-    ) -> dict[str, Any]:
-        """Each entry's `value`-th item, where it has one and the `files` it was read from
-        are as they were and older than this index's observation (git's racy rule)."""
-        since = self.taken_ns - RACY_NS
-        return {
-            name: entry[value]
-            for name, entry in self.entries.items()
-            if entry[value] is not None
-            and name not in skip
-            and _unchanged(entry[0][files], now.inputs, since)
-        }
+    def _same(self, now: Observed, *reads: Read) -> bool:
+        """Every path read as the head has it (or still absent), and older than it (racy)."""
+        if self.head is None:
+            return False
+        then, since = self.head.seen.inputs, self.head.seen.taken_ns - RACY_NS
+        for read in reads:
+            for path in read.paths:
+                stat = then.get(path)
+                if now.inputs.get(path) != stat or (stat is not None and racy(stat, since)):
+                    return False
+        return True
 
-    def stored(self) -> dict[str, bytes]:
-        """The rows to store (builder.core.store INDEX): its head, and each part that may
-        differ from the store's row, as it is (no copy of them all); the store keeps the
-        other rows, which hold these very bytes."""
-        head = pickle.dumps((self.salt, self.taken_ns, len(self.parts)), protocol=5)
+    def references(self) -> set[str]:
+        """The store keys its entries' values were read with."""
+        return {key for e in self.entries.values() for read in e.reads for key in read.uses}
+
+    def rows(self) -> dict[str, bytes]:
+        """Its rows: the head, the site, and the parts that may differ from the stored ones."""
+        assert self.head is not None and self.published is not None
         parts = {f"{INDEX}/{k}": self.parts[k] for k in sorted(self.fresh) if k < len(self.parts)}
-        return {INDEX: head} | parts
+        head, site = (pickle.dumps(row, protocol=5) for row in (self.head, self.published))
+        return {INDEX: head, SITE: site} | parts
 
     @classmethod
     def of(
         cls,
         before: Index,
-        now: Observed,
         digests: Digests,
         course: Course,
-        statuses: list[LessonStatus],
-        sidecars: Mapping[str, Any],
+        values: tuple[list[LessonStatus], Mapping[str, Any]],
+        reads: Reads,
     ) -> Index:
-        """What this build read, by the metadata `now` observed before it read it; the parts
-        of `before` (the last build's) whose entries are the same kept as they were stored."""
-        by_id, remembered = {s.lesson_id: s for s in statuses}, digests.remembered
+        """What this build read (`values`: statuses, sidecars) and from what; the parts of
+        `before` whose entries are the same objects kept as stored. Head and site: later."""
+        by_id, sidecars = {s.lesson_id: s for s in values[0]}, values[1]
         entries: dict[str, Entry] = {}
         for x in course.lessons:
-            status, sidecar, old = by_id.get(x.id), sidecars.get(x.id), before.entries.get(x.id)
-            made = remembered.get(x.id)
-            if old is not None and old[1] is x and old[2] is status and old[3] is sidecar:
-                # all three kept: their files are as `old` says
-                entries[x.id] = old if old[4] is made else (*old[:4], made)
-            else:
-                read = _meta(now, _files(x, status.path if status else None))
-                entries[x.id] = (read, x, status, sidecar, made)
-        parts: list[dict[str, Entry]] = [{} for _ in range(PARTS)]
-        for name, entry in entries.items():
-            parts[_part(name)][name] = entry
-        olds: list[dict[str, Entry]] = [{} for _ in range(PARTS)]
-        for name, entry in before.entries.items():
-            olds[_part(name)][name] = entry
-        kept = {k for k in range(PARTS) if before.parts and _same(olds[k], parts[k])}
+            read = tuple(reads[stage].get(x.id, Read()) for stage in STAGES)
+            made = digests.remembered.get(x.id)
+            new = Entry(x, read, by_id.get(x.id), sidecars.get(x.id), made)
+            old = before.entries.get(x.id)
+            entries[x.id] = old if old is not None and _same_entry(old, new) else new
+        parts, olds = _by_part(entries), _by_part(before.entries)
+        kept = {k for k in range(PARTS) if before.parts and _same_part(olds[k], parts[k])}
         stored = tuple(
             before.parts[k] if k in kept else _pickled(part, digests)
             for k, part in enumerate(parts)
         )
         fresh = frozenset(range(PARTS)) - (kept - before.fresh)
-        return cls(before.salt, now.taken_ns, entries, stored, fresh)
+        return cls(before.salt, before.head, before.published, entries, stored, fresh)
+
+
+def _same_entry(old: Entry, new: Entry) -> bool:
+    """The very same values, read from the very same reads."""
+    olds = (old.lesson, old.status, old.sidecar, old.made, *old.reads)
+    news = (new.lesson, new.status, new.sidecar, new.made, *new.reads)
+    return len(olds) == len(news) and all(map(operator.is_, olds, news))
 
 
 def index_salt(salt: str, versions: dict[str, str]) -> str:
-    """What an index is valid for: the code (and packages) its keys are made with (`salt`),
-    and the versions recordings are checked against."""
+    """What an index's entries are valid for: the code (and packages) its keys are made
+    with (`salt`), and the versions recordings are checked against."""
     from ..course.rules import expected_versions
 
     return digest(salt, repr(expected_versions(versions)))
@@ -169,7 +284,14 @@ def _part(name: str) -> int:
     return zlib.crc32(name.encode("utf-8", "surrogatepass")) % PARTS
 
 
-def _same(old: dict[str, Entry], new: dict[str, Entry]) -> bool:
+def _by_part(entries: dict[str, Entry]) -> list[dict[str, Entry]]:
+    parts: list[dict[str, Entry]] = [{} for _ in range(PARTS)]
+    for name, entry in entries.items():
+        parts[_part(name)][name] = entry
+    return parts
+
+
+def _same_part(old: dict[str, Entry], new: dict[str, Entry]) -> bool:
     """The same entries, the very same objects."""
     return old.keys() == new.keys() and all(entry is old[name] for name, entry in new.items())
 
@@ -177,30 +299,26 @@ def _same(old: dict[str, Entry], new: dict[str, Entry]) -> bool:
 def _pickled(part: dict[str, Entry], digests: Digests) -> bytes:
     """A part, with the digests made of its lessons, statuses and panels."""
     kept: list[object] = []
-    for _, lesson, status, _, _ in part.values():
-        kept += [lesson, status] if status else [lesson]
-        kept += status.recording.panels if status and status.recording else []
+    for e in part.values():
+        kept += [e.lesson, e.status] if e.status else [e.lesson]
+        kept += e.status.recording.panels if e.status and e.status.recording else []
     return pickle.dumps((part, digests.known(kept)), protocol=5)
 
 
-def _files(lesson: Lesson, recording: Path | None) -> tuple[str, ...]:
-    """What a lesson is read from, then its recording and its sidecar (paths as the
-    snapshot names them)."""
-    from ..course.rules import EXAMPLE_FILE, INPUTS_DIR, LESSON_FILE
-
-    folder, recordings = str(lesson.folder), str(recording.parent if recording else "")
-    sidecar = os.path.join(recordings, INPUTS_DIR, f"{lesson.id}.json")
-    data = (os.path.join(folder, name) for name in (LESSON_FILE, EXAMPLE_FILE, *lesson.meta.data))
-    return (*data, str(recording), sidecar)
+def installed_versions(environment: Snapshot, head: Head | None) -> dict[str, str]:
+    """Each package's installed version (or 'not installed'): the last build's when the
+    interpreter and its package folders (`environment`) are as they were, else read."""
+    if head is not None and head.seen.environment == environment:
+        return head.versions
+    return read_versions()
 
 
-def _meta(now: Observed, files: Iterable[str]) -> Read:
-    return tuple((name, now.inputs.get(name)) for name in files)
-
-
-def _unchanged(read: Read, inputs: Snapshot, since: int) -> bool:
-    """Every file as it was (or still absent), each older than `since` (git's racy rule)."""
-    for name, meta in read:
-        if inputs.get(name) != meta or (meta and max(meta[0], meta[3]) >= since):
-            return False
-    return True
+def code_digest(versions: dict[str, str]) -> str:
+    """The builder's own code, its templates and the installed packages' versions: every
+    key of the store is made with it, so that new code never serves an old artifact."""
+    parts: list[str | bytes] = [repr(sorted(versions.items()))]
+    for folder, pattern in ((BUILDER, "**/*.py"), (TEMPLATES, "**/*")):
+        for path in sorted(folder.glob(pattern)):
+            if path.is_file() and "__pycache__" not in path.parts and not editor_file(path.name):
+                parts += [str(path.relative_to(folder)), path.read_bytes()]
+    return digest(*parts)

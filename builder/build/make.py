@@ -5,7 +5,7 @@ them (builder.render) and its arguments, here with their digest (Keyed, builder.
 This is the only place that makes them (builder.build.reuse decides what they are):
 
 - an artifact whose files the site folder still holds exactly as the last build wrote them
-  under the same key is kept as it is (its bytes are not even read: the manifest says
+  under the same key is kept as it is (its bytes are not even read: the index says
   which files it made and what else making it left, `Trace`);
 - else one the store holds under its key is taken from there;
 - else it is made: in forked worker processes when there are many (a cold build), which
@@ -30,8 +30,8 @@ from ..core.console import TICK_SECONDS, Progress
 from ..core.errors import BuildError, raise_all
 from ..core.observe import Observed
 from ..core.store import Store
+from .index import Index, Published
 from .keys import Keyed
-from .manifest import Manifest
 
 MIN_PER_WORKER = 24  # fewer misses than this a worker are made in this process
 SPILL_BYTES = 32 * 2**20  # what workers sent, committed once this much is pending
@@ -42,14 +42,16 @@ class Kept:
     """What the last build left in the site folder that this one may keep, and what the
     preview (builder.preview.session) holds in memory from its last build, files and all."""
 
-    last: Manifest | None
+    last: Published | None
     out: Path
     intact: frozenset[str]  # site files untouched since the last build wrote them
     held: Mapping[str, Made] = field(default_factory=dict)  # by artifact key
 
     @classmethod
-    def since(cls, last: Manifest | None, out: Path, now: Observed) -> Kept:
-        return cls(last, out, frozenset(last.intact(out, now)) if last else frozenset())
+    def since(cls, index: Index, out: Path, now: Observed) -> Kept:
+        last, head = index.published, index.head
+        intact = frozenset(head.intact(out, now)) if last and head else frozenset()
+        return cls(last, out, intact)
 
     def made(self, artifact: Keyed) -> Made | None:
         if artifact.key in self.held:

@@ -2,23 +2,23 @@
 
     observe   the inputs' and the site's file metadata: unchanged since the last good
               build -> done (the no-op)
-    index     what the last build read (builder.build.index): the lessons, statuses and
-              sidecars whose files' metadata is unchanged are taken from it, not read
+    index     what the last build read and wrote (builder.build.index): the lessons,
+              statuses and sidecars whose files' metadata is unchanged are taken from it
     load      content/ -> Course (validated, frozen)
     status    Course + recordings/ -> one LessonStatus per lesson
     record    each lesson not fresh runs in its own process -> recordings/ (then status again)
     render    lesson pages and charts, the other pages, the search bundles -> artifacts,
               each made, or taken from the site or the store (builder.build.make)
     write     the changed files into site/, all renamed into place; what is gone, removed
-    remember  the manifest of this build, and the store pruned to what it references
+    remember  the index of this build, and the store pruned to what it references
 
 Each stage is a method of one `Build`, which every command drives: `build` (site, render)
 runs them all, `check` observes, indexes, loads and statuses, and the preview keeps a Build
 between edits (builder.preview.session). A difference between commands is an argument to a
 stage, never a copy of one.
 
-Everything a build keeps is in the store (builder.core.store); its manifest is committed
-only when a build succeeds, so a failed build leaves the last good manifest, and the site
+Everything a build keeps is in the store (builder.core.store); its index is committed
+only when a build succeeds, so a failed build leaves the last good index, and the site
 it describes (what it made is committed as it is made: the next build takes it from there).
 """
 
@@ -36,8 +36,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from ..core.observe import Observed, Paths
 from ..core.store import Store
-from .index import Index, index_salt
-from .manifest import Head, Manifest, code_digest, installed_versions
+from .index import STAGES, Head, Index, Reads, Recorder, code_digest, index_salt, installed_versions
 
 if TYPE_CHECKING:
     from ..course.model import Course, Lesson
@@ -74,8 +73,8 @@ class Build:
         self.store = store
         self.reuse: Reuse  # made by begin() with the code digest
         self.versions: dict[str, str] = {}
-        self.index: Index = Index("", 0, {})
-        self.last: Manifest | None = None
+        self.index = Index("")
+        self.reads: Reads = {stage: {} for stage in STAGES}  # what each value was read from
         self.course: Course | None = None
         self.statuses: list[LessonStatus] = []
         self.sidecars: dict[str, Any] = {}
@@ -90,13 +89,14 @@ class Build:
             yield cls(paths, store)
 
     def begin(self, now: Observed, head: Head | None = None, reread: bool = False) -> None:
-        """What the last good build left: its manifest, the packages' versions (read again
-        only when the interpreter's folders changed), the code digest every key is made
-        with, and its index (none with `reread`: every input is read again)."""
-        self.last = Manifest.load(self.store, head)
-        self.versions = installed_versions(now.environment, self.last or head)
+        """What the last good build left: its index (without its entries with `reread`:
+        every input is read again), the packages' versions (read again only when the
+        interpreter's folders changed) and the code digest every key is made with."""
+        self.versions = installed_versions(now.environment, head)
         self.rekey()
-        self.index = Index.load(self.store, self.reuse, self.versions, reread)
+        salt, digests = index_salt(self.reuse.salt, self.versions), self.reuse.digests
+        self.index = Index.load(self.store, head, salt, digests, reread)
+        self.reads = self.index.reads()
 
     def rekey(self) -> None:
         """Keys made anew from the code (a template changed under a running preview)."""
@@ -108,8 +108,8 @@ class Build:
         """content/ -> Course; the lessons in `kept` (by folder name) are not read again."""
         from ..course.load import load_course
 
-        self.course = load_course(self.paths.content, self.reuse.memo, kept)
-        self.reuse.took_lessons(self.course, kept)
+        memo, reads = self.reuse.memo, Recorder(self.store, self.reads["lesson"])
+        self.course = load_course(self.paths.content, memo, kept, reads)
         return self.course
 
     def status(self, kept: dict[str, LessonStatus] | None = None) -> list[LessonStatus]:
@@ -118,10 +118,9 @@ class Build:
         from ..course.status import course_status
 
         assert self.course is not None
-        recordings = self.paths.recordings
-        memo = self.reuse.memo
-        self.statuses = course_status(self.course, recordings, self.versions, memo, kept)
-        self.reuse.took_statuses(self.statuses, kept or {})
+        course, recordings, memo = self.course, self.paths.recordings, self.reuse.memo
+        reads = Recorder(self.store, self.reads["status"])
+        self.statuses = course_status(course, recordings, self.versions, memo, kept, reads)
         return self.statuses
 
     def record(
@@ -145,7 +144,8 @@ class Build:
         """What each recording's sidecar says; those in `kept` (by id) are not read again."""
         from ..course.rules import read_inputs
 
-        self.sidecars = read_inputs(self.paths.recordings, kept)
+        reads = Recorder(self.store, self.reads["sidecar"])
+        self.sidecars = read_inputs(self.paths.recordings, kept, reads)
         return self.sidecars
 
     def pages(
@@ -169,16 +169,19 @@ class Build:
 
     def publish(self, site: Site, files: dict[str, bytes], now: Observed) -> Written:
         """`files` (those of `site` that site/ does not hold) written and what `site` no
-        longer has removed; then this build's manifest and index (what it read, by the
-        metadata `now` observed before reading) committed, and the store pruned."""
+        longer has removed; then this build's index (what it read, by the metadata `now`
+        observed before reading, and the site it left) committed, and the store pruned."""
         from .stages import publish
 
         assert self.course is not None
         salt = index_salt(self.reuse.salt, self.versions)
-        before = self.index if self.index.salt == salt else Index(salt, 0, {})
-        course, statuses, sidecars = self.course, self.statuses, self.sidecars
-        self.index = Index.of(before, now, self.reuse.digests, course, statuses, sidecars)
-        return publish(self.store, self.paths, site, files, now, self.versions, self.index)
+        before = self.index if self.index.salt == salt else Index(salt)
+        values = (self.statuses, self.sidecars)
+        index = Index.of(before, self.reuse.digests, self.course, values, self.reads)
+        written, self.index = publish(
+            self.store, self.paths, site, files, now, self.versions, index
+        )
+        return written
 
 
 def build(
@@ -209,7 +212,7 @@ def build(
         run.inputs(run.index.sidecars(now, executed))
         from .make import Kept  # with the stages: not imported by a no-op
 
-        kept = Kept.since(run.last, paths.out, now)
+        kept = Kept.since(run.index, paths.out, now)
         pages = run.pages(kept, jobs, _built(paths), _changes(paths, since))
         site = run.search(pages, kept, jobs)
         run.store.commit()  # what it made: not held twice (made, and pickled) while publishing

@@ -13,7 +13,7 @@ shares stay the last build's objects while equal, so they are told by identity.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -49,19 +49,6 @@ class Reuse:
         """A preview's build begins: forget what the one before last made."""
         self.memo.turn()
         self.digests.turn()
-
-    def took_lessons(self, course: Course, kept: Mapping[str, Lesson]) -> None:
-        """The validated front matter of the `kept` lessons the course took without a read
-        kept in the store, as a read keeps it."""
-        taken = set(map(id, course.lessons))
-        self.memo.keep("front matter", [x.front for x in kept.values() if id(x) in taken])
-
-    def took_statuses(self, statuses: list[LessonStatus], kept: Mapping[str, LessonStatus]) -> None:
-        """The validated recordings of the `kept` statuses taken without a read, as above."""
-        taken = set(map(id, statuses))
-        self.memo.keep(
-            "recording", [s.digest for s in kept.values() if s.digest and id(s) in taken]
-        )
 
     def renderer(self) -> Renderer:
         """A Renderer whose highlighted code and charts are kept in the store, and whose
@@ -183,20 +170,6 @@ class Memo:
             found = self.store.value(key, make)
         self.values[key] = found
         return found
-
-    def keep(self, kind: str, each: Iterable[str | bytes]) -> None:
-        """Keep in the store what the calls of `kind` with each of these parts (one a call)
-        stored, without reading it: their values were taken from elsewhere (the build's
-        index, the preview's last build), as reads would have taken them. The last build's
-        keys are looked up all at once, in C."""
-        if self.store is None:
-            return
-        wanted = [(kind, part) for part in each]
-        found = list(filter(None, map(self.last.get, wanted)))
-        if len(found) < len(wanted):  # not all asked for in the last build
-            found = [self.key(*key) for key in wanted]
-        self.now.update(zip(wanted, found, strict=True))
-        self.store.use(*found)
 
     def turn(self) -> None:
         """A build begins: forget the keys (and values) the one before last made."""

@@ -1,24 +1,26 @@
 """The build's stages, in the order builder/build/pipeline.py runs them: imported together once a
-build is not a no-op (the no-op itself needs only builder.build.manifest and builder.core.store).
+build is not a no-op (the no-op itself needs only builder.build.index and builder.core.store).
 
 `publish` is the last stage of every build, `build()`'s and the preview's alike: the one
-writer of site/ and of the manifest.
+writer of site/ and of the index.
 """
 
 from __future__ import annotations
+
+import time
+from dataclasses import replace
 
 from ..core.observe import Observed, Paths, restat, site_files
 from ..core.store import Store
 from ..course.load import load_course
 from ..course.rules import read_inputs
 from ..course.status import course_status
-from .index import Index
+from .index import Head, Index, Published
 from .make import Kept
-from .manifest import Manifest
 from .site import Site
 from .write import MARKER, Written, write
 
-__all__ = ("Index", "Kept", "course_status", "load_course", "publish", "read_inputs")
+__all__ = ("Kept", "course_status", "load_course", "publish", "read_inputs")
 
 
 def publish(
@@ -28,15 +30,19 @@ def publish(
     files: dict[str, bytes],
     now: Observed,
     versions: dict[str, str],
-    index: Index | None = None,
-) -> Written:
+    index: Index,
+) -> tuple[Written, Index]:
     """write, then remember: `files` (those of `site` that site/ does not hold already)
-    written and what `site` no longer has removed; then the manifest of this build (`now`:
-    what it observed before reading) committed with its `index` (what it read), and the
-    store pruned to what it references."""
+    written and what `site` no longer has removed; then `index` (what this build read, by
+    the metadata `now` observed before reading) committed with the site it left, and the
+    store pruned to what the index references."""
     names, before = site.names(), site_files(paths.out, now.site)
     written = write(files, names, paths.out, before)
     touched = {*files, *(before.keys() - names.keys()), MARKER}  # all that write() may change
-    after = Manifest(now, versions, restat(now.site, paths.out, touched), names, site.traces())
-    store.commit(after.rows(), site.references(store.used), index.stored() if index else None)
-    return written
+    site_ns = time.time_ns()  # before the site is observed: what changes after it is racy
+    after = restat(now.site, paths.out, touched)
+    head = Head(replace(now, site={}), after, site_ns, len(names), versions)
+    published = Published(now.taken_ns, index.salt, names, site.traces())
+    index = replace(index, head=head, published=published)
+    store.commit(index.rows(), site.references(store.used) | index.references())
+    return written, index

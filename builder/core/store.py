@@ -2,9 +2,9 @@
 
 Everything a build can skip is here, in one SQLite file (`.cache/store.sqlite`): validated
 front matter and recordings, highlighted code, pages, charts, search bundles, and the
-manifest of the last good build. A key is `digest(...)` of an artifact's
+index of the last good build. A key is `digest(...)` of an artifact's
 inputs, so an entry is either right or never asked for; nothing is ever updated in place.
-After a good build the store keeps only what its manifest references (`keep_only`).
+After a good build the store keeps only what its index references (`commit`'s `keep`).
 
 The store is disposable, and nothing in it can fail a build: every value carries a
 checksum, and one that does not match (a flipped bit, a truncated row) reads as missing; a
@@ -12,8 +12,8 @@ file that is not a database of this layout is replaced; one that cannot be repla
 folder in its place) or written (a full disk) leaves the build without a cache. Each of
 these is one line of warning (`warn`) naming the file. Writes are gathered in memory until
 `commit` (the builder's process commits what its rendering workers send as it comes, and
-the manifest last), so a killed build leaves the store as the last commit left it, with
-no manifest but the last good build's.
+the index last), so a killed build leaves the store as the last commit left it, with
+no index but the last good build's.
 A connection is never shared across fork(): a worker opens its own `Store`.
 """
 
@@ -32,11 +32,9 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 
 FILE = "store.sqlite"
-# The manifest table's rows, each pickled by its owner: the last good build's manifest
-# (builder.build.manifest: MANIFEST, what a no-op compares, and MANIFEST/made, read only by
-# a build that is not one), and what it read, by file metadata (builder.build.index):
-# INDEX, then INDEX/0, INDEX/1... (so that no one row holds it all)
-MANIFEST = "manifest"
+# The manifest table's rows, each pickled by its owner: the last good build's index
+# (builder.build.index): INDEX, what a no-op compares, then INDEX/site and INDEX/0, INDEX/1...
+# (so that no one row holds it all)
 INDEX = "index"
 LAYOUT = (
     "CREATE TABLE IF NOT EXISTS artifacts (key TEXT PRIMARY KEY, data BLOB)",
@@ -60,7 +58,7 @@ def digest(*parts: str | bytes) -> str:
 
 
 class Store:
-    """Bytes by key; values by key (pickled); the manifest of the last good build."""
+    """Bytes by key; values by key (pickled); the index of the last good build."""
 
     def __init__(self, folder: Path, warn: Callable[[str], None] = lambda message: None) -> None:
         self.folder = folder
@@ -118,8 +116,8 @@ class Store:
         self.put(key, pickle.dumps(made, protocol=5))
         return made
 
-    def manifest(self, row_id: str = MANIFEST) -> Any:
-        """A row of the manifest table (the manifest's first by default), unpickled, or None."""
+    def manifest(self, row_id: str = INDEX) -> Any:
+        """A row of the manifest table (the index's first by default), unpickled, or None."""
         try:
             found = self.row(row_id)
             return pickle.loads(found) if found is not None else None
@@ -135,33 +133,28 @@ class Store:
             return None
 
     def commit(
-        self,
-        manifest: Mapping[str, bytes] | None = None,
-        keep: Iterable[str] | None = None,
-        index: Mapping[str, bytes] | None = None,
+        self, index: Mapping[str, bytes] | None = None, keep: Iterable[str] | None = None
     ) -> None:
-        """Write what this build added; with `manifest` (its rows, pickled), make it the last
-        good build's, with the rows of its `index` that changed (the others are kept; without
-        an index, the stored one is deleted), and, with `keep`, delete every entry it does
-        not reference, then count used keys anew: a preview's store keeps what its last
-        settle's site and the edits since use, not every page version of the session. Every
-        row is sealed (a CRC-32), and all are written in one transaction."""
+        """Write what this build added; with `index` (the rows of the last good build's index
+        that changed, pickled: the others are kept), make it the last good build's, and,
+        with `keep`, delete every entry it does not reference, then count used keys anew: a
+        preview's store keeps what its last settle's site and the edits since use, not
+        every page version of the session. Every row is sealed (a CRC-32), and all are
+        written in one transaction."""
 
         pending = list(self.pending.items())  # threads may add more meanwhile (builder.build.make)
 
         def work(db: sqlite3.Connection) -> None:
             rows = ((key, _sealed(data)) for key, data in pending)
             db.executemany("INSERT OR REPLACE INTO artifacts VALUES (?, ?)", rows)
-            if manifest is not None and index is None:  # a stale index misleads
-                db.execute("DELETE FROM manifest WHERE id = ? OR id LIKE ?", (INDEX, f"{INDEX}/%"))
-            for row_id, data in {**(manifest or {}), **(index or {})}.items():
+            for row_id, data in (index or {}).items():
                 db.execute("INSERT OR REPLACE INTO manifest VALUES (?, ?)", (row_id, _sealed(data)))
             if keep is not None:
                 stored = {row[0] for row in db.execute("SELECT key FROM artifacts")}
                 stale = stored - set(keep)
                 db.executemany("DELETE FROM artifacts WHERE key = ?", ((k,) for k in stale))
 
-        if pending or manifest is not None or keep is not None:
+        if pending or index is not None or keep is not None:
             self._write(work)
         for key, _ in pending:
             self.pending.pop(key, None)

@@ -1,17 +1,20 @@
 """Reading the files a course holds: one door for every input (`open_input`: no symbolic
 links, regular files only), sizes bounded, text as UTF-8, YAML and JSON refused before they
-nest deep enough to hurt the parser. Errors name the file and the next step.
+nest deep enough to hurt the parser. Errors name the file and the next step. The door
+notes each path it opens into the `Reads` it is handed (builder.build.index keeps them).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import stat
 from array import array
+from contextlib import AbstractContextManager
 from itertools import accumulate
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ..core.errors import BuildError, ContentError
 
@@ -21,6 +24,20 @@ READ_CHUNK = 16 * 1024 * 1024  # a data file has no limit: read in chunks, never
 _JSON_STRING = re.compile(rb'"(?:[^"\\]++|\\.)*+"', re.DOTALL)
 _NOT_BRACKET = bytes(set(range(256)) - set(b"[]{}"))
 _DEPTH_STEP = bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff")  # +1, +1, -1, -1 as signed
+
+
+class Reads(Protocol):
+    """Where the door notes each file it opens, by the value being read (`of(owner)`, a
+    block): a lesson by its folder's name, its status and its sidecar by its id."""
+
+    def note(self, path: str) -> None: ...
+
+    def of(self, owner: str) -> AbstractContextManager[object]: ...
+
+
+def reading(reads: Reads | None, owner: str) -> AbstractContextManager[object]:
+    """The block in which `reads` notes what is opened for `owner` (none: nothing noted)."""
+    return reads.of(owner) if reads is not None else contextlib.nullcontext()
 
 
 def shallow_json(
@@ -60,10 +77,12 @@ def _shallow_yaml(text: str, path: Path | str) -> None:
         )
 
 
-def read_text(path: Path | str, limit: int = MAX_SOURCE_BYTES, hint: str = "") -> str:
+def read_text(
+    path: Path | str, limit: int = MAX_SOURCE_BYTES, hint: str = "", reads: Reads | None = None
+) -> str:
     """A content file as text (UTF-8, an optional BOM dropped); errors name the file."""
     try:
-        data = read_file(path, limit, hint=hint)
+        data = read_file(path, limit, hint=hint, reads=reads)
     except FileNotFoundError:
         raise ContentError("is missing", path=path) from None
     try:
@@ -81,11 +100,12 @@ def read_file(
     limit: int | None,
     error: type[BuildError] = ContentError,
     hint: str = "",
+    reads: Reads | None = None,
 ) -> bytes:
     """The bytes of the regular file at `path` (`open_input`), at most `limit` of them (None:
     a data file, whatever its size); anything else is `error` naming the file.
     FileNotFoundError is left to the caller."""
-    fd = open_input(path, error)
+    fd = open_input(path, error, reads)
     try:
         size = os.fstat(fd).st_size
         within = limit is None or size <= limit
@@ -99,7 +119,9 @@ def read_file(
     return data
 
 
-def open_input(path: Path | str, error: type[BuildError] = ContentError) -> int:
+def open_input(
+    path: Path | str, error: type[BuildError] = ContentError, reads: Reads | None = None
+) -> int:
     """The one door to every file of the course (content/ and recordings/): a descriptor of
     the regular file at `path`, or `error` naming it. FileNotFoundError is left to the caller.
 
@@ -108,8 +130,11 @@ def open_input(path: Path | str, error: type[BuildError] = ContentError) -> int:
     and checked before it is read: a FIFO waited forever for a writer, and /dev/zero filled
     the memory. The folders leading to it are checked by `input_folder` when they are
     listed, so from the course's folders down nothing is read through a link. A hard link
-    cannot be told from the file itself (and a git checkout never holds one).
+    cannot be told from the file itself (and a git checkout never holds one). The path is
+    noted into `reads` first: a file missing now is read when it appears.
     """
+    if reads is not None:
+        reads.note(os.fspath(path))
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOFOLLOW)
     except FileNotFoundError:

@@ -17,11 +17,13 @@ from ..cells import Cell, CellError
 from ..cells import parse as parse_cells
 from ..core.errors import BuildError, ContentError, raise_all
 from .files import (
+    Reads,
     front_matter_fields,
     input_folder,
     load_yaml,
     open_input,
     read_text,
+    reading,
     split_front_matter,
 )
 from .model import (
@@ -36,7 +38,10 @@ from .validation import Cache, problems, uncached, validate
 
 
 def load_course(
-    root: Path, cache: Cache = uncached, kept: Mapping[str, Lesson] | None = None
+    root: Path,
+    cache: Cache = uncached,
+    kept: Mapping[str, Lesson] | None = None,
+    reads: Reads | None = None,
 ) -> Course:
     """Read and validate everything under `root`; raise every problem at once.
 
@@ -51,11 +56,12 @@ def load_course(
     meta = _collect(errors, _load_meta, root / "course.yml", cache)
     folders = _lesson_folders(root / "lessons", errors)
     taken = {name: kept[name] for name in folders if name in kept}
-    lessons = [
-        x
-        for name in folders
-        if (x := taken.get(name) or _collect(errors, _load_lesson, root / "lessons" / name, cache))
-    ]
+
+    def read(name: str) -> Any:
+        with reading(reads, name):
+            return _collect(errors, _load_lesson, root / "lessons" / name, cache, reads)
+
+    lessons = [x for name in folders if (x := taken.get(name) or read(name))]
     glossary = _collect(errors, _load_glossary, root / "glossary.yml", cache) or ()
     if meta is not None:
         errors += _cross_check(meta, lessons, root)
@@ -131,9 +137,9 @@ def _load_glossary(path: Path, cache: Cache) -> tuple[GlossaryTerm, ...]:
     return cache("glossary.yml", (text,), validated)
 
 
-def _load_lesson(folder: Path, cache: Cache) -> Lesson:
+def _load_lesson(folder: Path, cache: Cache, reads: Reads | None) -> Lesson:
     path = folder / LESSON_FILE
-    text = read_text(path, MAX_LESSON_BYTES, hint="split it into several lessons")
+    text = read_text(path, MAX_LESSON_BYTES, "split it into several lessons", reads)
     front, body, body_line = split_front_matter(text, path)
 
     def validated() -> FrontMatter:
@@ -149,7 +155,7 @@ def _load_lesson(folder: Path, cache: Cache) -> Lesson:
             hint="rename the folder or the id so they agree",
         )
     source_path = folder / EXAMPLE_FILE
-    source = read_text(source_path)
+    source = read_text(source_path, reads=reads)
     if not source.strip():  # must exist, be UTF-8 and hold code
         raise ContentError(
             "is empty: every lesson needs a runnable example",
@@ -157,7 +163,7 @@ def _load_lesson(folder: Path, cache: Cache) -> Lesson:
             hint="write the example (it may just print), or remove the lesson folder",
         )
     for name in meta.data:
-        _check_data_file(folder / name, name, path)
+        _check_data_file(folder / name, name, path, reads)
     cells = cache("cells", (source,), lambda: _cells(source, source_path))
     return Lesson(
         meta=meta,
@@ -179,11 +185,11 @@ def _cells(source: str, path: Path) -> tuple[Cell, ...]:
         ) from None
 
 
-def _check_data_file(data: Path, name: str, lesson_file: Path) -> None:
+def _check_data_file(data: Path, name: str, lesson_file: Path, reads: Reads | None) -> None:
     """A data file is a regular file inside the lesson folder (`open_input`): never a link,
     which would stage (and record, and publish) whatever it points to on the machine."""
     try:
-        os.close(open_input(data))
+        os.close(open_input(data, reads=reads))
     except FileNotFoundError:
         missing = f"declares data file {name!r}, which is missing"
         raise ContentError(missing, path=lesson_file) from None

@@ -17,7 +17,7 @@ from annotated_types import Interval, Len, MaxLen, MinLen
 
 from ..cells import MAX_VALUE
 from ..core.errors import RecordingError
-from .files import read_file, shallow_json
+from .files import Reads, read_file, shallow_json
 from .rules import (
     CELL_NAME_PATTERN,
     CONFLICT_MARKER,
@@ -278,10 +278,10 @@ def load(path: Path) -> Recording:
     return loads(data, path)
 
 
-def read_bytes(path: Path) -> bytes:
+def read_bytes(path: Path, reads: Reads | None = None) -> bytes:
     """A recording file's bytes, read only when it is a regular file within the size limit
     (a FIFO made `check` wait forever; a link to /dev/zero, run out of memory)."""
-    return read_file(path, MAX_RECORDING_BYTES, RecordingError, _TOO_BIG)
+    return read_file(path, MAX_RECORDING_BYTES, RecordingError, _TOO_BIG, reads)
 
 
 def json_schema() -> dict[str, Any]:

@@ -18,7 +18,7 @@ from ..cells import NAME  # the harness's names of cells, checked again on a rec
 from ..core.errors import ContentError
 from ..core.observe import NOT_INSTALLED, RECORDED
 from ..panels import MAX_BARS  # the harness's bound on a panel, checked again on a recording
-from .files import json_files, read_file, shallow_json
+from .files import Reads, json_files, read_file, reading, shallow_json
 
 SCHEMA_VERSION = 1
 MAX_RECORDING_BYTES = 20 * 1024 * 1024
@@ -120,9 +120,12 @@ def inputs_path(recordings: Path, lesson_id: str) -> Path:
     return recordings / INPUTS_DIR / f"{lesson_id}.json"
 
 
-def read_inputs(recordings: Path, kept: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def read_inputs(
+    recordings: Path, kept: Mapping[str, Any] | None = None, reads: Reads | None = None
+) -> dict[str, Any]:
     """What each recording's sidecar remembers (its inputs and run time), by lesson id;
-    those in `kept` (read before, unchanged since: builder.build.index) are not read.
+    those in `kept` (read before, unchanged since: builder.build.index) are not read;
+    `reads`: where the input door notes what each is read from, by lesson id.
 
     One file per lesson, so that shards of a record (`--shard K/N`) never rewrite a file
     that another shard writes too: merging them is copying files. It only sharpens
@@ -132,20 +135,27 @@ def read_inputs(recordings: Path, kept: Mapping[str, Any] | None = None) -> dict
     folder = recordings / INPUTS_DIR
     names = [] if folder.is_symlink() else json_files(folder)
     kept = kept or {}
-    found = {(stem := n[:-5]): kept.get(stem) or _sidecar(folder / n) for n in names}
+
+    def read(stem: str) -> dict[str, Any] | None:
+        with reading(reads, stem):
+            return _sidecar(folder / f"{stem}.json", reads)
+
+    found = {(stem := n[:-5]): kept.get(stem) or read(stem) for n in names}
     return {lesson: data for lesson, data in found.items() if data is not None}
 
 
-def read_input(recordings: Path, lesson_id: str) -> dict[str, Any] | None:
+def read_input(
+    recordings: Path, lesson_id: str, reads: Reads | None = None
+) -> dict[str, Any] | None:
     """One lesson's sidecar (`read_inputs`), or None."""
-    return _sidecar(inputs_path(recordings, lesson_id))
+    return _sidecar(inputs_path(recordings, lesson_id), reads)
 
 
-def _sidecar(path: Path) -> dict[str, Any] | None:
+def _sidecar(path: Path, reads: Reads | None) -> dict[str, Any] | None:
     if path.parent.is_symlink():  # read as every input is: never through a link
         return None
     try:
-        data = json.loads(shallow_json(read_file(path, MAX_RECORDING_BYTES), path))
+        data = json.loads(shallow_json(read_file(path, MAX_RECORDING_BYTES, reads=reads), path))
     except (OSError, ValueError, ContentError):
         return None
     return data if isinstance(data, dict) else None

@@ -14,7 +14,7 @@ from typing import Any
 from ..core.errors import RecordingError
 from ..core.observe import editor_file, read_versions
 from . import fingerprint
-from .files import input_folder, json_files
+from .files import Reads, input_folder, json_files, reading
 from .model import Course, Lesson
 from .recording import Recording, read, read_bytes
 from .rules import expected_versions, read_input
@@ -76,24 +76,27 @@ def course_status(
     versions: dict[str, str] | None = None,
     cache: Cache = uncached,
     kept: Mapping[str, LessonStatus] | None = None,
+    reads: Reads | None = None,
 ) -> list[LessonStatus]:
     """The state of every lesson in course order, then every orphaned recording.
 
     `versions` are the installed packages' (read here when not given: a build takes them
     from its manifest); `cache` keeps each recording as validated, by its bytes; `kept`:
     statuses taken before, by lesson id, of lessons whose inputs and recording have not
-    changed since (the preview knows from the file events).
+    changed since (the preview knows from the file events); `reads`: where the input door
+    notes what each status is read from, by lesson id.
     """
     input_folder(recordings, RecordingError)  # read as every input is: never through a link
     kept = kept or {}
     versions = versions or read_versions()
     renderer = fingerprint.renderer_hash()
     expected = expected_versions(versions)
-    taken = [kept.get(x.id) for x in course.lessons]
-    statuses = [
-        status or _lesson_status(x, recordings, renderer, expected, cache)
-        for x, status in zip(course.lessons, taken, strict=True)
-    ]
+
+    def read(lesson: Lesson) -> LessonStatus:
+        with reading(reads, lesson.id):
+            return _lesson_status(lesson, recordings, renderer, expected, cache, reads)
+
+    statuses = [kept.get(x.id) or read(x) for x in course.lessons]
     ids = {lesson.id for lesson in course.lessons}
     for name in json_files(recordings):
         if (stem := name[:-5]) not in ids and not name.startswith("_") and not editor_file(name):
@@ -108,10 +111,11 @@ def _lesson_status(
     renderer: str,
     expected: dict[str, tuple[str, str]],
     cache: Cache,
+    reads: Reads | None,
 ) -> LessonStatus:
     path = recording_path(recordings, lesson.id)
     try:
-        data = read_bytes(path)
+        data = read_bytes(path, reads)
     except FileNotFoundError:
         return _on_gpu(lesson, LessonStatus(lesson.id, State.MISSING, "never recorded", path))
     except RecordingError as error:
@@ -124,7 +128,7 @@ def _lesson_status(
     if recording.lessonId != lesson.id:
         detail = f"its lessonId is {recording.lessonId!r}, not {lesson.id!r}"
         return LessonStatus(lesson.id, State.INVALID, detail, path, digest=digest)
-    state, detail = _staleness(lesson, recording, renderer, expected, recordings)
+    state, detail = _staleness(lesson, recording, renderer, expected, recordings, reads)
     if state is State.FRESH and differs:
         state, detail = State.NOT_CANONICAL, _NOT_CANONICAL.format(differs)
     return _on_gpu(lesson, LessonStatus(lesson.id, state, detail, path, recording, digest))
@@ -151,10 +155,11 @@ def _staleness(
     renderer: str,
     expected: dict[str, tuple[str, str]],
     recordings: Path,
+    reads: Reads | None,
 ) -> tuple[State, str]:
     inputs = fingerprint.lesson_inputs(lesson)
     if recording.contentHash != fingerprint.content_hash(inputs):
-        remembered = read_input(recordings, lesson.id)  # only a stale lesson's is read
+        remembered = read_input(recordings, lesson.id, reads)  # only a stale lesson's is read
         return State.STALE_CONTENT, _content_detail(recording, inputs, remembered)
     if recording.rendererHash != renderer:
         return (

@@ -9,10 +9,10 @@ events (`Changed`), so the next build reads only what they touched:
               statuses, and the pages whose keys changed made again; every other artifact
               comes from memory -> the names of the site files that changed, served at once
     settle    when the edits pause: the search bundles, the changed files written into
-              site/, and the manifest, as `make site` would leave them (the same bytes);
+              site/, and the index, as `make site` would leave them (the same bytes);
               put off, between its steps, by an edit that comes meanwhile
 
-The served site is the session's memory, not site/: writing site/ and its manifest costs
+The served site is the session's memory, not site/: writing site/ and its index costs
 more than rendering one page (it walks the site and the inputs), so it waits for a pause.
 """
 
@@ -112,9 +112,9 @@ class Session:
         now = observe(self.paths, ())
         run = self.build
         run.begin(now)
-        kept = Kept.since(run.last, self.paths.out, now)
+        kept = Kept.since(run.index, self.paths.out, now)
         self.built = built_from(self.paths.content)
-        last = run.last
+        last = run.index.published
         self.on_disk = {n: last.files[n] for n in kept.intact if n in last.files} if last else {}
         index = run.index
         return self._build(kept, index.lessons(now), index.statuses(now), index.sidecars(now))
@@ -180,7 +180,7 @@ class Session:
         return {name: data for m in made for name, data in (m.files or {}).items()}
 
     def settle(self, edited: Callable[[], bool] = lambda: False) -> list[str] | None:
-        """The search bundles, then site/ and the manifest as `make site` leaves them;
+        """The search bundles, then site/ and the index as `make site` leaves them;
         the names of the search bundles' files that changed (the pages are served already).
         None, and nothing written, when `edited()` says an edit came meanwhile (asked
         between the steps, and while Pagefind runs, which it then stops): the edit is built
@@ -200,7 +200,7 @@ class Session:
         files = {n: data for n, data in site.files().items() if self.on_disk.get(n) != names[n]}
         with build_lock(self.paths.cache):
             # Taken after reading: an input edited since the refresh began is newer than
-            # read_ns, so the next build does not trust it (the manifest's racy rule).
+            # read_ns, so the next build does not trust it (the index's racy rule).
             now = replace(observe(self.paths, self.settings), taken_ns=self.read_ns)
             if edited():
                 return None

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from builder.__main__ import main
-from builder.build import manifest
-from builder.build.manifest import Manifest
+from builder.build import index
+from builder.build.index import Head
 from builder.build.pipeline import build, build_lock
 from builder.core.errors import BuildError
 from builder.core.observe import Paths
@@ -223,9 +223,9 @@ def test_editor_lock_swap_and_backup_files_are_no_change(
     paths = Paths(tmp_path / "content", tmp_path / "recordings", tmp_path / "site", tmp_path / "c")
     # The files were just written: racy (their ctime cannot be set back), so a second build
     # would read them again. Not what this test is about.
-    monkeypatch.setattr(manifest, "RACY_NS", 0)
+    monkeypatch.setattr(index, "RACY_NS", 0)
     build(paths, execute=False, jobs=1)
-    last = Manifest.load(Store(paths.cache))
+    last = Head.load(Store(paths.cache))
     folder = paths.content / "lessons" / "calm-01"
     (folder / EDITOR_FILES[0]).symlink_to("root@host.4242:1700000000")
     for name in EDITOR_FILES[1:]:
@@ -238,7 +238,7 @@ def test_editor_lock_swap_and_backup_files_are_no_change(
             path.name in ("lesson.md", "example.py", "calm-01.json")
         )
     build(paths, execute=False, jobs=1)
-    now = Manifest.load(Store(paths.cache))
+    now = Head.load(Store(paths.cache))
     assert last is not None and now is not None and now.seen == last.seen, "not a no-op"
     assert main(cli(tmp_path, "check")[3:]) == 1
     assert "  orphan  " not in capsys.readouterr().out
@@ -428,7 +428,7 @@ def test_out_may_be_a_link_to_a_folder_the_user_chose(tmp_path: Path) -> None:
     chosen = tmp_path / "www"
     chosen.mkdir()
     (course / "site").symlink_to(chosen)
-    past = time.time() - 60  # older than the manifest's racy window: a no-op is possible
+    past = time.time() - 60  # older than the index's racy window: a no-op is possible
     for path in course.rglob("*"):
         os.utime(path, (past, past), follow_symlinks=False)
     assert main(cli(course, "render")[3:]) == 0

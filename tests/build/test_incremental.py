@@ -1,6 +1,6 @@
 """The incremental build: after any edit, and after a build killed at any write, the site
 equals a build from nothing; a prose edit rewrites only what shows it; the store keeps only
-what the manifest references. Synthetic courses (bench/generate.py): nothing executes."""
+what the index references. Synthetic courses (bench/generate.py): nothing executes."""
 
 from __future__ import annotations
 
@@ -17,9 +17,9 @@ import pytest
 
 from bench.generate import generate, write_recordings
 from builder.build import index, make, reuse, site
-from builder.build.keys import Keyed
+from builder.build.index import Head
+from builder.build.keys import Digests, Keyed
 from builder.build.make import MIN_PER_WORKER
-from builder.build.manifest import Manifest
 from builder.build.pipeline import build
 from builder.core import observe
 from builder.core.artifact import Artifact
@@ -94,9 +94,9 @@ def test_after_each_edit_the_site_equals_a_build_from_nothing(
     EDITS[edit](paths)
     render(paths)
     assert_like_a_clean_build(paths, tmp_path)
-    manifest = Manifest.load(Store(paths.cache))
-    assert manifest is not None
-    assert manifest.site == observe.snapshot([paths.out]), "the site as the manifest says"
+    head = Head.load(Store(paths.cache))
+    assert head is not None
+    assert head.site == observe.snapshot([paths.out]), "the site as the index says"
 
 
 def test_an_edit_that_keeps_size_and_mtime_is_seen(paths: Paths, tmp_path: Path) -> None:
@@ -129,7 +129,7 @@ def test_a_second_build_writes_nothing(paths: Paths) -> None:
     assert {p: p.stat().st_mtime_ns for p in paths.out.rglob("*")} == before
 
 
-def test_the_store_keeps_only_what_the_manifest_references(paths: Paths) -> None:
+def test_the_store_keeps_only_what_the_index_references(paths: Paths) -> None:
     render(paths)
     first = set(Store(paths.cache).keys())
     append(lesson_md(paths), "\nAnother sentence.\n")
@@ -174,6 +174,45 @@ def test_a_prose_edit_reads_only_that_lessons_files(
     assert_like_a_clean_build(paths, tmp_path)
 
 
+def test_the_index_holds_what_the_door_opened_for_each_value(
+    paths: Paths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each entry's read set is what builder.course.files opened while reading that value,
+    recorded as it opened them: a data file declared now is in the lesson's (and the sidecar
+    in its status's, which the data file made stale), and editing it
+    (size and mtime kept: git's racy case, seen by its ctime) loads the lesson again."""
+    monkeypatch.setattr(index, "RACY_NS", 0)
+    data = paths.content / "lessons" / LESSON / "extra.csv"
+    data.write_text("a\n1\n")
+    edit = lesson_md(paths)
+    edit.write_text(edit.read_text().replace("\n---\n", "\ndata: [extra.csv]\n---\n", 1))
+    render(paths)
+    store = Store(paths.cache)
+    head = Head.load(store)
+    assert not index.Index.load(store, head, "", Digests(), False).entries, "of other code"
+    built = index.Index.load(store, head, _salt(store), Digests(), force=False).entries[LESSON]
+    folder = str(paths.content / "lessons" / LESSON)
+    loaded, checked, _ = built.reads
+    assert loaded.paths == tuple(f"{folder}/{n}" for n in ("lesson.md", "example.py", "extra.csv"))
+    recording, sidecar = (
+        paths.recordings / p for p in (f"{LESSON}.json", f"_inputs/{LESSON}.json")
+    )
+    assert checked.paths == (str(recording), str(sidecar)), "stale: its detail reads the sidecar"
+    assert loaded.uses, "the validated front matter is kept in the store by the index"
+    before = data.stat()
+    data.write_text("a\n2\n")
+    os.utime(data, ns=(before.st_atime_ns, before.st_mtime_ns))
+    opened = opened_inputs(monkeypatch, paths)
+    render(paths)
+    assert f"content/lessons/{LESSON}/extra.csv" in opened
+
+
+def _salt(store: Store) -> str:
+    found = store.manifest(index.SITE)
+    assert isinstance(found, index.Published)
+    return found.salt
+
+
 def test_a_prose_edit_stores_only_its_lessons_part_of_the_index(
     paths: Paths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -185,17 +224,18 @@ def test_a_prose_edit_stores_only_its_lessons_part_of_the_index(
     written: list[list[str]] = []
     commit = Store.commit
 
-    def spied(self: Store, manifest: Any = None, keep: Any = None, rows: Any = None) -> None:
+    def spied(self: Store, rows: Any = None, keep: Any = None) -> None:
         if rows is not None:
             written.append(sorted(rows))
-        commit(self, manifest, keep, rows)
+        commit(self, rows, keep)
 
     monkeypatch.setattr(Store, "commit", spied)
     render(paths)
-    assert len(written[-1]) == 1 + index.PARTS  # the first build: every part
+    assert len(written[-1]) == 2 + index.PARTS  # the first build: every part
     append(lesson_md(paths), "\nA new sentence.\n")
     render(paths)
-    assert written[-1] == sorted([index.INDEX, f"{index.INDEX}/{index._part(LESSON)}"])
+    head_and_site = [index.INDEX, index.SITE]
+    assert written[-1] == sorted([*head_and_site, f"{index.INDEX}/{index._part(LESSON)}"])
     other = next(x for x in sorted(os.listdir(paths.content / "lessons")) if x != LESSON)
     append(paths.content / "lessons" / other / "lesson.md", "\nAnother sentence.\n")
     opened = opened_inputs(monkeypatch, paths)

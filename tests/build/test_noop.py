@@ -1,5 +1,5 @@
-"""The no-op: it unpickles only the manifest's first row (what it compares), yet every change
-it guards against still makes the next build real; a second row that is missing, damaged or
+"""The no-op: it unpickles only the index's first row (what it compares), yet every change
+it guards against still makes the next build real; a site row that is missing, damaged or
 of another build makes a build from nothing, never a crash or a wrong no-op."""
 
 from __future__ import annotations
@@ -18,11 +18,12 @@ from typing import Any
 
 import pytest
 
-from builder.build import manifest
-from builder.build.manifest import MADE, Head, Manifest
+from builder.build import index
+from builder.build.index import SITE, Head, Index, Published
+from builder.build.keys import Digests
 from builder.build.pipeline import build, observe, settings
 from builder.core.observe import RACY_NS, Observed, Paths
-from builder.core.store import MANIFEST, Store
+from builder.core.store import INDEX, Store
 from tests.helpers import assert_like_a_clean_build, synthetic_copy
 
 PAGE = "l/sa01-002/index.html"
@@ -32,7 +33,7 @@ PAGE = "l/sa01-002/index.html"
 def paths(course_template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Paths:
     """A built copy of the course; its files were just written, so none is racy only when
     RACY_NS is 0 (the tests that are about the racy rule set their own times)."""
-    monkeypatch.setattr(manifest, "RACY_NS", 0)
+    monkeypatch.setattr(index, "RACY_NS", 0)
     paths = synthetic_copy(course_template, tmp_path)
     build(paths, execute=False, jobs=1)
     return paths
@@ -42,7 +43,7 @@ def rows_read(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     read: list[str] = []
     unpickle = Store.manifest
 
-    def spied(self: Store, row_id: str = MANIFEST) -> Any:
+    def spied(self: Store, row_id: str = INDEX) -> Any:
         read.append(row_id)
         return unpickle(self, row_id)
 
@@ -55,11 +56,11 @@ def test_a_noop_unpickles_only_the_first_row(
 ) -> None:
     read = rows_read(monkeypatch)
     assert build(paths, execute=False, jobs=1).written == 0
-    assert read == [MANIFEST], "the files and traces are not the no-op's to read"
+    assert read == [INDEX], "the files and traces are not the no-op's to read"
     (paths.out / PAGE).write_text("x")
     read.clear()
     assert build(paths, execute=False, jobs=1).written == 1
-    assert MADE in read, "a real build reads the rest"
+    assert SITE in read, "a real build reads the rest"
     assert_like_a_clean_build(paths, tmp_path)
 
 
@@ -109,7 +110,7 @@ def test_each_change_the_noop_guards_makes_the_next_build_real(
     elif change in OBSERVED:
         now = OBSERVED[change](paths, now)
     else:  # nothing changed, but the inputs were copied just before the build observed them
-        monkeypatch.setattr(manifest, "RACY_NS", RACY_NS)
+        monkeypatch.setattr(index, "RACY_NS", RACY_NS)
     assert not head.unchanged(now)
 
 
@@ -129,46 +130,53 @@ def _sealed(data: bytes) -> bytes:
 
 
 def _of_another_build(paths: Paths) -> None:
-    old = Store(paths.cache).row(MADE)
+    old = Store(paths.cache).row(SITE)
     assert old is not None
     time.sleep(0.01)
     with (paths.content / LESSON / "lesson.md").open("a") as lesson:
         lesson.write("\nMore prose.\n")
     assert build(paths, execute=False, jobs=1).written > 0
-    _put_row(paths, MADE, _sealed(old))
+    _put_row(paths, SITE, _sealed(old))
 
 
 def _old_layout(paths: Paths) -> None:
-    """One row holding the whole manifest, as builders before the split wrote it."""
-    last = Manifest.load(Store(paths.cache))
-    _put_row(paths, MANIFEST, _sealed(pickle.dumps(last, protocol=5)))
-    _put_row(paths, MADE, None)
+    """The rows builders before the one index wrote: a manifest, and the index's head as a
+    tuple."""
+    last = _published(paths)
+    _put_row(paths, "manifest", _sealed(pickle.dumps(last, protocol=5)))
+    _put_row(paths, INDEX, _sealed(pickle.dumps(("salt", 0, 64), protocol=5)))
+
+
+def _published(paths: Paths) -> Published | None:
+    """The index's site row, when it is of its head."""
+    store = Store(paths.cache)
+    return Index.load(store, Head.load(store), "", Digests(), force=True).published
 
 
 SECOND_ROW: dict[str, Callable[[Paths], None]] = {
-    "missing": lambda paths: _put_row(paths, MADE, None),
-    "damaged": lambda paths: _put_row(paths, MADE, b"\0\0\0\0not a pickle"),
-    "not the expected tuple": lambda paths: _put_row(paths, MADE, _sealed(pickle.dumps(("x",)))),
+    "missing": lambda paths: _put_row(paths, SITE, None),
+    "damaged": lambda paths: _put_row(paths, SITE, b"\0\0\0\0not a pickle"),
+    "not the expected tuple": lambda paths: _put_row(paths, SITE, _sealed(pickle.dumps(("x",)))),
     "of another build": _of_another_build,
     "of the old layout (one row)": _old_layout,
 }
 
 
 @pytest.mark.parametrize("damage", SECOND_ROW)
-def test_a_manifest_row_missing_damaged_or_of_another_build_means_a_build_from_nothing(
+def test_an_index_row_missing_damaged_or_of_another_build_means_a_build_from_nothing(
     paths: Paths, tmp_path: Path, damage: str
 ) -> None:
     SECOND_ROW[damage](paths)
-    assert Manifest.load(Store(paths.cache)) is None
+    assert _published(paths) is None
     (paths.out / PAGE).write_text("x")
     (paths.out / "index.html").unlink()
     assert build(paths, execute=False, jobs=1).written >= 2
-    assert Manifest.load(Store(paths.cache)) is not None
+    assert _published(paths) is not None
     assert_like_a_clean_build(paths, tmp_path)
 
 
 def test_the_noop_imports_no_stage_of_a_real_build(paths: Paths) -> None:
-    """Neither Jinja2 nor markdown-it, nor builder.build.stages: only the manifest's head.
+    """Neither Jinja2 nor markdown-it, nor builder.build.stages: only the index's head.
     (Built again once the inputs are older than RACY_NS, as a subprocess has the real one.)"""
     time.sleep(RACY_NS / 1e9 + 0.1)
     build(paths, execute=False, jobs=1, force=True)

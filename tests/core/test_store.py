@@ -1,5 +1,5 @@
 """The store: what an artifact was made with is recorded per thread, pruning keeps what the
-manifest references, and a file that is not a database is started afresh."""
+index references, and a file that is not a database is started afresh."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pickle
 import threading
 from pathlib import Path
 
-from builder.core.store import MANIFEST, Store
+from builder.core.store import INDEX, Store
 
 
 def test_keys_used_in_one_thread_are_not_recorded_for_another(tmp_path: Path) -> None:
@@ -49,7 +49,7 @@ def test_commit_prunes_to_what_is_kept(tmp_path: Path) -> None:
     for key in "abc":
         store.put(key, key.encode())
     store.commit()
-    store.commit(manifest={MANIFEST: pickle.dumps({"last": True})}, keep={"a", "c"})
+    store.commit({INDEX: pickle.dumps({"last": True})}, keep={"a", "c"})
     again = Store(tmp_path)
     assert sorted(again.keys()) == ["a", "c"]
     assert again.manifest() == {"last": True}

@@ -118,11 +118,11 @@ DAMAGE: dict[str, Callable[[Path], None]] = {
     ),
     "manifest a NULL": _sql("UPDATE manifest SET data = NULL"),
     "a part of the index missing": _sql("DELETE FROM manifest WHERE id = 'index/1'"),
-    "the manifest's second row missing": _sql("DELETE FROM manifest WHERE id = 'manifest/made'"),
-    "the manifest's second row garbled": _sql(
-        "UPDATE manifest SET data = randomblob(length(data)) WHERE id = 'manifest/made'"
+    "the index's site row missing": _sql("DELETE FROM manifest WHERE id = 'index/site'"),
+    "the index's site row garbled": _sql(
+        "UPDATE manifest SET data = randomblob(length(data)) WHERE id = 'index/site'"
     ),
-    "the manifest's first row missing": _sql("DELETE FROM manifest WHERE id = 'manifest'"),
+    "the index's first row missing": _sql("DELETE FROM manifest WHERE id = 'index'"),
 }
 
 

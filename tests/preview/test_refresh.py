@@ -14,13 +14,12 @@ from typing import Any
 
 import pytest
 
-from builder.build import index, keys, manifest, reuse
+from builder.build import index, keys, reuse
 from builder.build.keys import Keyed
-from builder.build.manifest import TEMPLATES
 from builder.build.pipeline import build
 from builder.core.artifact import Artifact
 from builder.core.errors import BuildError
-from builder.core.observe import Paths
+from builder.core.observe import TEMPLATES, Paths
 from builder.preview.serve import SETTLE_AFTER, Preview
 from builder.preview.session import Changed, Session
 from builder.render import search
@@ -149,10 +148,9 @@ def test_what_a_refresh_took_from_the_last_stays_in_the_store(
 ) -> None:
     """The lessons and statuses the preview takes without reading them (a start: from the
     build's index; a refresh: from the last) keep their validated front matter and
-    recordings in the store (Memo.keep, all of a kind at once): the settle's pruning
-    leaves them, so the next build validates nothing again."""
-    for module in (manifest, index):  # the files just written are trusted
-        monkeypatch.setattr(module, "RACY_NS", 0)
+    recordings in the store (the index references the keys each was read with): the
+    settle's pruning leaves them, so the next build validates nothing again."""
+    monkeypatch.setattr(index, "RACY_NS", 0)  # the files just written are trusted
     build(recorded, execute=False, jobs=1)  # the index: what a start takes, not reading
     session = Session(recorded, execute=False)
     session.start()

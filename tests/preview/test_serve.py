@@ -24,11 +24,11 @@ from typing import Any
 
 import pytest
 
-from builder.build import manifest
-from builder.build.manifest import TEMPLATES, Manifest
+from builder.build import index
+from builder.build.index import Head
 from builder.build.pipeline import build
 from builder.core.errors import RenderError
-from builder.core.observe import Paths
+from builder.core.observe import TEMPLATES, Paths
 from builder.core.store import Store
 from builder.preview import http
 from builder.preview.http import LIVE_SCRIPT, inject_live
@@ -172,15 +172,15 @@ def test_after_settling_the_next_build_is_a_no_op(
     recorded: Paths, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The fixture's files were just written: racy by their ctime (which utime cannot set
-    # back), so the build would read them again; this test is about the preview's manifest.
-    monkeypatch.setattr(manifest, "RACY_NS", 0)
+    # back), so the build would read them again; this test is about the preview's index.
+    monkeypatch.setattr(index, "RACY_NS", 0)
     session = Session(recorded, execute=True)
     session.start()
     session.settle()
     session.close()
-    last = Manifest.load(Store(recorded.cache))
+    last = Head.load(Store(recorded.cache))
     build(recorded, execute=True, jobs=1)
-    now = Manifest.load(Store(recorded.cache))
+    now = Head.load(Store(recorded.cache))
     assert last is not None and now is not None and now.seen == last.seen, "not a no-op"
 
 
