@@ -13,7 +13,11 @@ import textwrap
 from ..course.recording import BarPanel, Number
 
 LOG_RATIO = 100  # one positive value this many times another: a log scale (1% shows nothing)
-SCALES = ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1e-6, "µ"), (1e-9, "n"), (1e-12, "p"))
+# Large values take a prefix; values below 0.001 are counted in a power of ten instead, said
+# once (SI's "n" or "µ" is no unit of a ratio, and "468n" reads as a count of n).
+SCALES = ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
+SMALL = 1e-3
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
 def values(panel: BarPanel) -> list[Number]:
@@ -28,6 +32,25 @@ def log_scale(panel: BarPanel) -> bool:
     return min(ys) > 0 and max(ys) >= LOG_RATIO * min(ys)
 
 
+def exponent(panel: BarPanel) -> int:
+    """The power of ten a linear axis counts in when all its values are below SMALL (0 when
+    they are not): its ticks and values are then plain numbers, and `factor` says it."""
+    top = max(abs(v) for v in values(panel))
+    if log_scale(panel) or top == 0 or top >= SMALL:
+        return 0
+    return math.floor(math.log10(top))
+
+
+def factor(panel: BarPanel) -> str:
+    """What the value axis' label adds: " (×10⁻⁷)" for a panel counted in 10⁻⁷, else ""."""
+    power = exponent(panel)
+    return f" (×{_power(power)})" if power else ""
+
+
+def _power(power: int) -> str:
+    return "10" + str(power).translate(_SUPERSCRIPT)
+
+
 def y_axis(panel: BarPanel) -> tuple[tuple[float, float], list[float], list[str]]:
     """The y-axis' limits, ticks and tick labels."""
     ys = values(panel)
@@ -36,7 +59,8 @@ def y_axis(panel: BarPanel) -> tuple[tuple[float, float], list[float], list[str]
         return ylim, ticks, [short(t) for t in ticks]
     ylim = linear_ylim(ys)
     ticks = linear_ticks(ylim, all(isinstance(y, int) for y in ys))
-    return ylim, ticks, tick_labels(ticks)
+    unit = 10.0 ** exponent(panel)
+    return ylim, ticks, tick_labels([t / unit for t in ticks])
 
 
 def log_ylim(ys: list[Number]) -> tuple[tuple[float, float], list[float]]:
@@ -69,7 +93,7 @@ def linear_ticks(ylim: tuple[float, float], integer: bool) -> list[float]:
 
 
 def tick_labels(ticks: list[float]) -> list[str]:
-    """Short labels in one scale and one precision: 1.5G, 256k, 0.25, 470n."""
+    """Short labels in one scale and one precision: 1.5G, 256k, 0.25."""
     top = max(abs(t) for t in ticks)
     scale, suffix = _scale(top)
     scaled = [t / scale for t in ticks]
@@ -90,7 +114,9 @@ def value_labels(panel: BarPanel) -> tuple[tuple[str, ...], ...]:
         return tuple(tuple(f"{int(y):,}".replace("-", "−") for y in s.y) for s in panel.series)
     if log_scale(panel):
         return tuple(tuple(_significant(y) for y in s.y) for s in panel.series)
-    scale, suffix = _scale(top)
+    unit = 10.0 ** exponent(panel)
+    scale, suffix = _scale(top / unit)
+    scale *= unit
     scaled = [v / scale for v in ys]
     biggest = max(abs(v) for v in scaled) or 1.0
     decimals = min(3, max(0, 2 - math.floor(math.log10(biggest))))
@@ -105,9 +131,14 @@ def value_labels(panel: BarPanel) -> tuple[tuple[str, ...], ...]:
 
 
 def short(value: Number) -> str:
-    """A tick label: exact when short, else three significant digits with a suffix."""
+    """A tick label: exact when short, else three significant digits with a suffix, or
+    a power of ten (10⁻⁴) below SMALL."""
     scale, suffix = _scale(abs(value))
-    if scale == 1 and float(value).is_integer():
+    if 0 < abs(value) < SMALL:
+        power = math.floor(math.log10(abs(value)))
+        mantissa = f"{value / 10.0**power:.3g}"
+        text = _power(power) if mantissa == "1" else f"{mantissa}×{_power(power)}"
+    elif scale == 1 and float(value).is_integer():
         text = f"{int(value):,}"
     elif scale == 1:
         text = f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.3g}"
@@ -117,18 +148,20 @@ def short(value: Number) -> str:
 
 
 def _significant(value: Number) -> str:
-    """Three significant digits, trailing zeros kept (0.00980, 28.0, 1.24k)."""
+    """Three significant digits, trailing zeros kept (0.00980, 28.0, 1.24k, 4.68×10⁻⁷)."""
     scale, suffix = _scale(abs(value))
     if scale == 1 and abs(value) >= 1000:  # 2,048, not 2.05e+03
         return f"{value:,.0f}".replace("-", "−")
+    if 0 < abs(value) < SMALL:
+        power = math.floor(math.log10(abs(value)))
+        return f"{value / 10.0**power:#.3g}×{_power(power)}".replace("-", "−")
     shown = f"{value / scale:#.3g}".rstrip(".") + suffix
     return shown.replace("-", "−")
 
 
 def _scale(magnitude: float) -> tuple[float, str]:
-    if magnitude == 0 or 1e-3 <= magnitude < 1e4:
-        return 1.0, ""
-    return next(((s, x) for s, x in SCALES if magnitude >= s), SCALES[-1])
+    """A prefix for values of 10,000 and more (k, M, ...); none below."""
+    return next(((s, x) for s, x in SCALES if magnitude >= s and magnitude >= 1e4), (1.0, ""))
 
 
 def wrap(text: str, columns: float) -> str:

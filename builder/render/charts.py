@@ -8,32 +8,40 @@ store). matplotlib is imported only when a chart is drawn.
 
 matplotlib lays the figure out: one Axes, `layout="constrained"` (margins from the
 measured ticks, labels and legend), its legend placed `outside` the plot (beside it, or
-above it in the narrow variant). What is decided here is what to say (builder/render/
-chartlabels.py: the scale, ticks, value labels in one precision) and the figure's size,
-from the number of lines and characters of its text, so that a page can size its `<img>`
-without drawing; constrained layout then fits everything inside that size. The chart is
+above it in the narrow variant). What is decided before is what to say (builder/render/
+chartlabels.py: the scale, ticks, value labels in one precision) and the figure's shape
+and size (builder/render/chartplan.py: upright bars, or bars across a phone's column with
+each long label above its bars), from the number of lines and characters of its text, so
+that a page can size its `<img>` without drawing; constrained layout then fits everything
+inside that size. Each label and bar carries an id (`label-N`, `bar-S-N`), so that tests
+can find which label goes with which bars. The chart is
 drawn once, in the light theme: the dark SVG is the light one with the text and grid
 colours swapped. The layout measures every text twice and the drawing once more, so the
 layout and the drawing share one renderer (matplotlib caches what it measured per
 renderer); the x labels and the values are plain texts rather than ticks and annotations;
-the narrow chart re-dresses the wide one's figure. `python bench/charts.py` times it
-(docs/benchmarks.md).
+the narrow chart re-dresses the wide one's figure when its bars stand upright too.
+`python bench/charts.py` times it (docs/benchmarks.md).
 """
 
 from __future__ import annotations
 
 import contextlib
 import io
-import math
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from ..course.recording import BarPanel
 from . import chartlabels as text
 from .chartlabels import log_scale as log_scale  # the alt text says the scale
+from .chartplan import AXES as AXES  # what a chart's size is made of, said where it is
+from .chartplan import BAR, EDGE, LIFT, TICK, Plan, pad, plan
+from .chartplan import NARROW as NARROW
+from .chartplan import SIZES as SIZES
+from .chartplan import WIDE as WIDE
+from .chartplan import Size as Size
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -49,32 +57,8 @@ COLOURS = MappingProxyType(  # every theme's colours must differ from the palett
     }
 )
 FONTS = ("DejaVu Sans", "Arial", "Helvetica")  # matplotlib measures with the first
-LINE = 1.2  # line height, in font sizes
-EM = 0.6  # a character's width, in font sizes, at most (DejaVu Sans: digits 0.64, "a" 0.61)
-EDGE = 4.0  # points of air inside the figure's edge
-TICK = 7.0  # from the axes to its tick labels (no tick marks: the grid shows the values)
-AXES = 185.0  # points: the plot's height, whatever text is around it
-ROTATION = 30  # long x labels; 90 where slanted ones would overlap
 _STYLE = re.compile(rb'style="[^"]*"')
 _TEXT, _GRID = COLOURS["light"]["text"], COLOURS["light"]["grid"]
-
-
-@dataclass(frozen=True)
-class Size:
-    """A chart's width and type sizes, in points (at 72 dpi a point is a CSS pixel x 3/4)."""
-
-    width: float
-    font: float  # ticks and the y-label
-    small: float  # value labels and the legend
-    stacked: bool  # the legend above the plot, one entry a line, rather than beside it
-
-
-WIDE = Size(460.8, 9.0, 8.0, stacked=False)  # 6.4 in
-# A phone's column (~335 CSS px at 375): drawn at 255 pt = 340 px, its smallest text 9.5 pt
-# = 12.7 px, 11 px or more shrunk to a column as narrow as 295 px (a folded lab answer);
-# the legend stacked over the plot.
-NARROW = Size(255.0, 10.0, 9.5, stacked=True)
-SIZES = MappingProxyType({"wide": WIDE, "narrow": NARROW})  # what a page shows
 RC = MappingProxyType(  # matplotlib's settings for a chart: determinism, fonts, colours, layout
     {
         "svg.hashsalt": "course-builder",
@@ -139,7 +123,7 @@ def drawing(panel: BarPanel) -> str:
 def pixels(panel: BarPanel, size: Size = WIDE) -> tuple[int, int]:
     """The chart's width and height in CSS pixels, for the page's <img> (no layout shift):
     known before drawing, which needs no matplotlib."""
-    return round(size.width * 4 / 3), round(_plan(panel, size).height * 4 / 3)
+    return round(size.width * 4 / 3), round(plan(panel, size).height * 4 / 3)
 
 
 def light_svg(panel: BarPanel, size: Size = WIDE) -> bytes:
@@ -148,17 +132,19 @@ def light_svg(panel: BarPanel, size: Size = WIDE) -> bytes:
 
 
 def _light_svgs(panel: BarPanel, sizes: Mapping[str, Size]) -> dict[str, bytes]:
-    """The panel drawn in the light theme at each size, one figure re-dressed for each."""
+    """The panel drawn in the light theme at each size, one figure re-dressed for the next
+    while the bars stand upright in both (bars that lie across are a figure of their own)."""
     drawn: dict[str, bytes] = {}
     with _settings():
-        figure = None
+        figure, across = None, False
         for name, size in sizes.items():
-            if figure is None:
-                figure = _figure(panel, size)
+            planned = plan(panel, size)
+            if figure is None or across or planned.across:
+                figure = _figure(panel, size, planned)
             else:  # the same axes, bars and y axis: only what depends on the size changes
                 _undress(figure)
-                _dress(figure, panel, size)
-            drawn[name] = _svg(figure)
+                _dress(figure, panel, size, planned)
+            drawn[name], across = _svg(figure), planned.across
     return drawn
 
 
@@ -212,115 +198,75 @@ def recolour(svg: bytes, theme: str) -> bytes:
     return svg if theme == "light" else _STYLE.sub(swap, svg)
 
 
-@dataclass(frozen=True)
-class Plan:
-    """What the chart says and how big it is, before matplotlib lays it out."""
-
-    ylabel: str
-    xlabels: list[str]
-    legend: list[str]
-    rotation: int  # of the x labels, degrees (0: level)
-    values: bool  # value labels on the bars
-    height: float  # points
-
-
-def _plan(panel: BarPanel, size: Size) -> Plan:
-    """The text's lines, and a height that gives the plot AXES points after the text
-    around it, counted in lines and (rotated) characters: constrained layout fits it."""
-    font, small, width = size.font, size.small, size.width
-    ylabel = panel.ylabel + (" (log\0scale)" if log_scale(panel) else "")  # one word
-    ylabel = text.wrap(ylabel, 0.9 * AXES / (EM * font)).replace("\0", " ")  # as high as the plot
-    many = len(panel.series) > 1
-    columns = (width - 2 * EDGE - 30) / (EM * small) if size.stacked else 18
-    legend = [text.wrap(s.label, columns) for s in panel.series] if many else []
-    beside = 0.0 if size.stacked or not many else 30 + max(map(text.longest, legend)) * EM * small
-    count = len(panel.labels)
-    pad = _pad(count)
-    slot = (width - 60 - beside) / (count - 1 + 2 * pad)  # ~60 pt: ticks and y-label
-    xlabels = [text.wrap(label, slot * 0.9 / (EM * font)) for label in panel.labels]
-    rotated = any(text.lines(t) > 2 or text.longest(t) * EM * font > slot * 0.9 for t in xlabels)
-    below = max(text.lines(t) for t in xlabels) * font * LINE
-    rotation = 0
-    if rotated:
-        xlabels, rotation, below = _slanted(panel.labels, slot, size)
-    stacked = sum(text.lines(t) * small * LINE + 4 for t in legend) + 8 if size.stacked else 0.0
-    bar = slot * 0.8 / len(panel.series)
-    widest = max(len(t) for row in text.value_labels(panel) for t in row) * EM * small
-    show = len(text.values(panel)) <= 24 and widest <= (bar * 1.1 if many else slot * 0.95)
-    height = EDGE + stacked + small * LINE + AXES + TICK + below + EDGE
-    return Plan(ylabel, xlabels, legend, rotation, show, height)
-
-
-def _pad(count: int) -> float:
-    """The x axis's room beside the outer bars, in bar slots: few groups, narrower bars."""
-    return 0.6 + max(0, 3 - count) / 2
-
-
-def _slanted(labels: list[str], slot: float, size: Size) -> tuple[list[str], int, float]:
-    """Long x labels turned ROTATION degrees, or upright where slanted ones would overlap
-    (in as many lines as a slot holds side by side); and how far below the plot they reach."""
-    font = size.font
-    xlabels = [text.wrap(label, 140 * size.width / WIDE.width / (EM * font)) for label in labels]
-    thick = max(map(text.lines, xlabels)) * font * LINE  # across the slanted lines
-    rotation = ROTATION if slot * math.sin(math.radians(ROTATION)) >= thick else 90
-    if rotation == 90:
-        across = max(1, math.floor(slot * 0.9 / (font * LINE)))  # lines side by side
-        xlabels = [text.wrap(label, math.ceil(len(label) / across)) for label in labels]
-    angle = math.radians(rotation)
-    below = max(
-        text.longest(t) * EM * font * math.sin(angle)
-        + text.lines(t) * font * LINE * math.cos(angle)
-        for t in xlabels
-    )
-    return xlabels, rotation, below
-
-
-def _figure(panel: BarPanel, size: Size) -> Figure:
+def _figure(panel: BarPanel, size: Size, planned: Plan | None = None) -> Figure:
     """The chart as a matplotlib figure, laid out by its constrained layout engine when drawn."""
-    figure = _base(panel)
-    _dress(figure, panel, size)
+    planned = planned or plan(panel, size)
+    figure = _base(panel, planned)
+    _dress(figure, panel, size, planned)
     return figure
 
 
-def _base(panel: BarPanel) -> Figure:
-    """What every size shares: the axes, the bars, the limits and the y ticks and grid."""
+def _base(panel: BarPanel, planned: Plan) -> Figure:
+    """What every size with upright bars shares: the axes, the bars, the limits and the
+    value ticks and grid (bars that lie across: where the plan puts them)."""
     from matplotlib.figure import Figure
 
     figure = Figure(dpi=72, layout="constrained")
     figure.patch.set_visible(False)
     axes = figure.add_subplot()
     axes.patch.set_visible(False)
+    across = planned.across
     if log_scale(panel):
-        axes.set_yscale("log")
+        axes.set_xscale("log") if across else axes.set_yscale("log")
     for index, series in enumerate(panel.series):
         colour = PALETTE[index % len(PALETTE)]
-        axes.bar(_xs(panel, index), series.y, 0.8 / len(panel.series), color=colour, linewidth=0)
-    ylim, ticks, labels = text.y_axis(panel)
-    axes.set_ylim(*ylim)
-    axes.set_yticks(ticks, labels)
-    axes.minorticks_off()
-    pad = _pad(len(panel.labels))
-    axes.set_xlim(-pad, len(panel.labels) - 1 + pad)
-    axes.set_xticks([])  # the x labels are texts (`_dress`)
-    axes.grid(axis="y")
+        where, thick = _bars(panel, planned, index)
+        draw = axes.barh if across else axes.bar
+        bars = draw(where, series.y, thick, color=colour, linewidth=0)
+        for number, patch in enumerate(bars.patches):
+            patch.set_gid(f"bar-{index}-{number}")  # what tests find a label's bars by
+    limits, ticks, labels = text.y_axis(panel)
+    count = len(panel.labels)
+    if across:  # the first group on top
+        axes.set(xlim=limits, ylim=(count, 0), yticks=[])
+        axes.set_xticks(ticks, labels)
+    else:
+        axes.set(ylim=limits, xlim=(-pad(count), count - 1 + pad(count)), xticks=[])
+        axes.set_yticks(ticks, labels)
+    axes.minorticks_off()  # the labels are texts (`_dress`), not ticks
+    axes.grid(axis="x" if across else "y")
     return figure
 
 
-def _dress(figure: Figure, panel: BarPanel, size: Size) -> None:
-    """The figure at `size`: its height, the text's sizes, the x labels, the values and the
+def _bars(panel: BarPanel, planned: Plan, index: int) -> tuple[list[float], float]:
+    """Where series `index`'s bars stand, and how thick they are: side by side in each
+    group, 0.8 wide in all, or across: group k from k down (the first on top), under its
+    label."""
+    if not planned.across:
+        width = 0.8 / len(panel.series)
+        return [x - 0.4 + width * (index + 0.5) for x in range(len(panel.labels))], width
+    top = 1 - BAR * len(panel.series) / planned.slot  # where a group's first bar starts
+    step = BAR / planned.slot
+    return [k + top + step * (index + 0.5) for k in range(len(panel.labels))], step * 0.9
+
+
+def _dress(figure: Figure, panel: BarPanel, size: Size, planned: Plan) -> None:
+    """The figure at `size`: its height, the text's sizes, the labels, the values and the
     legend as the plan says."""
-    plan = _plan(panel, size)
-    figure.set_size_inches(size.width / 72, plan.height / 72)
+    figure.set_size_inches(size.width / 72, planned.height / 72)
     axes = figure.axes[0]
-    axes.tick_params(axis="y", labelsize=size.font)
-    axes.set_ylabel(plan.ylabel, fontsize=size.font)
-    _values(axes, panel, plan, size)
-    _xlabels(axes, plan, size)
-    if plan.legend:
+    axes.tick_params(axis="x" if planned.across else "y", labelsize=size.font)
+    if planned.across:
+        axes.set_xlabel(planned.ylabel, fontsize=size.font)
+    else:
+        axes.set_ylabel(planned.ylabel, fontsize=size.font)
+    _values(axes, panel, planned, size)
+    _labels(axes, panel, planned, size)
+    if planned.legend:
         where = "outside upper left" if size.stacked else "outside right upper"
         bars: Any = axes.containers  # one BarContainer a series: legend handles
         style = {"loc": where, "fontsize": size.small, "handlelength": 1.6}
-        legend = figure.legend(bars, plan.legend, **style)
+        legend = figure.legend(bars, planned.legend, **style)
         for index, handle in enumerate(legend.legend_handles):
             assert handle is not None
             handle.set_gid(f"legend-{index}")
@@ -339,36 +285,56 @@ def _undress(figure: Figure) -> None:
     axes.set_in_layout(True)  # set_position takes the axes out of the layout
 
 
-def _xs(panel: BarPanel, index: int) -> list[float]:
-    """Where series `index`'s bars stand: side by side in each group, 0.8 wide in all."""
-    width = 0.8 / len(panel.series)
-    return [x - 0.4 + width * (index + 0.5) for x in range(len(panel.labels))]
-
-
-def _values(axes: Axes, panel: BarPanel, plan: Plan, size: Size) -> None:
-    """Each bar's value 2 points beyond its end, if the plan shows values: plain texts
+def _values(axes: Axes, panel: BarPanel, planned: Plan, size: Size) -> None:
+    """Each bar's value LIFT points beyond its end, if the plan shows values: plain texts
     (bar_label's annotations cost more)."""
-    up = {"transform": axes.transData + _points(axes, 2.0), "va": "bottom"}
-    down = {"transform": axes.transData + _points(axes, -2.0), "va": "top"}
-    for index, shown in enumerate(text.value_labels(panel) if plan.values else ()):
-        for x, y, value in zip(_xs(panel, index), panel.series[index].y, shown, strict=True):
-            end: dict[str, Any] = up if y >= 0 else down
-            axes.text(x, y, value, ha="center", fontsize=size.small, clip_on=False, **end)
+    up: dict[str, Any]
+    down: dict[str, Any]
+    style: dict[str, Any]
+    if planned.across:
+        up = {"transform": axes.transData + _points(axes, LIFT, 0), "ha": "left"}
+        down = {"transform": axes.transData + _points(axes, -LIFT, 0), "ha": "right"}
+        style = {"va": "center_baseline", "fontsize": size.small, "clip_on": False}
+    else:
+        up = {"transform": axes.transData + _points(axes, 0, LIFT), "va": "bottom"}
+        down = {"transform": axes.transData + _points(axes, 0, -LIFT), "va": "top"}
+        style = {"ha": "center", "fontsize": size.small, "clip_on": False}
+    for index, shown in enumerate(text.value_labels(panel) if planned.values else ()):
+        where = _bars(panel, planned, index)[0]
+        for at, y, value in zip(where, panel.series[index].y, shown, strict=True):
+            end = up if y >= 0 else down
+            x, y = (y, at) if planned.across else (at, y)
+            axes.text(x, y, value, **style, **end)
 
 
-def _xlabels(axes: Axes, plan: Plan, size: Size) -> None:
-    """The x labels: plain texts TICK points under the axes, where ticks would put them (a
-    tick is five artists, measured again by every pass of the layout), slanted if long."""
-    style: dict[str, Any] = {"ha": "center", "fontsize": size.font}
-    if plan.rotation:  # hanging down-left of their place: matplotlib makes room for them
-        style |= {"ha": "right", "rotation": plan.rotation, "rotation_mode": "anchor"}
-    under = axes.get_xaxis_transform() + _points(axes, -TICK)
-    for x, label in enumerate(plan.xlabels):
-        axes.text(x, 0, label, transform=under, va="top", clip_on=False, **style)
+def _labels(axes: Axes, panel: BarPanel, planned: Plan, size: Size) -> None:
+    """The bars' labels: plain texts TICK points under the axes, where ticks would put them
+    (a tick is five artists, measured again by every pass of the layout), slanted if long;
+    or, where bars lie across, each LIFT points above its group's first bar, from the
+    plot's left edge."""
+    from matplotlib.transforms import blended_transform_factory
+
+    style: dict[str, Any] = {"ha": "center", "va": "top", "fontsize": size.font}
+    if planned.across:
+        style |= {"ha": "left", "va": "bottom"}
+        blend = blended_transform_factory(axes.transAxes, axes.transData)
+        place = blend + _points(axes, 0, LIFT)
+        tops = [k + 1 - BAR * len(panel.series) / planned.slot for k in range(len(panel.labels))]
+        spots = [(0.0, top) for top in tops]
+    else:
+        place = axes.get_xaxis_transform() + _points(axes, 0, -TICK)
+        spots = [(float(x), 0.0) for x in range(len(panel.labels))]
+    if planned.rotation:  # hanging down-left of their place: matplotlib makes room for them
+        style |= {"ha": "right", "rotation": planned.rotation, "rotation_mode": "anchor"}
+    if planned.rotation == 90:  # upright: the lines side by side, centred on the bars
+        style |= {"va": "center"}
+    for index, ((x, y), label) in enumerate(zip(spots, planned.xlabels, strict=True)):
+        axes.text(x, y, label, transform=place, clip_on=False, gid=f"label-{index}", **style)
 
 
-def _points(axes: Axes, dy: float) -> Transform:
-    """A shift by `dy` points up (down if negative), whatever the data's scale."""
+def _points(axes: Axes, dx: float, dy: float) -> Transform:
+    """A shift by `dx` points right and `dy` up (negative: left, down), whatever the data's
+    scale."""
     from matplotlib.transforms import ScaledTranslation
 
-    return ScaledTranslation(0, dy / 72, axes.figure.dpi_scale_trans)
+    return ScaledTranslation(dx / 72, dy / 72, axes.figure.dpi_scale_trans)

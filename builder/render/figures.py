@@ -58,7 +58,10 @@ def unplaced_panels(
     return macro("more_panels", [figure_html(recording, n, root, size) for n in unplaced])
 
 
-NARROW_MEDIA = "(max-width: 560px)"  # a phone: the chart drawn for its column
+# The chart drawn for a phone's column wherever a column is narrower than the wide chart
+# (614 px; a lab's folded answer is 19 px narrower than the page's column, 41 px narrower
+# than the window up to 800 px), so that no chart is shrunk below its 11 px text.
+NARROW_MEDIA = "(max-width: 680px)"
 
 
 CHARTS = "charts/"  # the site's folder of chart files, one set per drawing, shared by pages
