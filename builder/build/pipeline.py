@@ -140,6 +140,26 @@ class Build:
             self.status()
         return done
 
+    def shifted(self) -> None:
+        """Each `lines=` reference whose lines moved under it since the last build (an
+        inserted line, a re-record that printed more above) is an error naming what to
+        write instead (builder.render.shifted), so a page never shows other lines than its
+        author chose. Only a lesson whose example or output changed is compared."""
+        from ..core.errors import BuildErrors
+        from ..render.shifted import moved_references
+
+        assert self.course is not None
+        recordings = {s.lesson_id: s.recording for s in self.statuses}
+        errors = []
+        for lesson in self.course.lessons:
+            entry, now = self.index.entries.get(lesson.id), recordings.get(lesson.id)
+            then = entry.status.recording if entry and entry.status else None
+            old, new = (then.stdout if then else None), (now.stdout if now else None)
+            if entry and (entry.lesson.source != lesson.source or old != new):
+                errors += moved_references(entry.lesson, lesson, old, new)
+        if errors:
+            raise BuildErrors(errors)
+
     def inputs(self, kept: dict[str, Any]) -> dict[str, Any]:
         """What each recording's sidecar says; those in `kept` (by id) are not read again."""
         from ..course.rules import read_inputs
@@ -209,6 +229,7 @@ def build(
         run.load(run.index.lessons(now))
         run.status(run.index.statuses(now))
         executed = run.record(jobs, force, runner, dask) if execute else ()
+        run.shifted()
         run.inputs(run.index.sidecars(now, executed))
         from .make import Kept  # with the stages: not imported by a no-op
 

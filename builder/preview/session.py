@@ -144,6 +144,7 @@ class Session:
         run.reuse.turn()  # what the last build made is reused (builder.build.reuse)
         run.load(lessons)
         run.status(unchanged)
+        run.shifted()
         run.inputs(sidecars)
         pages = run.pages(kept, JOBS, self.built)
         before, self.pages = self.pages.made, _filled(pages, self.paths.out)

@@ -25,33 +25,44 @@ _DIGITS = re.compile(r"\d+")
 
 
 def moved_references(
-    lesson: Lesson, old_source: bytes, old_stdout: str | None, new_stdout: str | None
+    before: Lesson, lesson: Lesson, old_stdout: str | None, new_stdout: str | None
 ) -> list[RenderError]:
-    """An error for each `lines=` reference of `lesson` whose lines moved since the example
-    was `old_source` and its recording printed `old_stdout`."""
+    """An error for each `lines=` reference of `lesson` that shows other lines than the
+    reference in the same place of `before` (the k-th with the k-th) showed, when those
+    lines now stand elsewhere: `before` is the lesson at the last build, `old_stdout` what
+    its recording printed then."""
     sides = {
-        "example": (_code(old_source), _code(lesson.source)),
+        "example": (_code(before.source), _code(lesson.source)),
         "output": (_output(old_stdout), _output(new_stdout)),
     }
     errors = []
-    for number, line in enumerate(lesson.body.splitlines()):
-        found = _REFERENCE.match(line.strip())
-        spec = _lines_spec(found[2]) if found else None
-        if found is None or spec is None:
-            continue
-        old, new = sides[found[1]]
-        moved = _moved(spec, old, new)
+    old_references = list(_references(before))
+    for k, (kind, spec, number) in enumerate(_references(lesson)):
+        if k >= len(old_references) or old_references[k][0] != kind:
+            break  # the prose moved its references: nothing to pair with
+        old, new = sides[kind]
+        moved = _moved(old_references[k][1], spec, old, new)
         if moved:
-            first, last = moved
-            now = f"{first}" if first == last else f"{first}-{last}"
-            what = "code" if found[1] == "example" else "output"
+            now = f"{moved[0]}" if moved[0] == moved[1] else f"{moved[0]}-{moved[1]}"
+            what = "code" if kind == "example" else "output"
             message = (
-                f"line {lesson.body_line + number}: {{{{ {found[1]} lines={spec} }}}} now "
-                f"shows other {what}: the lines it showed moved to {now}; write lines={now}"
+                f"line {lesson.body_line + number}: {{{{ {kind} lines={spec} }}}} now shows "
+                f"other {what} than it did: the lines it showed moved to {now}; write lines={now}"
             )
             hint = "or put the example in cells (docs/authoring.md, Cells): they never shift"
             errors.append(RenderError(message, path=lesson.lesson_path, hint=hint))
     return errors
+
+
+def _references(lesson: Lesson) -> list[tuple[str, str, int]]:
+    """(example | output, its lines= spec, its line in the body) of each `lines=` reference."""
+    found = []
+    for number, line in enumerate(lesson.body.splitlines()):
+        reference = _REFERENCE.match(line.strip())
+        spec = _lines_spec(reference[2]) if reference else None
+        if reference and spec:
+            found.append((reference[1], spec, number))
+    return found
 
 
 def _lines_spec(arguments: str) -> str | None:
@@ -71,20 +82,22 @@ def _output(stdout: str | None) -> list[str]:
     return [_DIGITS.sub("0", line.rstrip("\n")) for line in terminal_lines(stdout or "")]
 
 
-def _moved(spec: str, old: list[str], new: list[str]) -> tuple[int, int] | None:
-    """Where the lines `spec` named in `old` stand in `new`, when that is elsewhere and the
-    lines it names in `new` are not those."""
-    found = _RANGE.fullmatch(spec)
-    if not found or not old or not new:
-        return None
-    first, last = int(found[1]), int(found[2] or found[1])
-    if not 1 <= first <= last <= len(old):
-        return None
-    shown = old[first - 1 : last]
-    if new[first - 1 : last] == shown or not any(line.strip() for line in shown):
+def _moved(old_spec: str, spec: str, old: list[str], new: list[str]) -> tuple[int, int] | None:
+    """Where the lines `old_spec` named in `old` stand in `new`, when `spec` now names other
+    lines and those stand elsewhere (lines edited in place are not a move)."""
+    shown, now = _part(old_spec, old), _part(spec, new)
+    if shown is None or shown == now or not any(line.strip() for line in shown):
         return None
     size = len(shown)
     for start in range(len(new) - size + 1):
         if new[start : start + size] == shown:
             return start + 1, start + size
     return None
+
+
+def _part(spec: str, lines: list[str]) -> list[str] | None:
+    found = _RANGE.fullmatch(spec)
+    if not found:
+        return None
+    first, last = int(found[1]), int(found[2] or found[1])
+    return lines[first - 1 : last] if 1 <= first <= last <= len(lines) else None
