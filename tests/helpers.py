@@ -90,11 +90,18 @@ def make_paths(root: Path) -> Paths:
     return Paths(root / "content", root / "recordings", root / "site", root / ".cache")
 
 
-def copy_course(root: Path, *, broken: bool = True) -> Paths:
+CELLS_LESSON = HERE / "fixtures" / "cells-lesson" / "basics-03"  # an example in cells
+
+
+def copy_course(root: Path, *, broken: bool = True, cells: bool = False) -> Paths:
+    """The fixture course in `root` (without its broken lesson unless `broken`; with a
+    lesson in cells, basics-03, with `cells`)."""
     paths = make_paths(root)
     shutil.copytree(FIXTURE_COURSE, paths.content)
     if not broken:
         shutil.rmtree(paths.content / "lessons" / BROKEN)
+    if cells:
+        shutil.copytree(CELLS_LESSON, paths.content / "lessons" / CELLS_LESSON.name)
     return paths
 
 

@@ -243,7 +243,7 @@ def test_the_canned_runs_are_what_the_examples_print(tmp_path: Path) -> None:
     from builder.run.execute import Limits, run_example
     from tests.helpers import canned_run
 
-    paths = copy_course(tmp_path, broken=False)
+    paths = copy_course(tmp_path, broken=False, cells=True)
     for lesson in load_course(paths.content).lessons:
         real, canned = run_example(lesson, Limits(60)), canned_run(lesson, Limits(60))
         assert real.ok, real.detail

@@ -200,6 +200,15 @@ class Course(RuleBasedStateMachine):
         path.write_text(path.read_text() + "\nprint('more')\n")
         self.note(f"example {lesson}")
 
+    @rule(data=st.data())
+    def line_on_top(self, data: st.DataObject) -> None:
+        """A line added at the top of an example: every line below moves (in cells, every
+        cell's numbering; a whole-file example is shown whole)."""
+        lesson = self.pick(data, self.lessons())
+        path = self.paths.content / "lessons" / lesson / "example.py"
+        path.write_text("# a line on top\n" + path.read_text())
+        self.note(f"line on top {lesson}")
+
     @precondition(lambda self: (self.paths.content / "lessons" / "speed-01").is_dir())
     @rule(number=st.integers(0, 99))
     def data_file(self, number: int) -> None:
@@ -386,10 +395,11 @@ _RECORDED: list[Path] = []
 
 
 def _recorded() -> Path:
-    """The fixture course without its broken lesson, recorded from the canned runs, once."""
+    """The fixture course without its broken lesson, with its lesson in cells, recorded
+    from the canned runs, once."""
     if not _RECORDED:
         root = Path(tempfile.mkdtemp(prefix="property-recorded-"))
-        paths = copy_course(root, broken=False)
+        paths = copy_course(root, broken=False, cells=True)
         build(paths, execute=True, jobs=1, runner=canned_run)
         shutil.rmtree(paths.out)
         shutil.rmtree(paths.cache)
