@@ -17,28 +17,17 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import myst
+
 NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,47}")
 EXCEPTION = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 HIDE_TAGS = frozenset({"remove-cell", "hide-cell", "remove-input", "hide-input"})
 CODE_ONLY_TAGS = frozenset({"remove-output", "hide-output"})  # placed without its output
 SHOW_TAGS = frozenset({"skip-execution"})  # shown, never run
 RAISES_TAG = "raises-exception"
-MAX_SUMMARY = 300  # the front matter's Line
 
-HEADING = re.compile(r"^ {0,3}(#{1,6})\s+(.*?)(?:\s+#+)?\s*$")
-ROLE = re.compile(r"\{([A-Za-z][\w:+.-]*)\}`([^`]*)`")
-TARGET = re.compile(r"^\s*\(([^()\s]+)\)=\s*$")
-FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})\s*(\{[^}]*\})?")
-COLON_FENCE = re.compile(r"^ {0,3}(:{3,})\s*(\{[^}]*\})?")
-CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1")
-MATH = re.compile(r"\$\$|(?<![\\$\w])\$(?=\S)[^$\n]*?(?<=\S)\$(?![\w$])")
-IMAGE = re.compile(r"!\[[^\]]*\]\(\s*<?([^)\s>]*)")
-LINK = re.compile(r"(?<!!)\[[^\]]*\]\(\s*<?([^)\s>]*)")
-HTML = re.compile(r"<(?:!--|/?[A-Za-z][A-Za-z0-9-]*(?:\s[^>]*)?/?>)")
-SAFE_LINKS = ("http://", "https://", "mailto:", "#", "lesson:")
 MAGIC = re.compile(r"^\s*(?:[A-Za-z_]\w*\s*=\s*)?([%!])")
 TIMEIT_OPTIONS = re.compile(r"(?:\s*-(?:[nrp]\s*\S+|[a-z]+)(?=\s|$))*")  # -n 10 -r3 -q ...
-MAX_CHECKED = 20_000  # a longer line of prose is noted, not searched
 MARKER = re.compile(r"^# %%")
 
 
@@ -138,6 +127,7 @@ def _markdown(state: _Page, index: int, source: str) -> None:
     lines = source.split("\n")
     fence = ""  # the open code fence's marker
     math = False
+    title = len(lines)  # the line that became the title, taken out
     for number, line in enumerate(lines):
         if fence:
             closing = line.strip()
@@ -146,90 +136,22 @@ def _markdown(state: _Page, index: int, source: str) -> None:
         if math:
             math = "$$" not in line
             continue
-        if opened := FENCE.match(line):
+        if opened := myst.FENCE.match(line):
             fence = opened.group(1)
             if opened.group(2):
                 what = f"MyST directive {opened.group(2)}, left as a code block"
-                state.note(index, number, line, what, _DIRECTIVE_TODO)
+                state.note(index, number, line, what, myst.DIRECTIVE_TODO)
             continue
-        if not state.title and (heading := HEADING.match(line)):
-            state.title = _plain(heading.group(2))[:MAX_SUMMARY] or "Untitled"
-            lines[number] = ""
+        if not state.title and (heading := myst.HEADING.match(line)):
+            state.title = myst.plain(heading.group(2))[: myst.MAX_SUMMARY] or "Untitled"
+            title = number
             continue
-        math = _prose_line(state, index, number, line)
+        found, math = myst.line_notes(line)
+        for what, todo in found:
+            state.note(index, number, line, what, todo)
     if not state.summary:
-        state.summary = _summary(lines)
-    state.pieces.append("\n".join(lines))
-
-
-_DIRECTIVE_TODO = 'write it as prose, or as an admonition (!!! note "Title")'
-
-
-def _prose_line(state: _Page, index: int, number: int, line: str) -> bool:
-    """Note what `line` holds that lesson.md cannot show; True when it opens a $$ block
-    that does not close on it."""
-    note = state.note
-    if len(line) > MAX_CHECKED:
-        note(index, number, line, f"a line of {len(line)} characters, not checked", "")
-        return False
-    if target := TARGET.match(line):
-        what = f"MyST target ({target.group(1)})=, left as written"
-        note(index, number, line, what, "delete it: a section is linked by its heading (#anchor)")
-        return False
-    if colon := COLON_FENCE.match(line):
-        what = f"MyST directive {colon.group(2) or colon.group(1)}, left as text"
-        note(index, number, line, what, _DIRECTIVE_TODO)
-        return False
-    for role in ROLE.finditer(line):
-        what = f"Sphinx role {role.group(0)}, left as written"
-        todo = f"write `{role.group(2)}`, or a link (lesson:SLUG or https://)"
-        note(index, number, line, what, todo)
-    plain = CODE_SPAN.sub("", ROLE.sub("", line))
-    maths = [m.group(0) for m in MATH.finditer(plain)]
-    if maths:
-        shown = "$$ ... $$" if maths[0] == "$$" else _short(maths[0])
-        what = f"TeX math {shown}, left as written"
-        note(index, number, line, what, "the builder renders no math: write it in words or code")
-    for image in IMAGE.finditer(plain):
-        what = f"image {image.group(1)!r}"
-        note(index, number, line, what, "copy the file beside example.py and list it in data:")
-    for link in LINK.finditer(plain):
-        if not link.group(1).startswith(SAFE_LINKS):
-            what = f"link to {link.group(1)!r}, a page or label of the page's own site"
-            todo = "link a lesson (lesson:SLUG) or a full https:// address"
-            note(index, number, line, what, todo)
-    if html := HTML.search(plain):
-        note(index, number, line, f"raw HTML {_short(html.group(0))}, shown as text", "delete it")
-    for mark, meaning in (("{{", "a placeholder"), ("[[", "a glossary term")):
-        if mark in plain:
-            what = f"{mark} would be read as {meaning}"
-            note(index, number, line, what, "put it in a code span (`...`)")
-    return plain.count("$$") % 2 == 1
-
-
-def _short(text: str) -> str:
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
-def _plain(text: str) -> str:
-    """Markdown as plain text, for the title and summary: roles, links and marks undone."""
-    text = ROLE.sub(lambda m: m.group(2), text)
-    text = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", text)
-    return " ".join(re.sub(r"[*_`]", "", text).split())
-
-
-def _summary(lines: list[str]) -> str:
-    """The first sentence of the first paragraph of plain prose, at most MAX_SUMMARY long."""
-    for paragraph in re.split(r"\n\s*\n", "\n".join(lines)):
-        first = paragraph.lstrip()
-        if not first or first[0] in "#(<`:~-*+>|$!{[" or re.match(r"\d+[.)]\s", first):
-            continue
-        text = _plain(paragraph)
-        sentence = re.split(r"(?<=[.!?])\s", text, maxsplit=1)[0]
-        if len(sentence) > MAX_SUMMARY:
-            sentence = sentence[: MAX_SUMMARY - 3].rsplit(" ", 1)[0] + "..."
-        return sentence
-    return ""
+        state.summary = myst.summary(lines)
+    state.pieces.append("\n".join(lines[:title] + lines[title + 1 :]))
 
 
 # -- code --------------------------------------------------------------------------------

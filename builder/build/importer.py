@@ -244,8 +244,9 @@ def _write(lessons: Path, lesson_id: str, files: dict[str, str]) -> None:
         raise
 
 
-def run(args: Any, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+def run(args: Any, out: TextIO | None = None, err: TextIO | None = None) -> int:
     """The command: what was imported on stdout, what was not on stderr."""
+    out, err = out or sys.stdout, err or sys.stderr
     done = import_page(
         args.page, args.content, args.id, slug=args.slug, arc=args.arc, order=args.order
     )
