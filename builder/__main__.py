@@ -1,6 +1,7 @@
 """coursebuilder (or python -m builder): a course site whose every number comes from a run
 
-Commands: site | record | check | render | serve | diff | rehearse | validate | schema | new.
+Commands: site | record | check | render | serve | diff | rehearse | validate | schema | new |
+import.
 
 Errors the user can fix are printed as one message, without a traceback, and exit 1.
 Heavy modules (jinja2, markdown-it, matplotlib, jax) are imported only by the commands
@@ -254,6 +255,15 @@ def _validate(args: argparse.Namespace) -> int:
     return 0 if validate_files(args.files, sys.stdout) else 1
 
 
+def _import(args: argparse.Namespace) -> int:
+    """turn a Jupyter notebook (.ipynb) or a MyST Markdown notebook (.md) into a new lesson
+    folder, content/lessons/ID/, with its code cells as example.py's cells; what cannot be
+    carried over is listed on stderr as PAGE:LINE"""
+    from .build.importer import run
+
+    return run(args)
+
+
 def _schema(args: argparse.Namespace) -> int:
     """print the recording JSON Schema"""
     from .course.schemas import write_schemas
@@ -287,6 +297,7 @@ COMMANDS: tuple[tuple[str, Callable[[argparse.Namespace], int], tuple[str, ...]]
     ("serve", _serve, (*FOLDERS, "port", "no-execute", "sandbox", "jobs")),
     ("validate", _validate, ("files",)),
     ("schema", _schema, ("schema-out", "dir")),
+    ("import", _import, ("page", "lesson-id", "slug", "arc", "order", "content")),
 )
 
 

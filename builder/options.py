@@ -139,6 +139,22 @@ OPTIONS: MappingProxyType[str, Option] = MappingProxyType(
         ),
         "files": _option("files", nargs="+", type=Path, metavar="FILE"),
         "schema-out": _option("--out", "write it to this file instead", type=Path),
+        "page": _option(
+            "page",
+            "the notebook: a .ipynb file or a MyST Markdown .md file",
+            type=Path,
+            metavar="PAGE",
+        ),
+        "lesson-id": _option(
+            "--id", "the new lesson's id and folder name (such as jit-01)", required=True
+        ),
+        "slug": _option("--slug", "its slug (default: from PAGE's file name)"),
+        "arc": _option("--arc", "the arc of course.yml it belongs to (required)"),
+        "order": _option(
+            "--order",
+            "its position in the arc (default: after the arc's last lesson)",
+            type=_number(0, 999),  # FrontMatter.order
+        ),
         "dir": _option(
             "--dir",
             "write every schema (recording, front matter, course.yml, glossary.yml) into DIR",

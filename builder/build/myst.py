@@ -1,0 +1,128 @@
+"""What a notebook's Markdown holds that a lesson's cannot show (MyST roles, targets and
+directives, TeX math, images, raw HTML, links into the page's own site, the builder's own
+`{{` and `[[`), found line by line; and its plain text, for a title and a summary. Used by
+builder/build/cells.py; every regex here runs in linear time on a line of any content.
+"""
+
+from __future__ import annotations
+
+import re
+
+MAX_SUMMARY = 300  # the front matter's Line
+HEADING = re.compile(r"^ {0,3}(#{1,6})\s+(.*?)(?:\s+#+)?\s*$")
+ROLE = re.compile(r"\{([A-Za-z][\w:+.-]*)\}`([^`]*)`")
+TARGET = re.compile(r"^\s*\(([^()\s]+)\)=\s*$")
+FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})\s*(\{[^}]*\})?")
+COLON_FENCE = re.compile(r"^ {0,3}(:{3,})\s*(\{[^}]*\})?")
+BACKTICKS = re.compile(r"`+")
+MATH = re.compile(r"\$\$|(?<![\\$\w])\$(?=\S)[^$\n]*?(?<=\S)\$(?![\w$])")
+IMAGE = re.compile(r"!\[[^\[\]]*\]\(\s*<?([^)\s>]*)")
+LINK = re.compile(r"(?<!!)\[[^\[\]]*\]\(\s*<?([^)\s>]*)")
+HTML = re.compile(r"<(?:!--|/?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>)")
+SAFE_LINKS = ("http://", "https://", "mailto:", "#", "lesson:")
+MAX_CHECKED = 20_000  # a longer line of prose is noted, not searched
+
+
+DIRECTIVE_TODO = 'write it as prose, or as an admonition (!!! note "Title")'
+
+
+def line_notes(line: str) -> tuple[list[tuple[str, str]], bool]:
+    """What `line` of prose holds that lesson.md cannot show, each as (what, what to do);
+    and whether it opens a $$ block that does not close on it."""
+    notes: list[tuple[str, str]] = []
+
+    def note(what: str, todo: str) -> None:
+        notes.append((what, todo))
+
+    if len(line) > MAX_CHECKED:
+        note(f"a line of {len(line)} characters, not checked", "")
+        return notes, False
+    if target := TARGET.match(line):
+        what = f"MyST target ({target.group(1)})=, left as written"
+        note(what, "delete it: a section is linked by its heading (#anchor)")
+        return notes, False
+    if colon := COLON_FENCE.match(line):
+        what = f"MyST directive {colon.group(2) or colon.group(1)}, left as text"
+        note(what, DIRECTIVE_TODO)
+        return notes, False
+    for role in ROLE.finditer(line):
+        what = f"Sphinx role {role.group(0)}, left as written"
+        todo = f"write {role_text(role)}, or a link (lesson:SLUG or https://)"
+        note(what, todo)
+    plain = without_code(ROLE.sub("", line))
+    maths = [m.group(0) for m in MATH.finditer(plain)]
+    if maths:
+        shown = "$$ ... $$" if maths[0] == "$$" else short(maths[0])
+        what = f"TeX math {shown}, left as written"
+        note(what, "the builder renders no math: write it in words or code")
+    for image in IMAGE.finditer(plain):
+        what = f"image {image.group(1)!r}"
+        note(what, "copy the file beside example.py and list it in data:")
+    for link in LINK.finditer(plain):
+        if not link.group(1).startswith(SAFE_LINKS):
+            what = f"link to {link.group(1)!r}, a page or label of the page's own site"
+            todo = "link a lesson (lesson:SLUG) or a full https:// address"
+            note(what, todo)
+    if html := HTML.search(plain):
+        note(f"raw HTML {short(html.group(0))}, shown as text", "delete it")
+    for mark, meaning in (("{{", "a placeholder"), ("[[", "a glossary term")):
+        if mark in plain:
+            what = f"{mark} would be read as {meaning}"
+            note(what, "put it in a code span (`...`)")
+    return notes, plain.count("$$") % 2 == 1
+
+
+def without_code(line: str) -> str:
+    """`line` without its code spans: a run of n backticks up to the next run of exactly n
+    (CommonMark's rule), in one pass (a regex with a backreference took quadratic time on a
+    line of backticks)."""
+    runs = [(m.start(), m.end()) for m in BACKTICKS.finditer(line)]
+    closer: dict[int, int] = {}  # a run's index -> the next run of its length
+    following: dict[int, int] = {}
+    for index in range(len(runs) - 1, -1, -1):
+        size = runs[index][1] - runs[index][0]
+        if size in following:
+            closer[index] = following[size]
+        following[size] = index
+    kept, at, index = [], 0, 0
+    while index < len(runs):
+        if index in closer:
+            kept.append(line[at : runs[index][0]])
+            at, index = runs[closer[index]][1], closer[index] + 1
+        else:
+            index += 1
+    return "".join(kept) + line[at:]
+
+
+def role_text(role: re.Match[str]) -> str:
+    """What a role shows: `{func}`~jax.jit`` shows `jit`, `{ref}`the guide <label>`` the
+    words before the label."""
+    text = role.group(2)
+    if shown := re.fullmatch(r"(.*?)\s*<[^<>]*>", text):
+        return shown.group(1)
+    return f"`{text.lstrip('~').rsplit('.', 1)[-1] if text.startswith('~') else text}`"
+
+
+def short(text: str) -> str:
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def plain(text: str) -> str:
+    """Markdown as plain text, for the title and summary: roles, links and marks undone."""
+    text = ROLE.sub(lambda m: role_text(m).strip("`"), text)
+    text = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", text)
+    return " ".join(re.sub(r"[*_`]", "", text).split())
+
+
+def summary(lines: list[str]) -> str:
+    """The first sentence of the first paragraph of plain prose, at most MAX_SUMMARY long."""
+    for paragraph in re.split(r"\n\s*\n", "\n".join(lines)):
+        first = paragraph.lstrip()
+        if not first or first[0] in "#(<`:~-*+>|$!{[" or re.match(r"\d+[.)]\s", first):
+            continue
+        text = plain(paragraph)
+        sentence = re.split(r"(?<=[.!?])\s", text, maxsplit=1)[0]
+        if len(sentence) > MAX_SUMMARY:
+            sentence = sentence[: MAX_SUMMARY - 3].rsplit(" ", 1)[0] + "..."
+        return sentence
+    return ""
