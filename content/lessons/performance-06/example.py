@@ -1,3 +1,4 @@
+# %% setup hide
 import collections
 import glob
 import gzip
@@ -9,7 +10,7 @@ import jax
 import jax.numpy as jnp
 
 from builder import panels
-
+# %% capture
 x = jnp.ones((512, 512))
 
 
@@ -37,13 +38,13 @@ with jax.profiler.trace("trace_out"):
     wall_ms = (time.perf_counter() - t0) * 1000
     for _ in range(10):
         annotated_step(x).block_until_ready()
-
+# %% files
 # One capture directory per trace() call; the file names carry the host name.
 files = sorted(glob.glob("trace_out/plugins/profile/*/*"))
 kinds = sorted(".".join(os.path.basename(f).split(".")[-3 if f.endswith(".gz") else -2:])
                for f in files)
 print("files written:", kinds)
-
+# %% threads
 path = [f for f in files if f.endswith(".trace.json.gz")][0]
 events = json.load(gzip.open(path))["traceEvents"]
 threads = sorted({e["args"]["name"].split("/")[0] for e in events
@@ -52,14 +53,14 @@ print("threads:", threads)
 
 spans = [e for e in events if e.get("ph") == "X"]
 print("complete events:", "many" if len(spans) > 100 else len(spans))
-
+# %% annotations
 # Our own annotations: how many times each appears, how long it lasted.
 ann_ms = {}
 for name in ["dispatch ten steps", "block_until_ready", "inside the traced function"]:
     hits = [e for e in spans if e["name"] == name]
     ann_ms[name] = sum(e["dur"] for e in hits) / 1000
     print(f"annotation {name!r}: x{len(hits)}, {panels.timing(ann_ms[name], '.2f')} ms")
-
+# %% hlo-ops
 # Events the executable emitted carry the HLO module and op in their args.
 op_ms = collections.defaultdict(float)
 op_n = collections.Counter()
@@ -76,7 +77,7 @@ hlo_text = step.lower(x).compile().as_text()
 print("trace ops named in the optimized HLO text:",
       sum(op in hlo_text for op in op_ms), "of", len(op_ms))
 print(f"perf_counter around dispatch + block: {panels.timing(wall_ms, '.2f')} ms")
-
+# %% plot hide
 panels.bar(
     "Durations read from the profiler trace (one recorded run, CPU)",
     labels=["dispatch ten steps", "block_until_ready"] + sorted(op_ms),

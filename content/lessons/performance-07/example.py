@@ -1,3 +1,4 @@
+# %% setup hide
 import contextlib
 import glob
 import io
@@ -13,7 +14,7 @@ from builder import panels
 W = jax.random.normal(jax.random.key(0), (512, 512)) * 0.05
 x = jnp.ones((256, 512))
 
-
+# %% fresh
 def fresh_loss():
     """A new function object each time, so no trace or compile cache helps."""
     def loss(W, x):
@@ -31,7 +32,7 @@ def fresh():
 def use_jaxpr():
     return len(jax.make_jaxpr(fresh())(W, x).jaxpr.eqns), "equations"
 
-
+# %% other-instruments hide
 def use_residuals():
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
@@ -91,7 +92,7 @@ instruments = [
     ("profiler trace", use_trace),
     ("device memory profile", use_memory_profile),
 ]
-
+# %% measure hide
 def measure(run, upto=len(instruments)):
     costs = []
     for name, use in instruments[:upto]:
@@ -105,7 +106,7 @@ def measure(run, upto=len(instruments)):
 
 measure("warmup", upto=5)  # pay one-time start-up costs before timing anything
 cost_ms = measure("timed")
-
+# %% plot hide
 panels.bar(
     "What it cost to get each instrument's answer (fresh function, one recorded run, CPU)",
     labels=[name for name, _ in instruments],

@@ -1,3 +1,4 @@
+# %% setup hide
 import re
 import time
 
@@ -6,7 +7,7 @@ import jax.numpy as jnp
 
 from builder import panels
 
-
+# %% stages
 def predict(x, w):
     return jnp.tanh(x @ w).sum()
 
@@ -26,21 +27,21 @@ out = compiled(x, w).block_until_ready()   # stage 4: run the executable
 t4 = time.perf_counter()
 out = compiled(x, w).block_until_ready()   # and once more
 t5 = time.perf_counter()
-
+# %% jaxpr
 print("== stage 1: jaxpr (traced.jaxpr)")
 print(traced.jaxpr)
-
+# %% stablehlo
 print("== stage 2: StableHLO (lowered.as_text())")
 stablehlo = lowered.as_text()
 print(stablehlo)
-
+# %% optimized-hlo
 print("== stage 3: optimized HLO (compiled.as_text()), metadata stripped")
 hlo = compiled.as_text()
 hlo = re.sub(r", metadata=\{[^}]*\}", "", hlo)
 hlo = re.sub(r", backend_config=\S+", "", hlo)
 start = hlo.index("\n%")                    # skip the header and source-location tables
 print(hlo[start:].strip())
-
+# %% counts hide
 jaxpr_eqns = len(traced.jaxpr.eqns)
 shlo_ops = len(re.findall(r"^\s+(?:%\S+ = )?stablehlo\.\w+", stablehlo, re.M))
 entry = hlo[hlo.index("ENTRY"):]
@@ -57,7 +58,7 @@ ms = {name: 1000 * dt for name, dt in [
     ("first run", t4 - t3), ("second run", t5 - t4)]}
 for name, v in ms.items():
     print(f"wall clock {name:>10}: {panels.timing(v, '8.2f')} ms")
-
+# %% plot hide
 panels.bar(
     "Operations in the text each stage prints",
     labels=["jaxpr", "StableHLO", "optimized HLO (ENTRY)"],

@@ -1,3 +1,4 @@
+# %% setup hide
 import re
 import statistics
 import time
@@ -7,7 +8,7 @@ import jax.numpy as jnp
 
 from builder import panels
 
-
+# %% programs
 def chain(x):
     return jnp.sum(jnp.exp(jnp.sin(x) * 2.0 + 1.0) / (1.0 + x * x))
 
@@ -20,7 +21,7 @@ def softmax(x):
 def sandwich(x, w):
     return jnp.tanh((x * 2.0 + 1.0) @ w) * 3.0
 
-
+# %% helpers hide
 def entry_ops(hlo_text):
     """Opcodes of the ENTRY computation, parameters left out."""
     text = re.sub(r", metadata=\{[^}]*\}", "", hlo_text)
@@ -29,7 +30,7 @@ def entry_ops(hlo_text):
     ops = re.findall(r"^\s+(?:ROOT )?%?\S+ = \S+ ([\w-]+)\(", entry, re.M)
     return [op for op in ops if op != "parameter"]
 
-
+# %% count
 x = jnp.ones((1024, 1024))
 w = jnp.ones((1024, 1024))
 programs = {"chain": (chain, (x,)), "softmax": (softmax, (x,)), "sandwich": (sandwich, (x, w))}
@@ -42,14 +43,14 @@ for name, (fn, args) in programs.items():
     before[name], after[name] = len(ops_before), len(ops_after)
     print(f"{name}: {len(ops_before)} instructions before optimization, "
           f"{len(ops_after)} after; after = {' '.join(ops_after)}")
-
+# %% chain-hlo
 print()
 print("== chain, optimized HLO (metadata and backend_config stripped)")
 text = jax.jit(chain).lower(x).compile().as_text()
 text = re.sub(r", (metadata|backend_config)=\{[^\n]*?\}(?=,|\n)", "", text)
 text = re.sub(r", backend_config=\S+", "", text)
 print(text[text.index("%fused_computation.1 "):].strip())
-
+# %% fusion-off
 # The same module compiled twice: once normally, once with XLA's fusion pass switched off.
 lowered = jax.jit(chain).lower(x)
 variants = {
@@ -77,7 +78,7 @@ for name, c in variants.items():
 unfused = variants["fusion pass off"].as_text()
 names = re.findall(r"^\s+(?:ROOT )?%(\S+) = \S+ (?:fusion|constant)\(", unfused[unfused.index("ENTRY"):], re.M)
 print("fusion pass off, ENTRY instruction names:", " ".join(names))
-
+# %% plot hide
 panels.bar(
     "ENTRY instructions before and after XLA's passes",
     labels=list(programs),

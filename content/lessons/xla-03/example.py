@@ -1,3 +1,4 @@
+# %% setup hide
 import jax
 import jax.numpy as jnp
 
@@ -5,7 +6,7 @@ from builder import panels
 
 f32 = jnp.float32
 
-
+# %% estimates
 def matmul(a, b):
     return a @ b
 
@@ -20,7 +21,7 @@ def estimates(fn, *shapes):
     compiled = jax.jit(fn).lower(*specs).compile()
     return compiled.cost_analysis(), compiled.memory_analysis()
 
-
+# %% raw-reports
 # 1. The whole report for one small program.
 cost, mem = estimates(matmul, (256, 256), (256, 256))
 print("cost_analysis() for a 256x256 matmul:")
@@ -30,7 +31,7 @@ print("memory_analysis() for the same:")
 for field in ["argument_size_in_bytes", "output_size_in_bytes",
               "temp_size_in_bytes", "alias_size_in_bytes", "generated_code_size_in_bytes"]:
     print(f"  {field}: {getattr(mem, field):,d}")
-
+# %% square
 # 2. Square matmuls: the estimate against the textbook count 2*n**3.
 print()
 sizes = [128, 256, 512, 1024]
@@ -41,7 +42,7 @@ for n in sizes:
     hand_flops.append(2 * n**3)
     print(f"n={n:5d}  flops {cost['flops']:>14,.0f}  2n^3 {2 * n**3:>14,d}  "
           f"bytes accessed {cost['bytes accessed']:>12,.0f}  3*4n^2 {12 * n * n:>12,d}")
-
+# %% mlp
 # 3. A two-layer MLP: where do the flops and the bytes go?
 B, D, H, O = 256, 512, 1024, 128
 cost, mem = estimates(mlp, (B, D), (D, H), (H, O))
@@ -53,7 +54,7 @@ print(f"  transcendentals {cost['transcendentals']:,.0f}   hand count B*H = {B *
 print(f"  argument bytes {mem.argument_size_in_bytes:,d}   4*(BD + DH + HO) = {4 * (B * D + D * H + H * O):,d}")
 print(f"  output bytes {mem.output_size_in_bytes:,d}   4*B*O = {4 * B * O:,d}")
 print(f"  temp bytes {mem.temp_size_in_bytes:,d}   4*B*H = {4 * B * H:,d}")
-
+# %% chain
 # 4. What counts as a flop: an elementwise chain ending in a sum.
 def chain(x):
     return jnp.sum(jnp.exp(jnp.sin(x) * 2.0 + 1.0) / (1.0 + x * x))
@@ -64,14 +65,14 @@ cost, mem = estimates(chain, (512, 512))
 print()
 print(f"chain on {N:,d} elements: flops {cost['flops']:,.0f} ({cost['flops'] / N:.2f} per element), "
       f"transcendentals {cost['transcendentals']:,.0f} ({cost['transcendentals'] / N:.2f} per element)")
-
+# %% big-shapes
 # 5. Shapes that are never allocated: 16384x16384 f32 is 1 GiB per operand.
 n = 16384
 cost, mem = estimates(matmul, (n, n), (n, n))
 print()
 print(f"n={n}: flops {cost['flops']:.4g}, arguments {mem.argument_size_in_bytes / 2**30:.1f} GiB, "
       f"output {mem.output_size_in_bytes / 2**30:.1f} GiB (compiled from ShapeDtypeStruct, nothing allocated)")
-
+# %% plot hide
 panels.bar(
     "Matmul flops: compiler estimate against 2n^3",
     labels=[f"n={n}" for n in sizes],

@@ -1,3 +1,4 @@
+# %% compile
 import os
 
 os.environ["XLA_FLAGS"] = "--xla_dump_to=dump"   # read once, at the first array or compile
@@ -19,7 +20,7 @@ f32 = jnp.float32
 lowered = jax.jit(mlp).lower(S((256, 512), f32), S((512, 1024), f32), S((1024, 128), f32))
 compiled = lowered.compile()
 print("compiled from shapes; nothing ran")
-
+# %% files
 # What landed in dump/ (one directory name ends in a number that changes per run).
 print("== files in dump/")
 for name in sorted(os.listdir("dump")):
@@ -29,7 +30,7 @@ for name in sorted(os.listdir("dump")):
     else:
         print(name)
 
-
+# %% memory-report
 def read(suffix):
     [name] = [n for n in os.listdir("dump") if n.endswith(suffix)]
     with open(os.path.join("dump", name)) as f:
@@ -39,13 +40,13 @@ def read(suffix):
 print("== memory usage report")
 report = read("cpu_after_optimizations-memory-usage-report.txt")
 print(report.strip())
-
+# %% buffer-assignment
 print("== buffer assignment, allocation lines")
 assignment = read("cpu_after_optimizations-buffer-assignment.txt")
 head = assignment[: assignment.index("Total bytes used")]
 for line in head.strip().splitlines()[1:]:
     print(line.split(", metadata")[0])
-
+# %% used-values
 # Every value the file records, with the metadata of the instruction that defined it.
 used = assignment[assignment.index("Used values:"): assignment.index("HloLiveRange")]
 defined = re.findall(r"^<\d+ (\S+) @0>\n.*?^ from instruction: %\S+ = \S+ ([\w-]+)\(.*?metadata=\{([^}]*)\}",
@@ -54,7 +55,7 @@ framed = [name for name, _, meta in defined if "stack_frame_id=" in meta]
 op_name_only = [f"{name} ({op})" for name, op, meta in defined if re.fullmatch(r'op_name="[^"]*"', meta)]
 print(f"used values: {len(defined)}; with a stack_frame_id: {len(framed)}; "
       f"with only an op_name: {len(op_name_only)}: {', '.join(op_name_only)}")
-
+# %% totals
 allocs = re.findall(r"^allocation (\d+): size (\d+), (.*?)(?:, shape \|.*)?:$", assignment, re.M)
 report_total = int(re.search(r"Total bytes: (\d+)", report).group(1))
 mem = compiled.memory_analysis()
@@ -62,7 +63,7 @@ stats_total = mem.argument_size_in_bytes + mem.output_size_in_bytes + mem.temp_s
 print()
 print(f"memory usage report total: {report_total:,d} bytes")
 print(f"memory_analysis argument + output + temp: {stats_total:,d} bytes")
-
+# %% passes
 # A second compile of the same module, dumping the HLO after every pass that changed it.
 lowered.compile(compiler_options={"xla_dump_to": "dump_passes", "xla_dump_hlo_pass_re": ".*"})
 passes = sorted(n for n in os.listdir("dump_passes") if re.search(r"\.\d{4}\.", n))
@@ -70,7 +71,7 @@ print()
 print(f"== dump_passes/: {len(passes)} HLO snapshots, one per pass that changed the module")
 for name in passes:
     print(re.sub(r"^module_\d+\.jit_mlp\.", "", name))
-
+# %% plot hide
 panels.bar(
     "Allocations in the buffer assignment",
     labels=[f"allocation {i} ({kind.split(' shape')[0]})" for i, _, kind in allocs],
