@@ -196,8 +196,6 @@ def _output(page: PageEnv, args: Args) -> str:
         run = cell_run(recording, args["cell"][0])
         if run is None:
             return page.fail(f"output cell={args['cell'][0]!r}: no cell of that name ran")
-        if any(c.hide for c in page.lesson.cells if c.name == run.name):
-            return page.fail(f"output cell={run.name}: the cell is `hide`, never shown")
         whole = terminal_lines(recording.stdout[run.start : run.end])
     elif "lines" in args and recording.cells is not None:
         return page.fail(

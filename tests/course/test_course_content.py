@@ -51,7 +51,21 @@ def test_each_lesson_is_complete_and_recorded(lesson: Lesson) -> None:
     assert recording.panels, f"{lesson.id}: no panel"
     for panel in recording.panels:
         assert UNIT.search(panel.ylabel), f"{lesson.id}: y-label {panel.ylabel!r} names no unit"
-    assert "{{ example" in lesson.body and "{{ output" in lesson.body
+    shows_code = "{{ example" in lesson.body or "{{ cell " in lesson.body
+    assert shows_code and (_outputs_placed(lesson, lesson.body) or "{{ output" in lesson.body)
+
+
+def _outputs_placed(lesson: Lesson, body: str) -> list[str]:
+    """The cells `body` places with their recorded output (not `code` alone) that printed,
+    or made a value or an exception."""
+    recording = _recording(lesson)
+    ran = {cell.name: cell for cell in recording.cells or ()}
+    placed = re.findall(r"^\{\{ cell ([a-z0-9_-]+) \}\}$", body, re.MULTILINE)
+    return [
+        name
+        for name in placed
+        if name in ran and (ran[name].end > ran[name].start or ran[name].value or ran[name].raised)
+    ]
 
 
 @pytest.mark.parametrize("lesson", COURSE.lessons, ids=lambda x: x.id)
@@ -114,4 +128,5 @@ def test_each_lab_folds_its_solution_and_recorded_answer_behind_a_reveal(lesson:
     start, end = body.index("{{ reveal }}"), body.find("{{ reveal end }}")
     folded = body[start : end if end >= 0 else len(body)]
     assert "{{ output" not in body[:start] and "{{ panel" not in body[:start], lesson.id
-    assert "{{ output" in folded, lesson.id
+    assert not _outputs_placed(lesson, body[:start]), f"{lesson.id}: output before the reveal"
+    assert "{{ output" in folded or _outputs_placed(lesson, folded), lesson.id
