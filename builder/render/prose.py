@@ -21,6 +21,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
+from types import MappingProxyType
 from typing import Any
 from urllib.parse import unquote
 
@@ -46,7 +47,7 @@ from .marks import BLOCKS, PageEnv, Placed, parse_args
 from .markup import macro
 from .values import value
 
-_BLOCKS = {**BLOCKS, "cell": cell_block}
+_BLOCKS = MappingProxyType({**BLOCKS, "cell": cell_block})
 BLOCK_DIRECTIVES = ("example", "output", "panel", "panels", "reveal", "cell")
 HEADINGS = ("h2", "h3")  # anchored, linked and listed in the page's contents
 SAFE_SCHEMES = ("http:", "https:", "mailto:")

@@ -210,8 +210,9 @@ def _type_name(error: BaseException) -> str:
     )
 
 
-_UNSEEN = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.ENDMARKER}
-_UNSEEN |= {tokenize.INDENT, tokenize.DEDENT}
+_UNSEEN = frozenset(
+    (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.ENDMARKER, tokenize.INDENT)
+) | {tokenize.DEDENT}
 
 
 def _quiet(code: str) -> bool:
