@@ -1,3 +1,4 @@
+# %% imports hide
 import contextlib
 import io
 import re
@@ -8,7 +9,7 @@ import numpy as np
 from jax.ad_checkpoint import print_saved_residuals
 
 from builder import panels
-
+# %% variants
 LAYERS = 4
 W = jax.random.normal(jax.random.key(1), (64, 64)) * 0.2
 x = jax.random.normal(jax.random.key(2), (32, 64))
@@ -33,7 +34,7 @@ variants = {
         lambda f: jax.checkpoint(f, policy=jax.checkpoint_policies.dots_saveable)),
 }
 
-
+# %% hand-pass
 # The solution: an independent reverse pass, written by hand in float64 NumPy.
 def hand_grad(W, x, tanh_derivative=True):
     W = np.asarray(W, np.float64)
@@ -48,7 +49,7 @@ def hand_grad(W, x, tanh_derivative=True):
         dh = dz @ W.T                        #          ->  dh = dz W^T
     return dW
 
-
+# %% compare
 reference = hand_grad(W, x)
 scale = np.max(np.abs(reference))
 print(f"hand-written reverse pass: dW shape {reference.shape}, max |dW| = {scale:.4f}")
@@ -63,7 +64,7 @@ for name, fn in variants.items():
     worst[name] = np.max(np.abs(grads[name] - reference)) / scale
     print(f"{name:17s} residuals={residuals[name]:2d} "
           f"max error vs hand pass = {worst[name]:.1e} of max |dW|")
-
+# %% checks
 # The checks.
 assert residuals["layer checkpoint"] < residuals["no remat"]
 print("check passed: layer checkpoint saves fewer residuals "
@@ -75,19 +76,19 @@ for name in ["layer checkpoint", "dots_saveable"]:
     diff = np.max(np.abs(grads[name] - grads["no remat"])) / scale
     assert diff < 1e-5, name
     print(f"check passed: {name} agrees with no remat, max difference {diff:.1e} of max |dW|")
-
+# %% matmul-count
 # Why the zero: what the compiler kept of the recomputation (CPU, this version).
 for name, fn in variants.items():
     lowered = jax.jit(jax.grad(fn)).lower(W, x)
     before = len(re.findall(r"stablehlo\.dot_general", lowered.as_text()))
     after = len(re.findall(r"\bdot\(", lowered.compile().as_text()))
     print(f"{name:17s} matmuls: {before} in StableHLO, {after} in the compiled program")
-
+# %% teeth
 # The check has teeth: a hand pass that forgets tanh's derivative fails it.
 broken = np.max(np.abs(hand_grad(W, x, tanh_derivative=False) - reference)) / scale
 assert broken > 1e-5
 print(f"check passed: a hand pass without the tanh derivative misses by {broken:.1e} of max |dW|")
-
+# %% panels hide
 panels.bar(
     "What remat changed: residuals saved for the backward pass",
     labels=list(variants),

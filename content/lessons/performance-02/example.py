@@ -1,3 +1,4 @@
+# %% imports hide
 import os
 import shutil
 import statistics
@@ -7,7 +8,7 @@ import jax
 import jax.numpy as jnp
 
 from builder import panels
-
+# %% model
 traces = 0
 
 
@@ -28,7 +29,7 @@ grad_step = jax.jit(jax.grad(mlp))
 def ms(t0):
     return (time.perf_counter() - t0) * 1e3
 
-
+# %% first-and-steady
 # The first call, end to end.
 t0 = time.perf_counter()
 jax.block_until_ready(grad_step(params, x))
@@ -45,14 +46,14 @@ print(f"first call:             {panels.timing(first, '9.2f')} ms")
 print(f"steady state:           {panels.timing(steady, '9.2f')} ms (median of 20 calls)")
 print(f"first call / steady state: {panels.timing(first / steady, '.0f')}x")
 print(f"traces after 21 calls: {traces}")
-
+# %% new-shape
 # A new batch size is a new abstract signature: trace and compile again.
 x2 = jnp.ones((64, 256))
 t0 = time.perf_counter()
 jax.block_until_ready(grad_step(params, x2))
 new_shape = ms(t0)
 print(f"first call at batch 64: {panels.timing(new_shape, '9.2f')} ms, traces now: {traces}")
-
+# %% stages
 # The same first call taken apart with the ahead-of-time stages.
 f = jax.jit(jax.grad(mlp))
 x3 = jnp.ones((32, 256))
@@ -73,7 +74,7 @@ print(f"stage trace:   {panels.timing(t_trace, '9.2f')} ms")
 print(f"stage lower:   {panels.timing(t_lower, '9.2f')} ms")
 print(f"stage compile: {panels.timing(t_compile, '9.2f')} ms")
 print(f"stage run:     {panels.timing(t_run, '9.2f')} ms")
-
+# %% disk-cache
 # An on-disk compilation cache: the executable survives jax.clear_caches().
 x4 = jnp.ones((16, 256))  # made first, so its own small program is not cached
 shutil.rmtree("jax_cache", ignore_errors=True)
@@ -91,7 +92,7 @@ print(f"batch 16, empty disk cache:      {panels.timing(cold, '9.2f')} ms")
 print(f"batch 16, after jax.clear_caches: {panels.timing(warm, '9.2f')} ms (executable read from disk)")
 print(f"traces during these two calls: {traces - before}")
 print("disk cache entries:", sorted(name.split("-")[0] for name in os.listdir("jax_cache")))
-
+# %% panels hide
 panels.bar(
     "Gradient of an 8-layer MLP under jit: first call against the steady state",
     labels=["first call (batch 128)", "steady state (batch 128)", "first call (batch 64)"],

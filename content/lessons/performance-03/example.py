@@ -1,3 +1,4 @@
+# %% imports hide
 import collections
 import re
 import statistics
@@ -9,7 +10,7 @@ import numpy as np
 from jax.extend.core import ClosedJaxpr, Jaxpr
 
 from builder import panels
-
+# %% variants
 BATCH = 16
 keys = jax.random.split(jax.random.key(0), 4)
 ws = [jax.random.normal(k, (128, 128)) * 0.1 for k in keys[:3]]
@@ -33,7 +34,7 @@ variants = {
     "jit of lax.map": jax.jit(lambda ws, xs: jax.lax.map(lambda x: predict(ws, x), xs)),
 }
 
-
+# %% measure-helpers
 def count_eqns(jaxpr):  # equations, including those inside scan or cond bodies
     n = 0
     for eqn in jaxpr.eqns:
@@ -52,7 +53,7 @@ def call(name, fn):
         return jnp.stack([fn(ws, xs[i]) for i in range(BATCH)])
     return fn(ws, xs)
 
-
+# %% measure
 eqns, dots, compile_ms, run_ms, results = {}, {}, {}, {}, {}
 for name, fn in variants.items():
     args = (ws, xs[0]) if name == "Python loop over jit" else (ws, xs)
@@ -71,7 +72,7 @@ for name, fn in variants.items():
     print(f"{name:22s} jaxpr equations {eqns[name]:4d}   HLO dots {dots[name]:3d}   "
           f"lower+compile {panels.timing(compile_ms[name], '7.1f')} ms   "
           f"run {panels.timing(run_ms[name], '7.3f')} ms")
-
+# %% loop-parts
 # Where the Python loop's time goes: slicing, calling and stacking, timed apart.
 one = variants["Python loop over jit"]
 t0 = time.perf_counter()
@@ -87,15 +88,17 @@ print(f"loop, {BATCH} slices xs[i]:   {panels.timing(t_slice, '7.3f')} ms")
 print(f"loop, {BATCH} jitted calls:   {panels.timing(t_calls, '7.3f')} ms "
       f"({panels.timing(t_calls / BATCH * 1e3, '.1f')} us per call)")
 print(f"loop, one jnp.stack:     {panels.timing(t_stack, '7.3f')} ms")
-
+# %% agree
 reference = results["jit of vmap"]
 agree = all(np.allclose(r, reference, rtol=1e-5, atol=1e-5) for r in results.values())
 print("all four give the same", BATCH, "outputs:", agree)
+# %% unrolled-primitives
 unrolled_jaxpr = jax.make_jaxpr(unrolled)(ws, xs).jaxpr
 by_primitive = collections.Counter(e.primitive.name for e in unrolled_jaxpr.eqns)
 print("unrolled jaxpr by primitive:", ", ".join(f"{k} {v}" for k, v in by_primitive.most_common()))
+# %% vmap-jaxpr
 print(jax.make_jaxpr(variants["jit of vmap"])(ws, xs).eqns[0].params["jaxpr"])
-
+# %% panels hide
 names = list(variants)
 panels.bar(
     "Size of the traced program for a batch of 16",

@@ -1,3 +1,4 @@
+# %% imports hide
 import re
 import warnings
 
@@ -6,7 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from builder import panels
-
+# %% model
 LR = 0.1
 
 
@@ -28,7 +29,7 @@ def fresh_params():
     return {"w1": jax.random.normal(k1, (512, 512)) * 0.02,
             "w2": jax.random.normal(k2, (512, 512)) * 0.02}
 
-
+# %% compare
 MEMORY_FIELDS = ["argument_size_in_bytes", "output_size_in_bytes",
                  "alias_size_in_bytes", "temp_size_in_bytes", "peak_memory_in_bytes"]
 stats = {}
@@ -51,7 +52,7 @@ for name, donate in [("no donation", ()), ("donate_argnums=0", (0,))]:
     print("  copy instructions in the optimized HLO:", copies)
     stats[name]["with temp"] = check + mem.temp_size_in_bytes
     print(f"  argument + output - alias + temp {stats[name]['with temp']:>10,d}")
-
+# %% donate
 # What donation does to the caller's array.
 step = jax.jit(sgd_step, donate_argnums=0)
 params = fresh_params()
@@ -64,18 +65,18 @@ try:
     np.asarray(w1_before)
 except RuntimeError as err:
     print("reading the old w1:", type(err).__name__ + ":", err)
-
+# %% reuse-old-dict
 try:
     step(params, x)  # params still holds the donated arrays
 except ValueError as err:
     print("calling again with the old dict:", str(err).splitlines()[0])
-
+# %% rebind-loop
 # The usual loop: rebind the name, so nothing refers to a donated array.
 params = new_params
 for _ in range(3):
     params = step(params, x)
 print("loss after three more steps:", f"{float(loss(params, x)):.6f}")
-
+# %% cannot-donate
 # Donation the compiler cannot use: no output has the donated argument's shape.
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
@@ -83,7 +84,7 @@ with warnings.catch_warnings(record=True) as caught:
     total(fresh_params()).block_until_ready()
 for w in caught:
     print("warning:", str(w.message).splitlines()[0])
-
+# %% totals hide
 names = list(stats)
 print("reserved bytes saved by donation, peak_memory_in_bytes:",
       f"{stats[names[0]]['peak_memory_in_bytes'] - stats[names[1]]['peak_memory_in_bytes']:,d}")

@@ -1,3 +1,4 @@
+# %% imports hide
 import contextlib
 import io
 
@@ -6,7 +7,7 @@ import jax.numpy as jnp
 from jax.ad_checkpoint import print_saved_residuals
 
 from builder import panels
-
+# %% stack
 W = jax.random.normal(jax.random.key(0), (512, 512)) * 0.05
 x = jnp.ones((256, 512))
 dots = jax.checkpoint_policies.dots_saveable
@@ -32,7 +33,7 @@ def variants(act):
         "layer dots_saveable": make_stack(act, lambda f: jax.checkpoint(f, policy=dots)),
     }
 
-
+# %% residuals
 # 1. What reverse mode keeps: the jaxpr-level list, no execution.
 counts = {}
 for name, fn in variants(jnp.tanh).items():
@@ -43,7 +44,7 @@ for name, fn in variants(jnp.tanh).items():
     counts[name] = len(lines)
     print(f"--- tanh, {name}: {len(lines)} residuals")
     print("\n".join(lines))
-
+# %% arena
 # 2. What the compiler reserves: compile jit(grad(...)), nothing runs.
 arena = {}
 arena_bytes = {}
@@ -61,7 +62,7 @@ for act_name, act in [("tanh", jnp.tanh), ("gelu", jax.nn.gelu)]:
 extra = arena_bytes["layer checkpoint"] - arena_bytes["no remat"]
 print(f"tanh arena, layer checkpoint minus no remat: {extra:,} bytes; "
       f"one f32[256,512] is {256 * 512 * 4:,} bytes")
-
+# %% panels hide
 panels.bar(
     "Residuals listed by print_saved_residuals (tanh stack)",
     labels=list(counts),
