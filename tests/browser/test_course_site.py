@@ -291,6 +291,9 @@ def numbered_lines(figure: Any) -> list[tuple[int, str]]:
 def test_example_code_is_numbered_as_the_output_cites_it(
     new_page: Any, course_url: str, course: Course
 ) -> None:
+    """Every line of code on a page is numbered as example.py numbers it, and every position
+    the recording cites (`<id>-example:LINE:COL`) is a numbered line the page shows: in a
+    cell, or in the whole file's fold of an example without cells."""
     page = new_page()
     cited_total = 0
     for lesson in course.lessons:
@@ -300,25 +303,24 @@ def test_example_code_is_numbered_as_the_output_cites_it(
         page.evaluate(
             "document.querySelectorAll('details.reveal').forEach(d => { d.open = true; })"
         )
-        figures = page.locator("figure.example")
+        figures = page.locator("figure.example, figure.cell:has(pre.lineno)")
         assert figures.count() >= 1, lesson.id
+        listing: dict[int, str] = {}
         for index in range(figures.count()):
             shown = numbered_lines(figures.nth(index))
             for number, text in shown:
                 assert text == source[number - 1], f"{lesson.id}: line {number} is not {text!r}"
-        # The whole example, on every page, numbered from 1: every position the recording
-        # cites (`<id>-example:LINE:COL`) is a numbered line of it.
+            listing.update(shown)
         whole = page.locator("details.example-whole")
-        assert whole.count() == 1, lesson.id
-        if any("lines" in f for f in re.findall(r"\{\{ *example([^}]*)\}\}", lesson.body)):
-            assert whole.get_attribute("open") is None, f"{lesson.id}: collapsed by default"
-        whole.locator("summary").click()
-        listing = dict(numbered_lines(whole))
-        assert list(listing) == list(range(1, len(source) + 1))
-        assert list(listing.values()) == source
+        if not lesson.cells:  # the whole example, numbered from 1, folded under the first slice
+            assert whole.count() == 1, lesson.id
+            whole.locator("summary").click()
+            listing = dict(numbered_lines(whole))
+            assert list(listing) == list(range(1, len(source) + 1))
+            assert list(listing.values()) == source
         recording = load(REPO / "recordings" / f"{lesson.id}.json")
         for cited in re.findall(rf"{re.escape(lesson.id)}-example:(\d+):\d+", recording.stdout):
-            assert int(cited) in listing, f"{lesson.id}: output cites line {cited}"
+            assert int(cited) in listing, f"{lesson.id}: output cites line {cited}, not shown"
             cited_total += 1
     assert cited_total >= 10
 
@@ -347,10 +349,12 @@ def test_a_labs_answer_is_not_shown_linked_or_searched_before_its_reveal(
     page = new_page()
     for name in labs:
         page.goto(course_url + name)
-        answer = page.locator("details.reveal figure.example code").all_text_contents()
+        answer = page.locator(
+            "details.reveal :is(figure.example, figure.cell) pre.highlight code"
+        ).all_text_contents()
         lines = {line.strip() for code in answer for line in code.splitlines()}
         shown = page.evaluate("document.querySelector('main').innerText")
-        outside = "main figure.example:not(details.reveal figure.example) code"
+        outside = "main :is(figure.example, figure.cell):not(details.reveal *) pre.highlight code"
         exercise = "\n".join(page.locator(outside).all_text_contents())
         told = [x for x in lines if len(x) > 24 and x in shown and x not in exercise]
         assert told == [], f"{name}: the answer's code is on screen: {told[:3]}"
@@ -363,19 +367,20 @@ def test_a_labs_answer_is_not_shown_linked_or_searched_before_its_reveal(
         searched = page.locator("details.reveal:not([data-pagefind-ignore='all'])").count()
         assert searched == 0, f"{name}: a reveal the search index reads"
         page.locator("details.reveal summary").first.click()
-        assert page.locator("details.reveal figure.example").first.is_visible()
+        answers = page.locator("details.reveal :is(figure.example, figure.cell)")
+        assert answers.first.is_visible()
 
 
-def test_whole_example_copies_the_whole_file(browser: Any, course_url: str, course: Course) -> None:
+def test_copy_takes_the_code_as_shown(browser: Any, course_url: str, course: Course) -> None:
+    """A cell's Copy button copies its code exactly (no line numbers, no prompt)."""
     context = browser.new_context(permissions=["clipboard-read", "clipboard-write"])
     page = context.new_page()
     lesson = next(x for x in course.lessons if x.id == "performance-05")
+    cell = next(c for c in lesson.cells if not c.hide and not c.show)
     page.goto(f"{course_url}{lesson.url}index.html")
-    whole = page.locator("details.example-whole")
-    whole.locator("summary").click()
-    whole.locator(".copy").click()
+    page.locator(f"#cell-{cell.name} .copy").click()
     copied = page.evaluate("navigator.clipboard.readText()")
-    assert copied == lesson.source.decode("utf-8-sig")
+    assert copied == cell.shown
     context.close()
 
 

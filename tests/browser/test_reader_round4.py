@@ -116,7 +116,12 @@ def test_printed_edges_of_output_and_notes_stand_out(
     page.emulate_media(media="print")
     white = "rgb(255, 255, 255)"
     left = "e => getComputedStyle(e).borderLeftColor"
-    assert contrast(page.locator("figure.output pre").first.evaluate(left), white) >= 3
+    assert (
+        contrast(
+            page.locator("figure.output pre, figure.cell pre.output").first.evaluate(left), white
+        )
+        >= 3
+    )
     assert contrast(page.locator(".admonition").first.evaluate(left), white) >= 3
     top = "e => getComputedStyle(e).borderTopColor"
     assert contrast(page.locator("pre").first.evaluate(top), white) >= 3

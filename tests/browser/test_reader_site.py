@@ -152,7 +152,8 @@ def test_every_lesson_says_where_its_timings_came_from_and_the_footer_the_build(
 
 OVERFLOWING = """sel => [...document.querySelectorAll(sel)]
   .filter(e => e.getClientRects().length && e.scrollWidth > e.clientWidth + 1)
-  .map(e => e.closest('figure') ? e.closest('figure').querySelector('figcaption').textContent : '')"""
+  .map(e => { const f = e.closest('figure'); const c = f && f.querySelector('figcaption');
+    return c ? c.textContent : f ? (f.dataset.cell || '') : ''; })"""
 
 
 def test_at_a_laptop_width_code_fits_and_output_has_the_room(
@@ -163,15 +164,18 @@ def test_at_a_laptop_width_code_fits_and_output_has_the_room(
     for lesson in course.lessons:
         page.goto(f"{course_url}{lesson.url}index.html")
         page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
-        wide = page.evaluate(OVERFLOWING, "figure.example pre.highlight, figure.example-file pre")
+        code_blocks = (
+            "figure.example pre.highlight, figure.example-file pre, figure.cell pre.highlight"
+        )
+        wide = page.evaluate(OVERFLOWING, code_blocks)
         assert not wide, f"{lesson.id}: code cut off at 1280 px: {wide}"
-        code += page.locator("figure.example pre.highlight").count()
+        code += page.locator("figure.example pre.highlight, figure.cell pre.highlight").count()
         for width in page.eval_on_selector_all(
-            "figure.output pre", "es => es.map(e => e.clientWidth)"
+            "figure.output pre, figure.cell pre.output", "es => es.map(e => e.clientWidth)"
         ):
             assert width >= 880, f"{lesson.id}: output in a {width} px column"
             outputs += 1
-        overflowing += len(page.evaluate(OVERFLOWING, "figure.output pre"))
+        overflowing += len(page.evaluate(OVERFLOWING, "figure.output pre, figure.cell pre.output"))
     assert code >= 40 and outputs >= 60
     assert overflowing <= 12, f"{overflowing} of {outputs} outputs still overflow at 1280 px"
 

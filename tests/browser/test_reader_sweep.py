@@ -164,7 +164,7 @@ def test_code_prints_in_dark_ink_from_a_dark_screen(new_page: Any, course_url: s
     _open(page, course_url + DONATION)
     page.emulate_media(media="print")
     pale = []
-    for token in page.locator("figure.example pre.highlight span").all()[:60]:
+    for token in page.locator(":is(figure.example, figure.cell) pre.highlight span").all()[:60]:
         luminance = token.evaluate(LUMINANCE)
         if (1.05) / (luminance + 0.05) < 4.5:  # its contrast with white paper
             pale.append(f"{token.inner_text()!r}: {luminance:.2f}")

@@ -165,14 +165,15 @@
     else if (document.activeElement !== box) box.removeAttribute("tabindex");
   }
   function wrapButton(pre) {
-    var figure = pre.closest("figure.output");
+    // Recorded output (a figure's, or a cell's): its caption holds the button, or, where
+    // the page's one caption is elsewhere (cells), a small bar above the output does.
+    var figure = pre.classList.contains("output") && pre.closest("figure");
     if (!figure) return;
-    var caption = figure.querySelector("figcaption");
-    var button = figure.querySelector(".wrap-toggle");
+    var button = pre.wrapToggle;
     var long = pre.classList.contains("wrapped") || pre.scrollWidth > pre.clientWidth + 1;
-    if (!long || !caption) { if (button) button.hidden = true; return; }
+    if (!long) { if (button) button.hidden = true; return; }
     if (!button) {
-      button = document.createElement("button");
+      button = pre.wrapToggle = document.createElement("button");
       button.type = "button";
       button.className = "wrap-toggle";
       button.textContent = "Wrap long lines";
@@ -182,7 +183,14 @@
         button.setAttribute("aria-pressed", String(wrapped));
         markMore(pre);
       });
-      caption.appendChild(button);
+      var caption = figure.classList.contains("output") && figure.querySelector("figcaption");
+      if (caption) caption.appendChild(button);
+      else {
+        var bar = document.createElement("div");
+        bar.className = "output-tools";
+        bar.appendChild(button);
+        pre.parentNode.insertBefore(bar, pre);
+      }
     }
     button.hidden = false;
   }
