@@ -1,3 +1,4 @@
+# %% setup hide
 import collections
 import glob
 import os
@@ -19,7 +20,7 @@ from builder import panels
 W = jax.random.normal(jax.random.key(0), (512, 512)) * 0.05
 x = jnp.ones((256, 512))
 
-
+# %% programs
 def make_stack(wrap_layer=lambda f: f):
     layer = wrap_layer(lambda W, h: jnp.tanh(h @ W))
 
@@ -49,7 +50,7 @@ def jaxpr_count(jaxpr, counts):  # a checkpointed region is a remat2 equation wi
             jaxpr_count(eqn.params["jaxpr"], counts)
     return counts
 
-
+# %% helpers hide
 def show(stage, c):
     print(f"{stage:34s} dot={c['dot']:<3d} tanh={c['tanh']:<2d} barrier={c['barrier']}")
 
@@ -70,7 +71,7 @@ def buffers(text):  # value name -> (allocation, offset), from the buffer-assign
             where[m.group(1)] = (allocation, m.group(2))
     return where
 
-
+# %% compile-both
 stages, programs, temp, peak = {}, {}, {}, {}
 for name, fn in PROGRAMS.items():
     shutil.rmtree(DUMP)
@@ -137,7 +138,7 @@ for name, fn in PROGRAMS.items():
               f"last read at {position[last]} "
               f"by {last}; {tanh_fusion[0]} written over it: {where[dot] == where[tanh_fusion[0]]}")
 shutil.rmtree(DUMP)
-
+# %% compare hide
 print(f"same instructions in the same order: {programs['no remat'] == programs['layer checkpoint']}")
 extra = temp["layer checkpoint"] - temp["no remat"]
 print(f"temp arena: no remat {temp['no remat']:,} bytes, layer checkpoint "
@@ -145,7 +146,7 @@ print(f"temp arena: no remat {temp['no remat']:,} bytes, layer checkpoint "
       f"one f32[256,512] is {256 * 512 * 4:,} bytes")
 print(f"live-range peak: no remat {peak['no remat']:,} bytes, layer checkpoint "
       f"{peak['layer checkpoint']:,} bytes, difference {peak['layer checkpoint'] - peak['no remat']:,}")
-
+# %% chart hide
 checkpoint_rows = stages["layer checkpoint"]
 labels = ["jaxpr", "StableHLO", "after cse_barrier_expander", "compiled"]
 panels.bar(
