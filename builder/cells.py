@@ -11,7 +11,9 @@
 A marker line starts `# %%` at the first column and gives the cell's name, then its options:
 `hide` (runs, not shown), `show` (shown, never run), `timeit` (timed as IPython's %timeit)
 and `raises` or `raises=Name` (it must raise that exception). A cell is the lines after its
-marker up to the next one. A file without a marker is one example, as it always was.
+marker up to the next one; code before the first marker is the cell `preamble`, run and
+not shown (imports, setup), as Jupytext and VS Code take it. A file without a marker is one
+example, as it always was.
 
 The builder reads the cells when it loads a lesson (a mistake is an error naming the line)
 and the harness reads them again to run them: this module runs inside the example's process
@@ -24,6 +26,7 @@ import re
 from dataclasses import dataclass
 
 MARKER = "# %%"
+PREAMBLE = "preamble"  # the code before the first marker: a `hide` cell
 NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,47}")
 EXCEPTION = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 FLAGS = ("hide", "show", "timeit")
@@ -75,16 +78,18 @@ def parse(source: str) -> tuple[Cell, ...]:
     starts = [n for n, line in enumerate(lines) if line.startswith(MARKER)]
     if not starts:
         return ()
-    for number, line in enumerate(lines[: starts[0]], start=1):
-        if line.strip() and not line.lstrip().startswith("#"):
-            raise CellError(
-                number, f"code before the first `{MARKER}` cell: start the file with `# %% name`"
-            )
     cells, names = [], set()
+    before = "".join(lines[: starts[0]])
+    if any(line.strip() and not line.lstrip().startswith("#") for line in lines[: starts[0]]):
+        cells.append(Cell(PREAMBLE, 0, before, hide=True))  # as Jupytext reads the file
+        names.add(PREAMBLE)
     for at, end in zip(starts, [*starts[1:], len(lines)], strict=True):
         cell = _cell(lines[at], at + 1, "".join(lines[at + 1 : end]))
         if cell.name in names:
-            raise CellError(at + 1, f"a second cell named {cell.name!r}: give each its own name")
+            also = " (the code before the first marker is that cell)" * (cell.name == PREAMBLE)
+            raise CellError(
+                at + 1, f"a second cell named {cell.name!r}{also}: give each its own name"
+            )
         names.add(cell.name)
         cells.append(cell)
     return tuple(cells)

@@ -30,8 +30,11 @@ def cells_of_lines(recording: Recording, lines: Iterable[int]) -> list[str]:
 def value_changes(a: Recording, b: Recording) -> list[tuple[str, str, str]]:
     """(what, old, new) for each cell whose value or exception differs, or that ran on one
     side only: "cell trace value", "cell branch raised", "cell new-one"."""
-    old = {cell.name: cell for cell in a.cells or ()}
-    new = {cell.name: cell for cell in b.cells or ()}
+    if a.cells is None or b.cells is None:
+        return []  # one side not in cells (made before, or after, the example was): its
+        # output is compared line by line, as any
+    old = {cell.name: cell for cell in a.cells}
+    new = {cell.name: cell for cell in b.cells}
     changes = []
     for name in [*old, *(n for n in new if n not in old)]:
         x, y = old.get(name), new.get(name)

@@ -105,8 +105,17 @@ def test_a_marker_with_no_space_after_the_percent_signs_is_still_a_marker(tmp_pa
     cell, named at its line rather than run as one example with a stray comment."""
     lesson = loaded(tmp_path, "# %%first\nprint(1)\n")
     assert [c.name for c in lesson.cells] == ["first"]
-    message = refused(tmp_path / "b", "print('one example')\n# %%stray\n")
-    assert example_at(tmp_path / "b", 1) in message
+    lesson = loaded(tmp_path / "b", "print('one example')\n# %%stray\n")
+    assert [(c.name, c.hide) for c in lesson.cells] == [("preamble", True), ("stray", False)]
+
+
+def test_code_before_the_first_marker_is_the_hidden_cell_preamble(tmp_path: Path) -> None:
+    """As Jupytext and VS Code read such a file: the imports on top run, unshown, and keep
+    their line numbers (no marker above them shifts the file)."""
+    lesson = loaded(tmp_path, '"""Doc."""\nimport math\n\n# %% a\nprint(math.pi)\n')
+    preamble, a = lesson.cells
+    assert (preamble.name, preamble.hide, preamble.first, a.first) == ("preamble", True, 1, 5)
+    assert loaded(tmp_path / "c", "# just a comment\n# %% a\nx = 1\n").cells[0].name == "a"
 
 
 def test_an_indented_marker_stays_in_its_cells_code(tmp_path: Path) -> None:
@@ -126,10 +135,8 @@ def test_a_byte_order_mark_does_not_hide_the_first_marker(tmp_path: Path) -> Non
 @pytest.mark.parametrize(
     ("source", "line", "said"),
     [
-        # code before the first marker
-        ("x = 1\n# %% a\n", 1, "code before the first `# %%` cell"),
-        ('\n"""A docstring."""\n# %% a\n', 2, "code before the first `# %%` cell"),
-        ("# note\n\nimport jax\n# %% a\n", 3, "code before the first `# %%` cell"),
+        # the code before the first marker is the cell `preamble`: once
+        ("x = 1\n# %% preamble\n", 2, "a second cell named 'preamble' (the code before"),
         # a Jupytext markdown (or raw) cell: prose goes in lesson.md
         ("# %% a\nx = 1\n# %% [markdown]\n# Some prose\n", 3, "prose goes in lesson.md"),
         ("# %% [md]\n", 1, "prose goes in lesson.md"),

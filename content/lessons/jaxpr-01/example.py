@@ -1,4 +1,3 @@
-# %% setup hide
 import jax
 import jax.numpy as jnp
 from builder import panels

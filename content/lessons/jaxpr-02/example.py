@@ -1,4 +1,3 @@
-# %% setup hide
 import time
 
 import jax

@@ -1,4 +1,3 @@
-# %% imports hide
 import contextlib
 import io
 
