@@ -130,3 +130,25 @@ def test_each_lab_folds_its_solution_and_recorded_answer_behind_a_reveal(lesson:
     assert "{{ output" not in body[:start] and "{{ panel" not in body[:start], lesson.id
     assert not _outputs_placed(lesson, body[:start]), f"{lesson.id}: output before the reveal"
     assert "{{ output" in folded or _outputs_placed(lesson, folded), lesson.id
+
+
+@pytest.mark.parametrize("lesson", COURSE.lessons, ids=lambda x: x.id)
+def test_a_line_added_on_top_changes_no_cells_shown_code(lesson: Lesson) -> None:
+    """Issue 40's bar on the real course: a line inserted at the top of an example changes
+    the code no placed cell shows (only the numbers beside it), and the page still builds:
+    nothing is addressed by a line number an insertion would shift."""
+    from dataclasses import replace
+
+    from builder.cells import parse
+
+    assert lesson.cells, f"{lesson.id}: not in cells"
+    source = lesson.source.decode("utf-8-sig")
+    moved = parse("import os  # a line on top\n" + source)
+    before = {c.name: c.shown for c in lesson.cells}
+    after = {c.name: c.shown for c in moved}
+    assert {n: s for n, s in after.items() if n in before and n != "preamble"} == {
+        n: s for n, s in before.items() if n != "preamble"
+    }
+    edited = replace(lesson, source=("import os\n" + source).encode(), cells=moved)
+    _, errors = prose.render_prose(edited, COURSE, _recording(lesson), root="../../")
+    assert [str(e) for e in errors] == []
