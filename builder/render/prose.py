@@ -1,6 +1,6 @@
 """Lesson Markdown -> HTML, with the recorded things placed where the prose says.
 
-markdown-it-py (CommonMark, tables, footnotes, heading anchors, admonitions; raw HTML off)
+markdown-it-py (CommonMark, tables, footnotes, heading anchors, callouts.py; raw HTML off)
 plus four marks of our own:
 
 - `{{ example }}`, `{{ output }}`, `{{ panel N }}`, `{{ panels }}` alone in a paragraph, and
@@ -32,13 +32,13 @@ from markdown_it.rules_core import StateCore
 from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
 from markupsafe import Markup
-from mdit_py_plugins.admon import admon_plugin
 from mdit_py_plugins.anchors import anchors_plugin
 from mdit_py_plugins.footnote import footnote_plugin
 
 from ..core.errors import RenderError
 from ..course.model import Course, Lesson
 from ..course.recording import Recording
+from . import callouts, foreign
 from .cells import cell_block, unplaced_cells
 from .figures import Sizer, chart_size, scrollable, table_scroll_open
 from .highlight import Highlighter, code_block
@@ -95,7 +95,7 @@ def render_prose(
 def parser() -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": False})
     md.enable(["table", "strikethrough"])
-    md.use(footnote_plugin).use(admon_plugin)
+    md.use(footnote_plugin).use(callouts.plugin).use(foreign.plugin)
     md.use(anchors_plugin, min_level=2, max_level=3, slug_func=heading_id)
     md.block.ruler.before("paragraph", "recorded_block", _block_rule)
     md.core.ruler.before("inline", "bounded_paragraphs", _bounded_paragraphs)
