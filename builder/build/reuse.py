@@ -93,7 +93,7 @@ class Reuse:
         for a lesson whose arguments are the last build's objects, else `_lesson`'s."""
         from ..render import lessons as render
 
-        columns = render.lesson_columns(course, statuses, sidecars)
+        columns = render.lesson_columns(course, statuses, sidecars, renderer)
         common = [self.digests.kept(render.Common.of(course, renderer), slot="lessons")]
         made = self.digests.again_each(
             self._lesson, common * len(columns[0]), *columns, slot="lessons"

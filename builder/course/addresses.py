@@ -1,6 +1,7 @@
-"""The web addresses course.yml may give: where the site is published (`site_url`) and
-where its content can be edited (`source_url`). Each is checked with a message that says
-what an address must look like, not the pattern that tests it."""
+"""The web addresses course.yml may give: where the site is published (`site_url`), where
+its content can be edited (`source_url`) and where a name's documentation is (`api_links`).
+Each is checked with a message that says what an address must look like, not the pattern
+that tests it."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from .validation import Check, Pattern
 
 _SITE = r"^https?://[^\s\"'<>?#/]+(?:/[^\s\"'<>?#]*)?$"
 _SOURCE = r"^https://[^\s\"'<>]+[^/\s\"'<>]$"
+_API = r"^https://[^\s\"'<>{}?#/]+/[^\s\"'<>{}]*\{name\}[^\s\"'<>{}]*$"
 
 
 def _address(pattern: str, problem: str) -> Check:
@@ -35,10 +37,28 @@ _SOURCE_PROBLEM = (
     "slash, such as https://github.com/<org>/<repo>/edit/main/content"
 )
 
+_API_PROBLEM = (
+    "is not an address pattern for api: links: write an https address with {name} once "
+    "where the dotted name goes, such as https://docs.jax.dev/en/latest/_autosummary/{name}.html"
+)
+_API_PREFIX = r"^[A-Za-z_][A-Za-z0-9_]*$"
+
 # The published site's root, such as https://org.github.io/course/ (a trailing slash or not).
 SiteUrl = Annotated[str, Pattern(_SITE), MaxLen(300), _address(_SITE, _SITE_PROBLEM)]
 # content/ in an online editor, such as https://github.com/o/r/edit/main/content.
 SourceUrl = Annotated[str, Pattern(_SOURCE), MaxLen(300), _address(_SOURCE, _SOURCE_PROBLEM)]
+# Where a name's documentation is: `[](api:jax.jit)` -> the pattern with {name} = jax.jit.
+ApiUrl = Annotated[str, Pattern(_API), MaxLen(300), _address(_API, _API_PROBLEM)]
+# A name's first part (`jax`, `numpy`), which picks its pattern.
+ApiPrefix = Annotated[
+    str,
+    Pattern(_API_PREFIX),
+    MaxLen(64),
+    _address(
+        _API_PREFIX,
+        "is not a name's first part, such as jax or numpy: letters, digits and _, no digit first",
+    ),
+]
 
 
 def page_url(site_url: str, name: str) -> str:

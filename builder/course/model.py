@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal, Protocol, TypeVar
 from annotated_types import Interval, Len, MaxLen, MinLen
 
 from ..cells import Cell
-from .addresses import SiteUrl, SourceUrl
+from .addresses import ApiPrefix, ApiUrl, SiteUrl, SourceUrl
 from .colours import Colours
 from .rules import (
     DEFAULT_TIMEOUT,
@@ -151,6 +151,9 @@ class CourseMeta:
     # rehearse) runs them in the bubblewrap sandbox, as `--sandbox` does, and refuses to
     # run them where bwrap cannot work; there is no switch to run them outside it.
     sandbox: bool = False
+    # Where names' documentation is, by a name's first part: `[](api:jax.jit)` links to
+    # jax's pattern with {name} replaced by jax.jit (builder/render/anchors.py).
+    api_links: dict[ApiPrefix, ApiUrl] = field(default_factory=dict)
 
 
 def json_schemas() -> dict[str, dict[str, Any]]:

@@ -26,7 +26,7 @@ from ..course.files import read_file
 from ..course.model import Arc, Course, CourseMeta, Lesson
 from ..course.recording import BarPanel, Recording
 from ..course.status import LessonStatus, State
-from . import charts, figures, notebook, prose
+from . import anchors, charts, figures, notebook, prose
 from . import marks as recorded
 from .links import Links
 from .nav import NavItem, SiteHead, item, site_head
@@ -99,18 +99,22 @@ def lesson_artifacts(
 ) -> list[Artifact]:
     """Each lesson's artifacts, in the order `in_order` gives (`sidecars`: what each
     recording's sidecar says, the machine it ran on, builder/core/machine.py)."""
-    columns = lesson_columns(course, statuses, sidecars)
+    columns = lesson_columns(course, statuses, sidecars, renderer)
     common = Common.of(course, renderer)
     return in_order(of_lesson(*lesson_inputs(common, *row)) for row in zip(*columns, strict=True))
 
 
 def lesson_columns(
-    course: Course, statuses: list[LessonStatus], sidecars: dict[str, Any] | None
+    course: Course,
+    statuses: list[LessonStatus],
+    sidecars: dict[str, Any] | None,
+    renderer: Renderer,
 ) -> tuple[list[Any], ...]:
     """What each lesson's artifacts read besides what every lesson's do (`Common`), as
     columns in course order: the lesson, its data files (read here: what a lesson's page
-    offers of them is not in the Lesson), its status, its sidecar, and the lessons before
-    and after it."""
+    offers of them is not in the Lesson), its status, its sidecar, the lessons before
+    and after it, and the ids of the lessons its anchored links lead to (so renaming a
+    heading re-renders the pages that link to it, and no other)."""
     by_id, lessons = {status.lesson_id: status for status in statuses}, course.lessons
     return (
         list(lessons),
@@ -119,6 +123,7 @@ def lesson_columns(
         [(sidecars or {}).get(x.id) for x in lessons],
         [None, *lessons[:-1]],
         [*lessons[1:], None],
+        anchors.linked_ids(course, statuses, renderer.page_ids),
     )
 
 
@@ -146,6 +151,7 @@ def lesson_inputs(
     sidecar: Any,
     before: Lesson | None,
     after: Lesson | None,
+    linked: tuple[tuple[str, tuple[str, ...]], ...] = (),
 ) -> LessonInputs:
     """What a lesson's artifacts are made from (`of_lesson`'s arguments), given what they
     read besides it, its data files and its status: the machine its recording ran on (from
@@ -153,7 +159,7 @@ def lesson_inputs(
     page shows of them: a prose edit of one changes neither)."""
     on = machine.sentence(machine.of(sidecar)) if status.recording else ""
     near = (item(before) if before else None, item(after) if after else None)
-    return (common, lesson, data, status, on, *near)
+    return (common, lesson, data, status, on, *near, linked)
 
 
 def of_lesson(
@@ -164,12 +170,14 @@ def of_lesson(
     on: str,
     before: NavItem | None,
     after: NavItem | None,
+    linked: tuple[tuple[str, tuple[str, ...]], ...] = (),
 ) -> LessonArtifacts:
     """A lesson's page, each of its panels' charts by file name, and its notebook; `data`:
     the data files the page offers (read by the caller: an argument, as all it reads);
     `on`: the machine its recording ran on, as the page says it (builder/core/machine.py);
     `before` and `after`: the entries of the lessons the page links to as the previous and
-    the next (a prose edit of one changes neither)."""
+    the next (a prose edit of one changes neither); `linked`: the ids of the lessons its
+    anchored links lead to (anchors.linked_ids)."""
     meta, renderer = common.meta, common.renderer
     page = renderer.artifact(
         "page",
@@ -184,6 +192,7 @@ def of_lesson(
         _edit_url(meta, common.root, lesson),
         renderer,
         on,
+        linked,
         label=lesson.id,
     )
     panels = _chart_artifacts(lesson, status, renderer)
@@ -273,12 +282,13 @@ def _lesson_page(
     edit_url: str,
     renderer: Renderer,
     on: str = "",
+    linked: tuple[tuple[str, tuple[str, ...]], ...] = (),
 ) -> Made:
     """A lesson's page, its example and its data files: made from these arguments alone."""
     recording = status.recording
     root = "../../"
     rendered, errors = prose.render_prose(
-        lesson, links, recording, root, renderer.highlight, renderer.size
+        lesson, links, recording, root, renderer.highlight, renderer.size, linked
     )
     unplaced = figures.unplaced_panels(recording, rendered.placed_panels, root, renderer.size)
     body = Markup(rendered.html) + unplaced

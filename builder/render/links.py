@@ -1,8 +1,9 @@
 """What a lesson page reads of the rest of the course: the lessons its `lesson:` links and
-glossary cards lead to (by id and slug), and the glossary. One value for every lesson page,
-so that a page's key (builder.core.artifact) holds exactly this of the other lessons: a
-prose edit elsewhere leaves it alone; a slug, a title or a definition changed anywhere does
-not."""
+glossary cards lead to (by id and slug), the glossary, and course.yml's `api_links`. One
+value for every lesson page, so that a page's key (builder.core.artifact) holds exactly this
+of the other lessons: a prose edit elsewhere leaves it alone; a slug, a title or a
+definition changed anywhere does not. The ids of the lessons a page's anchored links lead
+to are that page's own (builder/render/anchors.py)."""
 
 from __future__ import annotations
 
@@ -42,13 +43,15 @@ def targets(lessons: Sequence[Lesson]) -> tuple[Target, ...]:
 class Links:
     lessons: tuple[Target, ...]  # in course order
     glossary: tuple[GlossaryTerm, ...]
+    api_links: tuple[tuple[str, str], ...] = ()  # course.yml's: a name's first part -> pattern
 
     @classmethod
     def of(
         cls, course: Course, entries: Callable[[Sequence[Lesson]], Sequence[Target]] | None = None
     ) -> Links:
         """`entries`: what makes the lessons' Targets (a Renderer's `targets`)."""
-        return cls(tuple((entries or targets)(course.lessons)), course.glossary)
+        api = tuple(sorted(course.meta.api_links.items()))
+        return cls(tuple((entries or targets)(course.lessons)), course.glossary, api)
 
     def lesson(self, key: str) -> Target | None:
         """The lesson with this id or slug (as Course.lesson)."""
@@ -57,6 +60,11 @@ class Links:
     def term(self, key: str) -> GlossaryTerm | None:
         """The glossary term with this id, or whose term reads `key` (as Course.term)."""
         return self._terms.get(same_name(key.strip()))
+
+    @cached_property
+    def api(self) -> dict[str, str]:
+        """The address pattern of each name's first part (`jax`), with `{name}` in it."""
+        return dict(self.api_links)
 
     @cached_property
     def _lessons(self) -> dict[str, Target]:

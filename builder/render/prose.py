@@ -7,7 +7,7 @@ plus four marks of our own:
   `{{ reveal }}` ... `{{ reveal end }}` around what a reader opens (a lab's solution);
 - `{{ value ... }}` inline: a number the run produced, read from the recording;
 - `[[term]]` / `[[text|term]]`: a glossary hover card;
-- `[text](lesson:slug)`: a relative link to another lesson.
+- `[text](lesson:slug#anchor)`, `[](api:jax.jit)`: checked links (builder/render/anchors.py).
 
 The recorded marks are resolved by builder/render/marks.py. Everything recorded is escaped; a
 reference to something that does not exist is collected as a RenderError naming the
@@ -38,7 +38,7 @@ from mdit_py_plugins.footnote import footnote_plugin
 from ..core.errors import RenderError
 from ..course.model import Course, Lesson
 from ..course.recording import Recording
-from . import callouts, foreign
+from . import anchors, callouts, foreign
 from .cells import cell_block, unplaced_cells
 from .figures import Sizer, chart_size, scrollable, table_scroll_open
 from .highlight import Highlighter, code_block
@@ -72,14 +72,15 @@ def render_prose(
     root: str,
     highlight: Highlighter = code_block,
     size: Sizer = chart_size,
+    linked: tuple[tuple[str, tuple[str, ...]], ...] = (),
 ) -> tuple[RenderedProse, list[RenderError]]:
     """The lesson's prose as HTML; `course`: what its links and glossary cards lead to;
     `highlight` turns code into HTML (a cached highlight.code_block, when the build has a
-    store)."""
+    store); `linked`: the ids of the lessons its anchored links lead to (anchors.linked_ids)."""
     links = course if isinstance(course, Links) else Links.of(course)
     env = PageEnv(lesson, links, recording, root, highlight, size)
     md = parser()
-    tokens = md.parse(lesson.body, {"page": env})
+    tokens = md.parse(lesson.body, {"page": env, anchors.LINKED: dict(linked)})
     env.reveals = any(t.type == "recorded_block" and t.info == "reveal" for t in tokens)
     _collect_toc(tokens, env)
     body = md.renderer.render(tokens, md.options, {"page": env})
@@ -100,6 +101,7 @@ def parser() -> MarkdownIt:
     md.block.ruler.before("paragraph", "recorded_block", _block_rule)
     md.core.ruler.before("inline", "bounded_paragraphs", _bounded_paragraphs)
     md.core.ruler.push("source_lines", _source_lines)
+    anchors.install(md)  # after the headings' ids and the lines
     md.inline.ruler.before("link", "glossary_term", _term_rule)
     md.inline.ruler.before("emphasis", "recorded_value", _value_rule)
     for name, rule in (
@@ -344,16 +346,8 @@ def _render_term(self: Any, tokens: list[Token], idx: int, options: Any, env: An
 def _render_link_open(self: Any, tokens: list[Token], idx: int, options: Any, env: Any) -> str:
     page, token = _page(env), tokens[idx]
     page.line = token.meta.get("line", 0)
-    href = str(token.attrs.get("href", ""))
-    if href.startswith("lesson:"):
-        key, _, anchor = href.removeprefix("lesson:").partition("#")
-        target = page.links.lesson(key)
-        if target is None:
-            page.error(f"link to lesson {key!r}: no lesson has that slug or id")
-            href = "#"
-        else:
-            href = f"{page.root}{target.url}index.html" + (f"#{anchor}" if anchor else "")
-    elif _scheme(href) and not href.lower().startswith(SAFE_SCHEMES):
+    href = str(token.attrs.get("href", ""))  # lesson: and api: made relative or https: (anchors)
+    if _scheme(href) and not href.lower().startswith(SAFE_SCHEMES):
         page.error(f"link {href!r}: only http, https, mailto and relative links are allowed")
         href = "#"
     elif not _scheme(href) and (problem := _outside(href, page.root)):

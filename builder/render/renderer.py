@@ -22,7 +22,7 @@ from ..course.addresses import page_url
 from ..course.model import Lesson
 from ..course.recording import BarPanel
 from ..course.validation import Cache, uncached
-from . import charts, figures, links, nav
+from . import anchors, charts, figures, links, nav, prose
 from .highlight import code_block
 from .markup import environment
 from .nav import SiteHead, SiteNav
@@ -54,6 +54,13 @@ class Renderer:
         chart is: panels that differ only in their title are measured once."""
         parts = (charts.drawing(panel), str(narrow))
         return self.cache("chart-size", parts, lambda: figures.chart_size(panel, narrow))
+
+    def page_ids(self, lesson: Lesson) -> tuple[str, ...]:
+        """The ids a lesson's page gives its headings and placed cells (anchors.page_ids),
+        cached by its body and its cells' names: another lesson's anchored link reads them."""
+        cells = " ".join(cell.name for cell in lesson.cells if not cell.hide)
+        parts = (lesson.body, cells)
+        return self.cache("page-ids", parts, lambda: anchors.page_ids(prose.parser(), lesson))
 
     def chart(self, panel: BarPanel) -> dict[str, dict[str, bytes]]:
         """A chart's SVGs by size and theme (charts.sized_svgs), cached by what it draws:

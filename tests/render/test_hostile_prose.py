@@ -273,7 +273,7 @@ ALLOWED = {
     "[Docs](https://jax.readthedocs.io/)": '<a href="https://jax.readthedocs.io/">Docs</a>',
     "[Home](../../index.html)": '<a href="../../index.html">Home</a>',
     "[Mail](mailto:a@example.com)": '<a href="mailto:a@example.com">Mail</a>',
-    "[Below](#below)": '<a href="#below">Below</a>',
+    "## Below\n\n[Below](#below)": '<a href="#below">Below</a>',  # an anchor it has
 }
 
 

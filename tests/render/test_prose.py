@@ -19,7 +19,7 @@ import pytest
 from builder.course.load import load_course
 from builder.course.model import Course, Lesson
 from builder.course.recording import Recording, load
-from builder.render import bounded, figures, prose
+from builder.render import anchors, bounded, figures, prose
 from tests.helpers import FIXTURE_COURSE, HERE, REFERENCE
 
 CASES = HERE / "render_cases"
@@ -43,8 +43,19 @@ def _lesson(course: Course, body: str) -> Lesson:
 
 
 def _render(course: Course, recording: Recording | None, body: str) -> tuple[str, list[str]]:
-    rendered, errors = prose.render_prose(_lesson(course, body), course, recording, root="../../")
+    """`body` as basics-01's prose, its anchored links checked against the other lessons'
+    headings and figures (none recorded: no panel-N)."""
+    lesson = _lesson(course, body)
+    edited = replace(
+        course, lessons=tuple(lesson if x.id == lesson.id else x for x in course.lessons)
+    )
+    [linked] = [row for x, row in zip(edited.lessons, _linked(edited), strict=True) if x is lesson]
+    rendered, errors = prose.render_prose(lesson, course, recording, "../../", linked=linked)
     return rendered.html, [str(error) for error in errors]
+
+
+def _linked(course: Course) -> list[tuple[tuple[str, tuple[str, ...]], ...]]:
+    return anchors.linked_ids(course, [], lambda x: anchors.page_ids(prose.parser(), x))
 
 
 @pytest.mark.parametrize("case", sorted(CASES.glob("*.md")), ids=lambda p: p.stem)
