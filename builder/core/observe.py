@@ -34,6 +34,7 @@ PACKAGES = (
     "jinja2",
     "markdown-it-py",
     "mdit-py-plugins",
+    "latex2mathml",
     "pagefind-bin",
 )
 

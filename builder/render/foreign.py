@@ -68,7 +68,7 @@ DIRECTIVES = MappingProxyType(
         "python": CELL,
         "ipython": CELL,
         "jupyter-execute": CELL,
-        "math": "write the formula in words or in a code span",
+        "math": "write the TeX between two lines of $$ (display math)",
         "figure": FIGURE,
         "image": FIGURE,
         "toctree": "delete it: the site makes its own navigation",
@@ -161,7 +161,7 @@ def _role_instead(name: str, body: str) -> str:
     if name.startswith("glue"):
         return "write {{ value ... }}: a number the run produced, read from the recording"
     if name == "math":
-        return "write the formula in words or in a code span"
+        return "write the TeX between dollars: $TeX$ (math)"
     return f"write {shown!r} as plain text, a code span or a link"
 
 

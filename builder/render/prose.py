@@ -1,7 +1,7 @@
 """Lesson Markdown -> HTML, with the recorded things placed where the prose says.
 
-markdown-it-py (CommonMark, tables, footnotes, heading anchors, callouts.py; raw HTML off)
-plus four marks of our own:
+markdown-it-py (CommonMark, tables, footnotes, heading anchors, callouts.py, `$` math as
+MathML: mathml.py; raw HTML off) plus four marks of our own:
 
 - `{{ example }}`, `{{ output }}`, `{{ panel N }}`, `{{ panels }}` alone in a paragraph, and
   `{{ reveal }}` ... `{{ reveal end }}` around what a reader opens (a lab's solution);
@@ -9,10 +9,9 @@ plus four marks of our own:
 - `[[term]]` / `[[text|term]]`: a glossary hover card;
 - `[text](lesson:slug#anchor)`, `[](api:jax.jit)`: checked links (builder/render/anchors.py).
 
-The recorded marks are resolved by builder/render/marks.py. Everything recorded is escaped; a
-reference to something that does not exist is collected as a RenderError naming the
-lesson file and the line. A page fetches nothing from outside the site: an image is a
-relative path inside it, and a link leaves it only over http(s) or mailto.
+The recorded marks are resolved by marks.py. Everything recorded is escaped; a reference to
+nothing is a RenderError naming the lesson file and the line. A page fetches nothing from
+outside the site: an image is a relative path in it; a link leaves it only by http(s) or mailto.
 """
 
 from __future__ import annotations
@@ -45,6 +44,7 @@ from .highlight import Highlighter, code_block
 from .links import Links, heading_id
 from .marks import BLOCKS, PageEnv, Placed, parse_args
 from .markup import macro
+from .mathml import math_plugin
 from .values import value
 
 _BLOCKS = MappingProxyType({**BLOCKS, "cell": cell_block})
@@ -96,7 +96,7 @@ def render_prose(
 def parser() -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": False})
     md.enable(["table", "strikethrough"])
-    md.use(footnote_plugin).use(callouts.plugin).use(foreign.plugin)
+    md.use(footnote_plugin).use(callouts.plugin).use(foreign.plugin).use(math_plugin)
     md.use(anchors_plugin, min_level=2, max_level=3, slug_func=heading_id)
     md.block.ruler.before("paragraph", "recorded_block", _block_rule)
     md.core.ruler.before("inline", "bounded_paragraphs", _bounded_paragraphs)

@@ -206,7 +206,7 @@
     });
   });
   function watchScrollers() {  // on load, and for the blocks a preview patch brought in
-    scrollers = Array.prototype.slice.call(document.querySelectorAll("main pre, main .table-scroll"));
+    scrollers = Array.prototype.slice.call(document.querySelectorAll("main pre, main .table-scroll, main .math-scroll"));
     scrollers.forEach(function (box) {
       if (watched.has(box)) return;
       watched.add(box);
