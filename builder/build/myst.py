@@ -1,5 +1,5 @@
 """What a notebook's Markdown holds that a lesson's cannot show (MyST roles, targets and
-directives, TeX math, images, raw HTML, links into the page's own site, the builder's own
+directives, images, raw HTML, links into the page's own site, the builder's own
 `{{` and `[[`), found line by line; and its plain text, for a title and a summary. Used by
 builder/build/cells.py; every regex here runs in linear time on a line of any content.
 """
@@ -15,7 +15,6 @@ TARGET = re.compile(r"^\s*\(([^()\s]+)\)=\s*$")
 FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})\s*(\{[^}]*\})?")
 COLON_FENCE = re.compile(r"^ {0,3}(:{3,})\s*(\{[^}]*\})?")
 BACKTICKS = re.compile(r"`+")
-MATH = re.compile(r"\$\$|(?<![\\$\w])\$(?=\S)[^$\n]*?(?<=\S)\$(?![\w$])")
 IMAGE = re.compile(r"!\[[^\[\]]*\]\(\s*<?([^)\s>]*)")
 LINK = re.compile(r"(?<!!)\[[^\[\]]*\]\(\s*<?([^)\s>]*)")
 HTML = re.compile(r"<(?:!--|/?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>)")
@@ -50,11 +49,6 @@ def line_notes(line: str) -> tuple[list[tuple[str, str]], bool]:
         todo = f"write {role_text(role)}, or a link (lesson:SLUG or https://)"
         note(what, todo)
     plain = without_code(ROLE.sub("", line))
-    maths = [m.group(0) for m in MATH.finditer(plain)]
-    if maths:
-        shown = "$$ ... $$" if maths[0] == "$$" else short(maths[0])
-        what = f"TeX math {shown}, left as written"
-        note(what, "the builder renders no math: write it in words or code")
     for image in IMAGE.finditer(plain):
         what = f"image {image.group(1)!r}"
         note(what, "copy the file beside example.py and list it in data:")
