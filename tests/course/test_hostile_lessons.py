@@ -337,6 +337,12 @@ SAFE_DATA = re.compile(r"^data:(?:,|image/(?:png|gif|jpeg|webp)[;,])")
 SAFE_STYLE = re.compile(r"^text-align:\s*(?:left|right|center);?$")
 
 
+# The builder's own callout icons (builder/render/callouts.py): these shapes, inside an
+# <svg class="admonition-icon">, and nowhere else.
+ICON = {"svg": {"class", "viewbox", "width", "height", "aria-hidden"}, "path": {"d"}}
+ICON |= {"circle": {"cx", "cy", "r"}}
+
+
 class AllowList(HTMLParser):
     """Collects every element, attribute and URL outside the allow-list."""
 
@@ -344,8 +350,14 @@ class AllowList(HTMLParser):
         super().__init__(convert_charrefs=True)
         self.bad: list[str] = []
         self.in_script = False
+        self.in_icon = False
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "svg" and ("class", "admonition-icon") in attrs:
+            self.in_icon = True
+        if self.in_icon and tag in ICON:
+            self.bad += [f"attribute {n} on <{tag}>" for n, _ in attrs if n not in ICON[tag]]
+            return
         if tag not in ELEMENTS:
             self.bad.append(f"element <{tag}>")
         for name, value in attrs:
@@ -358,6 +370,10 @@ class AllowList(HTMLParser):
 
     def handle_endtag(self, tag: str) -> None:
         self.in_script = False
+        self.in_icon = self.in_icon and tag != "svg"
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.handle_starttag(tag, attrs)  # <path .../> inside an icon: not its end
 
     def handle_data(self, data: str) -> None:
         if self.in_script and data.strip():
