@@ -211,12 +211,6 @@ def _category(
 # -- output ----------------------------------------------------------------------------------
 
 
-def mask_timings(line: str) -> str:
-    """The line with every number-with-a-unit-of-time replaced by a placeholder (the rule
-    for recordings that do not declare their timings)."""
-    return TIME_QUANTITY.sub("<time>", line)
-
-
 def line_keys(stdout: str, timings: Timings | None) -> list[str]:
     """Each stdout line as it is compared: its timings (the declared spans, or for a
     recording that declares none, numbers with a unit of time) and the spaces around them

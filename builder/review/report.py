@@ -8,6 +8,7 @@ lesson, its timing lines and timing panels are folded into one line of their own
 from __future__ import annotations
 
 from collections.abc import Callable
+from difflib import SequenceMatcher
 from types import MappingProxyType
 
 from ..core.escape import json_text, markdown_code, markdown_fence, markdown_text, one_line, visible
@@ -19,7 +20,7 @@ from .changes import (
     OutputChange,
     PageMark,
     PanelChange,
-    mask_timings,
+    line_keys,
 )
 
 MAX_DIFF_LINES = 200  # of one lesson's output diff; the rest is counted, not shown
@@ -123,11 +124,18 @@ def added_words(lesson: LessonChange) -> str:
 
 
 def _figure_lines(old: list[str], new: list[str]) -> str:
-    """'1 of its 4 line(s) changed, 2 more only in timings'."""
-    masked = {mask_timings(line) for line in old}
-    moved = [line for line in new if line not in old]
-    real = sum(mask_timings(line) not in masked for line in moved) or len(set(old) - set(new))
-    timing = len(moved) - sum(mask_timings(line) not in masked for line in moved)
+    """'1 of its 4 line(s) changed, 2 more only in timings': the lines paired as the
+    output's diff pairs them (by their keys, timings and the padding around them masked),
+    so a line that only moved, or a timing that shifted its padding, is not a change."""
+    old_keys, new_keys = line_keys("\n".join(old), None), line_keys("\n".join(new), None)
+    real = timing = 0
+    for op, i1, i2, j1, j2 in SequenceMatcher(
+        None, old_keys, new_keys, autojunk=False
+    ).get_opcodes():
+        if op == "equal":
+            timing += sum(a != b for a, b in zip(old[i1:i2], new[j1:j2], strict=True))
+        else:
+            real += max(i2 - i1, j2 - j1)
     more = f", {timing} more only in timings" if timing else ""
     return f"{real} of its {len(new)} line(s) changed{more}"
 

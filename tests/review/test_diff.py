@@ -22,7 +22,8 @@ import pytest
 from builder.__main__ import main
 from builder.core.observe import Paths
 from builder.course.recording import Environment, Recording, dumps, loads
-from builder.review.changes import mask_timings, output_change
+from builder.review.changes import PageMark, line_keys, output_change
+from builder.review.report import mark_change
 from tests.helpers import HERE, ROOT, git
 
 CASES = HERE / "diff_cases"
@@ -247,21 +248,40 @@ def test_an_environment_bump_alone_is_a_change(history: Paths) -> None:
 
 
 @pytest.mark.parametrize(
-    "line, masked",
+    "line, other, same",
     [
-        ("call only:     0.015 ms", "call only:     <time>"),
-        ("(116.3 us per call)", "(<time> per call)"),
-        ("took 2s, 1.5 seconds, 3µs", "took <time>, <time>, <time>"),
-        ("16 slices xs[i]: 6.036 ms", "16 slices xs[i]: <time>"),
+        ("call only:     0.015 ms", "call only:    12.015 ms", True),
+        ("(116.3 us per call)", "(99.1 us per call)", True),
+        ("took 2s, 1.5 seconds, 3µs", "took 3s, 2.5 seconds, 4µs", True),
+        ("16 slices xs[i]: 6.036 ms", "16 slices xs[i]: 7.1 ms", True),
         (
             "make_jaxpr cost 49.5 ms  answer: 44 equations",
-            "make_jaxpr cost <time>  answer: 44 equations",
+            "make_jaxpr cost 52.0 ms  answer: 44 equations",
+            True,
         ),
-        ("f32[256,512] 4 seconds_left", "f32[256,512] 4 seconds_left"),
+        (
+            "make_jaxpr cost 49.5 ms  answer: 44 equations",
+            "make_jaxpr cost 49.5 ms  answer: 43 equations",
+            False,
+        ),
+        ("f32[256,512] 4 seconds_left", "f32[256,512] 5 seconds_left", False),
     ],
 )
-def test_timings_are_numbers_with_a_unit_of_time(line: str, masked: str) -> None:
-    assert mask_timings(line) == masked
+def test_timings_are_numbers_with_a_unit_of_time(line: str, other: str, same: bool) -> None:
+    """Without declared timings, two lines differ only in timings when every difference is a
+    number with a unit of time (and the padding it shifted)."""
+    assert (line_keys(line, None) == line_keys(other, None)) is same
+
+
+def test_a_figure_counts_the_lines_that_changed_not_the_timings_that_shifted() -> None:
+    """The rehearsal said "2 of its 5 line(s) changed" where one line changed: a timing that
+    gained a digit moved its padding, and the count did not mask the padding as the diff did."""
+    old = "first call:    500.06 ms, traces now: 2\njaxpr equations: 77\nstage trace:       45.32 ms\nstage lower:      334.64 ms\nok"
+    new = "first call:     42.05 ms, traces now: 2\njaxpr equations: 76\nstage trace:      123.02 ms\nstage lower:       26.10 ms\nok"
+    mark = PageMark("l/first-call/", "", "", "output", "recorded output", old, new, False)
+    assert mark_change(mark) == "1 of its 5 line(s) changed, 3 more only in timings"
+    moved = PageMark("l/x/", "", "", "output", "recorded output", "a\nb\nc", "b\nc\na", False)
+    assert mark_change(moved) == "2 of its 3 line(s) changed"
 
 
 def test_output_folds_timing_lines_and_shows_the_rest() -> None:
