@@ -40,8 +40,8 @@ for n in sizes:
     cost, mem = estimates(matmul, (n, n), (n, n))
     est_flops.append(cost["flops"])
     hand_flops.append(2 * n**3)
-    print(f"n={n:5d}  flops {cost['flops']:>14,.0f}  2n^3 {2 * n**3:>14,d}  "
-          f"bytes accessed {cost['bytes accessed']:>12,.0f}  3*4n^2 {12 * n * n:>12,d}")
+    print(f"n={n:5d}  flops {cost['flops']:>14,.0f}  2n³ {2 * n**3:>14,d}  "
+          f"bytes accessed {cost['bytes accessed']:>12,.0f}  12n² {12 * n * n:>12,d}")
 # %% mlp
 # 3. A two-layer MLP: where do the flops and the bytes go?
 B, D, H, O = 256, 512, 1024, 128
@@ -74,11 +74,11 @@ print(f"n={n}: flops {cost['flops']:.4g}, arguments {mem.argument_size_in_bytes 
       f"output {mem.output_size_in_bytes / 2**30:.1f} GiB (compiled from ShapeDtypeStruct, nothing allocated)")
 # %% plot hide
 panels.bar(
-    "Matmul flops: compiler estimate against 2n^3",
+    "Matmul flops: compiler estimate against the hand count 2n³",
     labels=[f"n={n}" for n in sizes],
     ylabel="GFLOP (floating-point operations, not per second)",
     series={"cost_analysis flops": [f / 1e9 for f in est_flops],
-            "hand count 2n^3": [f / 1e9 for f in hand_flops]},
+            "hand count 2n³": [f / 1e9 for f in hand_flops]},
 )
 panels.bar(
     f"MLP memory_analysis, B={B} D={D} H={H} O={O}",

@@ -21,12 +21,12 @@ lowered = jax.jit(mlp).lower(S((256, 512), f32), S((512, 1024), f32), S((1024, 1
 compiled = lowered.compile()
 print("compiled from shapes; nothing ran")
 # %% files
-# What landed in dump/ (one directory name ends in a number that changes per run).
+# What landed in dump/.
 print("== files in dump/")
 for name in sorted(os.listdir("dump")):
     if os.path.isdir(os.path.join("dump", name)):
         inner = ", ".join(sorted(os.listdir(os.path.join("dump", name))))
-        print(re.sub(r"_\d+$", "_<number>", name) + "/  ->  " + inner)
+        print(name + "/  ->  " + inner)
     else:
         print(name)
 
@@ -43,12 +43,12 @@ print(report.strip())
 # %% buffer-assignment
 print("== buffer assignment, allocation lines")
 assignment = read("cpu_after_optimizations-buffer-assignment.txt")
-head = assignment[: assignment.index("Total bytes used")]
-for line in head.strip().splitlines()[1:]:
+for line in assignment.strip().splitlines()[1:]:
     print(line.split(", metadata")[0])
 # %% used-values
-# Every value the file records, with the metadata of the instruction that defined it.
-used = assignment[assignment.index("Used values:"): assignment.index("HloLiveRange")]
+# Every value the values file records, with the metadata of the instruction that defined it.
+values = read("cpu_after_optimizations-buffer-assignment-values.txt")
+used = values[values.index("Used values:"):]
 defined = re.findall(r"^<\d+ (\S+) @0>\n.*?^ from instruction: %\S+ = \S+ ([\w-]+)\(.*?metadata=\{([^}]*)\}",
                      used, re.M | re.S)
 framed = [name for name, _, meta in defined if "stack_frame_id=" in meta]
