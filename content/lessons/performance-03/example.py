@@ -54,7 +54,7 @@ def call(name, fn):
     return fn(ws, xs)
 
 # %% measure
-eqns, dots, compile_ms, run_ms, results = {}, {}, {}, {}, {}
+eqns, dots, ynn, compile_ms, run_ms, results = {}, {}, {}, {}, {}, {}
 for name, fn in variants.items():
     args = (ws, xs[0]) if name == "Python loop over jit" else (ws, xs)
     eqns[name] = count_eqns(jax.make_jaxpr(fn)(*args).eqns[0].params["jaxpr"].jaxpr)
@@ -62,6 +62,8 @@ for name, fn in variants.items():
     compiled = fn.lower(*args).compile()
     compile_ms[name] = (time.perf_counter() - t0) * 1e3
     dots[name] = len(re.findall(r" dot\(", compiled.as_text()))
+    # XLA:CPU's custom fusion that hands a matrix product to its YNNPACK kernels
+    ynn[name] = compiled.as_text().count('"kind":"__ynn_fusion"')
     results[name] = np.asarray(call(name, fn))  # first call: fills jit's cache
     samples = []
     for _ in range(7):
@@ -70,6 +72,7 @@ for name, fn in variants.items():
         samples.append((time.perf_counter() - t0) * 1e3)
     run_ms[name] = statistics.median(samples)
     print(f"{name:22s} jaxpr equations {eqns[name]:4d}   HLO dots {dots[name]:3d}   "
+          f"ynn_fusion {ynn[name]:2d}   "
           f"lower+compile {panels.timing(compile_ms[name], '7.1f')} ms   "
           f"run {panels.timing(run_ms[name], '7.3f')} ms")
 # %% loop-parts

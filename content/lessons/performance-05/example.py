@@ -43,6 +43,19 @@ for name, fn in variants(jnp.tanh).items():
     counts[name] = len(lines)
     print(f"--- tanh, {name}: {len(lines)} residuals")
     print("\n".join(lines))
+# %% precision
+# The jaxpr print_saved_residuals reads: the forward half of the vjp, whose outputs after
+# the loss are the values handed to the backward half. What made each of them?
+policy_stack = variants(jnp.tanh)["layer dots_saveable"]
+forward = jax.make_jaxpr(lambda W, x: jax.vjp(policy_stack, W, x))(W, x).jaxpr
+made_by = {v: eqn for eqn in forward.eqns for v in eqn.outvars}
+saved = [made_by.get(v) for v in forward.outvars[1:]]  # None: an argument, saved as it is
+rounded = [eqn for eqn in saved if eqn is not None and eqn.primitive.name == "reduce_precision"]
+bits = " ".join(f"{k}={v}" for k, v in sorted(rounded[0].params.items()))
+print(f"dots_saveable forward half: {len(saved)} saved values, {len(rounded)} of them "
+      f"outputs of reduce_precision[{bits}]")
+print("what each reduce_precision rounds: outputs of",
+      sorted({made_by[eqn.invars[0]].primitive.name for eqn in rounded}))
 # %% arena
 # 2. What the compiler reserves: compile jit(grad(...)), nothing runs.
 arena = {}
