@@ -4,6 +4,7 @@ import glob
 import gzip
 import json
 import os
+import re
 import time
 
 import jax
@@ -76,6 +77,15 @@ print("modules seen in the trace:", modules)
 hlo_text = step.lower(x).compile().as_text()
 print("trace ops named in the optimized HLO text:",
       sum(op in hlo_text for op in op_ms), "of", len(op_ms))
+# What each op is in that text: its instruction, and the operations in the computation it calls.
+for op in sorted(op_ms):
+    line = re.search(rf"\n  (?:ROOT )?%{re.escape(op)} = \S+ (\w+)\(.*", hlo_text)
+    if fusion := re.search(r"kind=(\w+), calls=%([\w.]+)", line[0]):
+        body = re.search(rf"\n%{re.escape(fusion[2])} .*?\n\}}", hlo_text, re.S)[0]
+        inside = [o for o in re.findall(r"= \S+ (\w+)\(", body) if o not in ("parameter", "constant")]
+        print(f"{op}: a fusion of kind {fusion[1]}, computing {', '.join(inside)}")
+    else:
+        print(f"{op}: a {line[1]} instruction of its own")
 print(f"perf_counter around dispatch + block: {panels.timing(wall_ms, '.2f')} ms")
 # %% plot hide
 panels.bar(

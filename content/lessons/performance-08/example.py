@@ -7,7 +7,8 @@ import shutil
 import tempfile
 
 # XLA writes the module after every pass that changed it, and the compiled program's buffer
-# assignment, into a throwaway folder. It reads XLA_FLAGS when the backend starts, so this
+# assignment (its allocations, its values, and the values' live ranges, three files), into a
+# throwaway folder. It reads XLA_FLAGS when the backend starts, so this
 # comes before the first array.
 DUMP = tempfile.mkdtemp()
 os.environ["XLA_FLAGS"] = f"--xla_dump_to={DUMP} --xla_dump_hlo_pass_re=.*"
@@ -34,13 +35,20 @@ def make_stack(wrap_layer=lambda f: f):
 
 
 PROGRAMS = {"no remat": make_stack(), "layer checkpoint": make_stack(jax.checkpoint)}
-HLO = {"dot": r"\bdot\(", "tanh": r"\btanh\(", "barrier": r"\bopt-barrier\("}
+HLO = {"dot": r"\bdot\(", "tanh": r"\btanh\(", "barrier": r"\bopt-barrier\(",
+       "ynn_fusion": r"kind=kCustom"}  # XLA:CPU's library fusion around a matmul
 STABLEHLO = {"dot": r"stablehlo\.dot_general", "tanh": r"stablehlo\.tanh",
              "barrier": r"stablehlo\.optimization_barrier"}
 
 
 def count(text, patterns):
     return {op: len(re.findall(pattern, text)) for op, pattern in patterns.items()}
+
+
+def uncalled(text):  # bodies of the computations in the module text that nothing calls any more
+    called = set(re.findall(r"(?:calls|to_apply)=%([\w.-]+)", text))
+    bodies = dict(re.findall(r"\n%(\S+) .*?\{\n(.*?)\n\}", text, re.S))
+    return [body for n, body in bodies.items() if n not in called]
 
 
 def jaxpr_count(jaxpr, counts):  # a checkpointed region is a remat2 equation with its own jaxpr
@@ -52,7 +60,8 @@ def jaxpr_count(jaxpr, counts):  # a checkpointed region is a remat2 equation wi
 
 # %% helpers hide
 def show(stage, c):
-    print(f"{stage:34s} dot={c['dot']:<3d} tanh={c['tanh']:<2d} barrier={c['barrier']}")
+    print(f"{stage:38s} dot={c['dot']:<3d} tanh={c['tanh']:<2d} barrier={c['barrier']} "
+          f"ynn_fusion={c.get('ynn_fusion', 0)}")
 
 
 def entry(hlo):  # the ENTRY computation in schedule order: name -> (opcode, operands, callee)
@@ -62,14 +71,23 @@ def entry(hlo):  # the ENTRY computation in schedule order: name -> (opcode, ope
             for name, op, args, callee in found}
 
 
-def buffers(text):  # value name -> (allocation, offset), from the buffer-assignment file
-    where, allocation = {}, None
-    for line in text.split("\nUsed values:")[0].splitlines():
-        if m := re.match(r"allocation (\d+):", line):
-            allocation = m.group(1)
-        elif m := re.match(r" value: <\d+ (\S+) @0> \(size=\d+,offset=(\d+)\)", line):
-            where[m.group(1)] = (allocation, m.group(2))
+def buffers(text):  # value name -> (allocation, offset, size, temporary?), from the allocations file
+    where, allocation, temp = {}, None, False
+    for line in text.splitlines():
+        if m := re.match(r"allocation (\d+): size \d+, (.*)", line):
+            allocation, temp = m.group(1), m.group(2).startswith("preallocated-temp")
+        elif m := re.match(r" value: <\d+ (\S+) @0> \(size=(\d+),offset=(\d+)\)", line):
+            where[m.group(1)] = (allocation, m.group(3), int(m.group(2)), temp)
     return where
+
+
+def live_bytes(live_range, where, arena_only):  # bytes live at each position of the schedule
+    # A value is live from the position that makes it through the last position that reads it.
+    ranges = re.findall(r"\n    (\S+)\{\}:(\d+)-(\d+)", live_range)
+    end = int(re.search(r"HloLiveRange \(max (\d+)\)", live_range).group(1))
+    return [sum(where[v][2] for v, first, last in ranges
+                if (where[v][3] or not arena_only) and int(first) <= p <= int(last))
+            for p in range(end + 1)]
 
 # %% compile-both
 stages, programs, temp, peak = {}, {}, {}, {}
@@ -87,7 +105,7 @@ for name, fn in PROGRAMS.items():
             "StableHLO": count(lowered.as_text(), STABLEHLO)}
     print(f"=== {name}: jit(grad(stack)), stage by stage")
     show("jaxpr", rows["jaxpr"])
-    print(f"{'':34s} remat2 regions={jc['remat2']}")
+    print(f"{'':38s} remat2 regions={jc['remat2']}")
     show("StableHLO", rows["StableHLO"])
     # Between StableHLO and the compiled program: every pass that changed a count.
     files = sorted(glob.glob(os.path.join(DUMP, "*.jit_stack.*")))
@@ -95,48 +113,57 @@ for name, fn in PROGRAMS.items():
     show("HLO before optimizations", before)
     order = {}
     for path in files:
-        m = re.search(r"\.(\d{4})\.(\w+)\.after_([\w-]+?)(?:\.before_|\.txt)", path)
+        m = re.search(r"\.(\d{4})\.([\w-]+)\.after_([\w-]+?)(?:\.before_|\.txt)", path)
         if not m or m.group(3) == "pipeline-start":
             continue
         order.setdefault(m.group(3), m.group(1))
-        after = count(open(path).read(), HLO)
+        text = open(path).read()
+        after = count(text, HLO)
         if after != before:
             show(f"after {m.group(3)} ({m.group(1)})", after)
+            if dead := uncalled(text):
+                print(f"{'':38s} {len(dead)} computations nothing calls, "
+                      f"dot inside them={len(re.findall(HLO['dot'], ''.join(dead)))}")
             rows[f"after {m.group(3)}"] = after
             before = after
     rows["compiled"] = count(hlo, HLO)
     show("compiled", rows["compiled"])
     print("passes that changed the module, by dump snapshot: "
           + ", ".join(f"{p} {order[p]}" for p in ("cse_barrier_expander", "layout-assignment",
-                                                   "fusion", "cse") if p in order))
+                                                   "dot-library-rewriter", "fusion", "cse", "dce")
+                      if p in order))
     stages[name] = rows
 
-    # What the compiled program does with each value, and where buffer assignment put it.
+    # What the compiled program's ENTRY computation does, instruction by instruction.
     instrs = entry(hlo)
-    assignment = open(glob.glob(os.path.join(DUMP, "*jit_stack*buffer-assignment.txt"))[0]).read()
-    where = buffers(assignment)
-    # The live-range analysis at the end of the file: the most bytes live at one position of
-    # the schedule (parameters and output included), before any packing into allocations.
-    peak[name] = int(re.search(r"peak usage: ([\d ]+) bytes", assignment).group(1).replace(" ", ""))
     programs[name] = [op for op, _, _ in instrs.values()]
     callees = dict(re.findall(r"\n%(\S+) .*?\{\n(.*?)\n\}", hlo, re.S))
-    print(f"--- {name}: compiled ENTRY, {len(instrs)} instructions; "
-          f"{len(where)} values in the buffer assignment")
+    matmul = [n for n, (op, _, callee) in instrs.items()
+              if op == "fusion" and re.search(HLO["dot"], callees[callee])]
+    print(f"--- {name}: compiled ENTRY, {len(instrs)} instructions")
+    print(f"  matmuls: {len(matmul)} ynn_fusion with one dot inside, "
+          f"{programs[name].count('dot')} dot on its own")
     for fusion, (op, operands, callee) in instrs.items():
-        if op == "fusion":
+        if op == "fusion" and fusion not in matmul:
             tanh = len(re.findall(HLO["tanh"], callees[callee]))
             print(f"  {fusion:22s} reads {', '.join(operands):34s} tanh inside={tanh}")
+    # Where buffer assignment put each value (the allocations file), and how long each value
+    # lives (the live-range file): two of the three files XLA:CPU writes for it.
+    dumped = {kind: open(glob.glob(os.path.join(DUMP, f"*jit_stack*{kind}.txt"))[0]).read()
+              for kind in ("buffer-assignment", "live-range")}
+    where = buffers(dumped["buffer-assignment"])
+    peak[name] = {"arena": max(live_bytes(dumped["live-range"], where, arena_only=True)),
+                  "all": live_bytes(dumped["live-range"], where, arena_only=False),
+                  "xla": re.search(r"Live ranges at (\d+) \(peak\).*?peak usage: ([\d ]+) bytes",
+                                   dumped["live-range"], re.S).groups()}
+    print(f"{name:16s} buffer assignment: {len(where)} values")
     position = {n: i for i, n in enumerate(instrs)}
-    for dot, (op, _, _) in instrs.items():
-        tanh_fusion = [u for u, (_, args, _) in instrs.items()
-                       if dot in args and u.startswith("wrapped_tanh")]
-        if op != "dot" or not tanh_fusion:
-            continue
-        readers = [u for u, (_, args, _) in instrs.items() if dot in args]
-        last = readers[-1]
-        print(f"{name:16s} pre-activation {dot}: made at {position[dot]}, "
-              f"last read at {position[last]} "
-              f"by {last}; {tanh_fusion[0]} written over it: {where[dot] == where[tanh_fusion[0]]}")
+    for tanh_fusion in [n for n in instrs if n.startswith("wrapped_tanh")]:
+        pre = instrs[tanh_fusion][1][0]  # the matmul output this tanh reads: the pre-activation
+        last = [u for u, (_, args, _) in instrs.items() if pre in args][-1]
+        print(f"{name:16s} pre-activation {pre}: made at {position[pre]}, "
+              f"last read at {position[last]} by {last}; "
+              f"{tanh_fusion} written over it: {where[pre][:2] == where[tanh_fusion][:2]}")
 shutil.rmtree(DUMP)
 # %% compare hide
 print(f"same instructions in the same order: {programs['no remat'] == programs['layer checkpoint']}")
@@ -144,8 +171,14 @@ extra = temp["layer checkpoint"] - temp["no remat"]
 print(f"temp arena: no remat {temp['no remat']:,} bytes, layer checkpoint "
       f"{temp['layer checkpoint']:,} bytes, difference {extra:,}; "
       f"one f32[256,512] is {256 * 512 * 4:,} bytes")
-print(f"live-range peak: no remat {peak['no remat']:,} bytes, layer checkpoint "
-      f"{peak['layer checkpoint']:,} bytes, difference {peak['layer checkpoint'] - peak['no remat']:,}")
+arena = {name: p["arena"] for name, p in peak.items()}
+print(f"most arena bytes live at one position: no remat {arena['no remat']:,} bytes, "
+      f"layer checkpoint {arena['layer checkpoint']:,} bytes, "
+      f"difference {arena['layer checkpoint'] - arena['no remat']:,}")
+for name, p in peak.items():  # parameters and output included, against the file's own "peak"
+    most = max(p["all"])
+    print(f"{name}: most bytes live at one position {most:,} (position {p['all'].index(most)}); "
+          f"the file's 'peak' {int(p['xla'][1].replace(' ', '')):,} (position {p['xla'][0]})")
 # %% chart hide
 checkpoint_rows = stages["layer checkpoint"]
 labels = ["jaxpr", "StableHLO", "after cse_barrier_expander", "compiled"]
