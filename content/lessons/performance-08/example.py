@@ -83,10 +83,13 @@ def buffers(text):  # value name -> (allocation, offset, size, temporary?), from
 
 def live_bytes(live_range, where, arena_only):  # bytes live at each position of the schedule
     # A value is live from the position that makes it through the last position that reads it.
+    # A result written over an operand it reads has that operand's allocation and offset: the
+    # two share their bytes, so each (allocation, offset, size) counts once.
     ranges = re.findall(r"\n    (\S+)\{\}:(\d+)-(\d+)", live_range)
     end = int(re.search(r"HloLiveRange \(max (\d+)\)", live_range).group(1))
-    return [sum(where[v][2] for v, first, last in ranges
-                if (where[v][3] or not arena_only) and int(first) <= p <= int(last))
+    return [sum(size for _, _, size in {where[v][:3] for v, first, last in ranges
+                                        if (where[v][3] or not arena_only)
+                                        and int(first) <= p <= int(last)})
             for p in range(end + 1)]
 
 # %% compile-both
@@ -176,9 +179,11 @@ print(f"most arena bytes live at one position: no remat {arena['no remat']:,} by
       f"layer checkpoint {arena['layer checkpoint']:,} bytes, "
       f"difference {arena['layer checkpoint'] - arena['no remat']:,}")
 for name, p in peak.items():  # parameters and output included, against the file's own "peak"
-    most = max(p["all"])
-    print(f"{name}: most bytes live at one position {most:,} (position {p['all'].index(most)}); "
-          f"the file's 'peak' {int(p['xla'][1].replace(' ', '')):,} (position {p['xla'][0]})")
+    most, at = max(p["all"]), int(p["xla"][0])
+    print(f"{name}: most bytes live at one position {most:,} "
+          f"(at {sum(b == most for b in p['all'])} positions); the file's 'peak' "
+          f"{int(p['xla'][1].replace(' ', '')):,} at position {at}, where the count above is "
+          f"{p['all'][at]:,}")
 # %% chart hide
 checkpoint_rows = stages["layer checkpoint"]
 labels = ["jaxpr", "StableHLO", "after cse_barrier_expander", "compiled"]
