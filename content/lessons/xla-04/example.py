@@ -64,13 +64,26 @@ print()
 print(f"memory usage report total: {report_total:,d} bytes")
 print(f"memory_analysis argument + output + temp: {stats_total:,d} bytes")
 # %% passes
-# A second compile of the same module, dumping the HLO after every pass that changed it.
+# A second compile of the same module, dumping a snapshot of the HLO as each pipeline
+# starts, after each pass that reports a change, and at steps some passes log themselves.
 lowered.compile(compiler_options={"xla_dump_to": "dump_passes", "xla_dump_hlo_pass_re": ".*"})
 passes = sorted(n for n in os.listdir("dump_passes") if re.search(r"\.\d{4}\.", n))
+starts = [n for n in passes if ".after_pipeline-start." in n]
+after_pass = [n for n in passes if ".before_" in n and n not in starts]
 print()
-print(f"== dump_passes/: {len(passes)} HLO snapshots, one per pass that changed the module")
+inside = len(passes) - len(starts) - len(after_pass)
+print(f"== dump_passes/: {len(passes)} HLO snapshots: {len(starts)} as a pipeline starts, "
+      f"{len(after_pass)} after a pass, {inside} from inside a pass")
+previous, differ = None, 0
 for name in passes:
-    print(re.sub(r"^module_\d+\.jit_mlp\.", "", name))
+    with open(os.path.join("dump_passes", name)) as f:
+        text = f.read()
+    mark = ""
+    if previous is not None and text != previous:
+        mark, differ = "   <- differs from the snapshot before", differ + 1
+    print(re.sub(r"^module_\d+\.jit_mlp\.", "", name) + mark)
+    previous = text
+print(f"snapshots that differ from the one before: {differ} of {len(passes)}")
 # %% plot hide
 panels.bar(
     "Allocations in the buffer assignment",
