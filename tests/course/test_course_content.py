@@ -9,7 +9,7 @@ import pytest
 from builder.course.load import load_course
 from builder.course.model import Course, Lesson
 from builder.course.recording import Recording, load
-from builder.render import figures, prose
+from builder.render import anchors, figures, prose
 from tests.helpers import ROOT
 
 COURSE = load_course(ROOT / "content")
@@ -25,6 +25,12 @@ CODE_OR_MARK = re.compile(r"```.*?```|`[^`\n]*`|\{\{.*?\}\}|\[\[.*?\]\]|\]\([^)]
 
 def _recording(lesson: Lesson) -> Recording:
     return load(ROOT / "recordings" / f"{lesson.id}.json")
+
+
+def _linked(lesson: Lesson) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The ids of the lessons its anchored links lead to, as the build gives them."""
+    column = anchors.linked_ids(COURSE, [], lambda x: anchors.page_ids(prose.parser(), x))
+    return column[COURSE.lessons.index(lesson)]
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +76,9 @@ def _outputs_placed(lesson: Lesson, body: str) -> list[str]:
 
 @pytest.mark.parametrize("lesson", COURSE.lessons, ids=lambda x: x.id)
 def test_each_lesson_renders_without_a_dangling_reference(lesson: Lesson) -> None:
-    rendered, errors = prose.render_prose(lesson, COURSE, _recording(lesson), root="../../")
+    rendered, errors = prose.render_prose(
+        lesson, COURSE, _recording(lesson), root="../../", linked=_linked(lesson)
+    )
     assert [str(e) for e in errors] == []
     assert rendered.terms, f"{lesson.id} marks no glossary term"
 
@@ -150,5 +158,7 @@ def test_a_line_added_on_top_changes_no_cells_shown_code(lesson: Lesson) -> None
         n: s for n, s in before.items() if n != "preamble"
     }
     edited = replace(lesson, source=("import os\n" + source).encode(), cells=moved)
-    _, errors = prose.render_prose(edited, COURSE, _recording(lesson), root="../../")
+    _, errors = prose.render_prose(
+        edited, COURSE, _recording(lesson), root="../../", linked=_linked(lesson)
+    )
     assert [str(e) for e in errors] == []
