@@ -14,6 +14,7 @@ typed context out.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -73,7 +74,7 @@ def context(nav: SiteNav, compared: Compared, move: Move | None = None) -> dict[
     content = ChangesPage(
         heading,
         _lede(compared.moved, move is not None) + " " + _counts(listed, timing, same),
-        f"Recordings compared: {changes.base} and {_side(changes.head)}.",
+        f"Recordings compared: {_side(changes.base)} and {_side(changes.head)}.",
         changes.note,
         tuple(_lesson(x, pages.get(x.lesson_id), root) for x in listed),
         tuple((pages.get(i), _title(pages, i)) for i in timing),
@@ -90,7 +91,10 @@ def context(nav: SiteNav, compared: Compared, move: Move | None = None) -> dict[
 
 
 def _side(name: str) -> str:
-    return "the recordings this site was built from" if name == WORK_TREE else name
+    """A revision as the small line says it: a commit hash by its short form alone."""
+    if name == WORK_TREE:
+        return "the recordings this site was built from"
+    return re.sub(r"^[0-9a-f]{7,40} \(([0-9a-f]+)\)$", r"\1", name)
 
 
 def _lede(moved: Moved, move: bool) -> str:

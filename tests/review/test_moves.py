@@ -116,6 +116,9 @@ def test_a_move_has_a_readers_page_linked_from_the_home_page(moved: Paths) -> No
     assert page.count('class="changed-lesson"') == 1  # a jax move alone changes no lesson
     # the environment is said once, and the revisions only in the small line naming them
     assert page.count("0.10.2") == 1 + TITLE.count("0.10.2")
+    short = [_rev(moved.content, rev)[:7] for rev in ("HEAD~1", "HEAD")]
+    compared = f"Recordings compared: {short[0]} and {short[1]}."
+    assert f'<p class="muted compared">{compared}</p>' in page
     home = _main(moved.out / "index.html")
     assert f'<a href="moves/jax-0-10-2/index.html">{TITLE}</a>' in home
 
