@@ -34,6 +34,7 @@ def move_history(paths: Paths) -> tuple[str, str]:
     root = paths.content.parent
     (root / ".gitignore").write_text("/site/\n/.cache/\n")
     with_timings(paths, 333.65, 12.69, "2026-10-20T09:00:00+00:00")
+    _on_jax(paths, "0.9.2")
     git(root, "init", "-q", "-b", "main")
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "recorded on jax 0.9.2")
@@ -49,12 +50,17 @@ def move_history(paths: Paths) -> tuple[str, str]:
             basics.data, panels=[replace(panel, series=[replace(panel.series[0], y=[4])])]
         ),
     )
-    for path in sorted(paths.recordings.glob("*.json")):
-        lesson = recording(paths, path.stem)
-        rewrite(paths, path.stem, environment=replace(lesson.environment, jax="0.10.2"))
+    _on_jax(paths, "0.10.2")
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "recorded on jax 0.10.2")
     return _rev(root, "HEAD~1"), _rev(root, "HEAD")
+
+
+def _on_jax(paths: Paths, version: str) -> None:
+    """Every recording says it was made on jax `version`."""
+    for path in sorted(paths.recordings.glob("*.json")):
+        lesson = recording(paths, path.stem)
+        rewrite(paths, path.stem, environment=replace(lesson.environment, jax=version))
 
 
 def _rev(root: Path, rev: str) -> str:
