@@ -57,26 +57,27 @@ def compared(content: Path, recordings: Path, base: str, head: str | None) -> Co
 
 
 def environment_moved(old: dict[str, bytes], new: dict[str, bytes]) -> Moved:
-    """The environment fields that moved: each one's value most of `old`'s recordings hold,
-    and each other value `new`'s hold, with how many of them hold it and of how many
-    (a move half recorded: `0.10.2`, 11 of 15)."""
-    before, after = _fields(old), _fields(new)
-    moved = []
-    for name in sorted(after):
-        usual = before[name].most_common(1)[0][0] if name in before else "—"
-        total = sum(after[name].values())
-        others = sorted((v for v in after[name] if v != usual), key=_version_order)
-        moved += [(name, usual, value, after[name][value], total) for value in others]
-    return tuple(moved)
+    """Each environment field that moved, lesson by lesson: its value before and after, in
+    how many of the lessons recorded on both sides, of how many (a move half recorded:
+    `jax 0.9.2 -> 0.10.2` in 11 of 15)."""
+    before, after = _environments(old), _environments(new)
+    both = sorted(before.keys() & after.keys())
+    moved = Counter(
+        (name, before[i].get(name, "—"), value)
+        for i in both
+        for name, value in after[i].items()
+        if before[i].get(name, "—") != value
+    )
+    order = sorted(moved, key=lambda x: (x[0], _version_order(x[1]), _version_order(x[2])))
+    return tuple((*x, moved[x], len(both)) for x in order)
 
 
-def _fields(recordings: dict[str, bytes]) -> dict[str, Counter[str]]:
-    """How many recordings hold each value of each environment field."""
-    found: dict[str, Counter[str]] = {}
-    for data in recordings.values():
+def _environments(recordings: dict[str, bytes]) -> dict[str, dict[str, str]]:
+    """Each readable recording's environment fields, by lesson id."""
+    found: dict[str, dict[str, str]] = {}
+    for lesson, data in recordings.items():
         with contextlib.suppress(ValueError, KeyError, TypeError, AttributeError):
-            for name, value in json.loads(data)["environment"].items():
-                found.setdefault(name, Counter())[str(value)] += 1
+            found[lesson] = {k: str(v) for k, v in json.loads(data)["environment"].items()}
     return found
 
 

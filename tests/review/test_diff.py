@@ -335,7 +335,7 @@ def test_site_since_rev_has_a_what_changed_page_linking_to_each_change(history: 
         "1 is new, 1 no longer in the course." in page
     )
     jax = recording(history, "basics-02").environment.jax  # what the fixture was recorded on
-    assert f"They were recorded again with jax {jax} → 0.9.3 (1 of 4 lessons)." in page
+    assert f"They were recorded again with jax {jax} → 0.9.3 (1 of 3 lessons)." in page
     assert '<a href="../l/first/index.html#panel-1">Chart 1: Equations per function' in page
     assert '<a href="../l/first/index.html#tracing">§ Tracing</a>: value: recorded output' in page
     assert '<span class="diff-add">+equations: 4</span>' in page

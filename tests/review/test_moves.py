@@ -237,3 +237,11 @@ def test_a_moved_course_renders_from_a_fresh_copy(moved: Paths, tmp_path: Path) 
     other = replace(other, out=tmp_path / "site2", cache=tmp_path / "cache2")
     build(other, execute=False, jobs=1)
     assert (other.out / PAGE).read_bytes() == page
+
+
+def test_with_a_site_url_the_move_page_is_in_the_sitemap(moved: Paths) -> None:
+    with (moved.content / "course.yml").open("a") as handle:
+        handle.write("site_url: https://example.org/course/\n")
+    build(moved, execute=False, jobs=1)
+    sitemap = (moved.out / "sitemap.xml").read_text()
+    assert "<loc>https://example.org/course/moves/jax-0-10-2/</loc>" in sitemap
