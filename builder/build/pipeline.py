@@ -39,10 +39,10 @@ from ..core.store import Store
 from .index import STAGES, Head, Index, Reads, Recorder, code_digest, index_salt, installed_versions
 
 if TYPE_CHECKING:
-    from ..course.model import Course, Lesson
+    from ..course.model import Course, Lesson, Move
     from ..course.status import LessonStatus
     from ..render.search import Stop
-    from ..review.changes import CourseChanges
+    from ..review.moves import Compared
     from ..run.execute import Runner
     from .make import Kept
     from .reuse import Reuse
@@ -168,16 +168,16 @@ class Build:
         self.sidecars = read_inputs(self.paths.recordings, kept, reads)
         return self.sidecars
 
-    def pages(
-        self, kept: Kept, jobs: int, built: str, changes: CourseChanges | None = None
-    ) -> Site:
+    def pages(self, kept: Kept, jobs: int, built: str, changes: Compared | None = None) -> Site:
         """Every page and chart, made or taken from `kept` and the store (no search
-        bundles: what the preview serves first)."""
+        bundles: what the preview serves first), with the page of each of course.yml's
+        moves (what it changed is kept in the store under its two commits)."""
         from .site import make_pages
 
         assert self.course is not None
         course, statuses, sidecars, reuse = self.course, self.statuses, self.sidecars, self.reuse
-        return make_pages(course, statuses, sidecars, reuse, kept, jobs, built, changes)
+        moves = _moves(course, self.paths.recordings, reuse)
+        return make_pages(course, statuses, sidecars, reuse, kept, jobs, built, changes, moves)
 
     def search(self, pages: Site, kept: Kept, jobs: int, stop: Stop = None) -> Site:
         """`pages` and the search bundles that index them (`stop`: asked while Pagefind
@@ -268,13 +268,22 @@ def _built(paths: Paths) -> str:
     return built_from(paths.content)
 
 
-def _changes(paths: Paths, since: str | None) -> CourseChanges | None:
+def _changes(paths: Paths, since: str | None) -> Compared | None:
     """What the recordings changed since `since` (builder.review), for the What changed page."""
     if not since:
         return None
-    from ..review.diff import diff  # git: only with --since
+    from ..review.moves import compared  # git: only with --since
 
-    return diff(paths.content, paths.recordings, since, None)
+    return compared(paths.content, paths.recordings, since, None)
+
+
+def _moves(course: Course, recordings: Path, reuse: Reuse) -> tuple[tuple[Move, Compared], ...]:
+    """Each of course.yml's moves and what it changed (builder.review.moves)."""
+    if not course.meta.moves:
+        return ()
+    from ..review.moves import move_pages  # git: only when course.yml names a move
+
+    return move_pages(course, recordings, reuse.memo)
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,10 @@ from .make import Kept, make
 from .reuse import Reuse
 
 if TYPE_CHECKING:
-    from ..review.changes import CourseChanges  # only with --since
+    from ..course.model import Move
+    from ..review.moves import Compared  # only with --since, or course.yml's moves
+
+Moves = tuple[tuple["Move", "Compared"], ...]  # each move of course.yml, and what it changed
 
 
 @dataclass(frozen=True)
@@ -55,11 +58,13 @@ def make_pages(
     kept: Kept,
     jobs: int,
     built: str,
-    changes: CourseChanges | None = None,
+    changes: Compared | None = None,
+    moves: Moves = (),
 ) -> Site:
     """The site without its search bundles: what the preview shows first. `sidecars`:
     what each recording's sidecar says (builder.course.rules.read_inputs); `built`: the
-    revision the footer says the site is built from (builder.review.git.built_from)."""
+    revision the footer says the site is built from (builder.review.git.built_from);
+    `changes`: what the recordings changed since `--since`; `moves`: course.yml's moves."""
     assert reuse.memo.store is not None
     store, renderer = reuse.memo.store, reuse.renderer()
     lessons = make(reuse.lessons(course, statuses, sidecars, renderer), store, kept, jobs)
@@ -67,7 +72,7 @@ def make_pages(
     seconds, nav, changed = (
         run_seconds(sidecars),
         reuse.nav(course, renderer),
-        _changes_page(changes),
+        _changes_pages(changes, moves),
     )
     artifacts = pages.page_artifacts(course, nav, statuses, used, seconds, renderer, changed, built)
     return Site(lessons | make(reuse.keyed(artifacts), store, kept, jobs))
@@ -89,7 +94,7 @@ def with_search(
 
 
 def render_files(
-    course: Course, statuses: list[LessonStatus], changes: CourseChanges | None = None
+    course: Course, statuses: list[LessonStatus], changes: Compared | None = None, moves: Moves = ()
 ) -> dict[str, bytes]:
     """Every page and chart, made in this process without a store and without search
     bundles: the same bytes a build writes (for tests and tools)."""
@@ -97,17 +102,21 @@ def render_files(
     lessons = [a.make() for a in render.lesson_artifacts(course, statuses, renderer)]
     raise_all([error for made in lessons for error in made.errors])
     used = pages.terms_used(lessons)
-    changed = _changes_page(changes)
+    changed = _changes_pages(changes, moves)
     nav = site_nav(course)
     artifacts = pages.page_artifacts(course, nav, statuses, used, {}, renderer, changed)
     others = [a.make() for a in artifacts]
     return {name: data for made in [*lessons, *others] for name, data in (made.files or {}).items()}
 
 
-def _changes_page(changes: CourseChanges | None) -> pages.ChangesPage | None:
-    """The "What changed" page's makings (`--since REV`), when there is one."""
-    if changes is None:
-        return None
+def _changes_pages(changes: Compared | None, moves: Moves) -> tuple[pages.ChangesPage, ...]:
+    """The makings of the What-changed page (`--since REV`) and of each move's page."""
+    if changes is None and not moves:
+        return ()
     from ..review.page import context
 
-    return context, (changes,)
+    since = (pages.ChangesPage("changes/index.html", "What changed", context, (changes,)),)
+    return (
+        *(since if changes else ()),
+        *(pages.ChangesPage(f"{m.url}index.html", m.title, context, (c, m)) for m, c in moves),
+    )

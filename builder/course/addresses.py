@@ -1,7 +1,8 @@
-"""The web addresses course.yml may give: where the site is published (`site_url`), where
-its content can be edited (`source_url`) and where a name's documentation is (`api_links`).
-Each is checked with a message that says what an address must look like, not the pattern
-that tests it."""
+"""The addresses course.yml may give: where the site is published (`site_url`), where
+its content can be edited (`source_url`), where a name's documentation is (`api_links`),
+and the git revisions whose recordings an environment move compares (`moves`). Each is
+checked with a message that says what an address must look like, not the pattern that
+tests it."""
 
 from __future__ import annotations
 
@@ -17,11 +18,12 @@ _SOURCE = r"^https://[^\s\"'<>]+[^/\s\"'<>]$"
 _API = r"^https://[^\s\"'<>{}?#/]+/[^\s\"'<>{}]*\{name\}[^\s\"'<>{}]*$"
 
 
-def _address(pattern: str, problem: str) -> Check:
-    """A check that a string matches `pattern`, else names the value and `problem`."""
+def _address(pattern: str, problem: str, never: str = "\n") -> Check:
+    """A check that a string matches `pattern` and holds no `never`, else names the value
+    and `problem`."""
 
     def check(value: Any) -> Any:
-        if isinstance(value, str) and re.fullmatch(pattern, value) is None:
+        if isinstance(value, str) and (re.fullmatch(pattern, value) is None or never in value):
             raise ValueError(f"{value!r} {problem}")
         return value
 
@@ -42,6 +44,13 @@ _API_PROBLEM = (
     "where the dotted name goes, such as https://docs.jax.dev/en/latest/_autosummary/{name}.html"
 )
 _API_PREFIX = r"^[A-Za-z_][A-Za-z0-9_]*$"
+# A commit hash or a tag (a branch name too, though it moves), and ~N or ^N after it; never
+# an option (no leading -), a range (..), a reflog (@{) or a search (:/).
+_REVISION = r"^[A-Za-z0-9][A-Za-z0-9._/-]*(?:[~^][0-9]{0,3})*$"
+_REVISION_PROBLEM = (
+    "is not a git revision a move can name: write a commit hash or a tag, such as 4d25b54, "
+    "v0.10.2 or 4d25b54~1 (letters, digits, '.', '_', '/', '-', then ~N or ^N; no '..')"
+)
 
 # The published site's root, such as https://org.github.io/course/ (a trailing slash or not).
 SiteUrl = Annotated[str, Pattern(_SITE), MaxLen(300), _address(_SITE, _SITE_PROBLEM)]
@@ -58,6 +67,11 @@ ApiPrefix = Annotated[
         _API_PREFIX,
         "is not a name's first part, such as jax or numpy: letters, digits and _, no digit first",
     ),
+]
+
+# A git revision whose recordings/ one side of a move is (course.yml `moves:`).
+Revision = Annotated[
+    str, Pattern(_REVISION), MaxLen(100), _address(_REVISION, _REVISION_PROBLEM, never="..")
 ]
 
 

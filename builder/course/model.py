@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal, Protocol, TypeVar
 from annotated_types import Interval, Len, MaxLen, MinLen
 
 from ..cells import Cell
-from .addresses import ApiPrefix, ApiUrl, SiteUrl, SourceUrl
+from .addresses import ApiPrefix, ApiUrl, Revision, SiteUrl, SourceUrl
 from .colours import Colours
 from .rules import (
     DEFAULT_TIMEOUT,
@@ -132,6 +132,33 @@ class HomeNote:
 
 
 @dataclass(frozen=True)
+class Move:
+    """An environment move the site keeps a page of (`moves/<slug>/`): what the lessons
+    print at `after` against what they printed at `before`, two git revisions of the
+    recordings (fixed ones: a commit hash or a tag, so the page is the same every build)."""
+
+    __pydantic_config__ = FORBID
+
+    title: Line
+    slug: Slug
+    before: Revision
+    after: Revision
+
+    @property
+    def url(self) -> str:
+        """The page's path inside the site, relative to the site root."""
+        return f"moves/{self.slug}/"
+
+
+def _distinct_slugs(moves: tuple[Move, ...]) -> tuple[Move, ...]:
+    slugs = [move.slug for move in moves]
+    twice = sorted({slug for slug in slugs if slugs.count(slug) > 1})
+    if twice:
+        raise ValueError(f"two moves have the slug {twice[0]!r}: each page needs its own")
+    return moves
+
+
+@dataclass(frozen=True)
 class CourseMeta:
     __pydantic_config__ = FORBID
 
@@ -154,6 +181,9 @@ class CourseMeta:
     # Where names' documentation is, by a name's first part: `[](api:jax.jit)` links to
     # jax's pattern with {name} replaced by jax.jit (builder/render/anchors.py).
     api_links: dict[ApiPrefix, ApiUrl] = field(default_factory=dict)
+    # Environment moves (a jax upgrade, re-recorded), each a page of what it changed in what
+    # the lessons print, linked from the home page (builder/review/moves.py).
+    moves: Annotated[tuple[Move, ...], MaxLen(20), Check(_distinct_slugs)] = ()
 
 
 def json_schemas() -> dict[str, dict[str, Any]]:

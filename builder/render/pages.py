@@ -34,9 +34,17 @@ from .theme import Theme
 
 Used = dict[str, list[str]]  # glossary term -> the lessons whose pages use it
 
-# The "What changed" page (`--since REV`, builder.review.page): the function that makes
-# its template's context from the navigation and what else it is given, and that.
-ChangesPage = tuple[Callable[..., dict[str, Any]], tuple[Any, ...]]
+
+@dataclass(frozen=True)
+class ChangesPage:
+    """A page of what the recordings changed (builder.review.page): the What-changed page
+    (`--since REV`) or an environment move's (course.yml `moves:`). `context(nav, *args)`
+    makes its template's context; the home page links it with the words `link`."""
+
+    name: str  # changes/index.html, moves/<slug>/index.html
+    link: str
+    context: Callable[..., dict[str, Any]]
+    args: tuple[Any, ...]
 
 
 @dataclass(frozen=True)
@@ -68,14 +76,14 @@ def page_artifacts(
     uses: TermUses,
     run_seconds: dict[str, float],
     renderer: Renderer,
-    changes: ChangesPage | None = None,
+    changes: tuple[ChangesPage, ...] = (),
     built: str = "",
 ) -> list[Artifact]:
     """Every page but the lessons', then the static files. `nav`: the course's navigation
     (`site_nav`); `uses`: the glossary terms each lesson page uses (`terms_used`);
     `run_seconds` is each example's last run time (the recordings page shows it);
-    `changes` makes the "What changed" page (`--since REV`); `built` is the revision the
-    site is built from (the footer says it).
+    `changes` are the pages of what the recordings changed (`--since REV`, course.yml
+    `moves:`); `built` is the revision the site is built from (the footer says it).
 
     What the glossary and recordings pages are made from is, lesson by lesson, the very
     objects the lessons' artifacts and statuses hold, so that a build that keeps the last
@@ -87,15 +95,16 @@ def page_artifacts(
         renderer.artifact("", _glossary, nav, course.glossary, uses),
         renderer.artifact("", _recordings, nav, lesson_statuses, seconds),
     ]
-    if changes:
-        context, args = changes
-        name, template = "changes/index.html", "changes.html"
-        listings.append(renderer.artifact("", _context_page, name, template, nav, context, *args))
+    listings += [
+        renderer.artifact("", _context_page, x.name, "changes.html", nav, x.context, *x.args)
+        for x in changes
+    ]
+    links = tuple((x.name, x.link) for x in changes)
     return [
-        *_navigation(course, nav, renderer, "changes/index.html" if changes else "", built),
+        *_navigation(course, nav, renderer, links, built),
         *listings,
         *_redirects(course, renderer),
-        *sitemap.artifacts(nav, renderer, bool(changes)),
+        *sitemap.artifacts(nav, renderer, tuple(x.name for x in changes)),
         *_static(renderer, nav.theme),
     ]
 
@@ -112,13 +121,18 @@ def _context_page(
 
 
 def _navigation(
-    course: Course, nav: SiteNav, renderer: Renderer, changes_url: str = "", built: str = ""
+    course: Course,
+    nav: SiteNav,
+    renderer: Renderer,
+    changes: tuple[tuple[str, str], ...] = (),
+    built: str = "",
 ) -> list[Artifact]:
     """The home, arc, search and 404 pages, and the sidebar's data; the home page links
-    `changes_url`, the What-changed page, when this build makes one."""
+    `changes` (each page's file and the link's words), the pages of what the recordings
+    changed that this build makes."""
     bundles = [search.bundle_folder(b) for b in search.bundles(course)]
     meta = course.meta
-    home = _context("", "Course", "", meta.summary, note=meta.note, changes_url=changes_url)
+    home = _context("", "Course", "", meta.summary, note=meta.note, changes=changes)
     arcs = [
         (arc.id, _context("../../", arc.title, f"arc:{arc.id}", arc.summary, arc=arc))
         for arc in nav.arcs

@@ -19,15 +19,15 @@ from .renderer import Renderer
 NAME = "sitemap.xml"
 
 
-def artifacts(nav: SiteNav, renderer: Renderer, changes: bool) -> list[Artifact]:
-    """The sitemap, when the site's address is known (`changes`: the build makes the
-    What-changed page)."""
+def artifacts(nav: SiteNav, renderer: Renderer, changes: tuple[str, ...]) -> list[Artifact]:
+    """The sitemap, when the site's address is known (`changes`: the pages of what the
+    recordings changed that the build makes)."""
     if not nav.url:
         return []
     return [renderer.artifact("", _sitemap, nav.url, pages(nav, changes))]
 
 
-def pages(nav: SiteNav, changes: bool) -> tuple[str, ...]:
+def pages(nav: SiteNav, changes: tuple[str, ...] = ()) -> tuple[str, ...]:
     """The site's files that have a canonical address, in course order."""
     return (
         "index.html",
@@ -39,7 +39,7 @@ def pages(nav: SiteNav, changes: bool) -> tuple[str, ...]:
         "glossary/index.html",
         "recordings/index.html",
         "search/index.html",
-        *(("changes/index.html",) if changes else ()),
+        *changes,
     )
 
 

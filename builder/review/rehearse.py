@@ -24,7 +24,6 @@ without one (another course, say) is refused; only inside a folder holding it is
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import logging
@@ -42,6 +41,7 @@ from ..core.fsutil import claim
 from ..run.execute import Execution, Limits, Runner, course_runner, run_example
 from . import git as revision
 from .changes import CourseChanges, PageMark, _camel, compare
+from .moves import environment_moved
 
 CHECK_LINE = re.compile(r"^.*\bcheck passed:.*$", re.MULTILINE)
 MARKER = ".coursebuilder-rehearsal"  # in the rehearsal's folder: made by a rehearsal
@@ -299,7 +299,7 @@ def _report(
     return Rehearsal(
         lock=str(lock),
         digest=digest,
-        versions=_versions(old, new),
+        versions=tuple(x[:3] for x in environment_moved(old, new)),
         lessons=lessons,
         failures=failures,
         references=tuple(_reference(i, m) for i, m in marks if m.kind != "broken"),
@@ -315,21 +315,6 @@ def _report(
 
 def _reference(lesson_id: str, mark: PageMark) -> Reference:
     return Reference(lesson_id, mark.page, mark.section, mark.what, mark.old, mark.new)
-
-
-def _versions(old: dict[str, bytes], new: dict[str, bytes]) -> tuple[tuple[str, str, str], ...]:
-    """The environment fields that differ between the two sides' recordings."""
-
-    def fields(recordings: dict[str, bytes]) -> dict[str, str]:
-        found: dict[str, str] = {}
-        for data in recordings.values():
-            with contextlib.suppress(ValueError, KeyError, TypeError):
-                environment = json.loads(data)["environment"]
-                found |= {k: str(v) for k, v in environment.items() if k not in found}
-        return found
-
-    a, b = fields(old), fields(new)
-    return tuple((k, a.get(k, "—"), b[k]) for k in sorted(b) if a.get(k) != b[k])
 
 
 def _checks_gone(old: dict[str, bytes], new: dict[str, bytes]) -> tuple[tuple[str, str], ...]:

@@ -109,13 +109,13 @@ def environment_words(fields: tuple[Field, ...], arrow: str = "->") -> str:
     )
 
 
-def mark_change(mark: PageMark) -> str:
+def mark_change(mark: PageMark, arrow: str = "->") -> str:
     """How a changed mark reads: a value old -> new; a figure by how much of it changed."""
     if mark.what == "recorded output":
         return _figure_lines(mark.old.splitlines(), mark.new.splitlines())
     if mark.what.startswith("panel "):
         return "its values changed (listed above)"
-    return f"{_short(mark.old) or UNRESOLVED} -> {_short(mark.new) or UNRESOLVED}"
+    return f"{_short(mark.old) or UNRESOLVED} {arrow} {_short(mark.new) or UNRESOLVED}"
 
 
 def added_words(lesson: LessonChange) -> str:

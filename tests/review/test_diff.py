@@ -330,17 +330,44 @@ def test_site_since_rev_has_a_what_changed_page_linking_to_each_change(history: 
     assert not (history.out / "changes").exists()
     build(history, execute=False, jobs=1, since="base")
     page = (history.out / "changes" / "index.html").read_text()
-    assert "4 recordings differ, 1 unchanged: 1 changed, 1 timing only, 1 added, 1 removed." in page
-    assert '<a href="../l/first/index.html#panel-1">Panel 1: Equations per function' in page
+    assert (
+        "1 lesson prints something different, 1 only moved its timings and 1 prints the same; "
+        "1 is new, 1 no longer in the course." in page
+    )
+    jax = recording(history, "basics-02").environment.jax  # what the fixture was recorded on
+    assert f"They were recorded again with jax {jax} → 0.9.3 (1 of 3 lessons)." in page
+    assert '<a href="../l/first/index.html#panel-1">Chart 1: Equations per function' in page
     assert '<a href="../l/first/index.html#tracing">§ Tracing</a>: value: recorded output' in page
     assert '<span class="diff-add">+equations: 4</span>' in page
-    assert 'Timings only:</strong> <a href="../l/settings/index.html">Settings and data</a>' in page
+    assert 'moved:</strong> <a href="../l/settings/index.html">Settings and data</a>.' in page
+    assert (
+        'the same:</strong> <a href="../l/no-panels/index.html">A lesson without panels</a>.'
+        in page
+    )
+    # issue 43: words for a reader; the revisions only in the small line that names them
+    text = re.sub(r"<[^>]+>", " ", page[page.index("<main") : page.index("</main>")])
+    for author in ("recordings differ", "re-recorded", "folded", "work tree", "unchanged"):
+        assert author not in text, author
+    compared = re.findall(r'<p class="muted compared">([^<]*)</p>', page)
+    assert compared == [
+        f"Recordings compared: base ({_short(history, 'base')}) and the "
+        "recordings this site was built from."
+    ]
+    assert text.count(_short(history, "base")) == 1
     lesson = (history.out / "l" / "first" / "index.html").read_text()
     for anchor in re.findall(r'href="\.\./l/first/index\.html#([^"]+)"', page):
         assert f'id="{anchor}"' in lesson, anchor
     git(history.content.parent, "tag", "-f", "base", "head")
     build(history, execute=False, jobs=1, since="base")  # the revision moved: a new page
-    assert "No recording differs" in (history.out / "changes" / "index.html").read_text()
+    page = (history.out / "changes" / "index.html").read_text()
+    assert "0 lessons print something different, 0 only moved their timings" in page
+
+
+def _short(paths: Paths, rev: str) -> str:
+    done = subprocess.run(
+        ["git", "rev-parse", "--short", rev], cwd=paths.content, capture_output=True, text=True
+    )
+    return done.stdout.strip()
 
 
 def test_an_ascii_locale_renders_and_reports_with_escapes(history: Paths) -> None:
