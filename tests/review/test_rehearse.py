@@ -213,20 +213,20 @@ def test_the_rehearsal_folder_cannot_be_the_checkouts(course: Paths) -> None:
 
 @pytest.mark.slow
 def test_the_real_thing_records_on_another_jax(tmp_path: Path) -> None:
-    """The fixture course rehearsed on the jax the weekly workflow tried when this was
-    written (0.10.2: a real jax and jaxlib download; the lock pins only those two, the rest
+    """The fixture course rehearsed on another jax than the pinned one (0.10.1, the release
+    before the pin: a real jax and jaxlib download; the lock pins only those two, the rest
     comes from this checkout's environment): its examples ran on that jax, and say so."""
     from builder.build.pipeline import build
 
     paths = copy_course(tmp_path, broken=False)
     build(paths, execute=True, jobs=2, runner=canned_run)
     lock = tmp_path / "next.lock"
-    lock.write_text("jax==0.10.2\njaxlib==0.10.2\n")
+    lock.write_text("jax==0.10.1\njaxlib==0.10.1\n")
     done = rehearse(lock, paths.content, paths.recordings, paths.cache, jobs=2)
-    assert ("jax", metadata.version("jax"), "0.10.2") in done.versions
+    assert ("jax", metadata.version("jax"), "0.10.1") in done.versions
     assert not done.failures, done.failures
     side = json.loads((Path(done.recordings) / "basics-01.json").read_text())
-    assert side["environment"]["jax"] == "0.10.2"
+    assert side["environment"]["jax"] == "0.10.1"
     assert not done.site_problem
 
 
