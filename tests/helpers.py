@@ -91,6 +91,17 @@ def make_paths(root: Path) -> Paths:
 
 
 CELLS_LESSON = HERE / "fixtures" / "cells-lesson" / "basics-03"  # an example in cells
+PLOTS_LESSON = HERE / "fixtures" / "plots-lesson" / "basics-04"  # line and scatter panels
+
+
+def plots_course(root: Path) -> Paths:
+    """A course in `root` of the one lesson with line and scatter panels (the fixture
+    course's course.yml; no glossary: its terms are taught in lessons it has not)."""
+    paths = make_paths(root)
+    (paths.content / "lessons").mkdir(parents=True)
+    shutil.copy(FIXTURE_COURSE / "course.yml", paths.content / "course.yml")
+    shutil.copytree(PLOTS_LESSON, paths.content / "lessons" / PLOTS_LESSON.name)
+    return paths
 
 
 def copy_course(root: Path, *, broken: bool = True, cells: bool = False) -> Paths:

@@ -9,11 +9,12 @@ bytes are otherwise not what saving writes is read, and `check` calls it not can
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from annotated_types import Interval, Len, MaxLen, MinLen
+from annotated_types import Interval, Len, MaxLen
 
 from ..cells import MAX_VALUE
 from ..core.errors import RecordingError
@@ -22,22 +23,24 @@ from .rules import (
     CELL_NAME_PATTERN,
     CONFLICT_MARKER,
     LESSON_ID_PATTERN,
-    MAX_PANELS,
     MAX_RECORDING_BYTES,
     SCHEMA_VERSION,
     SHA256_PATTERN,
-    finite_number,
     iso_with_timezone,
-    series_lengths_match,
 )
 from .validation import STRICT, Check, Pattern, problems, validate_json
 
 if TYPE_CHECKING:
     from pydantic import GetCoreSchemaHandler
 
-# Validated by pydantic (builder.course.validation), but not pydantic models: see there why.
-Number = Annotated[int | float, Check(finite_number)]  # strict: no bool, no "1"
-Text = Annotated[str, Len(1, 200)]
+from .panel_data import BarPanel as BarPanel
+from .panel_data import Fit as Fit
+from .panel_data import Number as Number
+from .panel_data import Panel as Panel
+from .panel_data import PanelData, Text, _not_null
+from .panel_data import Series as Series
+from .panel_data import XYPanel as XYPanel
+from .panel_data import XYSeries as XYSeries
 
 
 def _an_integer(value: object) -> object:
@@ -45,43 +48,6 @@ def _an_integer(value: object) -> object:
     if type(value) is not int:
         raise ValueError(f"must be the integer {SCHEMA_VERSION}")
     return value
-
-
-@dataclass(frozen=True)
-class Series:
-    __pydantic_config__ = STRICT
-
-    label: Text
-    y: list[Number]
-
-
-@dataclass(frozen=True)
-class BarPanel:
-    __pydantic_config__ = STRICT
-
-    kind: Literal["bar"]
-    title: Text
-    labels: Annotated[list[Text], MinLen(1)]
-    ylabel: Text
-    series: Annotated[list[Series], MinLen(1)]
-
-    @classmethod
-    def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> Any:
-        """The panel's own fields, then: every series has one value per label."""
-        return Check(_lengths_match).__get_pydantic_core_schema__(source, handler)
-
-
-def _lengths_match(panel: BarPanel) -> BarPanel:
-    series_lengths_match(panel.labels, [(s.label, s.y) for s in panel.series])
-    return panel
-
-
-@dataclass(frozen=True)
-class PanelData:
-    __pydantic_config__ = STRICT
-
-    kind: Literal["panels"]
-    panels: Annotated[list[BarPanel], MaxLen(MAX_PANELS)]
 
 
 @dataclass(frozen=True)
@@ -104,14 +70,6 @@ class Span:
     line: Annotated[int, Interval(ge=1)]
     start: Annotated[int, Interval(ge=0)]
     end: Annotated[int, Interval(ge=1)]
-
-
-def _not_null(value: object) -> object:
-    """An optional field (`timings`, `cells`, a cell's `value` and `raised`) is left out
-    when there is none, never written as null."""
-    if value is None:
-        raise ValueError("is null: an optional field is left out when there is none")
-    return value
 
 
 @dataclass(frozen=True)
@@ -177,7 +135,7 @@ class Recording:
         return Check(_cells_fit).__get_pydantic_core_schema__(source, handler)
 
     @property
-    def panels(self) -> list[BarPanel]:
+    def panels(self) -> list[BarPanel | XYPanel]:
         return self.data.panels
 
     @property
@@ -215,6 +173,10 @@ def dumps(recording: Recording) -> bytes:
         for optional in ("value", "raised"):
             if cell[optional] is None:
                 del cell[optional]
+    for panel in fields["data"]["panels"]:
+        for series in panel["series"]:
+            if series.get("fit", 0) is None:
+                del series["fit"]
     text = json.dumps(fields, indent=2, ensure_ascii=False)
     return text.encode("utf-8")
 
@@ -304,6 +266,11 @@ def json_schema() -> dict[str, Any]:
         "(value) or the exception it was declared to raise (raised); absent for an example "
         "without cells.",
     }
+    schema["$defs"]["XYSeries"]["properties"]["fit"] = {  # optional; when present, never null
+        "$ref": "#/$defs/Fit",
+        "description": "Optional, on a scatter panel only: the least-squares line the run "
+        'fitted to the series\' points (builder.panels.scatter(fit="linear")).',
+    }
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["$id"] = "recording.schema.json"
     return schema
@@ -358,4 +325,10 @@ def _once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def _describe(error: Exception) -> str:
-    return "; ".join(f"field {where or '(top level)'}: {msg}" for where, msg in problems(error))
+    found = [(_KIND_IN_PATH.sub(r"\1", where), msg) for where, msg in problems(error)]
+    return "; ".join(f"field {where or '(top level)'}: {msg}" for where, msg in found)
+
+
+# pydantic puts a panel's kind in the path of what is wrong in it (data.panels.0.bar.title):
+# said without it, the path is the file's own (data.panels.0.title)
+_KIND_IN_PATH = re.compile(r"(panels\.\d+)\.(?:bar|line|scatter)\b")

@@ -17,7 +17,7 @@ from typing import Any
 from ..cells import NAME  # the harness's names of cells, checked again on a recording
 from ..core.errors import ContentError
 from ..core.observe import NOT_INSTALLED, RECORDED
-from ..panels import MAX_BARS  # the harness's bound on a panel, checked again on a recording
+from ..panels import MAX_BARS, MAX_POINTS  # the harness's bounds, checked again on a recording
 from .files import Reads, json_files, read_file, reading, shallow_json
 
 SCHEMA_VERSION = 1
@@ -90,6 +90,21 @@ def series_lengths_match(labels: list[Any], series: list[tuple[str, list[Any]]])
     for label, ys in series:
         if len(ys) != len(labels):
             raise ValueError(f"series {label!r} has {len(ys)} values for {len(labels)} labels")
+
+
+def xy_lengths_match(kind: str, x: list[Any], series: list[tuple[str, list[Any], bool]]) -> None:
+    """Every series of a line or scatter panel has one value per x value, the panel has at
+    most MAX_POINTS points (panels.line's own bound), and only a scatter panel has a fit."""
+    if len(x) * len(series) > MAX_POINTS:
+        raise ValueError(
+            f"{len(x)} x values x {len(series)} series is {len(x) * len(series)} points, "
+            f"more than {MAX_POINTS} in one panel"
+        )
+    for label, ys, fitted in series:
+        if len(ys) != len(x):
+            raise ValueError(f"series {label!r} has {len(ys)} values for {len(x)} x values")
+        if fitted and kind != "scatter":
+            raise ValueError(f"series {label!r} has a fit: only a scatter panel's series do")
 
 
 def expected_versions(installed: dict[str, str]) -> dict[str, tuple[str, str]]:

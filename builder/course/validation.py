@@ -65,6 +65,19 @@ class Pattern:
 
 
 @dataclass(frozen=True)
+class Tagged:
+    """A union of dataclasses told apart by the value of their field `tag` (a Literal): an
+    unknown value is one error naming the ones that exist, not one error per alternative."""
+
+    tag: str
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> Any:
+        from pydantic import Discriminator
+
+        return Discriminator(self.tag).__get_pydantic_core_schema__(source, handler)
+
+
+@dataclass(frozen=True)
 class Check:
     """A rule the JSON Schema cannot say: `function` takes the value (after pydantic's own
     checks, or before them), returns it, or raises ValueError saying what is wrong."""

@@ -1,5 +1,10 @@
 """What a chart's text says: the scale (linear or log), its ticks and their labels, every
-bar's value label in one precision, and label lines wrapped at spaces.
+bar's value label in one precision, and label lines wrapped at spaces; and the axes of a
+line or scatter chart, which span its data (`data_axis`).
+
+No tick or value label takes an SI prefix below 1 ("468n", "5m"): a chart's numbers are
+mostly ratios, counts and sizes, for which "n" or "m" is no unit, so small values are
+counted in a power of ten said once on the axis' label; large ones take k, M, G, T.
 
 Pure functions of the panel, with no matplotlib but its tick chooser (imported when a
 linear scale is chosen); builder/render/charts.py draws what they say.
@@ -28,22 +33,33 @@ def log_scale(panel: BarPanel) -> bool:
     """Whether the chart is drawn on a log scale: every value positive, and the largest at
     least LOG_RATIO times the smallest, so that a linear scale would flatten the small
     ones to nothing."""
-    ys = values(panel)
-    return min(ys) > 0 and max(ys) >= LOG_RATIO * min(ys)
+    return is_log(values(panel))
+
+
+def is_log(vs: list[Number]) -> bool:
+    return min(vs) > 0 and max(vs) >= LOG_RATIO * min(vs)
 
 
 def exponent(panel: BarPanel) -> int:
+    return power_of(values(panel))
+
+
+def power_of(vs: list[Number]) -> int:
     """The power of ten a linear axis counts in when all its values are below SMALL (0 when
     they are not): its ticks and values are then plain numbers, and `factor` says it."""
-    top = max(abs(v) for v in values(panel))
-    if log_scale(panel) or top == 0 or top >= SMALL:
+    top = max(abs(v) for v in vs)
+    if is_log(vs) or top == 0 or top >= SMALL:
         return 0
     return math.floor(math.log10(top))
 
 
 def factor(panel: BarPanel) -> str:
     """What the value axis' label adds: " (×10⁻⁷)" for a panel counted in 10⁻⁷, else ""."""
-    power = exponent(panel)
+    return factor_of(values(panel))
+
+
+def factor_of(vs: list[Number]) -> str:
+    power = power_of(vs)
     return f" (×{_power(power)})" if power else ""
 
 
@@ -82,13 +98,32 @@ def linear_ylim(ys: list[Number]) -> tuple[float, float]:
     )
 
 
-def linear_ticks(ylim: tuple[float, float], integer: bool) -> list[float]:
+def data_axis(
+    vs: list[Number], bins: int = 5
+) -> tuple[tuple[float, float], list[float], list[str], bool]:
+    """A line or scatter chart's axis: limits that span the data with 5% of air each side
+    (not from zero: a line's shape is in its changes), its ticks, their labels counted in
+    the power of ten `factor_of` says, and whether it is a log scale."""
+    if is_log(vs):
+        low = 10.0 ** math.floor(math.log10(min(vs)))
+        high = 10.0 ** math.ceil(math.log10(max(vs)))
+        ticks = [10.0**k for k in range(round(math.log10(low)), round(math.log10(high)) + 1)]
+        return (low, high), ticks, [short(t) for t in ticks], True
+    low, high = float(min(vs)), float(max(vs))
+    span = (high - low) or abs(high) or 1.0
+    limits = (low - 0.05 * span, high + 0.05 * span)
+    ticks = linear_ticks(limits, all(isinstance(v, int) for v in vs), bins)
+    unit = 10.0 ** power_of(vs)
+    return limits, ticks, tick_labels([t / unit for t in ticks]), False
+
+
+def linear_ticks(ylim: tuple[float, float], integer: bool, bins: int = 5) -> list[float]:
     """matplotlib's tick chooser, kept to the ticks inside the limits."""
     from matplotlib.ticker import MaxNLocator
 
     low, high = ylim
     slack = (high - low) * 1e-9
-    locator = MaxNLocator(nbins=5, steps=[1, 2, 2.5, 5, 10], integer=integer)
+    locator = MaxNLocator(nbins=bins, steps=[1, 2, 2.5, 5, 10], integer=integer)
     return [float(t) for t in locator.tick_values(low, high) if low - slack <= t <= high + slack]
 
 
@@ -97,9 +132,9 @@ def tick_labels(ticks: list[float]) -> list[str]:
     top = max(abs(t) for t in ticks)
     scale, suffix = _scale(top)
     scaled = [t / scale for t in ticks]
-    decimals = next(
-        (d for d in range(4) if all(abs(round(s, d) - s) < 1e-9 * max(1, abs(s)) for s in scaled)),
-        3,
+    decimals = next(  # as many as tell the ticks apart (1.0001 and 1.0002: four)
+        (d for d in range(7) if all(abs(round(s, d) - s) < 1e-9 * max(1, abs(s)) for s in scaled)),
+        6,
     )
     return ["0" if s == 0 else f"{s:,.{decimals}f}".replace("-", "−") + suffix for s in scaled]
 
@@ -113,7 +148,7 @@ def value_labels(panel: BarPanel) -> tuple[tuple[str, ...], ...]:
     if all(float(v).is_integer() for v in ys) and top < 1e4:  # counts: exact
         return tuple(tuple(f"{int(y):,}".replace("-", "−") for y in s.y) for s in panel.series)
     if log_scale(panel):
-        return tuple(tuple(_significant(y) for y in s.y) for s in panel.series)
+        return tuple(tuple(significant(y) for y in s.y) for s in panel.series)
     unit = 10.0 ** exponent(panel)
     scale, suffix = _scale(top / unit)
     scale *= unit
@@ -147,7 +182,7 @@ def short(value: Number) -> str:
     return text.replace("-", "−")
 
 
-def _significant(value: Number) -> str:
+def significant(value: Number) -> str:
     """Three significant digits, trailing zeros kept (0.00980, 28.0, 1.24k, 4.68×10⁻⁷)."""
     scale, suffix = _scale(abs(value))
     if scale == 1 and abs(value) >= 1000:  # 2,048, not 2.05e+03

@@ -25,71 +25,28 @@ the narrow chart re-dresses the wide one's figure when its bars stand upright to
 
 from __future__ import annotations
 
-import contextlib
-import io
-import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import replace
-from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from ..course.recording import BarPanel
+from ..course.recording import BarPanel, Panel, XYPanel
 from . import chartlabels as text
+from . import plots
 from .chartlabels import log_scale as log_scale  # the alt text says the scale
 from .chartplan import AXES as AXES  # what a chart's size is made of, said where it is
-from .chartplan import BAR, EDGE, LIFT, TICK, Plan, pad, plan
+from .chartplan import BAR, LIFT, TICK, Plan, pad, plan
 from .chartplan import NARROW as NARROW
 from .chartplan import SIZES as SIZES
 from .chartplan import WIDE as WIDE
 from .chartplan import Size as Size
+from .chartsvg import PALETTE, shift, svg
+from .chartsvg import THEMES as THEMES
+from .chartsvg import recolour as recolour
+from .chartsvg import settings as _settings  # tests lay a chart out under its settings
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
-    from matplotlib.transforms import Transform
-
-THEMES: tuple[str, ...] = ("light", "dark")
-PALETTE = ("#2b6cb0", "#dd6b20", "#2f855a", "#9b2c2c", "#6b46c1", "#975a16")
-COLOURS = MappingProxyType(  # every theme's colours must differ from the palette's (recolour)
-    {
-        "light": MappingProxyType({"text": "#1a202c", "grid": "#d5dbe3"}),
-        "dark": MappingProxyType({"text": "#e2e8f0", "grid": "#3a4556"}),
-    }
-)
-FONTS = ("DejaVu Sans", "Arial", "Helvetica")  # matplotlib measures with the first
-_STYLE = re.compile(rb'style="[^"]*"')
-_TEXT, _GRID = COLOURS["light"]["text"], COLOURS["light"]["grid"]
-RC = MappingProxyType(  # matplotlib's settings for a chart: determinism, fonts, colours, layout
-    {
-        "svg.hashsalt": "course-builder",
-        "svg.fonttype": "none",  # text stays text: no glyph paths to write
-        "text.parse_math": False,  # a `$` in a label is a dollar sign, as in the table
-        "font.family": "sans-serif",
-        "font.sans-serif": FONTS,
-        "text.color": _TEXT,
-        "axes.labelcolor": _TEXT,
-        "xtick.color": _TEXT,
-        "ytick.color": _TEXT,
-        "axes.edgecolor": _GRID,
-        "grid.color": _GRID,
-        "axes.linewidth": 0.8,
-        "grid.linewidth": 0.8,
-        "axes.spines.top": False,
-        "axes.spines.right": False,
-        "axes.axisbelow": True,
-        "xtick.bottom": False,  # no tick marks (their markers would be <use> elements)
-        "ytick.left": False,
-        "xtick.major.size": 0.0,  # nor room for them: the labels are TICK from the axes
-        "ytick.major.size": 0.0,
-        "xtick.major.pad": TICK,
-        "ytick.major.pad": TICK,
-        "axes.labelpad": 4.0,
-        "legend.frameon": False,
-        "figure.constrained_layout.h_pad": EDGE / 72,
-        "figure.constrained_layout.w_pad": EDGE / 72,
-        "path.simplify": False,
-    }
-)
 
 
 def bar_svgs(panel: BarPanel, size: Size = WIDE) -> dict[str, bytes]:
@@ -98,31 +55,34 @@ def bar_svgs(panel: BarPanel, size: Size = WIDE) -> dict[str, bytes]:
     return sized_svgs(panel, {"": size})[""]
 
 
-def sized_svgs(panel: BarPanel, sizes: Mapping[str, Size] = SIZES) -> dict[str, dict[str, bytes]]:
-    """The panel's SVGs per size (by its name in `sizes`) and theme, from one figure: drawn
-    at the first size, then re-sized and re-dressed for the next (the axes, bars and y axis
-    are the same); each the same bytes as `bar_svgs(panel, size)` gives."""
-    return {
-        name: {theme: recolour(light, theme) for theme in THEMES}
-        for name, light in _light_svgs(panel, sizes).items()
-    }
+def sized_svgs(panel: Panel, sizes: Mapping[str, Size] = SIZES) -> dict[str, dict[str, bytes]]:
+    """The panel's SVGs per size (by its name in `sizes`) and theme. Bars: from one figure,
+    drawn at the first size, then re-sized and re-dressed for the next (the axes, bars and
+    y axis are the same); each the same bytes as `bar_svgs(panel, size)` gives. Lines and
+    points: builder/render/plots.py."""
+    light = (
+        plots.light_svgs(panel, sizes) if isinstance(panel, XYPanel) else _light_svgs(panel, sizes)
+    )
+    return {name: {theme: recolour(svg, theme) for theme in THEMES} for name, svg in light.items()}
 
 
-def drawn(panel: BarPanel) -> BarPanel:
+def drawn(panel: Panel) -> Panel:
     """What of the panel a chart draws: all but the title (the page's caption says it), so
     that panels that differ only in their title share one drawing."""
     return replace(panel, title="")
 
 
-def drawing(panel: BarPanel) -> str:
+def drawing(panel: Panel) -> str:
     """What the chart draws, as text: the name of its drawing in the store's keys (its
     size, its SVGs) and, digested, in its file's name (figures.chart_file)."""
     return repr(drawn(panel))
 
 
-def pixels(panel: BarPanel, size: Size = WIDE) -> tuple[int, int]:
+def pixels(panel: Panel, size: Size = WIDE) -> tuple[int, int]:
     """The chart's width and height in CSS pixels, for the page's <img> (no layout shift):
     known before drawing, which needs no matplotlib."""
+    if isinstance(panel, XYPanel):
+        return plots.pixels(panel, size)
     return round(size.width * 4 / 3), round(plan(panel, size).height * 4 / 3)
 
 
@@ -144,58 +104,8 @@ def _light_svgs(panel: BarPanel, sizes: Mapping[str, Size]) -> dict[str, bytes]:
             else:  # the same axes, bars and y axis: only what depends on the size changes
                 _undress(figure)
                 _dress(figure, panel, size, planned)
-            drawn[name], across = _svg(figure), planned.across
+            drawn[name], across = svg(figure), planned.across
     return drawn
-
-
-def _svg(figure: Figure) -> bytes:
-    """The figure as SVG: laid out and drawn with one renderer (what `print_svg` does, but
-    for its second renderer, made only for the layout), so matplotlib measures each text
-    once and its measurements serve the layout and the drawing alike."""
-    from matplotlib.backends import backend_svg
-
-    svg: Any = backend_svg  # its renderer has no stub types
-    out = io.StringIO()
-    width, height = figure.get_size_inches() * 72
-    meta = {"Date": None, "Creator": None}
-    renderer = svg.RendererSVG(width, height, out, image_dpi=72, metadata=meta)
-    canvas: Any = svg.FigureCanvasSVG(figure)
-    canvas.get_renderer = lambda: renderer  # what the layout engine measures with
-    figure.draw(renderer)  # constrained layout first, then the drawing
-    renderer.finalize()
-    return out.getvalue().encode()
-
-
-@contextlib.contextmanager
-def _settings() -> Iterator[None]:
-    """matplotlib's settings as RC says while a chart is drawn, and as they were after.
-    Only RC's keys are saved and restored (`rc_context` copies all of them)."""
-    from matplotlib import rcParams
-
-    saved = {key: rcParams[key] for key in RC}
-    rcParams.update(RC)
-    try:
-        yield
-    finally:
-        rcParams.update(saved)
-
-
-def recolour(svg: bytes, theme: str) -> bytes:
-    """The light SVG in another theme: swap the text and grid colours in style attributes.
-
-    Only `style="..."` attributes are touched, so a title that contains a colour string
-    keeps it; the bars are the same colours in every theme.
-    """
-    light, other = COLOURS["light"], COLOURS[theme]
-    swaps = [(light[k].encode(), other[k].encode()) for k in ("text", "grid")]
-
-    def swap(match: re.Match[bytes]) -> bytes:
-        style = match.group()
-        for old, new in swaps:
-            style = style.replace(old, new)
-        return style
-
-    return svg if theme == "light" else _STYLE.sub(swap, svg)
 
 
 def _figure(panel: BarPanel, size: Size, planned: Plan | None = None) -> Figure:
@@ -292,12 +202,12 @@ def _values(axes: Axes, panel: BarPanel, planned: Plan, size: Size) -> None:
     down: dict[str, Any]
     style: dict[str, Any]
     if planned.across:
-        up = {"transform": axes.transData + _points(axes, LIFT, 0), "ha": "left"}
-        down = {"transform": axes.transData + _points(axes, -LIFT, 0), "ha": "right"}
+        up = {"transform": axes.transData + shift(axes, LIFT, 0), "ha": "left"}
+        down = {"transform": axes.transData + shift(axes, -LIFT, 0), "ha": "right"}
         style = {"va": "center_baseline", "fontsize": size.small, "clip_on": False}
     else:
-        up = {"transform": axes.transData + _points(axes, 0, LIFT), "va": "bottom"}
-        down = {"transform": axes.transData + _points(axes, 0, -LIFT), "va": "top"}
+        up = {"transform": axes.transData + shift(axes, 0, LIFT), "va": "bottom"}
+        down = {"transform": axes.transData + shift(axes, 0, -LIFT), "va": "top"}
         style = {"ha": "center", "fontsize": size.small, "clip_on": False}
     for index, shown in enumerate(text.value_labels(panel) if planned.values else ()):
         where = _bars(panel, planned, index)[0]
@@ -318,11 +228,11 @@ def _labels(axes: Axes, panel: BarPanel, planned: Plan, size: Size) -> None:
     if planned.across:
         style |= {"ha": "left", "va": "bottom"}
         blend = blended_transform_factory(axes.transAxes, axes.transData)
-        place = blend + _points(axes, 0, LIFT)
+        place = blend + shift(axes, 0, LIFT)
         tops = [k + 1 - BAR * len(panel.series) / planned.slot for k in range(len(panel.labels))]
         spots = [(0.0, top) for top in tops]
     else:
-        place = axes.get_xaxis_transform() + _points(axes, 0, -TICK)
+        place = axes.get_xaxis_transform() + shift(axes, 0, -TICK)
         spots = [(float(x), 0.0) for x in range(len(panel.labels))]
     if planned.rotation:  # hanging down-left of their place: matplotlib makes room for them
         style |= {"ha": "right", "rotation": planned.rotation, "rotation_mode": "anchor"}
@@ -330,11 +240,3 @@ def _labels(axes: Axes, panel: BarPanel, planned: Plan, size: Size) -> None:
         style |= {"va": "center"}
     for index, ((x, y), label) in enumerate(zip(spots, planned.xlabels, strict=True)):
         axes.text(x, y, label, transform=place, clip_on=False, gid=f"label-{index}", **style)
-
-
-def _points(axes: Axes, dx: float, dy: float) -> Transform:
-    """A shift by `dx` points right and `dy` up (negative: left, down), whatever the data's
-    scale."""
-    from matplotlib.transforms import ScaledTranslation
-
-    return ScaledTranslation(dx / 72, dy / 72, axes.figure.dpi_scale_trans)

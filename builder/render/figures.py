@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 from markupsafe import Markup
 
-from ..course.recording import BarPanel, Recording
+from ..course.recording import Panel, Recording, XYPanel
 from .markup import macro
 
 
@@ -34,7 +34,7 @@ def table_scroll_open(label: str) -> Markup:
     return Markup('<div class="table-scroll" tabindex="0" role="region" aria-label="%s">') % label
 
 
-def chart_size(panel: BarPanel, narrow: bool) -> tuple[int, int]:
+def chart_size(panel: Panel, narrow: bool) -> tuple[int, int]:
     """The chart's size in CSS pixels (charts.pixels: matplotlib lays it out); a build
     hands pages a cached one (builder.render.renderer.Renderer.size), so that a page whose
     charts did not change imports no matplotlib."""
@@ -43,7 +43,7 @@ def chart_size(panel: BarPanel, narrow: bool) -> tuple[int, int]:
     return charts.pixels(panel, charts.NARROW if narrow else charts.WIDE)
 
 
-Sizer = Callable[[BarPanel, bool], tuple[int, int]]
+Sizer = Callable[[Panel, bool], tuple[int, int]]
 
 
 def unplaced_panels(
@@ -67,7 +67,7 @@ NARROW_MEDIA = "(max-width: 680px)"
 CHARTS = "charts/"  # the site's folder of chart files, one set per drawing, shared by pages
 
 
-def chart_file(panel: BarPanel, theme: str, narrow: bool = False) -> str:
+def chart_file(panel: Panel, theme: str, narrow: bool = False) -> str:
     """A chart's file from the site's root, named by what it draws (charts.drawn: not the
     title) so that every page showing the same drawing shares it, and a changed drawing is
     a new file: charts/<digest>.svg, charts/<digest>-dark.svg for dark mode, and
@@ -101,7 +101,13 @@ def figure_html(recording: Recording, number: int, root: str, size: Sizer = char
     )
 
 
-def chart_alt(panel: BarPanel) -> str:
+def chart_alt(panel: Panel) -> str:
+    """The chart read out: every value (a line or scatter panel with many points: each
+    series' first, last, lowest and highest, the table below holding them all)."""
+    from .charts import log_scale
+
+    if isinstance(panel, XYPanel):
+        return _plot_alt(panel)
     parts = [
         f"{series.label}: "
         + ", ".join(
@@ -109,28 +115,64 @@ def chart_alt(panel: BarPanel) -> str:
         )
         for series in panel.series
     ]
-    from .charts import log_scale
-
     scale = " on a log scale" if log_scale(panel) else ""
     return f"Bar chart, {panel.title}, in {panel.ylabel}{scale}. " + "; ".join(parts)
 
 
-def panel_table(panel: BarPanel) -> Markup:
+ALT_POINTS = 12  # a series with more points is summarised in the alt text
+
+
+def _plot_alt(panel: XYPanel) -> str:
+    from .plots import equation
+
+    kind = "Line chart" if panel.kind == "line" else "Scatter plot"
+    head = f"{kind}, {panel.title}: {panel.ylabel} against {panel.xlabel}, as (x, y). "
+    parts = []
+    for series in panel.series:
+        points = list(zip(panel.x, series.y, strict=True))
+        if len(points) <= ALT_POINTS:
+            said = ", ".join(f"({_n(x)}, {_n(y)})" for x, y in points)
+        else:
+            low = min(points, key=lambda p: p[1])
+            high = max(points, key=lambda p: p[1])
+            said = (
+                f"{len(points)} points, from {_n(points[0][1])} at {_n(points[0][0])} to "
+                f"{_n(points[-1][1])} at {_n(points[-1][0])}, lowest {_n(low[1])} at "
+                f"{_n(low[0])}, highest {_n(high[1])} at {_n(high[0])}"
+            )
+        fit = f"; linear fit {equation(series.fit)}" if series.fit else ""
+        parts.append(f"{series.label}: {said}{fit}")
+    return head + "; ".join(parts) + ". The table lists every value."
+
+
+def _n(value: float) -> str:
+    return format_number(value)
+
+
+def panel_table(panel: Panel) -> Markup:
     """The panel's numbers as a table, in its own sideways scroll container, left out of
-    the search index."""
+    the search index: a row per label (bars) or x value (lines and points), a column per
+    series, and a line or scatter panel's fitted lines in its caption."""
     series = [s.label for s in panel.series]
-    return macro("panel_table", panel.title, panel.ylabel, series, panel_rows(panel))
+    if not isinstance(panel, XYPanel):
+        return macro("panel_table", panel.title, panel.ylabel, series, panel_rows(panel))
+    from .plots import equation
+
+    fits = [f"{s.label}: linear fit {equation(s.fit)}" for s in panel.series if s.fit]
+    caption = "; ".join([panel.ylabel, *fits])
+    return macro("panel_table", panel.title, caption, series, panel_rows(panel), panel.xlabel)
 
 
-def panel_rows(panel: BarPanel) -> list[tuple[str, list[str]]]:
-    """The rows of a panel's table: each label and its value in each series, as shown."""
+def panel_rows(panel: Panel) -> list[tuple[str, list[str]]]:
+    """The rows of a panel's table: each label (or x value) and its value in each series,
+    as shown."""
+    labels = panel.labels if not isinstance(panel, XYPanel) else map(format_number, panel.x)
     return [
-        (label, [format_number(s.y[i]) for s in panel.series])
-        for i, label in enumerate(panel.labels)
+        (label, [format_number(s.y[i]) for s in panel.series]) for i, label in enumerate(labels)
     ]
 
 
-def panel_shown(panel: BarPanel) -> str:
+def panel_shown(panel: Panel) -> str:
     """A panel's table as one line of text: each row's cells, rows joined with ' / '."""
     return " / ".join(" ".join([label, *cells]) for label, cells in panel_rows(panel))
 

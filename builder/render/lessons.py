@@ -24,7 +24,7 @@ from ..core.observe import RECORDED
 from ..course.addresses import page_url
 from ..course.files import read_file
 from ..course.model import Arc, Course, CourseMeta, Lesson
-from ..course.recording import BarPanel, Recording
+from ..course.recording import Panel, Recording
 from ..course.status import LessonStatus, State
 from . import anchors, charts, figures, notebook, prose
 from . import marks as recorded
@@ -262,7 +262,7 @@ def _notebook_artifact(
     )
 
 
-def _chart(panel: BarPanel, renderer: Renderer) -> Made:
+def _chart(panel: Panel, renderer: Renderer) -> Made:
     """The chart in each theme, wide and for a phone, in the files figures.chart_file names."""
     files: dict[str, bytes] = {}
     for size, svgs in renderer.chart(panel).items():

@@ -20,7 +20,7 @@ from ..core.artifact import Artifact, Made
 from ..core.observe import TEMPLATES
 from ..course.addresses import page_url
 from ..course.model import Lesson
-from ..course.recording import BarPanel
+from ..course.recording import Panel
 from ..course.validation import Cache, uncached
 from . import anchors, charts, figures, links, nav, prose
 from .highlight import code_block
@@ -49,7 +49,7 @@ class Renderer:
     def highlight(self, code: str, language: str) -> str:
         return self.cache("highlight", (language, code), lambda: code_block(code, language))
 
-    def size(self, panel: BarPanel, narrow: bool) -> tuple[int, int]:
+    def size(self, panel: Panel, narrow: bool) -> tuple[int, int]:
         """A chart's size on the page (figures.chart_size), cached by what it draws, as the
         chart is: panels that differ only in their title are measured once."""
         parts = (charts.drawing(panel), str(narrow))
@@ -62,7 +62,7 @@ class Renderer:
         parts = (lesson.body, cells)
         return self.cache("page-ids", parts, lambda: anchors.page_ids(prose.parser(), lesson))
 
-    def chart(self, panel: BarPanel) -> dict[str, dict[str, bytes]]:
+    def chart(self, panel: Panel) -> dict[str, dict[str, bytes]]:
         """A chart's SVGs by size and theme (charts.sized_svgs), cached by what it draws:
         drawn once however many lessons show the same chart."""
         parts = (charts.drawing(panel), repr(charts.SIZES))

@@ -8,7 +8,7 @@ import unicodedata
 
 from markupsafe import Markup
 
-from ..course.recording import Recording
+from ..course.recording import Recording, XYPanel, XYSeries
 from .bounded import format_value
 from .figures import format_number, provenance
 from .marks import Args, PageEnv, search_pattern
@@ -70,6 +70,8 @@ def _panel_value(
         page.error(f"{{{{ {text} }}}}: the recording has {len(recording.panels)} panel(s)")
         return None
     panel = recording.panels[int(number) - 1]
+    if isinstance(panel, XYPanel):
+        return _plot_value(page, panel, number, args, text)
     labels = [_nfc(label) for label in panel.labels]  # "é" typed one way finds it typed another
     label = _nfc(args.get("label", [""])[0])
     if label not in labels:
@@ -84,6 +86,70 @@ def _panel_value(
     value = series.y[labels.index(label)]
     unit = f", in {panel.ylabel}" if panel.ylabel else ""
     return value, f"panel {number} “{panel.title}”, {wanted}, {label}{unit}"
+
+
+def _plot_value(
+    page: PageEnv, panel: XYPanel, number: str, args: Args, text: str
+) -> tuple[float, str] | None:
+    """A line or scatter panel's value: a series' y at `x=` (or at its `point=`, 1-based,
+    where an x value repeats), or its fitted line's `fit=slope` or `fit=intercept`."""
+    names = [_nfc(series.label) for series in panel.series]
+    wanted = _nfc(args.get("series", [names[0] if len(names) == 1 else ""])[0])
+    if wanted not in names:
+        page.error(f"{{{{ {text} }}}}: give series= one of {[s.label for s in panel.series]}")
+        return None
+    series = panel.series[names.index(wanted)]
+    where = f"panel {number} “{panel.title}”, {wanted}"
+    if "fit" in args:
+        return _fit_value(page, series, args["fit"][0], where, text)
+    index = _point(page, panel, number, args, text)
+    if index is None:
+        return None
+    at = format_number(panel.x[index])
+    return series.y[index], f"{where}, at {panel.xlabel} {at}, in {panel.ylabel}"
+
+
+def _fit_value(
+    page: PageEnv, series: XYSeries, which: str, where: str, text: str
+) -> tuple[float, str] | None:
+    if series.fit is None:
+        page.error(f"{{{{ {text} }}}}: series {series.label!r} has no fitted line")
+        return None
+    if which not in ("slope", "intercept"):
+        page.error(f"{{{{ {text} }}}}: say fit=slope or fit=intercept")
+        return None
+    return getattr(series.fit, which), f"{where}, the linear fit's {which}"
+
+
+def _point(page: PageEnv, panel: XYPanel, number: str, args: Args, text: str) -> int | None:
+    """The 0-based index of the point `x=` or `point=` names, or None having said why."""
+    count = len(panel.x)
+    if "point" in args:
+        point = args["point"][0]
+        if point.isdigit() and 1 <= int(point) <= count:
+            return int(point) - 1
+        page.error(f"{{{{ {text} }}}}: panel {number} has points 1 to {count}")
+        return None
+    if "x" not in args:
+        page.error(
+            f"{{{{ {text} }}}}: panel {number} is a {panel.kind} panel: say x=VALUE (one of "
+            f"its x values) or point=N, with series= when it has several, or fit=slope"
+        )
+        return None
+    try:
+        x = float(args["x"][0])
+    except ValueError:
+        x = float("nan")
+    found = [k for k, value in enumerate(panel.x) if value == x]
+    if len(found) == 1:
+        return found[0]
+    if found:
+        points = ", ".join(str(k + 1) for k in found)
+        page.error(f"{{{{ {text} }}}}: points {points} share that x; say point=N")
+        return None
+    shown = [format_number(v) for v in panel.x[:12]] + (["..."] if count > 12 else [])
+    page.error(f"{{{{ {text} }}}}: panel {number} has no x {args['x'][0]}; its x values: {shown}")
+    return None
 
 
 def _nfc(name: str) -> str:

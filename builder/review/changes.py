@@ -27,7 +27,7 @@ from difflib import SequenceMatcher
 from typing import Any, Literal
 
 from ..core.errors import RecordingError
-from ..course.recording import BarPanel, Recording, Timings, loads
+from ..course.recording import Panel, Recording, Timings, loads
 from .cells import cells_of_lines, value_changes
 
 _UNIT = r"(?:ns|us|µs|μs|ms|s|sec|secs|seconds?|milliseconds?|microseconds?|nanoseconds?)"
@@ -302,7 +302,7 @@ def _range(start: int, stop: int) -> str:
 # -- panels ----------------------------------------------------------------------------------
 
 
-def timing_panel(panel: BarPanel, number: int = 0, declared: set[int] | None = None) -> bool:
+def timing_panel(panel: Panel, number: int = 0, declared: set[int] | None = None) -> bool:
     """Panel `number` holds timings: declared so, or (when its recording declares none,
     `declared` None) its ylabel names a unit of time or says wall clock."""
     if declared is not None:
@@ -315,8 +315,8 @@ def _declared_panels(recording: Recording) -> set[int] | None:
 
 
 def panel_changes(
-    old: list[BarPanel],
-    new: list[BarPanel],
+    old: list[Panel],
+    new: list[Panel],
     old_declared: set[int] | None = None,
     new_declared: set[int] | None = None,
 ) -> tuple[PanelChange, ...]:
@@ -327,14 +327,14 @@ def panel_changes(
     return tuple(change for n, a, b in pairs if (change := _panel_change(n, a, b, declared)))
 
 
-def _at(panels: list[BarPanel], number: int) -> BarPanel | None:
+def _at(panels: list[Panel], number: int) -> Panel | None:
     return panels[number - 1] if number <= len(panels) else None
 
 
 def _panel_change(
     number: int,
-    a: BarPanel | None,
-    b: BarPanel | None,
+    a: Panel | None,
+    b: Panel | None,
     declared: tuple[set[int] | None, set[int] | None],
 ) -> PanelChange | None:
     one = b or a
@@ -355,26 +355,18 @@ def _panel_change(
     return PanelChange(number, b.title, b.ylabel, timing, values, notes)
 
 
-def _side(new: BarPanel | None) -> str:
+def _side(new: Panel | None) -> str:
     return "added" if new else "removed"
 
 
-def _values(a: BarPanel, b: BarPanel) -> tuple[Value, ...]:
-    old, new = _cells(a), _cells(b)
+def _values(a: Panel, b: Panel) -> tuple[Value, ...]:
+    old, new = a.values(), b.values()
     keys = [*new, *(key for key in old if key not in new)]
     return tuple(
         Value(*key, old.get(key), new.get(key), _relative(old.get(key), new.get(key)))
         for key in keys
         if old.get(key) != new.get(key)
     )
-
-
-def _cells(panel: BarPanel) -> dict[tuple[str, str], float]:
-    return {
-        (s.label, label): y
-        for s in panel.series
-        for label, y in zip(panel.labels, s.y, strict=True)
-    }
 
 
 def _relative(old: float | None, new: float | None) -> float | None:

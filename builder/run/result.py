@@ -111,20 +111,37 @@ def _declared(items: object) -> list[dict[str, Any]]:
 
 def undrawable(panels: list[dict[str, Any]]) -> str:
     """The first panel value a chart cannot draw (an int of 400 digits passes panels.bar,
-    which is part of the harness), named by panel, series and label; "" when none."""
+    which is part of the harness), named by panel, series and label or x; "" when none."""
     try:
         for number, panel in enumerate(panels, start=1):
-            for series in panel["series"]:
-                for label, y in zip(panel["labels"], series["y"], strict=False):
-                    if isinstance(y, int | float) and not drawable(y):
-                        return (
-                            f"panel {number} ({panel['title']!r}), series {series['label']!r}, "
-                            f"label {label!r}: {_magnitude(y)} is too large to draw (a chart "
-                            f"draws numbers up to {MAX_DRAWABLE:g})"
-                        )
-    except (KeyError, TypeError):
+            where = f"panel {number} ({panel['title']!r})"
+            for at, y in _points(panel):
+                if isinstance(y, int | float) and not drawable(y):
+                    return (
+                        f"{where}, {at}: {_magnitude(y)} is too large to draw (a chart "
+                        f"draws numbers up to {MAX_DRAWABLE:g})"
+                    )
+    except (KeyError, TypeError, AttributeError):
         pass  # not panels at all: to_recording names what is wrong
     return ""
+
+
+def _points(panel: dict[str, Any]) -> list[tuple[str, Any]]:
+    """Every number a panel holds, each with where it is: a bar's series and label, a line
+    or scatter panel's x values, its series' y values and fitted lines."""
+    if panel["kind"] == "bar":
+        return [
+            (f"series {series['label']!r}, label {label!r}", y)
+            for series in panel["series"]
+            for label, y in zip(panel["labels"], series["y"], strict=False)
+        ]
+    found = [(f"x value {n}", x) for n, x in enumerate(panel["x"], start=1)]
+    for series in panel["series"]:
+        name = f"series {series['label']!r}"
+        found += [(f"{name}, point {n}", y) for n, y in enumerate(series["y"], start=1)]
+        fit = series.get("fit") or {}
+        found += [(f"{name}, its fit's {key}", fit.get(key)) for key in ("slope", "intercept")]
+    return found
 
 
 def same_names(panels: list[dict[str, Any]]) -> str:
@@ -133,7 +150,7 @@ def same_names(panels: list[dict[str, Any]]) -> str:
     try:
         for number, panel in enumerate(panels, start=1):
             series = [s["label"] for s in panel["series"]]
-            for what, names in (("labels", panel["labels"]), ("series", series)):
+            for what, names in (("labels", panel.get("labels", [])), ("series", series)):
                 seen: dict[str, str] = {}
                 for name in names:
                     key = unicodedata.normalize("NFC", name)
@@ -144,7 +161,7 @@ def same_names(panels: list[dict[str, Any]]) -> str:
                             f"{name!r} are the same name (equal in Unicode); give each its own"
                         )
                     seen[key] = name
-    except (KeyError, TypeError):
+    except (KeyError, TypeError, AttributeError):
         pass  # not panels at all: to_recording names what is wrong
     return ""
 

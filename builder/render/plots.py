@@ -1,0 +1,166 @@
+"""Line and scatter panels as SVG: a pure function of the panel, drawn by matplotlib as bars
+are (builder/render/charts.py), in the same themes, sizes and settings.
+
+Both axes span the data (chartlabels.data_axis), each on a log scale when its values are
+all positive and far apart, counted in a power of ten said on its label when they are
+tiny. A line joins its series' points from left to right, with a marker on each while
+there are few; a scatter panel draws each point, and each fitted line the recording holds
+dashed across the plot in its series' colour, its equation in the legend. The height is
+counted before drawing from the text's lines, so that a page sizes its `<img>` without
+matplotlib; constrained layout fits everything inside it. The series carry ids (`series-S`,
+`fit-S`), so that tests can find them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..course.recording import Fit, XYPanel
+from . import chartlabels as text
+from .chartplan import AXES, EDGE, EM, LINE, SIZES, TICK, WIDE, Size
+from .chartsvg import PALETTE, settings, svg
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+MARKERS = 40  # a line with at most this many points marks each one
+FIT_SAMPLES = 64  # points along a fitted line on a log axis, where it bends
+
+
+@dataclass(frozen=True)
+class XYPlan:
+    """What the chart says and how big it is, before matplotlib lays it out."""
+
+    xlabel: str
+    ylabel: str
+    legend: list[str]
+    bins: int  # how many ticks an axis has at most, less one
+    height: float  # points
+
+
+def plan(panel: XYPanel, size: Size) -> XYPlan:
+    """The text's lines and a height that gives the plot AXES points after the text around
+    it: the legend above the plot (narrow) or beside it, the x ticks and the x label."""
+    font, small, width = size.font, size.small, size.width
+    entries = legend_entries(panel)
+    columns = (width - 2 * EDGE - 30) / (EM * small) if size.stacked else 18
+    legend = [text.wrap(entry, columns) for entry in entries] if len(entries) > 1 else []
+    stacked = sum(text.lines(t) * small * LINE + 4 for t in legend) + 8 if size.stacked else 0.0
+    xs, ys = [*panel.x], y_values(panel)
+    xlabel = panel.xlabel + text.factor_of(xs) + (" (log scale)" if text.is_log(xs) else "")
+    ylabel = panel.ylabel + text.factor_of(ys) + (" (log scale)" if text.is_log(ys) else "")
+    xlabel = text.wrap(xlabel, (width - 2 * EDGE - 40) / (EM * font))
+    ylabel = text.wrap(ylabel, 0.9 * AXES / (EM * font))
+    below = TICK + font * LINE + 4 + text.lines(xlabel) * font * LINE  # ticks, labelpad, label
+    height = EDGE + stacked + small * LINE + AXES + below + EDGE
+    return XYPlan(xlabel, ylabel, legend if legend else [], 4 if size.stacked else 6, height)
+
+
+def legend_entries(panel: XYPanel) -> list[str]:
+    """Each series' label, and after it its fitted line's equation, if it has one."""
+    entries = []
+    for series in panel.series:
+        entries.append(series.label)
+        if series.fit is not None:
+            entries.append(f"{series.label}, linear fit: {equation(series.fit)}")
+    return entries
+
+
+def equation(fit: Fit) -> str:
+    """'y = 1.25x − 0.333': the fitted line, three significant digits a coefficient, its
+    spaces unbreakable (a legend wraps it whole)."""
+    sign = "−" if fit.intercept < 0 else "+"
+    said = f"y = {text.significant(fit.slope)}x {sign} {text.significant(abs(fit.intercept))}"
+    return said.replace(" ", "\u00a0")
+
+
+def y_values(panel: XYPanel) -> list[float]:
+    """Every y the chart shows: the points, and each fitted line at the ends of the data."""
+    ys: list[float] = [y for series in panel.series for y in series.y]
+    low, high = min(panel.x), max(panel.x)
+    for series in panel.series:
+        if series.fit is not None:
+            ys += [series.fit.slope * x + series.fit.intercept for x in (low, high)]
+    return ys
+
+
+def pixels(panel: XYPanel, size: Size = WIDE) -> tuple[int, int]:
+    """The chart's width and height in CSS pixels, known before drawing."""
+    return round(size.width * 4 / 3), round(plan(panel, size).height * 4 / 3)
+
+
+def light_svgs(panel: XYPanel, sizes: Mapping[str, Size] = SIZES) -> dict[str, bytes]:
+    """The panel drawn in the light theme at each size."""
+    with settings():
+        return {name: svg(figure(panel, size)) for name, size in sizes.items()}
+
+
+def figure(panel: XYPanel, size: Size) -> Figure:
+    """The chart as a matplotlib figure, laid out by its constrained layout engine when drawn."""
+    from matplotlib.figure import Figure
+
+    planned = plan(panel, size)
+    drawn = Figure(dpi=72, layout="constrained", figsize=(size.width / 72, planned.height / 72))
+    drawn.patch.set_visible(False)
+    axes = drawn.add_subplot()
+    axes.patch.set_visible(False)
+    xlim, xticks, xlabels, xlog = text.data_axis([*panel.x], planned.bins)
+    ylim, yticks, ylabels, ylog = text.data_axis(y_values(panel), planned.bins)
+    if xlog:
+        axes.set_xscale("log")
+    if ylog:
+        axes.set_yscale("log")
+    handles: list[Any] = []
+    shown: Any
+    xs = [float(x) for x in panel.x]
+    for index, series in enumerate(panel.series):
+        colour = PALETTE[index % len(PALETTE)]
+        if panel.kind == "line":
+            order = sorted(range(len(xs)), key=xs.__getitem__)
+            marker = "o" if len(xs) <= MARKERS else ""
+            (shown,) = axes.plot(
+                [xs[k] for k in order],
+                [series.y[k] for k in order],
+                color=colour,
+                linewidth=1.8,
+                marker=marker,
+                markersize=4,
+            )
+        else:
+            shown = axes.scatter(xs, series.y, s=size.small * 3, color=colour, linewidths=0)
+        shown.set_gid(f"series-{index}")
+        handles.append(shown)
+        if series.fit is not None:
+            fx = _along(xlim, xlog)
+            fy = [series.fit.slope * x + series.fit.intercept for x in fx]
+            (fitted,) = axes.plot(fx, fy, color=colour, linewidth=1.4, linestyle=(0, (5, 3)))
+            fitted.set_gid(f"fit-{index}")
+            handles.append(fitted)
+    axes.set(xlim=xlim, ylim=ylim)
+    axes.set_xticks(xticks, xlabels)
+    axes.set_yticks(yticks, ylabels)
+    axes.minorticks_off()
+    axes.tick_params(labelsize=size.font)
+    axes.set_xlabel(planned.xlabel, fontsize=size.font)
+    axes.set_ylabel(planned.ylabel, fontsize=size.font)
+    axes.grid(True)
+    if planned.legend:
+        where = "outside upper left" if size.stacked else "outside right upper"
+        style = {"loc": where, "fontsize": size.small, "handlelength": 1.6}
+        legend = drawn.legend(handles, planned.legend, **style)
+        for index, handle in enumerate(legend.legend_handles):
+            assert handle is not None
+            handle.set_gid(f"legend-{index}")
+    return drawn
+
+
+def _along(limits: tuple[float, float], log: bool) -> list[float]:
+    """Where a fitted line is drawn: its two ends, or, on a log x axis where it bends,
+    FIT_SAMPLES points evenly spaced in the logarithm."""
+    low, high = limits
+    if not log:
+        return [low, high]
+    step = (high / low) ** (1 / (FIT_SAMPLES - 1))
+    return [low * step**k for k in range(FIT_SAMPLES)]
