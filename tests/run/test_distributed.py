@@ -11,7 +11,6 @@ import io
 import json
 import os
 import shutil
-from importlib.metadata import version
 import signal
 import socket
 import subprocess
@@ -19,6 +18,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -336,7 +336,9 @@ def test_a_task_on_a_worker_with_other_versions_runs_nothing(tmp_path: Path) -> 
     calls: list[str] = []
     _, execution = work(odd, lambda lesson, limits: calls.append(lesson.id))  # type: ignore[arg-type,func-returns-value]
     assert calls == [] and execution.outcome.name == "REFUSED"
-    assert f"refused: jax {version('jax')} (pinned 0.4.1); nothing it ran is kept" in execution.detail
+    assert (
+        f"refused: jax {version('jax')} (pinned 0.4.1); nothing it ran is kept" in execution.detail
+    )
     assert work(task, canned_run)[1].ok
 
 
