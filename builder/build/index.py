@@ -16,11 +16,14 @@ Lesson, its status, its sidecar) with their digests.
   have the metadata the head has is taken, not read.
 
 One racy rule for every path (`racy`), git's: a file whose mtime or ctime is not older than
-the observation its metadata was taken at (by RACY_NS, for file systems with coarse clocks)
-could have changed within the same tick unseen, so it is not trusted: an input is read
-again, a site file taken from the store again (rewritten only if its bytes differ). The
-blind spot is git's too: a change that keeps the size, the inode and both times, which
-takes a clock set back; `--force` reads everything again.
+the file system's clock when its metadata was taken (builder.core.observe `clock`, as git
+compares with its index file's mtime) could have changed within the same tick unseen, so
+it is not trusted: an input is read again, a site file taken from the store again
+(rewritten only if its bytes differ). The build that does so takes the metadata anew, at
+a later tick: what it confirmed is no longer racy, and the build after it is a no-op (git
+refreshes a racily clean entry and writes its index again). The blind spot is git's too:
+a change that keeps the size, the inode and both times, which takes a clock set back;
+`--force` reads everything again.
 
 The store keeps what the index references: the site's artifacts and what they used, and
 the keys each entry's values were read with (`references`). A row missing, damaged or of
@@ -40,7 +43,6 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.observe import (
     BUILDER,
-    RACY_NS,
     TEMPLATES,
     Observed,
     Snapshot,
@@ -65,7 +67,7 @@ STAGES = ("lesson", "status", "sidecar")  # what an entry holds, each read on it
 
 def racy(stat: tuple[int, ...], since: int) -> bool:
     """git's racy rule, for inputs and site files alike: a file's mtime or ctime not older
-    than `since` (the observation its metadata was taken at, less RACY_NS)."""
+    than `since`, the file system's clock when its metadata was taken (observe.clock)."""
     return len(stat) > 1 and max(stat[0], stat[3]) >= since
 
 
@@ -75,7 +77,7 @@ class Head:
 
     seen: Observed  # what the last good build observed (its site: in `site`, after it)
     site: Snapshot  # every site path after the build wrote it
-    site_ns: int  # when `site` was observed
+    site_ns: int  # the file system's clock when `site` was observed (observe.clock)
     total: int  # how many files the site has
     versions: dict[str, str]  # the installed packages' (`check` reads them from here)
 
@@ -93,8 +95,8 @@ class Head:
             and now.environment == before.environment
             and now.inputs == before.inputs
             and now.site == self.site
-            and not any(racy(m, before.taken_ns - RACY_NS) for m in now.inputs.values())
-            and not any(racy(m, self.site_ns - RACY_NS) for m in now.site.values())
+            and not any(racy(m, before.since) for m in now.inputs.values())
+            and not any(racy(m, self.site_ns) for m in now.site.values())
         )
 
     def intact(self, out: Path, now: Observed) -> set[str]:
@@ -102,7 +104,7 @@ class Head:
         if now.out != self.seen.out:
             return set()
         left, found, since = site_files(out, self.site), site_files(out, now.site), self.site_ns
-        return {n for n, m in found.items() if left.get(n) == m and not racy(m, since - RACY_NS)}
+        return {n for n, m in found.items() if left.get(n) == m and not racy(m, since)}
 
 
 @dataclass(frozen=True)
@@ -217,7 +219,7 @@ class Index:
         """Every path read as the head has it (or still absent), and older than it (racy)."""
         if self.head is None:
             return False
-        then, since = self.head.seen.inputs, self.head.seen.taken_ns - RACY_NS
+        then, since = self.head.seen.inputs, self.head.seen.since
         for read in reads:
             for path in read.paths:
                 stat = then.get(path)

@@ -58,6 +58,7 @@ class BuildResult:
     written: int
     removed: int
     total: int
+    noop: bool = False  # nothing read or made: inputs and site as the last build left them
 
 
 class Build:
@@ -221,7 +222,7 @@ def build(
         now = observe(paths, settings(execute, _commit(paths, since)))
         head = Head.load(run.store)  # what a no-op compares, not what the site files hold
         if head is not None and head.unchanged(now) and not force:
-            return BuildResult((), 0, 0, head.total)
+            return BuildResult((), 0, 0, head.total, noop=True)
         from ..core.scratch import sweep  # not on a no-op: a build that does work sweeps
 
         sweep()  # the scratch folders of killed builds
@@ -249,7 +250,14 @@ def settings(execute: bool, since: str) -> tuple[str, ...]:
 
 def observe(paths: Paths, asked: tuple[str, ...]) -> Observed:
     """The inputs' and the site's file metadata, before anything is read."""
-    return Observed.take([paths.content, paths.recordings], paths.out, *asked)
+    return Observed.take([paths.content, paths.recordings], paths.out, paths.cache, *asked)
+
+
+def clock(paths: Paths) -> int:
+    """The file system's clock now, as `observe` takes it (builder.core.observe.clock)."""
+    from ..core import observe as observed
+
+    return observed.clock(paths.cache, [paths.content, paths.recordings, paths.out])
 
 
 def _commit(paths: Paths, since: str | None) -> str:

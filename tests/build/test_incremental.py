@@ -27,7 +27,7 @@ from builder.core.errors import BuildError
 from builder.core.observe import Paths
 from builder.core.store import Store
 from builder.course import files as course_files
-from tests.helpers import assert_like_a_clean_build, killed_at, synthetic_copy
+from tests.helpers import assert_like_a_clean_build, killed_at, synthetic_copy, wall_clock
 
 LESSON = "a01-002"
 LESSONS = 6  # the course_template fixture's size (tests/conftest.py)
@@ -162,7 +162,7 @@ def test_a_prose_edit_reads_only_that_lessons_files(
     """The build's index (builder.build.index): files whose metadata is unchanged are not
     read. The lesson's status is taken again (its recording read: the status depends on the
     lesson), and the course's two YAML files are read by every build that is not a no-op."""
-    monkeypatch.setattr(index, "RACY_NS", 0)  # no file here is racy unless a test makes it
+    wall_clock(monkeypatch)  # no file here is racy unless a test makes it
     render(paths)
     append(lesson_md(paths), "\nA new sentence.\n")
     opened = opened_inputs(monkeypatch, paths)
@@ -181,7 +181,7 @@ def test_the_index_holds_what_the_door_opened_for_each_value(
     recorded as it opened them: a data file declared now is in the lesson's (and the sidecar
     in its status's, which the data file made stale), and editing it
     (size and mtime kept: git's racy case, seen by its ctime) loads the lesson again."""
-    monkeypatch.setattr(index, "RACY_NS", 0)
+    wall_clock(monkeypatch)
     data = paths.content / "lessons" / LESSON / "extra.csv"
     data.write_text("a\n1\n")
     edit = lesson_md(paths)
@@ -220,7 +220,7 @@ def test_a_prose_edit_stores_only_its_lessons_part_of_the_index(
     one part that holds the edited lesson, not all 64 (72 MB at 10,000 lessons); the rows
     it leaves are still what the next build reads, so an edit of another lesson then reads
     only that lesson's files."""
-    monkeypatch.setattr(index, "RACY_NS", 0)
+    wall_clock(monkeypatch)
     written: list[list[str]] = []
     commit = Store.commit
 
@@ -254,7 +254,7 @@ def test_a_prose_edit_keys_only_its_lessons_artifacts(
     """The index keeps, by lesson, the key of what its artifacts were made from and their
     keys (builder.build.reuse): a one-shot build after a prose edit asks for the
     edited lesson's page, charts and notebook, and for no other lesson's."""
-    monkeypatch.setattr(index, "RACY_NS", 0)
+    wall_clock(monkeypatch)
     render(paths)
     append(lesson_md(paths), "\nA new sentence.\n")
     asked: list[tuple[str, str]] = []
@@ -277,7 +277,7 @@ def test_what_neither_the_site_nor_the_store_holds_is_made_from_the_remembered_k
     """A lesson's artifacts taken by their remembered keys are made again when asked for:
     with the store emptied and another lesson's page, notebook and charts deleted, the
     next build after a prose edit puts them back as a build from nothing makes them."""
-    monkeypatch.setattr(index, "RACY_NS", 0)
+    wall_clock(monkeypatch)
     render(paths)
     other = paths.out / "l" / "sa01-004"
     for name in ("index.html", "example.ipynb"):
@@ -307,8 +307,11 @@ def test_a_racy_file_is_read_again_and_force_reads_everything(
         path.write_text(path.read_text().replace(old, new, 1))
         os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
 
-    append(path, "\nWord: aaaa.\n")  # written now: racy for the next build's observation
+    append(path, "\nWord: aaaa.\n")
+    clock = observe.clock  # the next build observes it in the tick it was written: racy
+    monkeypatch.setattr(observe, "clock", lambda cache, roots: path.stat().st_mtime_ns)
     render(paths)
+    monkeypatch.setattr(observe, "clock", clock)
     same_size_edit("aaaa", "bbbb")
     render(paths)
     assert b"bbbb" in (paths.out / "l" / "sa01-002" / "index.html").read_bytes()
@@ -337,8 +340,9 @@ def test_a_same_size_edit_in_the_ctime_tick_of_a_copy_is_seen(
     for path in [*paths.content.rglob("*"), *paths.recordings.rglob("*")]:
         os.utime(path, ns=(long_ago, long_ago))  # no input racy by its mtime
     tick = time.time_ns()
-    meta = observe._meta
+    meta, clock = observe._meta, observe.clock
     monkeypatch.setattr(observe, "_meta", lambda i: (*meta(i)[:3], min(i.st_ctime_ns, tick)))
+    monkeypatch.setattr(observe, "clock", lambda cache, roots: min(clock(cache, roots), tick))
     path, page = lesson_md(paths), paths.out / "l" / "sa01-002" / "index.html"
     path.write_text(path.read_text() + "\nWord: aaaa.\n")
     os.utime(path, ns=(long_ago, long_ago))  # the copy: its mtime kept

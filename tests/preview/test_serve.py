@@ -24,7 +24,6 @@ from typing import Any
 
 import pytest
 
-from builder.build import index
 from builder.build.index import Head
 from builder.build.pipeline import build
 from builder.core.errors import RenderError
@@ -45,6 +44,7 @@ from tests.helpers import (
     edit_panels,
     make_paths,
     scaled,
+    wall_clock,
 )
 
 LESSON = "basics-01"  # slug "first"
@@ -173,7 +173,7 @@ def test_after_settling_the_next_build_is_a_no_op(
 ) -> None:
     # The fixture's files were just written: racy by their ctime (which utime cannot set
     # back), so the build would read them again; this test is about the preview's index.
-    monkeypatch.setattr(index, "RACY_NS", 0)
+    wall_clock(monkeypatch)
     session = Session(recorded, execute=True)
     session.start()
     session.settle()
