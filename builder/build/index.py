@@ -8,7 +8,8 @@ Lesson, its status, its sidecar) with their digests.
   package folders, observed *before* the build read anything; of every site path after the
   build wrote it; and the packages' versions (which `check` reads). When nothing differs
   and nothing is racy, the build is over: the no-op.
-- `Published` (INDEX/site): each site file's artifact key, and each artifact's `Trace`.
+- `Published` (INDEX/site): each site file's artifact key, and each artifact's `Trace`;
+  and course.yml and glossary.yml as loaded (`Shared`), with what they were read from.
 - `Entry`, by lesson (INDEX/0, INDEX/1, ... PARTS rows, each pickled on its own, so a prose
   edit pickles one again): the values, and for each the paths the input door opened to
   read it (builder.course.files notes them into a `Recorder` as it opens them: no list of
@@ -51,11 +52,13 @@ from ..core.observe import (
     site_files,
 )
 from ..core.store import INDEX, Store, digest
+from ..course.files import COURSE_FILES
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from ..core.artifact import Trace
+    from ..course.load import Shared as Loaded
     from ..course.model import Course, Lesson
     from ..course.status import LessonStatus
     from .keys import Digests
@@ -108,21 +111,31 @@ class Head:
 
 
 @dataclass(frozen=True)
-class Published:
-    """The index's second row: the artifact each site file holds, by key, and its trace."""
-
-    taken_ns: int  # the head's observation: a row of another build is none
-    salt: str  # Index.salt: the entries' rows are of this index only if it is the same
-    files: dict[str, str]
-    traces: dict[str, Trace] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
 class Read:
     """What one value was read from: the paths the door opened, the store keys it used."""
 
     paths: tuple[str, ...] = ()
     uses: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Shared:
+    """course.yml and glossary.yml as loaded, and what the door opened to read them."""
+
+    values: Loaded
+    read: Read
+
+
+@dataclass(frozen=True)
+class Published:
+    """The index's second row: the artifact each site file holds, by key, and its trace;
+    the course's own files as loaded."""
+
+    taken_ns: int  # the head's observation: a row of another build is none
+    salt: str  # Index.salt: the entries' rows are of this index only if it is the same
+    files: dict[str, str]
+    traces: dict[str, Trace] = field(default_factory=dict)
+    shared: Shared | None = None
 
 
 @dataclass(frozen=True)
@@ -164,6 +177,7 @@ class Index:
     head: Head | None = None
     published: Published | None = None
     entries: dict[str, Entry] = field(default_factory=dict)  # by lesson id (its folder)
+    shared: Shared | None = None  # of this code and these versions, unless forced
     parts: tuple[bytes, ...] = field(default=(), repr=False)  # as stored, PARTS of them
     # Those of `parts` that may differ from the store's rows: all but the ones Index.load
     # read and no build replaced since. Only these are written (a prose edit: one of 64).
@@ -181,6 +195,7 @@ class Index:
         index = cls(salt, head, found)
         if force or found.salt != salt:
             return index
+        index = replace(index, shared=found.shared)
         stored = tuple(filter(None, (store.row(f"{INDEX}/{k}") for k in range(PARTS))))
         try:
             parts = [pickle.loads(part) for part in stored]
@@ -198,7 +213,15 @@ class Index:
     def reads(self) -> Reads:
         """What each of its values was read from, by stage and owner."""
         entries = self.entries.items()
-        return {stage: {k: e.reads[n] for k, e in entries} for n, stage in enumerate(STAGES)}
+        reads = {stage: {k: e.reads[n] for k, e in entries} for n, stage in enumerate(STAGES)}
+        if self.shared is not None:
+            reads[STAGES[0]][COURSE_FILES] = self.shared.read
+        return reads
+
+    def course_files(self, now: Observed) -> Loaded | None:
+        """course.yml and glossary.yml as loaded, when what was read for them is as it was."""
+        shared = self.shared
+        return shared.values if shared is not None and self._same(now, shared.read) else None
 
     def lessons(self, now: Observed) -> dict[str, Lesson]:
         """The lessons (by folder name) whose files are as they were, and not racy."""
@@ -229,7 +252,11 @@ class Index:
 
     def references(self) -> set[str]:
         """The store keys its entries' values were read with."""
-        return {key for e in self.entries.values() for read in e.reads for key in read.uses}
+        reads = [read for e in self.entries.values() for read in e.reads]
+        return {key for read in [*reads, *self._shared_read()] for key in read.uses}
+
+    def _shared_read(self) -> list[Read]:
+        return [self.shared.read] if self.shared is not None else []
 
     def rows(self) -> dict[str, bytes]:
         """Its rows: the head, the site, and the parts that may differ from the stored ones."""
@@ -264,7 +291,9 @@ class Index:
             for k, part in enumerate(parts)
         )
         fresh = frozenset(range(PARTS)) - (kept - before.fresh)
-        return cls(before.salt, before.head, before.published, entries, stored, fresh)
+        shared = Shared((course.meta, course.glossary), reads[STAGES[0]].get(COURSE_FILES, Read()))
+        published = before.published
+        return cls(before.salt, before.head, published, entries, shared, stored, fresh)
 
 
 def _same_entry(old: Entry, new: Entry) -> bool:

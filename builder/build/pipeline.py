@@ -39,6 +39,7 @@ from ..core.store import Store
 from .index import STAGES, Head, Index, Reads, Recorder, code_digest, index_salt, installed_versions
 
 if TYPE_CHECKING:
+    from ..course.load import Shared
     from ..course.model import Course, Lesson
     from ..course.status import LessonStatus
     from ..render.search import Stop
@@ -105,12 +106,13 @@ class Build:
 
         self.reuse = Reuse(self.store, code_digest(self.versions))
 
-    def load(self, kept: dict[str, Lesson]) -> Course:
-        """content/ -> Course; the lessons in `kept` (by folder name) are not read again."""
+    def load(self, kept: dict[str, Lesson], shared: Shared | None = None) -> Course:
+        """content/ -> Course; the lessons in `kept` (by folder name) are not read again,
+        nor course.yml and glossary.yml when `shared` holds them."""
         from ..course.load import load_course
 
         memo, reads = self.reuse.memo, Recorder(self.store, self.reads["lesson"])
-        self.course = load_course(self.paths.content, memo, kept, reads)
+        self.course = load_course(self.paths.content, memo, kept, reads, shared)
         return self.course
 
     def status(self, kept: dict[str, LessonStatus] | None = None) -> list[LessonStatus]:
@@ -227,7 +229,7 @@ def build(
 
         sweep()  # the scratch folders of killed builds
         run.begin(now, head, reread=force)
-        run.load(run.index.lessons(now))
+        run.load(run.index.lessons(now), run.index.course_files(now))
         run.status(run.index.statuses(now))
         executed = run.record(jobs, force, runner, dask) if execute else ()
         run.shifted()
@@ -299,7 +301,7 @@ def check(paths: Paths) -> Checked:
     with Build.opened(paths, lock=False) as run:
         now = observe(paths, ())
         run.begin(now, Head.load(run.store))
-        course = run.load(run.index.lessons(now))
+        course = run.load(run.index.lessons(now), run.index.course_files(now))
         statuses = run.status(run.index.statuses(now))
         run.store.commit()  # a store that cannot be written only costs time (and says so)
     return Checked(course, statuses)

@@ -42,7 +42,7 @@ def publish(
     site_ns = observe.clock(paths.cache, [paths.out])  # what is written from now on is racy
     after = restat(now.site, paths.out, touched)
     head = Head(replace(now, site={}), after, site_ns, len(names), versions)
-    published = Published(now.taken_ns, index.salt, names, site.traces())
+    published = Published(now.taken_ns, index.salt, names, site.traces(), index.shared)
     index = replace(index, head=head, published=published)
     store.commit(index.rows(), site.references(store.used) | index.references())
     return written, index

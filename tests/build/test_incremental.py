@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import sqlite3
 import time
@@ -160,8 +161,8 @@ def test_a_prose_edit_reads_only_that_lessons_files(
     paths: Paths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The build's index (builder.build.index): files whose metadata is unchanged are not
-    read. The lesson's status is taken again (its recording read: the status depends on the
-    lesson), and the course's two YAML files are read by every build that is not a no-op."""
+    read, course.yml and glossary.yml among them. The lesson's status is taken again (its
+    recording read: the status depends on the lesson)."""
     wall_clock(monkeypatch)  # no file here is racy unless a test makes it
     render(paths)
     append(lesson_md(paths), "\nA new sentence.\n")
@@ -169,7 +170,70 @@ def test_a_prose_edit_reads_only_that_lessons_files(
     render(paths)
     lesson = f"content/lessons/{LESSON}"
     own = [f"{lesson}/lesson.md", f"{lesson}/example.py", f"recordings/{LESSON}.json"]
-    assert sorted(opened) == sorted(["content/course.yml", "content/glossary.yml", *own])
+    assert sorted(opened) == sorted(own)
+    monkeypatch.undo()
+    assert_like_a_clean_build(paths, tmp_path)
+
+
+def made_artifacts(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The kinds of the artifacts a build makes from now on (not kept, not from the store)."""
+    made: list[str] = []
+    make_one = make._make_one
+
+    def counted(artifact: Keyed, store: Store) -> Any:
+        made.append(artifact.kind)
+        return make_one(artifact, store)
+
+    monkeypatch.setattr(make, "_make_one", counted)
+    return made
+
+
+def test_course_yml_is_in_the_read_set_a_touch_makes_nothing_an_edit_renders_again(
+    paths: Paths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """course.yml and glossary.yml are in the index's read set as the door opened them:
+    touched without a change, the two are read again (course.yml's metadata changed; they
+    are loaded together), no page is made and nothing is written, and the build after it
+    is a no-op; its title edited, the pages that show it are made again."""
+    wall_clock(monkeypatch)
+    render(paths)
+    course = paths.content / "course.yml"
+    os.utime(course)
+    opened, made = opened_inputs(monkeypatch, paths), made_artifacts(monkeypatch)
+    touched = build(paths, execute=False, jobs=1)
+    assert sorted(opened) == ["content/course.yml", "content/glossary.yml"]
+    assert (touched.written, touched.removed, made) == (0, 0, [])
+    assert build(paths, execute=False, jobs=1).noop
+    opened.clear()
+    text = course.read_text()
+    course.write_text(text.replace("title: ", "title: Retitled ", 1))
+    retitled = build(paths, execute=False, jobs=1)
+    assert sorted(opened) == ["content/course.yml", "content/glossary.yml"]
+    assert retitled.written > 0 and "page" in made
+    for page in ("index.html", f"l/s{LESSON}/index.html"):
+        assert b"Retitled " in (paths.out / page).read_bytes(), page
+    monkeypatch.undo()
+    assert_like_a_clean_build(paths, tmp_path)
+
+
+def test_a_glossary_written_where_there_was_none_is_read(
+    paths: Paths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The door notes glossary.yml even when it is missing (it is optional): one written
+    later is in the next build's read set, and on the glossary page."""
+    wall_clock(monkeypatch)
+    for lesson in (paths.content / "lessons").glob("*/lesson.md"):  # no term marked
+        lesson.write_text(re.sub(r"\[\[([^\]]+)\]\]", r"\1", lesson.read_text()))
+    glossary = paths.content / "glossary.yml"
+    text = glossary.read_text()
+    glossary.unlink()
+    render(paths)
+    glossary.write_text(text)
+    opened = opened_inputs(monkeypatch, paths)
+    assert build(paths, execute=False, jobs=1).written > 0
+    assert sorted(opened) == ["content/course.yml", "content/glossary.yml"]
+    term = re.search(r"term: (.+)", text)
+    assert term and term.group(1).encode() in (paths.out / "glossary/index.html").read_bytes()
     monkeypatch.undo()
     assert_like_a_clean_build(paths, tmp_path)
 

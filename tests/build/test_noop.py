@@ -32,7 +32,8 @@ PAGE = "l/sa01-002/index.html"
 @pytest.fixture
 def paths(course_template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Paths:
     """A built copy of the course; its files were just written, so none is racy only when
-    RACY_NS is 0 (the tests that are about the racy rule set their own times)."""
+    the racy rule reads the wall clock (the tests that are about the racy rule set their
+    own clock)."""
     wall_clock(monkeypatch)
     paths = synthetic_copy(course_template, tmp_path)
     build(paths, execute=False, jobs=1)
@@ -229,3 +230,31 @@ def test_site_three_times_in_a_row_ends_in_a_noop(course_template: Path, tmp_pat
     assert results[0].written > 0 and not results[0].noop
     assert (results[1].written, results[1].removed) == (0, 0)
     assert results[2].noop
+
+
+def test_the_clock_is_the_file_systems_and_falls_back_to_a_margin_where_it_cannot_be(
+    tmp_path: Path,
+) -> None:
+    """observe.clock reads the file system's clock from a file it makes in the cache folder
+    (and removes); a cache that is a file, or missing, or a root on another file system
+    (/dev/shm: another clock, perhaps a coarser one) gets the wall clock less the margin."""
+    cache, root = tmp_path / "cache", tmp_path / "content"
+    cache.mkdir()
+    root.mkdir()
+    before = time.time_ns()
+    read = observed.clock(cache, [root])
+    assert before - observed.RACY_NS // 2 < read <= time.time_ns()
+    assert list(cache.iterdir()) == [], "the clock's file is removed"
+    (tmp_path / "a-file").write_text("not a folder")
+    elsewhere = Path("/dev/shm")
+    for where, roots in [
+        (tmp_path / "a-file", [root]),
+        (tmp_path / "missing", [root]),
+        (cache, [root, elsewhere]),
+    ]:
+        if where == cache and (
+            not elsewhere.is_dir() or elsewhere.stat().st_dev == cache.stat().st_dev
+        ):
+            continue  # no other file system here
+        read = observed.clock(where, roots)
+        assert before - observed.RACY_NS <= read <= time.time_ns() - observed.RACY_NS, where
