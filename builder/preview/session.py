@@ -26,7 +26,7 @@ from typing import Any
 from ..build.make import Kept
 from ..build.pipeline import Build, build_lock, clock, observe, open_store, settings
 from ..build.site import Site
-from ..core.artifact import Made
+from ..core.artifact import Made, Parts
 from ..core.errors import PutOff
 from ..core.observe import TEMPLATES, Paths
 from ..core.store import Store
@@ -178,6 +178,11 @@ class Session:
         settle's search bundles."""
         made = self._held().values()
         return {name: data for m in made for name, data in (m.files or {}).items()}
+
+    def parts(self) -> dict[str, Parts]:
+        """Each page's parts, by its file's name, as `served` serves it."""
+        made = self._held().values()
+        return {m.trace.page.name: m.trace.page for m in made if m.trace.page is not None}
 
     def settle(self, edited: Callable[[], bool] = lambda: False) -> list[str] | None:
         """The search bundles, then site/ and the index as `make site` leaves them;
