@@ -253,10 +253,8 @@ class Index:
     def references(self) -> set[str]:
         """The store keys its entries' values were read with."""
         reads = [read for e in self.entries.values() for read in e.reads]
-        return {key for read in [*reads, *self._shared_read()] for key in read.uses}
-
-    def _shared_read(self) -> list[Read]:
-        return [self.shared.read] if self.shared is not None else []
+        reads += [self.shared.read] if self.shared is not None else []
+        return {key for read in reads for key in read.uses}
 
     def rows(self) -> dict[str, bytes]:
         """Its rows: the head, the site, and the parts that may differ from the stored ones."""
@@ -292,8 +290,7 @@ class Index:
         )
         fresh = frozenset(range(PARTS)) - (kept - before.fresh)
         shared = Shared((course.meta, course.glossary), reads[STAGES[0]].get(COURSE_FILES, Read()))
-        published = before.published
-        return cls(before.salt, before.head, published, entries, shared, stored, fresh)
+        return cls(before.salt, before.head, before.published, entries, shared, stored, fresh)
 
 
 def _same_entry(old: Entry, new: Entry) -> bool:

@@ -173,7 +173,7 @@ class Observed:
     environment: Snapshot
     site: Snapshot
     taken_ns: int  # the wall clock: which observation it is (the index's rows name it)
-    since: int  # `clock`, before the metadata was taken: a file not older than it is racy
+    since: int = 0  # `clock` before the metadata was taken: a file not older is racy (0: all)
 
     @classmethod
     def take(cls, roots: list[Path], out: Path, cache: Path, *settings: str) -> Observed:
