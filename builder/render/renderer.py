@@ -78,7 +78,7 @@ class Renderer:
 
 
 def page(
-    template: str, nav: SiteNav | SiteHead, path: str, **context: Any
+    template: str, nav: SiteNav | SiteHead, path: str = "", **context: Any
 ) -> tuple[bytes, Parts | None]:
     """The page `template` makes, and its parts (`parts`); `path`: its file in the site,
     which with the site's address (course.yml's site_url) is its canonical address
