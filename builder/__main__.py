@@ -139,7 +139,8 @@ def _build(
     logger.info(
         f"Built {args.out}/: {done.total} files ({done.written} written, {done.removed} "
         f"removed); executed {len(done.executed)} example(s) in "
-        f"{time.perf_counter() - started:.2f} s."
+        f"{time.perf_counter() - started:.2f} s"
+        + ("; nothing changed since the last build." if done.noop else ".")
     )
     return 0
 

@@ -125,6 +125,15 @@ def synthetic_copy(template: Path, root: Path) -> Paths:
     return paths
 
 
+def wall_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The racy rule's clock read as the wall clock, which runs ahead of the file system's
+    by up to a tick: a file written before a build observed it is never racy, so a test
+    that is not about the racy rule sees only the changes it makes."""
+    from builder.core import observe
+
+    monkeypatch.setattr(observe, "clock", lambda cache, roots: time.time_ns())
+
+
 def assert_like_a_clean_build(paths: Paths, scratch: Path) -> None:
     """The site `paths` holds is, byte for byte, the one a build from nothing makes (in
     `scratch`) of the same inputs."""

@@ -8,7 +8,8 @@ Lesson, its status, its sidecar) with their digests.
   package folders, observed *before* the build read anything; of every site path after the
   build wrote it; and the packages' versions (which `check` reads). When nothing differs
   and nothing is racy, the build is over: the no-op.
-- `Published` (INDEX/site): each site file's artifact key, and each artifact's `Trace`.
+- `Published` (INDEX/site): each site file's artifact key, and each artifact's `Trace`;
+  and course.yml and glossary.yml as loaded (`Shared`), with what they were read from.
 - `Entry`, by lesson (INDEX/0, INDEX/1, ... PARTS rows, each pickled on its own, so a prose
   edit pickles one again): the values, and for each the paths the input door opened to
   read it (builder.course.files notes them into a `Recorder` as it opens them: no list of
@@ -16,11 +17,14 @@ Lesson, its status, its sidecar) with their digests.
   have the metadata the head has is taken, not read.
 
 One racy rule for every path (`racy`), git's: a file whose mtime or ctime is not older than
-the observation its metadata was taken at (by RACY_NS, for file systems with coarse clocks)
-could have changed within the same tick unseen, so it is not trusted: an input is read
-again, a site file taken from the store again (rewritten only if its bytes differ). The
-blind spot is git's too: a change that keeps the size, the inode and both times, which
-takes a clock set back; `--force` reads everything again.
+the file system's clock when its metadata was taken (builder.core.observe `clock`, as git
+compares with its index file's mtime) could have changed within the same tick unseen, so
+it is not trusted: an input is read again, a site file taken from the store again
+(rewritten only if its bytes differ). The build that does so takes the metadata anew, at
+a later tick: what it confirmed is no longer racy, and the build after it is a no-op (git
+refreshes a racily clean entry and writes its index again). The blind spot is git's too:
+a change that keeps the size, the inode and both times, which takes a clock set back;
+`--force` reads everything again.
 
 The store keeps what the index references: the site's artifacts and what they used, and
 the keys each entry's values were read with (`references`). A row missing, damaged or of
@@ -40,7 +44,6 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.observe import (
     BUILDER,
-    RACY_NS,
     TEMPLATES,
     Observed,
     Snapshot,
@@ -49,11 +52,13 @@ from ..core.observe import (
     site_files,
 )
 from ..core.store import INDEX, Store, digest
+from ..course.files import COURSE_FILES
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from ..core.artifact import Trace
+    from ..course.load import Shared as Loaded
     from ..course.model import Course, Lesson
     from ..course.status import LessonStatus
     from .keys import Digests
@@ -65,7 +70,7 @@ STAGES = ("lesson", "status", "sidecar")  # what an entry holds, each read on it
 
 def racy(stat: tuple[int, ...], since: int) -> bool:
     """git's racy rule, for inputs and site files alike: a file's mtime or ctime not older
-    than `since` (the observation its metadata was taken at, less RACY_NS)."""
+    than `since`, the file system's clock when its metadata was taken (observe.clock)."""
     return len(stat) > 1 and max(stat[0], stat[3]) >= since
 
 
@@ -75,7 +80,7 @@ class Head:
 
     seen: Observed  # what the last good build observed (its site: in `site`, after it)
     site: Snapshot  # every site path after the build wrote it
-    site_ns: int  # when `site` was observed
+    site_ns: int  # the file system's clock when `site` was observed (observe.clock)
     total: int  # how many files the site has
     versions: dict[str, str]  # the installed packages' (`check` reads them from here)
 
@@ -93,8 +98,8 @@ class Head:
             and now.environment == before.environment
             and now.inputs == before.inputs
             and now.site == self.site
-            and not any(racy(m, before.taken_ns - RACY_NS) for m in now.inputs.values())
-            and not any(racy(m, self.site_ns - RACY_NS) for m in now.site.values())
+            and not any(racy(m, before.since) for m in now.inputs.values())
+            and not any(racy(m, self.site_ns) for m in now.site.values())
         )
 
     def intact(self, out: Path, now: Observed) -> set[str]:
@@ -102,17 +107,7 @@ class Head:
         if now.out != self.seen.out:
             return set()
         left, found, since = site_files(out, self.site), site_files(out, now.site), self.site_ns
-        return {n for n, m in found.items() if left.get(n) == m and not racy(m, since - RACY_NS)}
-
-
-@dataclass(frozen=True)
-class Published:
-    """The index's second row: the artifact each site file holds, by key, and its trace."""
-
-    taken_ns: int  # the head's observation: a row of another build is none
-    salt: str  # Index.salt: the entries' rows are of this index only if it is the same
-    files: dict[str, str]
-    traces: dict[str, Trace] = field(default_factory=dict)
+        return {n for n, m in found.items() if left.get(n) == m and not racy(m, since)}
 
 
 @dataclass(frozen=True)
@@ -121,6 +116,26 @@ class Read:
 
     paths: tuple[str, ...] = ()
     uses: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Shared:
+    """course.yml and glossary.yml as loaded, and what the door opened to read them."""
+
+    values: Loaded
+    read: Read
+
+
+@dataclass(frozen=True)
+class Published:
+    """The index's second row: the artifact each site file holds, by key, and its trace;
+    the course's own files as loaded."""
+
+    taken_ns: int  # the head's observation: a row of another build is none
+    salt: str  # Index.salt: the entries' rows are of this index only if it is the same
+    files: dict[str, str]
+    traces: dict[str, Trace] = field(default_factory=dict)
+    shared: Shared | None = None
 
 
 @dataclass(frozen=True)
@@ -162,6 +177,7 @@ class Index:
     head: Head | None = None
     published: Published | None = None
     entries: dict[str, Entry] = field(default_factory=dict)  # by lesson id (its folder)
+    shared: Shared | None = None  # of this code and these versions, unless forced
     parts: tuple[bytes, ...] = field(default=(), repr=False)  # as stored, PARTS of them
     # Those of `parts` that may differ from the store's rows: all but the ones Index.load
     # read and no build replaced since. Only these are written (a prose edit: one of 64).
@@ -179,6 +195,7 @@ class Index:
         index = cls(salt, head, found)
         if force or found.salt != salt:
             return index
+        index = replace(index, shared=found.shared)
         stored = tuple(filter(None, (store.row(f"{INDEX}/{k}") for k in range(PARTS))))
         try:
             parts = [pickle.loads(part) for part in stored]
@@ -196,7 +213,15 @@ class Index:
     def reads(self) -> Reads:
         """What each of its values was read from, by stage and owner."""
         entries = self.entries.items()
-        return {stage: {k: e.reads[n] for k, e in entries} for n, stage in enumerate(STAGES)}
+        reads = {stage: {k: e.reads[n] for k, e in entries} for n, stage in enumerate(STAGES)}
+        if self.shared is not None:
+            reads[STAGES[0]][COURSE_FILES] = self.shared.read
+        return reads
+
+    def course_files(self, now: Observed) -> Loaded | None:
+        """course.yml and glossary.yml as loaded, when what was read for them is as it was."""
+        shared = self.shared
+        return shared.values if shared is not None and self._same(now, shared.read) else None
 
     def lessons(self, now: Observed) -> dict[str, Lesson]:
         """The lessons (by folder name) whose files are as they were, and not racy."""
@@ -217,7 +242,7 @@ class Index:
         """Every path read as the head has it (or still absent), and older than it (racy)."""
         if self.head is None:
             return False
-        then, since = self.head.seen.inputs, self.head.seen.taken_ns - RACY_NS
+        then, since = self.head.seen.inputs, self.head.seen.since
         for read in reads:
             for path in read.paths:
                 stat = then.get(path)
@@ -227,7 +252,9 @@ class Index:
 
     def references(self) -> set[str]:
         """The store keys its entries' values were read with."""
-        return {key for e in self.entries.values() for read in e.reads for key in read.uses}
+        reads = [read for e in self.entries.values() for read in e.reads]
+        reads += [self.shared.read] if self.shared is not None else []
+        return {key for read in reads for key in read.uses}
 
     def rows(self) -> dict[str, bytes]:
         """Its rows: the head, the site, and the parts that may differ from the stored ones."""
@@ -262,7 +289,8 @@ class Index:
             for k, part in enumerate(parts)
         )
         fresh = frozenset(range(PARTS)) - (kept - before.fresh)
-        return cls(before.salt, before.head, before.published, entries, stored, fresh)
+        shared = Shared((course.meta, course.glossary), reads[STAGES[0]].get(COURSE_FILES, Read()))
+        return cls(before.salt, before.head, before.published, entries, shared, stored, fresh)
 
 
 def _same_entry(old: Entry, new: Entry) -> bool:

@@ -21,11 +21,11 @@ from __future__ import annotations
 import gc
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..core.artifact import Made, Trace
+from ..core.artifact import Made
 from ..core.console import TICK_SECONDS, Progress
 from ..core.errors import BuildError, raise_all
 from ..core.observe import Observed
@@ -114,7 +114,7 @@ def _make_one(artifact: Keyed, store: Store) -> Made:
     with store.recording() as used:
         made = artifact.make()
     files = made.files or {}
-    trace = Trace(tuple(files), made.trace.terms, tuple(sorted(used)))
+    trace = replace(made.trace, names=tuple(files), uses=tuple(sorted(used)))
     made = Made(files, trace, made.errors)
     if files and not made.errors:  # an empty search bundle (no Pagefind) is not kept
         store.put(artifact.key, pickle.dumps(made, protocol=5))

@@ -39,6 +39,7 @@ from ..core.store import Store
 from .index import STAGES, Head, Index, Reads, Recorder, code_digest, index_salt, installed_versions
 
 if TYPE_CHECKING:
+    from ..course.load import Shared
     from ..course.model import Course, Lesson, Move
     from ..course.status import LessonStatus
     from ..render.search import Stop
@@ -58,6 +59,7 @@ class BuildResult:
     written: int
     removed: int
     total: int
+    noop: bool = False  # nothing read or made: inputs and site as the last build left them
 
 
 class Build:
@@ -104,12 +106,13 @@ class Build:
 
         self.reuse = Reuse(self.store, code_digest(self.versions))
 
-    def load(self, kept: dict[str, Lesson]) -> Course:
-        """content/ -> Course; the lessons in `kept` (by folder name) are not read again."""
+    def load(self, kept: dict[str, Lesson], shared: Shared | None = None) -> Course:
+        """content/ -> Course; the lessons in `kept` (by folder name) are not read again,
+        nor course.yml and glossary.yml when `shared` holds them."""
         from ..course.load import load_course
 
         memo, reads = self.reuse.memo, Recorder(self.store, self.reads["lesson"])
-        self.course = load_course(self.paths.content, memo, kept, reads)
+        self.course = load_course(self.paths.content, memo, kept, reads, shared)
         return self.course
 
     def status(self, kept: dict[str, LessonStatus] | None = None) -> list[LessonStatus]:
@@ -221,12 +224,12 @@ def build(
         now = observe(paths, settings(execute, _commit(paths, since)))
         head = Head.load(run.store)  # what a no-op compares, not what the site files hold
         if head is not None and head.unchanged(now) and not force:
-            return BuildResult((), 0, 0, head.total)
+            return BuildResult((), 0, 0, head.total, noop=True)
         from ..core.scratch import sweep  # not on a no-op: a build that does work sweeps
 
         sweep()  # the scratch folders of killed builds
         run.begin(now, head, reread=force)
-        run.load(run.index.lessons(now))
+        run.load(run.index.lessons(now), run.index.course_files(now))
         run.status(run.index.statuses(now))
         executed = run.record(jobs, force, runner, dask) if execute else ()
         run.shifted()
@@ -249,7 +252,14 @@ def settings(execute: bool, since: str) -> tuple[str, ...]:
 
 def observe(paths: Paths, asked: tuple[str, ...]) -> Observed:
     """The inputs' and the site's file metadata, before anything is read."""
-    return Observed.take([paths.content, paths.recordings], paths.out, *asked)
+    return Observed.take([paths.content, paths.recordings], paths.out, paths.cache, *asked)
+
+
+def clock(paths: Paths) -> int:
+    """The file system's clock now, as `observe` takes it (builder.core.observe.clock)."""
+    from ..core import observe as observed
+
+    return observed.clock(paths.cache, [paths.content, paths.recordings, paths.out])
 
 
 def _commit(paths: Paths, since: str | None) -> str:
@@ -300,7 +310,7 @@ def check(paths: Paths) -> Checked:
     with Build.opened(paths, lock=False) as run:
         now = observe(paths, ())
         run.begin(now, Head.load(run.store))
-        course = run.load(run.index.lessons(now))
+        course = run.load(run.index.lessons(now), run.index.course_files(now))
         statuses = run.status(run.index.statuses(now))
         run.store.commit()  # a store that cannot be written only costs time (and says so)
     return Checked(course, statuses)

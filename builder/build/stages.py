@@ -7,9 +7,9 @@ writer of site/ and of the index.
 
 from __future__ import annotations
 
-import time
 from dataclasses import replace
 
+from ..core import observe
 from ..core.observe import Observed, Paths, restat, site_files
 from ..core.store import Store
 from ..course.load import load_course
@@ -39,10 +39,10 @@ def publish(
     names, before = site.names(), site_files(paths.out, now.site)
     written = write(files, names, paths.out, before)
     touched = {*files, *(before.keys() - names.keys()), MARKER}  # all that write() may change
-    site_ns = time.time_ns()  # before the site is observed: what changes after it is racy
+    site_ns = observe.clock(paths.cache, [paths.out])  # what is written from now on is racy
     after = restat(now.site, paths.out, touched)
     head = Head(replace(now, site={}), after, site_ns, len(names), versions)
-    published = Published(now.taken_ns, index.salt, names, site.traces())
+    published = Published(now.taken_ns, index.salt, names, site.traces(), index.shared)
     index = replace(index, head=head, published=published)
     store.commit(index.rows(), site.references(store.used) | index.references())
     return written, index

@@ -13,12 +13,24 @@ from .errors import BuildError
 
 
 @dataclass(frozen=True)
+class Parts:
+    """A page's parts, as its template placed them (builder.render.renderer.page): what the
+    preview swaps in place of the open page's, and what says whether it may."""
+
+    name: str  # the page's file in the site
+    main: tuple[int, int]  # where its <main> element is in the file's bytes
+    title: str | None  # the document's title, as a browser shows it (None: not a part)
+    frame: str  # a digest of the rest but its description and link-preview metas
+
+
+@dataclass(frozen=True)
 class Trace:
     """What making an artifact left besides its files."""
 
     names: tuple[str, ...] = ()  # the site files it made
     terms: tuple[str, ...] = ()  # glossary terms a lesson page uses, in order
     uses: tuple[str, ...] = ()  # store keys it was made with (highlighted code blocks)
+    page: Parts | None = None  # the parts of the page it made, if any
 
 
 @dataclass(frozen=True)

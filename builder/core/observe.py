@@ -3,12 +3,14 @@ input file and of the site folder, the interpreter's package folders and the ver
 installed there, and where the builder's own code and templates live.
 
 Metadata, not bytes (as make and git do); a file is (mtime_ns, size, inode, ctime_ns).
-Editors' lock, swap and backup files are never inputs. Standard library only: the no-op is
-decided before anything heavy is imported.
+What its times are compared with (`clock`) is the file system's own clock, as git compares
+them with its index file's mtime. Editors' lock, swap and backup files are never inputs.
+Standard library only: the no-op is decided before anything heavy is imported.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import stat
@@ -19,7 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 NOT_INSTALLED = "not installed"
-RACY_NS = 2_000_000_000
+RACY_NS = 2_000_000_000  # a coarse file system's tick (FAT's), when its clock is not read
+CLOCK = ".clock-"  # the files `clock` makes in the cache folder (and removes at once)
 BUILDER = Path(__file__).resolve().parent.parent  # the builder package
 TEMPLATES = BUILDER / "render" / "templates"
 # The packages that matter, in one table. A recording's environment states the versions of
@@ -169,16 +172,47 @@ class Observed:
     inputs: Snapshot
     environment: Snapshot
     site: Snapshot
-    taken_ns: int
+    taken_ns: int  # the wall clock: which observation it is (the index's rows name it)
+    since: int = 0  # `clock` before the metadata was taken: a file not older is racy (0: all)
 
     @classmethod
-    def take(cls, roots: list[Path], out: Path, *settings: str) -> Observed:
+    def take(cls, roots: list[Path], out: Path, cache: Path, *settings: str) -> Observed:
         taken = time.time_ns()
+        since = clock(cache, [*roots, out])
         where = tuple(str(p.resolve()) for p in roots)
         environment = environment_snapshot()
         inputs = snapshot([*roots, TEMPLATES, BUILDER])
         site = snapshot([out])
-        return cls((*settings, *where), str(out.resolve()), inputs, environment, site, taken)
+        folder = str(out.resolve())
+        return cls((*settings, *where), folder, inputs, environment, site, taken, since)
+
+
+def clock(cache: Path, roots: Iterable[Path]) -> int:
+    """What a file's mtime and ctime are compared with to tell whether it may have changed
+    unseen since its metadata was taken (git's racy rule: builder.build.index `racy`): the
+    file system's clock now, as a file made in `cache` reads it. git compares with its
+    index file's own mtime for the same reason: the clock and the granularity of the files
+    it judges, so a file written in the same tick is racy and one written before is not,
+    with no margin. When a root is on another file system than `cache` (another clock, or
+    a coarser one) or `cache` cannot be written: the wall clock less RACY_NS, a margin
+    that covers the coarsest file system's tick."""
+    margin = time.time_ns() - RACY_NS
+    try:
+        device = os.stat(cache).st_dev
+        for root in (*roots, TEMPLATES, BUILDER):  # the builder's files are inputs too
+            with contextlib.suppress(FileNotFoundError):  # absent: nothing of it to judge
+                if os.stat(root).st_dev != device:
+                    return margin
+        name = os.path.join(cache, f"{CLOCK}{os.getpid()}-{time.time_ns()}")
+        fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+        try:
+            made = os.fstat(fd)
+        finally:
+            os.close(fd)
+            os.unlink(name)
+        return min(made.st_mtime_ns, made.st_ctime_ns)
+    except OSError:
+        return margin
 
 
 def read_versions() -> dict[str, str]:

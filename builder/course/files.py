@@ -26,9 +26,13 @@ _NOT_BRACKET = bytes(set(range(256)) - set(b"[]{}"))
 _DEPTH_STEP = bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff")  # +1, +1, -1, -1 as signed
 
 
+COURSE_FILES = "course.yml"  # the owner course.yml and glossary.yml are read as (no id has a dot)
+
+
 class Reads(Protocol):
     """Where the door notes each file it opens, by the value being read (`of(owner)`, a
-    block): a lesson by its folder's name, its status and its sidecar by its id."""
+    block): a lesson by its folder's name, its status and its sidecar by its id, the
+    course's own files (course.yml, glossary.yml) as COURSE_FILES."""
 
     def note(self, path: str) -> None: ...
 
@@ -78,12 +82,19 @@ def _shallow_yaml(text: str, path: Path | str) -> None:
 
 
 def read_text(
-    path: Path | str, limit: int = MAX_SOURCE_BYTES, hint: str = "", reads: Reads | None = None
+    path: Path | str,
+    limit: int = MAX_SOURCE_BYTES,
+    hint: str = "",
+    reads: Reads | None = None,
+    missing: str | None = None,
 ) -> str:
-    """A content file as text (UTF-8, an optional BOM dropped); errors name the file."""
+    """A content file as text (UTF-8, an optional BOM dropped); errors name the file.
+    `missing`: the text of a file that is optional and absent (noted all the same)."""
     try:
         data = read_file(path, limit, hint=hint, reads=reads)
     except FileNotFoundError:
+        if missing is not None:
+            return missing
         raise ContentError("is missing", path=path) from None
     try:
         return data.decode("utf-8-sig")

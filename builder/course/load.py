@@ -17,6 +17,7 @@ from ..cells import Cell, CellError
 from ..cells import parse as parse_cells
 from ..core.errors import BuildError, ContentError, raise_all
 from .files import (
+    COURSE_FILES,
     Reads,
     front_matter_fields,
     input_folder,
@@ -36,24 +37,35 @@ from .model import (
 from .rules import EXAMPLE_FILE, LESSON_FILE, MAX_LESSON_BYTES, same_name
 from .validation import Cache, problems, uncached, validate
 
+Shared = tuple[CourseMeta, tuple[GlossaryTerm, ...]]  # course.yml and glossary.yml, loaded
+
 
 def load_course(
     root: Path,
     cache: Cache = uncached,
     kept: Mapping[str, Lesson] | None = None,
     reads: Reads | None = None,
+    shared: Shared | None = None,
 ) -> Course:
     """Read and validate everything under `root`; raise every problem at once.
 
     `cache` keeps what validation makes of each text (course.yml, glossary.yml, each
     lesson's front matter block), so text validated before is not validated again.
     `kept`: lessons loaded before, by folder name, whose folders have not changed since
-    (the preview knows from the file events); they are not read again.
+    (the preview knows from the file events); they are not read again, nor are
+    course.yml and glossary.yml when `shared` holds them as loaded before.
     """
     kept = kept or {}
     errors: list[BuildError] = []
+    glossary_errors: list[BuildError] = []  # said after the lessons'
     input_folder(root)
-    meta = _collect(errors, _load_meta, root / "course.yml", cache)
+    if shared is None:
+        with reading(reads, COURSE_FILES):
+            meta = _collect(errors, _load_meta, root / "course.yml", cache, reads)
+            glossary_path = root / "glossary.yml"
+            glossary = _collect(glossary_errors, _load_glossary, glossary_path, cache, reads)
+    else:
+        meta, glossary = shared
     folders = _lesson_folders(root / "lessons", errors)
     taken = {name: kept[name] for name in folders if name in kept}
 
@@ -62,7 +74,8 @@ def load_course(
             return _collect(errors, _load_lesson, root / "lessons" / name, cache, reads)
 
     lessons = [x for name in folders if (x := taken.get(name) or read(name))]
-    glossary = _collect(errors, _load_glossary, root / "glossary.yml", cache) or ()
+    errors += glossary_errors
+    glossary = glossary or ()
     if meta is not None:
         errors += _cross_check(meta, lessons, root)
     # A lesson that failed to load is already reported; do not report its terms again.
@@ -111,8 +124,8 @@ def _validate(kind: type[Any], raw: Any, path: Path, what: str) -> Any:
         raise ContentError("; ".join(found), path=path) from None
 
 
-def _load_meta(path: Path, cache: Cache) -> CourseMeta:
-    text = read_text(path)
+def _load_meta(path: Path, cache: Cache, reads: Reads | None) -> CourseMeta:
+    text = read_text(path, reads=reads)
 
     def validated() -> CourseMeta:
         meta: CourseMeta = _validate(CourseMeta, load_yaml(text, path), path, "course")
@@ -121,10 +134,10 @@ def _load_meta(path: Path, cache: Cache) -> CourseMeta:
     return cache("course.yml", (text,), validated)
 
 
-def _load_glossary(path: Path, cache: Cache) -> tuple[GlossaryTerm, ...]:
-    if not os.path.lexists(path):  # a link, even dangling, is named by read_text
+def _load_glossary(path: Path, cache: Cache, reads: Reads | None) -> tuple[GlossaryTerm, ...]:
+    text = read_text(path, reads=reads, missing="")  # none: noted, so one written is read
+    if not text:
         return ()
-    text = read_text(path)
 
     def validated() -> tuple[GlossaryTerm, ...]:
         raw = load_yaml(text, path) or []

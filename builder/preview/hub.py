@@ -1,12 +1,12 @@
 """What the preview's open pages are told (builder/preview/serve.py streams it to each over
 Server-Sent Events): the files that changed, the build's errors, the re-recording failures
 by lesson and the pages being re-recorded; and each page, when its own file changed, what
-to do about it (`page_update`): swap in its new <main> and title, or reload."""
+to do about it (`page_update`): swap in its new <main> and title, or reload. What a page
+is made of is data its template left (builder.core.artifact.Parts): no HTML is read here."""
 
 from __future__ import annotations
 
 import contextlib
-import html
 import json
 import queue
 import re
@@ -15,17 +15,10 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from ..core.artifact import Parts
 from ..core.errors import BuildError, BuildErrors
 
 _LINE = re.compile(r"line (\d+): (.*)", re.DOTALL)
-_MAIN = re.compile(rb"<main[\s>].*</main>", re.DOTALL)
-_TITLE = re.compile(rb"<title>(.*?)</title>", re.DOTALL)
-# What a page says of itself in its head besides the title: its description, and the same
-# title and description again for link previews (OpenGraph, Twitter). A browser shows none.
-_ABOUT = re.compile(
-    rb'<meta (?:name|property)="(?:description|(?:og|twitter):(?:title|description))" '
-    rb'content="[^"]*">'
-)
 
 # Messages a page's stream holds that it has not been sent: one that cannot keep up (a slow
 # or stopped reader) is told to reload instead of holding every page's new <main> in memory.
@@ -33,6 +26,7 @@ BACKLOG = 32
 
 Problem = dict[str, Any]  # {"file", "line", "message"}: what the overlay shows
 Update = dict[str, Any]  # {"main", "title"}: swapped in place; {"reload": True}
+Served = tuple[bytes, Parts | None]  # a page's file as served, and its parts
 Updates = Callable[[str], Update | None]  # a page's name -> what it is told to do
 
 
@@ -120,30 +114,21 @@ def _message(state: dict[str, Any]) -> str:
     return f"event: state\ndata: {json.dumps(state)}\n\n"
 
 
-def page_update(old: bytes | None, new: bytes | None, *, reload: bool = False) -> Update | None:
-    """What an open page does when its file went from `old` to `new`: nothing if the bytes
-    are the same; its new <main> and title, swapped in place, when nothing else of the page
-    changed (a lesson's prose or recording); else (a template, the page's <head> or frame,
-    or `reload` asked) a reload."""
+def page_update(old: Served | None, new: Served | None, *, reload: bool = False) -> Update | None:
+    """What an open page does when its file went from `old` to `new`: nothing if it is the
+    same; its new <main> and title, swapped in place, when its frame is the same (what its
+    template placed outside them but its description and link-preview metas: a lesson's
+    prose or recording changed); else (a template, the page's <head> or navigation, a page
+    whose template has no parts, or `reload` asked) a reload."""
     if old == new:
         return None
     if reload or old is None or new is None:
         return {"reload": True}
-    before, after = _MAIN.search(old), _MAIN.search(new)
-    if before is None or after is None or _frame(old, before) != _frame(new, after):
+    (_, before), (page, after) = old, new
+    if before is None or after is None or before.frame != after.frame:
         return {"reload": True}
-    title = _TITLE.search(new)
-    return {
-        "main": after.group().decode("utf-8", "replace"),
-        "title": html.unescape(title.group(1).decode("utf-8", "replace")) if title else None,
-    }
-
-
-def _frame(page: bytes, main: re.Match[bytes]) -> bytes:
-    """The page without its <main>, title and description (and their copies for link
-    previews): what a patch cannot change."""
-    outside = page[: main.start()] + page[main.end() :]
-    return _ABOUT.sub(b"", _TITLE.sub(b"", outside, count=1))
+    start, end = after.main
+    return {"main": page[start:end].decode("utf-8", "replace"), "title": after.title}
 
 
 def problems(error: BaseException) -> list[Problem]:

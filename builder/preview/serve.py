@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..build.write import TEMPORARY
+from ..core.artifact import Parts
 from ..core.errors import BuildError
 from ..core.observe import TEMPLATES, Paths, editor_file
 from . import heap
@@ -72,6 +73,7 @@ class Preview:
         self.session = Session(paths, execute=execute)
         self.hub = Hub()
         self.files: dict[str, bytes] = {}  # replaced whole after each build, never changed
+        self.parts: dict[str, Parts] = {}  # each page's (builder.core.artifact), as `files`
         self.changes: queue.Queue[list[str]] = queue.Queue()  # file event batches
         self.stopping = threading.Event()
         self.recorder: Recorder | None = None
@@ -197,11 +199,15 @@ class Preview:
                 exc_info=not isinstance(error, BuildError),
             )
             return False
-        before = self.files
+        before, parts = self.files, self.parts
+        self.parts = self.session.parts()
         self.files = after = self.session.served()  # then the build's number (_Handler.do_GET)
 
         def updates(page: str) -> dict[str, Any] | None:
-            return page_update(before.get(page), after.get(page), reload=reload)
+            old, new = before.get(page), after.get(page)
+            was = None if old is None else (old, parts.get(page))
+            now = None if new is None else (new, self.parts.get(page))
+            return page_update(was, now, reload=reload)
 
         self.hub.publish(changed, updates, errors=[])
         seconds = time.perf_counter() - started

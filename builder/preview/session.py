@@ -18,16 +18,15 @@ more than rendering one page (it walks the site and the inputs), so it waits for
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from ..build.make import Kept
-from ..build.pipeline import Build, build_lock, observe, open_store, settings
+from ..build.pipeline import Build, build_lock, clock, observe, open_store, settings
 from ..build.site import Site
-from ..core.artifact import Made
+from ..core.artifact import Made, Parts
 from ..core.errors import PutOff
 from ..core.observe import TEMPLATES, Paths
 from ..core.store import Store
@@ -86,7 +85,7 @@ class Session:
         self.pages = Site({})  # the last refresh: every page and chart, no search bundles
         self.bundles: dict[str, Made] = {}  # the search bundles of the last settle
         self.on_disk: dict[str, str] = {}  # what site/ holds: file -> artifact key
-        self.read_ns = 0  # when the last refresh started reading
+        self.read_since = 0  # the file system's clock when the last refresh started reading
         self.built = ""  # the revision the footer says (git, asked at start and each settle)
         self.untold: list[str] = []  # files a put-off settle changed (a new revision's nav.js)
         self.unbuilt = (
@@ -108,8 +107,8 @@ class Session:
     def start(self) -> list[str]:
         """The first build: what the last build's index holds and its files did not change
         taken from it, the rest read; the pages the site folder holds taken from it."""
-        self.read_ns = time.time_ns()
         now = observe(self.paths, ())
+        self.read_since = now.since
         run = self.build
         run.begin(now)
         kept = Kept.since(run.index, self.paths.out, now)
@@ -122,7 +121,7 @@ class Session:
     def refresh(self, changed: Changed) -> list[str]:
         """Build again after `changed` (and what refreshes that failed since the last that
         built were told); the names of the site files that changed."""
-        self.read_ns = time.time_ns()
+        self.read_since = clock(self.paths)
         self.unbuilt = changed = self.unbuilt | changed
         if changed.templates:
             self.build.rekey()
@@ -180,6 +179,11 @@ class Session:
         made = self._held().values()
         return {name: data for m in made for name, data in (m.files or {}).items()}
 
+    def parts(self) -> dict[str, Parts]:
+        """Each page's parts, by its file's name, as `served` serves it."""
+        made = self._held().values()
+        return {m.trace.page.name: m.trace.page for m in made if m.trace.page is not None}
+
     def settle(self, edited: Callable[[], bool] = lambda: False) -> list[str] | None:
         """The search bundles, then site/ and the index as `make site` leaves them;
         the names of the search bundles' files that changed (the pages are served already).
@@ -200,9 +204,9 @@ class Session:
         names = site.names()
         files = {n: data for n, data in site.files().items() if self.on_disk.get(n) != names[n]}
         with build_lock(self.paths.cache):
-            # Taken after reading: an input edited since the refresh began is newer than
-            # read_ns, so the next build does not trust it (the index's racy rule).
-            now = replace(observe(self.paths, self.settings), taken_ns=self.read_ns)
+            # Taken after reading: an input edited since the refresh began is not older
+            # than read_since, so the next build does not trust it (the index's racy rule).
+            now = replace(observe(self.paths, self.settings), since=self.read_since)
             if edited():
                 return None
             self.build.publish(site, files, now)

@@ -307,7 +307,7 @@ def _lesson_page(
         edit_url=edit_url,
         machine=on,
     )
-    html = page(
+    html, parts = page(
         "lesson.html",
         head,
         path=f"{lesson.url}index.html",
@@ -323,7 +323,7 @@ def _lesson_page(
         # and the data files it reads, beside it as when it was recorded
         **{f"{lesson.url}{name}": file for name, file in data},
     }
-    return Made(files, Trace(terms=tuple(rendered.terms)), tuple(errors))
+    return Made(files, Trace(terms=tuple(rendered.terms), page=parts), tuple(errors))
 
 
 def _edit_url(meta: CourseMeta, root: Path, lesson: Lesson) -> str:

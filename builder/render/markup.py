@@ -10,6 +10,7 @@ markdown-it, another macro) is passed in as Markup. No HTML is built by escaping
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, MutableMapping
 from functools import cache
 from typing import Any
 
@@ -19,7 +20,9 @@ from jinja2 import (
     FileSystemLoader,
     PrefixLoader,
     StrictUndefined,
+    Template,
 )
+from jinja2.runtime import Context
 from markupsafe import Markup
 
 from ..core.observe import TEMPLATES
@@ -27,6 +30,51 @@ from .sandbox import CourseSandbox
 from .theme import CourseTemplates
 
 MACROS = "_macros.html"
+# The blocks of base.html a page's parts are read from (renderer.page): its title, its
+# description and link-preview metas, and its <main> element. A course's base.html that
+# has none of them still renders; the preview then reloads its pages on every change.
+PARTS = ("title", "about", "main_element")
+Block = Callable[[Context], Iterator[str]]
+
+
+class Mark(str):
+    """Where a block of PARTS begins or ends in a page's parts: an empty string, so that
+    whatever joins them (the page, a `self.block()` call) is what it would be without."""
+
+    block: str
+
+    def __new__(cls, block: str) -> Mark:
+        mark = super().__new__(cls, "")
+        mark.block = block
+        return mark
+
+
+def _marked(name: str, block: Block) -> Block:
+    def marking(context: Context) -> Iterator[str]:
+        yield Mark(name)  # streamed: a page is stopped at MAX_PAGE as it is made
+        yield from block(context)
+        yield Mark(name)
+
+    marking.marks = name  # type: ignore[attr-defined]
+    return marking
+
+
+class _Marking(Environment):
+    """Every template it loads (a page's, and the ones it extends) with its PARTS blocks
+    marked (`Mark`), once: Jinja keeps the template it compiled."""
+
+    def get_template(self, *args: Any, **kwargs: Any) -> Template:
+        template = super().get_template(*args, **kwargs)
+        blocks: MutableMapping[str, Block] = template.blocks
+        for name in PARTS:
+            block = blocks.get(name)
+            if block is not None and getattr(block, "marks", None) != name:
+                blocks[name] = _marked(name, block)
+        return template
+
+
+class _Courses(_Marking, CourseSandbox):
+    pass
 
 
 @cache
@@ -38,14 +86,14 @@ def environment(templates: str = "") -> Environment:
     checks, which every page would pay for."""
     builder = FileSystemLoader(TEMPLATES)
     if not templates:
-        return Environment(
+        return _Marking(
             loader=ChoiceLoader([builder, PrefixLoader({"builder": builder})]),
             autoescape=True,
             undefined=StrictUndefined,
             keep_trailing_newline=True,
         )
     course = CourseTemplates(templates)
-    return CourseSandbox(ChoiceLoader([course, builder, PrefixLoader({"builder": builder})]))
+    return _Courses(ChoiceLoader([course, builder, PrefixLoader({"builder": builder})]))
 
 
 def macro(name: str, *args: Any) -> Markup:

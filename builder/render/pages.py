@@ -19,7 +19,7 @@ from typing import Any
 
 from markupsafe import Markup
 
-from ..core.artifact import Artifact, Made
+from ..core.artifact import Artifact, Made, Parts, Trace
 from ..core.observe import BUILDER, TEMPLATES, editor_file
 from ..course.addresses import page_url
 from ..course.files import read_file
@@ -110,14 +110,18 @@ def page_artifacts(
 
 
 def _page(name: str, template: str, nav: SiteNav | SiteHead, context: dict[str, Any]) -> Made:
-    return Made({name: page(template, nav, name, **context)})
+    return _made(name, *page(template, nav, name, **context))
 
 
 def _context_page(
     name: str, template: str, nav: SiteNav, context: Callable[..., dict[str, Any]], *args: Any
 ) -> Made:
     """The page `name`, with the context that `context(nav, *args)` makes."""
-    return Made({name: page(template, nav, name, **context(nav, *args))})
+    return _made(name, *page(template, nav, name, **context(nav, *args)))
+
+
+def _made(name: str, html: bytes, parts: Parts | None) -> Made:
+    return Made({name: html}, Trace(page=parts))
 
 
 def _navigation(

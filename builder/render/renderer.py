@@ -12,11 +12,14 @@ which results are kept, and which earlier build's objects are taken, is the buil
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..core.artifact import Artifact, Made
+from markupsafe import Markup
+
+from ..core.artifact import Artifact, Made, Parts
 from ..core.observe import TEMPLATES
 from ..course.addresses import page_url
 from ..course.model import Lesson
@@ -24,7 +27,7 @@ from ..course.recording import Panel
 from ..course.validation import Cache, uncached
 from . import anchors, charts, figures, links, nav, prose
 from .highlight import code_block
-from .markup import environment
+from .markup import Mark, environment
 from .nav import SiteHead, SiteNav
 from .sandbox import render
 
@@ -74,9 +77,12 @@ class Renderer:
         return "renderer"
 
 
-def page(template: str, nav: SiteNav | SiteHead, path: str = "", **context: Any) -> bytes:
-    """The page `template` makes; `path`: its file in the site, which with the site's
-    address (course.yml's site_url) is its canonical address (base.html)."""
+def page(
+    template: str, nav: SiteNav | SiteHead, path: str = "", **context: Any
+) -> tuple[bytes, Parts | None]:
+    """The page `template` makes, and its parts (`parts`); `path`: its file in the site,
+    which with the site's address (course.yml's site_url) is its canonical address
+    (base.html)."""
     canonical = page_url(nav.url, path) if nav.url and path else ""
     templates = nav.theme.templates
     folders = (
@@ -85,4 +91,31 @@ def page(template: str, nav: SiteNav | SiteHead, path: str = "", **context: Any)
     made = render(
         environment(templates), template, folders, site=nav, canonical=canonical, **context
     )
-    return made.encode("utf-8")
+    text = "".join(made)
+    return text.encode("utf-8"), parts(path, text, made)
+
+
+def parts(path: str, text: str, made: list[str]) -> Parts | None:
+    """Where the template placed the blocks a page's parts are (markup.PARTS), as it made
+    them (`made`, whose marks say where each block begins and ends): its <main> element
+    (by byte, in the page's file), its title as a browser shows it, and a digest of the
+    rest but its description and link-preview metas (its frame: what the preview cannot
+    swap in place). None when the template has no <main> block."""
+    spans: dict[str, tuple[int, int]] = {}
+    at = 0
+    for part in made:
+        if isinstance(part, Mark):
+            spans[part.block] = (spans[part.block][0], at) if part.block in spans else (at, at)
+        at += len(part)
+    if "main_element" not in spans:
+        return None
+    frame, last = [], 0
+    for start, end in sorted(spans.values()):
+        frame.append(text[last:start])
+        last = end
+    frame.append(text[last:])
+    start, end = spans["main_element"]
+    main = (len(text[:start].encode()), len(text[:end].encode()))
+    title = Markup(text[slice(*spans["title"])]).unescape() if "title" in spans else None
+    frame_digest = hashlib.blake2b("\0".join(frame).encode(), digest_size=16).hexdigest()
+    return Parts(path, main, title, frame_digest)

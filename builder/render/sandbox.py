@@ -347,8 +347,8 @@ def _kept(value: Any) -> bool:
     return False
 
 
-def generate(parts: Iterator[str]) -> str:
-    """A page's text from its template's parts, stopped at MAX_PAGE characters."""
+def generate(parts: Iterator[str]) -> list[str]:
+    """A page's parts from its template's, stopped at MAX_PAGE characters."""
     made: list[str] = []
     total = 0
     for part in parts:
@@ -356,13 +356,15 @@ def generate(parts: Iterator[str]) -> str:
         if total > MAX_PAGE:
             raise SecurityError(f"it makes a page over {MAX_PAGE:,} characters")
         made.append(part)
-    return "".join(made)
+    return made
 
 
-def render(environment: Environment, name: str, folders: tuple[str, ...], **context: Any) -> str:
-    """The page the template `name` makes of `context`, within SECONDS and MAX_PAGE; any
-    mistake of a template (`folders`: where templates are) is a ContentError naming its
-    file and line, the problem and what to do."""
+def render(
+    environment: Environment, name: str, folders: tuple[str, ...], **context: Any
+) -> list[str]:
+    """The parts of the page the template `name` makes of `context` (joined: the page),
+    within SECONDS and MAX_PAGE; any mistake of a template (`folders`: where templates
+    are) is a ContentError naming its file and line, the problem and what to do."""
     used = name
     try:
         with deadline():

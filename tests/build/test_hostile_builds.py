@@ -17,7 +17,6 @@ from pathlib import Path
 import pytest
 
 from builder.__main__ import main
-from builder.build import index
 from builder.build.index import Head
 from builder.build.pipeline import build, build_lock
 from builder.core.errors import BuildError
@@ -25,7 +24,16 @@ from builder.core.observe import Paths
 from builder.core.store import Store
 from builder.preview import serve
 from builder.run.environment import BUILDER_ROOT
-from tests.helpers import alive, cli, logged, read_only, snapshot, wait_gone, write_course
+from tests.helpers import (
+    alive,
+    cli,
+    logged,
+    read_only,
+    snapshot,
+    wait_gone,
+    wall_clock,
+    write_course,
+)
 
 SLEEPER = """\
 import os, subprocess, time
@@ -223,7 +231,7 @@ def test_editor_lock_swap_and_backup_files_are_no_change(
     paths = Paths(tmp_path / "content", tmp_path / "recordings", tmp_path / "site", tmp_path / "c")
     # The files were just written: racy (their ctime cannot be set back), so a second build
     # would read them again. Not what this test is about.
-    monkeypatch.setattr(index, "RACY_NS", 0)
+    wall_clock(monkeypatch)
     build(paths, execute=False, jobs=1)
     last = Head.load(Store(paths.cache))
     folder = paths.content / "lessons" / "calm-01"

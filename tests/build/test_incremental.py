@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import sqlite3
 import time
@@ -27,7 +28,7 @@ from builder.core.errors import BuildError
 from builder.core.observe import Paths
 from builder.core.store import Store
 from builder.course import files as course_files
-from tests.helpers import assert_like_a_clean_build, killed_at, synthetic_copy
+from tests.helpers import assert_like_a_clean_build, killed_at, synthetic_copy, wall_clock
 
 LESSON = "a01-002"
 LESSONS = 6  # the course_template fixture's size (tests/conftest.py)
@@ -160,16 +161,79 @@ def test_a_prose_edit_reads_only_that_lessons_files(
     paths: Paths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The build's index (builder.build.index): files whose metadata is unchanged are not
-    read. The lesson's status is taken again (its recording read: the status depends on the
-    lesson), and the course's two YAML files are read by every build that is not a no-op."""
-    monkeypatch.setattr(index, "RACY_NS", 0)  # no file here is racy unless a test makes it
+    read, course.yml and glossary.yml among them. The lesson's status is taken again (its
+    recording read: the status depends on the lesson)."""
+    wall_clock(monkeypatch)  # no file here is racy unless a test makes it
     render(paths)
     append(lesson_md(paths), "\nA new sentence.\n")
     opened = opened_inputs(monkeypatch, paths)
     render(paths)
     lesson = f"content/lessons/{LESSON}"
     own = [f"{lesson}/lesson.md", f"{lesson}/example.py", f"recordings/{LESSON}.json"]
-    assert sorted(opened) == sorted(["content/course.yml", "content/glossary.yml", *own])
+    assert sorted(opened) == sorted(own)
+    monkeypatch.undo()
+    assert_like_a_clean_build(paths, tmp_path)
+
+
+def made_artifacts(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The kinds of the artifacts a build makes from now on (not kept, not from the store)."""
+    made: list[str] = []
+    make_one = make._make_one
+
+    def counted(artifact: Keyed, store: Store) -> Any:
+        made.append(artifact.kind)
+        return make_one(artifact, store)
+
+    monkeypatch.setattr(make, "_make_one", counted)
+    return made
+
+
+def test_course_yml_is_in_the_read_set_a_touch_makes_nothing_an_edit_renders_again(
+    paths: Paths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """course.yml and glossary.yml are in the index's read set as the door opened them:
+    touched without a change, the two are read again (course.yml's metadata changed; they
+    are loaded together), no page is made and nothing is written, and the build after it
+    is a no-op; its title edited, the pages that show it are made again."""
+    wall_clock(monkeypatch)
+    render(paths)
+    course = paths.content / "course.yml"
+    os.utime(course)
+    opened, made = opened_inputs(monkeypatch, paths), made_artifacts(monkeypatch)
+    touched = build(paths, execute=False, jobs=1)
+    assert sorted(opened) == ["content/course.yml", "content/glossary.yml"]
+    assert (touched.written, touched.removed, made) == (0, 0, [])
+    assert build(paths, execute=False, jobs=1).noop
+    opened.clear()
+    text = course.read_text()
+    course.write_text(text.replace("title: ", "title: Retitled ", 1))
+    retitled = build(paths, execute=False, jobs=1)
+    assert sorted(opened) == ["content/course.yml", "content/glossary.yml"]
+    assert retitled.written > 0 and "page" in made
+    for page in ("index.html", f"l/s{LESSON}/index.html"):
+        assert b"Retitled " in (paths.out / page).read_bytes(), page
+    monkeypatch.undo()
+    assert_like_a_clean_build(paths, tmp_path)
+
+
+def test_a_glossary_written_where_there_was_none_is_read(
+    paths: Paths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The door notes glossary.yml even when it is missing (it is optional): one written
+    later is in the next build's read set, and on the glossary page."""
+    wall_clock(monkeypatch)
+    for lesson in (paths.content / "lessons").glob("*/lesson.md"):  # no term marked
+        lesson.write_text(re.sub(r"\[\[([^\]]+)\]\]", r"\1", lesson.read_text()))
+    glossary = paths.content / "glossary.yml"
+    text = glossary.read_text()
+    glossary.unlink()
+    render(paths)
+    glossary.write_text(text)
+    opened = opened_inputs(monkeypatch, paths)
+    assert build(paths, execute=False, jobs=1).written > 0
+    assert sorted(opened) == ["content/course.yml", "content/glossary.yml"]
+    term = re.search(r"term: (.+)", text)
+    assert term and term.group(1).encode() in (paths.out / "glossary/index.html").read_bytes()
     monkeypatch.undo()
     assert_like_a_clean_build(paths, tmp_path)
 
@@ -181,7 +245,7 @@ def test_the_index_holds_what_the_door_opened_for_each_value(
     recorded as it opened them: a data file declared now is in the lesson's (and the sidecar
     in its status's, which the data file made stale), and editing it
     (size and mtime kept: git's racy case, seen by its ctime) loads the lesson again."""
-    monkeypatch.setattr(index, "RACY_NS", 0)
+    wall_clock(monkeypatch)
     data = paths.content / "lessons" / LESSON / "extra.csv"
     data.write_text("a\n1\n")
     edit = lesson_md(paths)
@@ -220,7 +284,7 @@ def test_a_prose_edit_stores_only_its_lessons_part_of_the_index(
     one part that holds the edited lesson, not all 64 (72 MB at 10,000 lessons); the rows
     it leaves are still what the next build reads, so an edit of another lesson then reads
     only that lesson's files."""
-    monkeypatch.setattr(index, "RACY_NS", 0)
+    wall_clock(monkeypatch)
     written: list[list[str]] = []
     commit = Store.commit
 
@@ -241,9 +305,7 @@ def test_a_prose_edit_stores_only_its_lessons_part_of_the_index(
     opened = opened_inputs(monkeypatch, paths)
     render(paths)
     own = [f"content/lessons/{other}/{n}" for n in ("lesson.md", "example.py")]
-    assert sorted(opened) == sorted(
-        ["content/course.yml", "content/glossary.yml", *own, f"recordings/{other}.json"]
-    )
+    assert sorted(opened) == sorted([*own, f"recordings/{other}.json"])
     monkeypatch.undo()
     assert_like_a_clean_build(paths, tmp_path)
 
@@ -254,7 +316,7 @@ def test_a_prose_edit_keys_only_its_lessons_artifacts(
     """The index keeps, by lesson, the key of what its artifacts were made from and their
     keys (builder.build.reuse): a one-shot build after a prose edit asks for the
     edited lesson's page, charts and notebook, and for no other lesson's."""
-    monkeypatch.setattr(index, "RACY_NS", 0)
+    wall_clock(monkeypatch)
     render(paths)
     append(lesson_md(paths), "\nA new sentence.\n")
     asked: list[tuple[str, str]] = []
@@ -277,7 +339,7 @@ def test_what_neither_the_site_nor_the_store_holds_is_made_from_the_remembered_k
     """A lesson's artifacts taken by their remembered keys are made again when asked for:
     with the store emptied and another lesson's page, notebook and charts deleted, the
     next build after a prose edit puts them back as a build from nothing makes them."""
-    monkeypatch.setattr(index, "RACY_NS", 0)
+    wall_clock(monkeypatch)
     render(paths)
     other = paths.out / "l" / "sa01-004"
     for name in ("index.html", "example.ipynb"):
@@ -307,8 +369,11 @@ def test_a_racy_file_is_read_again_and_force_reads_everything(
         path.write_text(path.read_text().replace(old, new, 1))
         os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
 
-    append(path, "\nWord: aaaa.\n")  # written now: racy for the next build's observation
+    append(path, "\nWord: aaaa.\n")
+    clock = observe.clock  # the next build observes it in the tick it was written: racy
+    monkeypatch.setattr(observe, "clock", lambda cache, roots: path.stat().st_mtime_ns)
     render(paths)
+    monkeypatch.setattr(observe, "clock", clock)
     same_size_edit("aaaa", "bbbb")
     render(paths)
     assert b"bbbb" in (paths.out / "l" / "sa01-002" / "index.html").read_bytes()
@@ -337,8 +402,9 @@ def test_a_same_size_edit_in_the_ctime_tick_of_a_copy_is_seen(
     for path in [*paths.content.rglob("*"), *paths.recordings.rglob("*")]:
         os.utime(path, ns=(long_ago, long_ago))  # no input racy by its mtime
     tick = time.time_ns()
-    meta = observe._meta
+    meta, clock = observe._meta, observe.clock
     monkeypatch.setattr(observe, "_meta", lambda i: (*meta(i)[:3], min(i.st_ctime_ns, tick)))
+    monkeypatch.setattr(observe, "clock", lambda cache, roots: min(clock(cache, roots), tick))
     path, page = lesson_md(paths), paths.out / "l" / "sa01-002" / "index.html"
     path.write_text(path.read_text() + "\nWord: aaaa.\n")
     os.utime(path, ns=(long_ago, long_ago))  # the copy: its mtime kept

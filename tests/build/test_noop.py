@@ -18,13 +18,13 @@ from typing import Any
 
 import pytest
 
-from builder.build import index
 from builder.build.index import SITE, Head, Index, Published
 from builder.build.keys import Digests
 from builder.build.pipeline import build, observe, settings
-from builder.core.observe import RACY_NS, Observed, Paths
+from builder.core import observe as observed
+from builder.core.observe import Observed, Paths
 from builder.core.store import INDEX, Store
-from tests.helpers import assert_like_a_clean_build, synthetic_copy
+from tests.helpers import assert_like_a_clean_build, synthetic_copy, wall_clock
 
 PAGE = "l/sa01-002/index.html"
 
@@ -32,8 +32,9 @@ PAGE = "l/sa01-002/index.html"
 @pytest.fixture
 def paths(course_template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Paths:
     """A built copy of the course; its files were just written, so none is racy only when
-    RACY_NS is 0 (the tests that are about the racy rule set their own times)."""
-    monkeypatch.setattr(index, "RACY_NS", 0)
+    the racy rule reads the wall clock (the tests that are about the racy rule set their
+    own clock)."""
+    wall_clock(monkeypatch)
     paths = synthetic_copy(course_template, tmp_path)
     build(paths, execute=False, jobs=1)
     return paths
@@ -109,8 +110,9 @@ def test_each_change_the_noop_guards_makes_the_next_build_real(
         now = observe(paths, asked)
     elif change in OBSERVED:
         now = OBSERVED[change](paths, now)
-    else:  # nothing changed, but the inputs were copied just before the build observed them
-        monkeypatch.setattr(index, "RACY_NS", RACY_NS)
+    else:  # nothing changed, but the inputs were copied in the tick the build observed them
+        newest = max(max(m[0], m[3]) for m in head.seen.inputs.values() if len(m) > 1)
+        head = dataclasses.replace(head, seen=dataclasses.replace(head.seen, since=newest))
     assert not head.unchanged(now)
 
 
@@ -175,11 +177,15 @@ def test_an_index_row_missing_damaged_or_of_another_build_means_a_build_from_not
     assert_like_a_clean_build(paths, tmp_path)
 
 
-def test_the_noop_imports_no_stage_of_a_real_build(paths: Paths) -> None:
+def test_the_noop_imports_no_stage_of_a_real_build(
+    paths: Paths, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Neither Jinja2 nor markdown-it, nor builder.build.stages: only the index's head.
-    (Built again once the inputs are older than RACY_NS, as a subprocess has the real one.)"""
-    time.sleep(RACY_NS / 1e9 + 0.1)
+    (Built again with the real clock, as a subprocess has it, and once more: that one
+    confirms what the first left racy.)"""
+    monkeypatch.undo()
     build(paths, execute=False, jobs=1, force=True)
+    build(paths, execute=False, jobs=1)
     code = (
         "import sys; from builder.__main__ import main; code = main(sys.argv[1:]); "
         "heavy = sorted(m for m in ('jinja2', 'markdown_it', 'builder.build.stages') "
@@ -196,3 +202,59 @@ def test_the_noop_imports_no_stage_of_a_real_build(paths: Paths) -> None:
     )
     assert out.stdout.splitlines()[-1] == "0 []", out.stderr
     assert "0 written" in out.stderr
+
+
+def test_the_build_after_one_that_left_racy_files_confirms_them_and_the_next_is_a_noop(
+    course_template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """git's racily clean entries: a file not older than the file system's clock when its
+    metadata was taken may change unseen, so the next build reads it (an input) or compares
+    it (a site file); finding it unchanged, it takes its metadata anew, later, and the
+    build after that is a no-op. Here every file is racy for the second build (the first
+    one's clock read as the dawn of time): it writes nothing and the third does nothing."""
+    paths = synthetic_copy(course_template, tmp_path)
+    monkeypatch.setattr(observed, "clock", lambda cache, roots: 0)
+    assert build(paths, execute=False, jobs=1).written > 0
+    monkeypatch.undo()
+    second = build(paths, execute=False, jobs=1)
+    assert (second.noop, second.written, second.removed) == (False, 0, 0)
+    assert build(paths, execute=False, jobs=1).noop
+    assert_like_a_clean_build(paths, tmp_path)
+
+
+def test_site_three_times_in_a_row_ends_in_a_noop(course_template: Path, tmp_path: Path) -> None:
+    """With the real clock and no pause: the second build writes nothing (it confirms the
+    files the first wrote in its last tick, if any), the third is a no-op."""
+    paths = synthetic_copy(course_template, tmp_path)
+    results = [build(paths, execute=False, jobs=1) for _ in range(3)]
+    assert results[0].written > 0 and not results[0].noop
+    assert (results[1].written, results[1].removed) == (0, 0)
+    assert results[2].noop
+
+
+def test_the_clock_is_the_file_systems_and_falls_back_to_a_margin_where_it_cannot_be(
+    tmp_path: Path,
+) -> None:
+    """observe.clock reads the file system's clock from a file it makes in the cache folder
+    (and removes); a cache that is a file, or missing, or a root on another file system
+    (/dev/shm: another clock, perhaps a coarser one) gets the wall clock less the margin."""
+    cache, root = tmp_path / "cache", tmp_path / "content"
+    cache.mkdir()
+    root.mkdir()
+    before = time.time_ns()
+    read = observed.clock(cache, [root])
+    assert before - observed.RACY_NS // 2 < read <= time.time_ns()
+    assert list(cache.iterdir()) == [], "the clock's file is removed"
+    (tmp_path / "a-file").write_text("not a folder")
+    elsewhere = Path("/dev/shm")
+    for where, roots in [
+        (tmp_path / "a-file", [root]),
+        (tmp_path / "missing", [root]),
+        (cache, [root, elsewhere]),
+    ]:
+        if where == cache and (
+            not elsewhere.is_dir() or elsewhere.stat().st_dev == cache.stat().st_dev
+        ):
+            continue  # no other file system here
+        read = observed.clock(where, roots)
+        assert before - observed.RACY_NS <= read <= time.time_ns() - observed.RACY_NS, where

@@ -115,7 +115,7 @@ def test_home_page_says_what_the_course_does_not_claim(course: Course) -> None:
 
     def home(of: Course) -> str:
         context = {"root": "", "title": "Course", "current": "", "description": ""}
-        return page("home.html", site_nav(of), note=of.meta.note, **context).decode()
+        return page("home.html", site_nav(of), note=of.meta.note, **context)[0].decode()
 
     note = course.meta.note
     assert note is not None and note.title == "What this course does not claim"

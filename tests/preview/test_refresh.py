@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from builder.build import index, keys, reuse
+from builder.build import keys, reuse
 from builder.build.keys import Keyed
 from builder.build.pipeline import build
 from builder.core.artifact import Artifact
@@ -24,7 +24,7 @@ from builder.preview.serve import SETTLE_AFTER, Preview
 from builder.preview.session import Changed, Session
 from builder.render import search
 from builder.review import git as review_git
-from tests.helpers import assert_like_a_clean_build, edit, git, make_paths
+from tests.helpers import assert_like_a_clean_build, edit, git, make_paths, wall_clock
 
 LESSON = "basics-01"  # slug "first"
 
@@ -150,7 +150,7 @@ def test_what_a_refresh_took_from_the_last_stays_in_the_store(
     build's index; a refresh: from the last) keep their validated front matter and
     recordings in the store (the index references the keys each was read with): the
     settle's pruning leaves them, so the next build validates nothing again."""
-    monkeypatch.setattr(index, "RACY_NS", 0)  # the files just written are trusted
+    wall_clock(monkeypatch)  # the files just written are trusted
     build(recorded, execute=False, jobs=1)  # the index: what a start takes, not reading
     session = Session(recorded, execute=False)
     session.start()

@@ -24,9 +24,9 @@ from typing import Any
 
 import pytest
 
-from builder.build import index
 from builder.build.index import Head
 from builder.build.pipeline import build
+from builder.core.artifact import Parts
 from builder.core.errors import RenderError
 from builder.core.observe import TEMPLATES, Paths
 from builder.core.store import Store
@@ -45,6 +45,7 @@ from tests.helpers import (
     edit_panels,
     make_paths,
     scaled,
+    wall_clock,
 )
 
 LESSON = "basics-01"  # slug "first"
@@ -63,33 +64,106 @@ def test_the_live_script_goes_before_body_end() -> None:
     assert inject_live(b"<p>x</p></body></html>", 7) == b"<p>x</p>" + script + b"</body></html>"
 
 
-def page(main: str, title: str = "One", head: str = "", frame: str = "") -> bytes:
-    return (
-        f"<!doctype html><html><head><title>{title}</title>"
-        f'<meta name="description" content="{title}">'
-        f'<meta property="og:title" content="{title}"><meta name="twitter:title" content="{title}">'
-        f"{head}</head><body>{frame}"
-        f'<main id="main">{main}</main><footer>f</footer></body></html>'
-    ).encode()
+def page_file(main: str, title: str | None = "One", frame: str = "f") -> tuple[bytes, Parts]:
+    """A page's file and its parts as its template left them: <main> between a head and
+    a footer (the hub reads where it is, never the HTML)."""
+    head, element = b"<head>anything</head>", f'<main id="main">{main}</main>'.encode()
+    parts = Parts("x.html", (len(head), len(head) + len(element)), title, frame)
+    return head + element + b"<footer>", parts
 
 
 def test_a_page_is_sent_its_new_main_or_told_to_reload() -> None:
-    old = page("<p>a</p>")
+    old = page_file("<p>a</p>")
     assert page_update(old, old) is None
-    assert page_update(old, page("<p>b</p>", "T &amp; U")) == {
-        "main": '<main id="main"><p>b</p></main>',
+    assert page_update(old, page_file("<p>é & b</p>", "T & U")) == {
+        "main": '<main id="main"><p>é & b</p></main>',
         "title": "T & U",
     }
-    # a new title is patched in, though the link-preview tags (OpenGraph, Twitter) repeat it
-    assert page_update(old, page("<p>a</p>", "Two")) == {
+    assert page_update(old, page_file("<p>a</p>", "Two")) == {
         "main": '<main id="main"><p>a</p></main>',
         "title": "Two",
     }
-    for new in (page("<p>b</p>", head="<link>"), page("<p>b</p>", frame="<nav>x</nav>")):
-        assert page_update(old, new) == {"reload": True}, new  # more than <main> changed
-    assert page_update(old, page("<p>b</p>"), reload=True) == {"reload": True}  # a template
+    assert page_update(old, page_file("<p>b</p>", frame="another")) == {"reload": True}
+    assert page_update(old, page_file("<p>b</p>"), reload=True) == {"reload": True}  # a template
     assert page_update(None, old) == page_update(old, None) == {"reload": True}
-    assert page_update(b"<p>no main</p>", b"<p>still none</p>") == {"reload": True}
+    no_parts = (b"<p>no main</p>", None)
+    assert page_update(old, no_parts) == page_update(no_parts, old) == {"reload": True}
+
+
+def test_a_frame_change_reloads_the_page_a_prose_edit_patches_it(
+    preview: Preview, recorded: Paths
+) -> None:
+    """What decides patch or reload is the page's frame as its template placed it: a
+    stylesheet a course's base.html adds to every head, or a course title the header
+    shows, reloads the open page (no builder template changed: only the frame says so);
+    a prose edit swaps its <main>, whose bytes are the page's own."""
+    page = "l/first/index.html"
+    told: list[Any] = []
+    preview.hub.publish = lambda changed=(), updates=None, **_: told.append(  # type: ignore[method-assign]
+        updates(page) if updates and page in changed else None
+    )
+    edit(lesson_md(recorded), "{{ panel 1 }}", "Typed just now.\n\n{{ panel 1 }}")
+    assert preview.rebuild([str(lesson_md(recorded))])
+    patch = told[-1]
+    assert set(patch) == {"main", "title"} and "Typed just now." in patch["main"]
+    assert preview.files[page].count(patch["main"].encode()) == 1
+    base = recorded.content / "templates" / "base.html"
+    base.parent.mkdir()
+    base.write_text(
+        '{% extends "builder/base.html" %}{% block resources %}{{ super() }}'
+        '<link rel="stylesheet" href="{{ root }}static/extra.css">{% endblock %}\n'
+    )
+    edit(lesson_md(recorded), "Typed just now.", "Typed again.")
+    assert preview.rebuild([str(lesson_md(recorded)), str(base)])
+    assert told[-1] == {"reload": True}, "a stylesheet in the head is not patched in"
+    course = recorded.content / "course.yml"
+    edit(course, "title: ", "title: Retitled ")
+    assert preview.rebuild([str(course)])
+    assert told[-1] == {"reload": True}, "the header's course title is not patched in"
+
+
+HOSTILE_BASES = {
+    # written from nothing, none of the blocks: rendered, and reloaded on every edit
+    "no blocks": (
+        "<!doctype html><title>{{ title }}</title><main>{% block main %}{% endblock %}</main>"
+        "{% block main_class %}{% endblock %}{% block og_title %}{% endblock %}\n",
+        None,
+    ),
+    # the <main> shown twice, once outside its block: a patch would leave the copy stale
+    "main twice": (
+        '{% extends "builder/base.html" %}'
+        "{% block footer %}{{ self.main_element() }}{% endblock %}\n",
+        None,
+    ),
+    # a title of markup and an entity: the text a browser shows for it, as data
+    "a title of markup": (
+        '{% extends "builder/base.html" %}'
+        "{% block title %}<b>{{ title }}</b> &amp; co{% endblock %}\n",
+        "<b>A first jaxpr</b> & co",
+    ),
+}
+
+
+@pytest.mark.parametrize("base", HOSTILE_BASES)
+def test_a_courses_base_html_decides_its_parts_and_never_a_stale_patch(
+    preview: Preview, recorded: Paths, base: str
+) -> None:
+    template, title = HOSTILE_BASES[base]
+    told: list[Any] = []
+    page = "l/first/index.html"
+    preview.hub.publish = lambda changed=(), updates=None, **_: told.append(  # type: ignore[method-assign]
+        updates(page) if updates and page in changed else None
+    )
+    path = recorded.content / "templates" / "base.html"
+    path.parent.mkdir()
+    path.write_text(template)
+    assert preview.rebuild([str(path)])
+    edit(lesson_md(recorded), "{{ panel 1 }}", "Typed just now.\n\n{{ panel 1 }}")
+    assert preview.rebuild([str(lesson_md(recorded))])
+    if title is None:
+        assert told[-1] == {"reload": True}
+    else:
+        assert told[-1]["title"] == title and "Typed just now." in told[-1]["main"]
 
 
 def test_file_events_say_what_they_touch(tmp_path: Path) -> None:
@@ -173,7 +247,7 @@ def test_after_settling_the_next_build_is_a_no_op(
 ) -> None:
     # The fixture's files were just written: racy by their ctime (which utime cannot set
     # back), so the build would read them again; this test is about the preview's index.
-    monkeypatch.setattr(index, "RACY_NS", 0)
+    wall_clock(monkeypatch)
     session = Session(recorded, execute=True)
     session.start()
     session.settle()
