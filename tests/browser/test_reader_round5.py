@@ -56,10 +56,17 @@ def test_the_home_page_says_who_the_course_is_for_what_it_assumes_and_after(
     new_page: Any, course_url: str
 ) -> None:
     audience = yaml.safe_load((REPO / "content" / "course.yml").read_text())["audience"]
-    page = new_page()
-    page.goto(course_url + "index.html")
-    block = page.get_by_role("region", name="Before you start")
-    assert block.is_visible()
+    for viewport in (LAPTOP, PHONE):  # in sight on the first screen, above the lessons
+        page = new_page("light", viewport)
+        page.goto(course_url + "index.html")
+        summary = page.locator("main details.audience > summary")
+        box = summary.bounding_box()
+        assert box["y"] + box["height"] <= viewport["height"], viewport
+        assert summary.inner_text().startswith("Before you start:")
+    block = page.locator("main details.audience")
+    summary.focus()
+    page.keyboard.press("Enter")  # opened from the keyboard
+    assert block.get_attribute("open") is not None
     text = " ".join(block.inner_text().split())
     assert "Who it is for." in text and "What it assumes." in text
     assert " ".join(audience["who"].split()) in text
