@@ -120,8 +120,10 @@ def lesson_columns(
     columns in course order: the lesson, its data files (read here: what a lesson's page
     offers of them is not in the Lesson), its status, its sidecar, the lessons before
     and after it, the ids of the lessons its anchored links lead to (so renaming a
-    heading re-renders the pages that link to it, and no other), and its place in its arc
-    (its number there, and how many lessons the arc has)."""
+    heading re-renders the pages that link to it, and no other), and its place in its arc:
+    its number there and how many lessons the arc has, two columns of ints (the last two),
+    which a build keeps as the last build's objects when they are the same
+    (builder.build.reuse), so that a refresh tells them by identity."""
     by_id, lessons = {status.lesson_id: status for status in statuses}, course.lessons
     by_arc = course.by_arc()
     return (
@@ -132,13 +134,9 @@ def lesson_columns(
         [None, *lessons[:-1]],
         [*lessons[1:], None],
         anchors.linked_ids(course, statuses, renderer.page_ids),
-        [_place(by_arc[x.meta.arc], x) for x in lessons],
+        [by_arc[x.meta.arc].index(x) + 1 for x in lessons],
+        [len(by_arc[x.meta.arc]) for x in lessons],
     )
-
-
-def _place(arc: list[Lesson], lesson: Lesson) -> tuple[int, int]:
-    """The lesson's number in its arc (from 1), and how many lessons the arc has."""
-    return arc.index(lesson) + 1, len(arc)
 
 
 def in_order(made: Iterable[tuple[A, tuple[tuple[str, A], ...], A]]) -> list[A]:
@@ -166,7 +164,8 @@ def lesson_inputs(
     before: Lesson | None,
     after: Lesson | None,
     linked: tuple[tuple[str, tuple[str, ...]], ...] = (),
-    place: tuple[int, int] = (0, 0),
+    number: int = 0,
+    size: int = 0,
 ) -> LessonInputs:
     """What a lesson's artifacts are made from (`of_lesson`'s arguments), given what they
     read besides it, its data files and its status: the machine its recording ran on (from
@@ -174,7 +173,7 @@ def lesson_inputs(
     page shows of them: a prose edit of one changes neither)."""
     on = machine.sentence(machine.of(sidecar)) if status.recording else ""
     near = (item(before) if before else None, item(after) if after else None)
-    return (common, lesson, data, status, on, *near, linked, place)
+    return (common, lesson, data, status, on, *near, linked, (number, size))
 
 
 def of_lesson(
