@@ -93,7 +93,12 @@ class Reuse:
         for a lesson whose arguments are the last build's objects, else `_lesson`'s."""
         from ..render import lessons as render
 
-        columns = render.lesson_columns(course, statuses, sidecars, renderer)
+        *read, numbers, sizes = render.lesson_columns(course, statuses, sidecars, renderer)
+        # the places in the arcs: ints made again each build, kept as the last build's
+        places = [
+            self.digests.kept(tuple(c), slot=("places", n)) for n, c in enumerate((numbers, sizes))
+        ]
+        columns: list[Sequence[Any]] = [*read, *places]
         common = [self.digests.kept(render.Common.of(course, renderer), slot="lessons")]
         made = self.digests.again_each(
             self._lesson, common * len(columns[0]), *columns, slot="lessons"

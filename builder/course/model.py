@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal, Protocol, TypeVar
 from annotated_types import Interval, Len, MaxLen, MinLen
 
 from ..cells import Cell
-from .addresses import ApiPrefix, ApiUrl, Revision, SiteUrl, SourceUrl
+from .addresses import ApiPrefix, ApiUrl, ColabUrl, IssuesUrl, Revision, SiteUrl, SourceUrl
 from .colours import Colours
 from .rules import (
     DEFAULT_TIMEOUT,
@@ -22,6 +22,7 @@ from .rules import (
     LESSON_ID_PATTERN,
     SLUG_PATTERN,
     env_names,
+    paired_backticks,
     plain_data_names,
     same_name,
 )
@@ -116,7 +117,8 @@ class GlossaryTerm:
 
     id: Slug
     term: Line
-    definition: Annotated[str, Len(1, 400)]
+    # Plain text; `name` sets a name in code font (builder/render/markup.py code_spans).
+    definition: Annotated[str, Len(1, 400), Check(paired_backticks)]
     taught_in: LessonId
 
 
@@ -159,6 +161,18 @@ def _distinct_slugs(moves: tuple[Move, ...]) -> tuple[Move, ...]:
 
 
 @dataclass(frozen=True)
+class Audience:
+    """What a first-time reader asks before starting, which the home page answers: who
+    the course is for, what it assumes, and what a reader can do after it. Plain text."""
+
+    __pydantic_config__ = FORBID
+
+    who: Annotated[str, Len(1, 600)]
+    assumes: Annotated[str, Len(1, 600)]
+    outcomes: Annotated[tuple[Annotated[str, Len(1, 300)], ...], MinLen(1), MaxLen(10)]
+
+
+@dataclass(frozen=True)
 class CourseMeta:
     __pydantic_config__ = FORBID
 
@@ -166,6 +180,7 @@ class CourseMeta:
     summary: Annotated[str, Len(1, 1000)]
     arcs: Annotated[tuple[Arc, ...], MinLen(1)]
     note: HomeNote | None = None
+    audience: Audience | None = None
     # Where content/ can be edited online (such as https://github.com/o/r/edit/main/content):
     # each lesson page links to its lesson.md there.
     source_url: SourceUrl | None = None
@@ -184,6 +199,13 @@ class CourseMeta:
     # Environment moves (a jax upgrade, re-recorded), each a page of what it changed in what
     # the lessons print, linked from the home page (builder/review/moves.py).
     moves: Annotated[tuple[Move, ...], MaxLen(20), Check(_distinct_slugs)] = ()
+    # Where Colab opens the published site's notebooks (the site's root in its repository,
+    # such as https://colab.research.google.com/github/o/r/blob/gh-pages/): each lesson
+    # page has "Open in Colab" for its example.ipynb there.
+    colab_url: ColabUrl | None = None
+    # Where readers open an issue (such as https://github.com/o/r/issues/new): each lesson
+    # page has "Report a difference" there, for output that differs on their machine.
+    issues_url: IssuesUrl | None = None
 
 
 def json_schemas() -> dict[str, dict[str, Any]]:

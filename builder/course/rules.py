@@ -217,3 +217,14 @@ def env_names(env: dict[str, str]) -> dict[str, str]:
                 "Python: leave it out"
             )
     return env
+
+
+def paired_backticks(text: str) -> str:
+    """A glossary definition marks a name to be set in code font as `name` (the one markup
+    it has): every backtick opens or closes one."""
+    if text.count("`") % 2:
+        raise ValueError(
+            "has an odd number of backticks: a name in code font is marked at both ends, "
+            "as `jax.jit`"
+        )
+    return text

@@ -26,8 +26,9 @@ from ..course.files import read_file
 from ..course.model import Arc, Course, CourseMeta, Lesson
 from ..course.recording import Panel, Recording
 from ..course.status import LessonStatus, State
-from . import anchors, charts, figures, notebook, prose
+from . import anchors, charts, figures, notebook, prose, reading
 from . import marks as recorded
+from .elsewhere import Elsewhere, elsewhere
 from .links import Links
 from .nav import NavItem, SiteHead, item, site_head
 from .notebook import PAGE
@@ -65,7 +66,12 @@ class LessonPage:
     next: NavItem | None
     run: RunIt
     edit_url: str  # the lesson's lesson.md where course.yml's source_url says ("": none)
+    colab_url: str  # its notebook in Colab, where course.yml's colab_url says ("": none)
+    report_url: str  # a new issue about it, where course.yml's issues_url says ("": none)
     machine: str  # "Recorded on: <CPU>, <cores> · <OS> · Python · jaxlib · XLA_FLAGS" ("": none)
+    place: tuple[int, int] = (0, 0)  # its number in its arc, and how many the arc has
+    teaches: tuple[tuple[str, str], ...] = ()  # the glossary terms it teaches: (id, term)
+    minutes: int = 0  # how long its prose takes to read (builder/render/reading.py)
 
 
 # A lesson's artifacts: its page, each of its panels' charts by file name, its notebook.
@@ -113,9 +119,13 @@ def lesson_columns(
     """What each lesson's artifacts read besides what every lesson's do (`Common`), as
     columns in course order: the lesson, its data files (read here: what a lesson's page
     offers of them is not in the Lesson), its status, its sidecar, the lessons before
-    and after it, and the ids of the lessons its anchored links lead to (so renaming a
-    heading re-renders the pages that link to it, and no other)."""
+    and after it, the ids of the lessons its anchored links lead to (so renaming a
+    heading re-renders the pages that link to it, and no other), and its place in its arc:
+    its number there and how many lessons the arc has, two columns of ints (the last two),
+    which a build keeps as the last build's objects when they are the same
+    (builder.build.reuse), so that a refresh tells them by identity."""
     by_id, lessons = {status.lesson_id: status for status in statuses}, course.lessons
+    by_arc = course.by_arc()
     return (
         list(lessons),
         [_data(x) if x.meta.data else () for x in lessons],
@@ -124,6 +134,8 @@ def lesson_columns(
         [None, *lessons[:-1]],
         [*lessons[1:], None],
         anchors.linked_ids(course, statuses, renderer.page_ids),
+        [by_arc[x.meta.arc].index(x) + 1 for x in lessons],
+        [len(by_arc[x.meta.arc]) for x in lessons],
     )
 
 
@@ -152,6 +164,8 @@ def lesson_inputs(
     before: Lesson | None,
     after: Lesson | None,
     linked: tuple[tuple[str, tuple[str, ...]], ...] = (),
+    number: int = 0,
+    size: int = 0,
 ) -> LessonInputs:
     """What a lesson's artifacts are made from (`of_lesson`'s arguments), given what they
     read besides it, its data files and its status: the machine its recording ran on (from
@@ -159,7 +173,7 @@ def lesson_inputs(
     page shows of them: a prose edit of one changes neither)."""
     on = machine.sentence(machine.of(sidecar)) if status.recording else ""
     near = (item(before) if before else None, item(after) if after else None)
-    return (common, lesson, data, status, on, *near, linked)
+    return (common, lesson, data, status, on, *near, linked, (number, size))
 
 
 def of_lesson(
@@ -171,13 +185,15 @@ def of_lesson(
     before: NavItem | None,
     after: NavItem | None,
     linked: tuple[tuple[str, tuple[str, ...]], ...] = (),
+    place: tuple[int, int] = (0, 0),
 ) -> LessonArtifacts:
     """A lesson's page, each of its panels' charts by file name, and its notebook; `data`:
     the data files the page offers (read by the caller: an argument, as all it reads);
     `on`: the machine its recording ran on, as the page says it (builder/core/machine.py);
     `before` and `after`: the entries of the lessons the page links to as the previous and
     the next (a prose edit of one changes neither); `linked`: the ids of the lessons its
-    anchored links lead to (anchors.linked_ids)."""
+    anchored links lead to (anchors.linked_ids); `place`: its number in its arc and the
+    arc's size (the page says "Lesson 2 of 4 in Tracing")."""
     meta, renderer = common.meta, common.renderer
     page = renderer.artifact(
         "page",
@@ -189,10 +205,11 @@ def of_lesson(
         status,
         next(arc for arc in meta.arcs if arc.id == lesson.meta.arc),
         (before, after),
-        _edit_url(meta, common.root, lesson),
+        elsewhere(meta, common.root, lesson, status.recording),
         renderer,
         on,
         linked,
+        place,
         label=lesson.id,
     )
     panels = _chart_artifacts(lesson, status, renderer)
@@ -279,10 +296,11 @@ def _lesson_page(
     status: LessonStatus,
     arc: Arc,
     near: tuple[NavItem | None, NavItem | None],
-    edit_url: str,
+    links_out: Elsewhere,
     renderer: Renderer,
     on: str = "",
     linked: tuple[tuple[str, tuple[str, ...]], ...] = (),
+    place: tuple[int, int] = (0, 0),
 ) -> Made:
     """A lesson's page, its example and its data files: made from these arguments alone."""
     recording = status.recording
@@ -304,8 +322,13 @@ def _lesson_page(
         prev=near[0],
         next=near[1],
         run=replace(run_it(lesson, recording, root), answer=rendered.reveals),
-        edit_url=edit_url,
+        edit_url=links_out.edit,
+        colab_url=links_out.colab,
+        report_url=links_out.report,
         machine=on,
+        place=place,
+        teaches=tuple((t.id, t.term) for t in links.glossary if t.taught_in == lesson.id),
+        minutes=reading.reading_minutes(reading.prose_words(rendered.html)),
     )
     html, parts = page(
         "lesson.html",
@@ -324,13 +347,6 @@ def _lesson_page(
         **{f"{lesson.url}{name}": file for name, file in data},
     }
     return Made(files, Trace(terms=tuple(rendered.terms), page=parts), tuple(errors))
-
-
-def _edit_url(meta: CourseMeta, root: Path, lesson: Lesson) -> str:
-    base = meta.source_url
-    if not base:
-        return ""
-    return f"{base}/{lesson.lesson_path.relative_to(root).as_posix()}"
 
 
 def _notice(status: LessonStatus) -> str:

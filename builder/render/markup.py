@@ -96,6 +96,16 @@ def environment(templates: str = "") -> Environment:
     return _Courses(ChoiceLoader([course, builder, PrefixLoader({"builder": builder})]))
 
 
+def code_spans(text: str) -> Markup:
+    """Plain text whose `name`s are set in code font (a glossary definition): escaped, the
+    marked names in <code>."""
+    parts = text.split("`")
+    return Markup("").join(
+        Markup("<code>%s</code>") % part if odd else Markup.escape(part)
+        for odd, part in ((n % 2 == 1, part) for n, part in enumerate(parts))
+    )
+
+
 def macro(name: str, *args: Any) -> Markup:
     """The macro `name` of templates/_macros.html called with `args`: escaped HTML. The
     template is asked of the environment each time, as a page's is, so that an edit to it

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 from markupsafe import Markup
 
@@ -28,6 +29,7 @@ from ..course.status import LessonStatus
 from . import search, sitemap
 from .highlight import stylesheet
 from .lessons import SHIM
+from .markup import code_spans
 from .nav import NavItem, SiteHead, SiteNav, site_head
 from .renderer import Renderer, page
 from .theme import Theme
@@ -51,9 +53,18 @@ class ChangesPage:
 class GlossaryEntry:
     id: str
     term: str
-    definition: str
+    definition: Markup  # its `name`s in code font
     teacher: NavItem
-    used_in: list[NavItem]
+    used_in: list[NavItem]  # the other lessons that use it, in course order
+
+
+@dataclass(frozen=True)
+class GlossaryLetter:
+    """The terms that start with one letter (the glossary's A-Z index leads to each)."""
+
+    id: str  # "letter-a"
+    letter: str
+    entries: list[GlossaryEntry]
 
 
 @dataclass(frozen=True)
@@ -136,7 +147,9 @@ def _navigation(
     changed that this build makes."""
     bundles = [search.bundle_folder(b) for b in search.bundles(course)]
     meta = course.meta
-    home = _context("", "Course", "", meta.summary, note=meta.note, changes=changes)
+    root = urlsplit(meta.site_url).path.rstrip("/") + "/" if meta.site_url else ""  # for 404
+    more = {"note": meta.note, "audience": meta.audience, "changes": changes}
+    home = _context("", "Course", "", meta.summary, **more)
     arcs = [
         (arc.id, _context("../../", arc.title, f"arc:{arc.id}", arc.summary, arc=arc))
         for arc in nav.arcs
@@ -149,7 +162,7 @@ def _navigation(
         ("index.html", "home.html", home),
         *((f"a/{arc}/index.html", "arc.html", context) for arc, context in arcs),
         ("search/index.html", "search.html", _context("../", "Search", "", SEARCH)),
-        ("404.html", "404.html", _context("", "Page not found", "", NOT_FOUND)),
+        ("404.html", "404.html", _context("", "Page not found", "", NOT_FOUND, site_root=root)),
         ("static/nav.js", "nav.js", script),
     ]
     return [renderer.artifact("", _page, name, tpl, nav, context) for name, tpl, context in pages]
@@ -258,13 +271,28 @@ def _glossary(nav: SiteNav, glossary: tuple[GlossaryTerm, ...], uses: TermUses) 
     by_id, terms_used = nav.items(), _used(nav, uses)
 
     def entry(term: GlossaryTerm) -> GlossaryEntry:
-        # terms_used lists users in course order, a lesson once per use: keep the first.
-        used = [by_id[x] for x in dict.fromkeys(terms_used.get(term.id, ()))]
-        return GlossaryEntry(term.id, term.term, term.definition, by_id[term.taught_in], used)
+        # terms_used lists users in course order, a lesson once per use: keep the first;
+        # the lesson that teaches it is said already.
+        users = dict.fromkeys(terms_used.get(term.id, ()))
+        used = [by_id[x] for x in users if x != term.taught_in]
+        definition = code_spans(term.definition)
+        return GlossaryEntry(term.id, term.term, definition, by_id[term.taught_in], used)
 
     entries = sorted((entry(t) for t in glossary), key=lambda e: e.term.casefold())
-    context = _context("../", "Glossary", "", GLOSSARY, entries=entries)
+    context = _context("../", "Glossary", "", GLOSSARY, letters=_by_letter(entries))
     return _page("glossary/index.html", "glossary.html", nav, context)
+
+
+def _by_letter(entries: list[GlossaryEntry]) -> list[GlossaryLetter]:
+    """Sorted entries grouped by their first letter ("#" for a term that starts otherwise)."""
+    letters: dict[str, list[GlossaryEntry]] = {}
+    for entry in entries:
+        first = entry.term[:1].upper()
+        letters.setdefault(first if first.isalpha() and first.isascii() else "#", []).append(entry)
+    return [
+        GlossaryLetter("letter-" + ("other" if x == "#" else x.lower()), x, found)
+        for x, found in sorted(letters.items(), key=lambda item: (item[0] == "#", item[0]))
+    ]
 
 
 def _recordings(
@@ -275,8 +303,18 @@ def _recordings(
     items = nav.items()
     rows = zip(statuses, seconds, strict=True)
     shown = [_recording_row(items[status.lesson_id], status, s) for status, s in rows]
-    context = _context("../", "Recordings", "", RECORDINGS, rows=shown)
+    shared = _shared(shown)
+    if shared:  # said once above the table rather than on every row
+        shown = [replace(row, provenance="", environment="") for row in shown]
+    context = _context("../", "Recordings", "", RECORDINGS, rows=shown, shared=shared)
     return _page("recordings/index.html", "recordings.html", nav, context)
+
+
+def _shared(rows: list[RecordingRow]) -> str:
+    """What every recording ran on and with ("CPU, 1 device · jax 0.9.2 · ..."), when it is
+    the same for all of them ("" when not, or when none is recorded)."""
+    said = {f"{row.provenance} · {row.environment}" for row in rows if row.recorded}
+    return said.pop() if len(said) == 1 else ""
 
 
 def _recording_row(lesson: NavItem, status: LessonStatus, seconds: float | None) -> RecordingRow:

@@ -43,7 +43,7 @@ from .figures import Sizer, chart_size, scrollable, table_scroll_open
 from .highlight import Highlighter, code_block
 from .links import Links, heading_id
 from .marks import BLOCKS, PageEnv, Placed, parse_args
-from .markup import macro
+from .markup import code_spans, macro
 from .mathml import math_plugin
 from .values import value
 
@@ -337,7 +337,7 @@ def _render_term(self: Any, tokens: list[Token], idx: int, options: Any, env: An
         f"{page.root}glossary/index.html#{term.id}",
         f"card-{term.id}-{len(page.terms)}",
         term.term,
-        term.definition,
+        code_spans(term.definition),
         f"{page.root}{teacher.url}index.html",
         teacher.title,
     )

@@ -8,6 +8,8 @@
   var html = document.documentElement;
   var PARAM = "highlight";  // ?highlight=word on a result's address: marked on arrival
   var PAGE_SIZE = 10;
+  // A page that teaches a term (its `teaches`: lesson.html) ranks first for that term.
+  var RANKING = { metaWeights: { teaches: 30.0 } };
   var SAY = {
     file: "Search needs the site served over http: browsers do not let a page opened " +
       "from a file on this computer load the search index. Open the course from its web " +
@@ -64,12 +66,13 @@
         return import(new URL(folders[0] + "pagefind.js", root).href).catch(function () {
           throw new Error(SAY.missing);
         }).then(function (pagefind) {
-          var options = { basePath: new URL(folders[0], root).href, baseUrl: base.baseUrl, noWorker: true };
+          var options = { basePath: new URL(folders[0], root).href, baseUrl: base.baseUrl, noWorker: true,
+                          ranking: RANKING };
           var index = pagefind.createInstance(options);
           index.names = folders.slice(1).map(function (f) { return f.split("/").slice(-2)[0]; });
           return folders.slice(1).reduce(function (before, folder, n) {
             return before.then(function () {
-              var tag = { baseUrl: base.baseUrl, mergeFilter: { bundle: index.names[n] } };
+              var tag = { baseUrl: base.baseUrl, mergeFilter: { bundle: index.names[n] }, ranking: RANKING };
               return index.mergeIndex(new URL(folder, root).href, tag);
             });
           }, Promise.resolve()).then(function () { return index; });

@@ -8,6 +8,15 @@
   var bound = new WeakSet();
   function once(el) { return !bound.has(el) && !!bound.add(el); }
 
+  // -- The site's root, kept under its title, so that its 404 page, served at any depth,
+  // finds the root without asking the host for files that are not there (404.html).
+  if (location.protocol !== "file:") {
+    try {
+      var root = new URL(html.getAttribute("data-root") || "./", document.baseURI).pathname;
+      localStorage.setItem("coursebuilder-root " + html.getAttribute("data-site"), root);
+    } catch (e) { /* storage may be off */ }
+  }
+
   // -- Theme: light, dark, or follow the system (theme.js applies it before the page paints;
   // the choice persists). One button steps through the three: from following the system to
   // the other theme, then the system's own, then back to following it, so every press but
