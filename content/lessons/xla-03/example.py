@@ -73,9 +73,10 @@ print()
 print(f"n={n}: flops {cost['flops']:.4g}, arguments {mem.argument_size_in_bytes / 2**30:.1f} GiB, "
       f"output {mem.output_size_in_bytes / 2**30:.1f} GiB (compiled from ShapeDtypeStruct, nothing allocated)")
 # %% plot hide
-panels.bar(
+panels.line(
     "Matmul flops: compiler estimate against the hand count 2n³",
-    labels=[f"n={n}" for n in sizes],
+    x=sizes,
+    xlabel="n (square n×n matrices)",
     ylabel="GFLOP (floating-point operations, not per second)",
     series={"cost_analysis flops": [f / 1e9 for f in est_flops],
             "hand count 2n³": [f / 1e9 for f in hand_flops]},
