@@ -9,7 +9,7 @@
   var PARAM = "highlight";  // ?highlight=word on a result's address: marked on arrival
   var PAGE_SIZE = 10;
   // A page that teaches a term (its `teaches`: lesson.html) ranks first for that term.
-  var RANKING = { metaWeights: { teaches: 30.0 } };
+  var RANKING = { metaWeights: { teaches: 100.0 } };
   var SAY = {
     file: "Search needs the site served over http: browsers do not let a page opened " +
       "from a file on this computer load the search index. Open the course from its web " +
