@@ -10,9 +10,11 @@ import re
 import pytest
 from matplotlib.text import Text
 
-from builder.course.recording import Fit, XYPanel, XYSeries
+from builder.course.load import load_course
+from builder.course.recording import Fit, XYPanel, XYSeries, load
 from builder.render import chartlabels, charts, figures, plots
 from builder.review.changes import panel_changes
+from tests.helpers import ROOT
 
 STEPS = list(range(0, 21))
 LOSS = XYPanel(
@@ -46,7 +48,21 @@ LONG = XYPanel(
         for n in (1, 2, 3)
     ],
 )
-CASES = {"loss": LOSS, "fitted": FITTED, "tiny": TINY, "long": LONG}
+
+
+def real_panels() -> dict[str, XYPanel]:
+    """Every line and scatter panel of the course's recordings, drawn as readers see them."""
+    found = {}
+    for lesson in load_course(ROOT / "content").lessons:
+        path = ROOT / "recordings" / f"{lesson.id}.json"
+        for number, panel in enumerate(load(path).panels if path.exists() else [], 1):
+            if isinstance(panel, XYPanel):
+                found[f"{lesson.id}-{number}"] = panel
+    assert found, "the course has a line panel (xla-03's first)"
+    return found
+
+
+CASES = {"loss": LOSS, "fitted": FITTED, "tiny": TINY, "long": LONG, **real_panels()}
 
 
 @pytest.mark.parametrize("name", CASES)
