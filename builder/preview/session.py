@@ -19,7 +19,7 @@ more than rendering one page (it walks the site and the inputs), so it waits for
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,7 @@ from ..core.artifact import Made, Parts
 from ..core.errors import PutOff
 from ..core.observe import TEMPLATES, Paths
 from ..core.store import Store
+from ..course.load import Shared
 from ..course.model import Course, Lesson
 from ..course.rules import INPUTS_DIR
 from ..course.status import LessonStatus
@@ -45,12 +46,13 @@ class Changed:
     lessons: frozenset[str] = frozenset()  # lesson folder names
     recordings: frozenset[str] = frozenset()  # lesson ids: a recording or its sidecar
     templates: bool = False  # every page's key (the code digest covers templates/)
+    shared: bool = False  # a file beside lessons/: course.yml and glossary.yml read again
     everything: bool = False  # anything else: load and compare all again
 
     @classmethod
     def of(cls, paths: Paths, files: Iterable[str]) -> Changed:
         lessons, recordings = set(), set()
-        templates = everything = False
+        templates = shared = everything = False
         sidecars = paths.recordings.resolve() / INPUTS_DIR
         content, folders = paths.content.resolve(), paths.content.resolve() / "lessons"
         for name in files:
@@ -61,17 +63,31 @@ class Changed:
                 recordings.add(path.stem)  # a stale lesson's detail reads its sidecar
             elif path.is_relative_to(TEMPLATES):
                 templates = True
-            elif path.parent != content or path == folders:  # course.yml, glossary.yml: read anyway
+            elif path.parent != content or path == folders:
                 everything = True
-        return cls(frozenset(lessons), frozenset(recordings), templates, everything)
+            else:
+                shared = True
+        return cls(frozenset(lessons), frozenset(recordings), templates, shared, everything)
 
     def __or__(self, other: Changed) -> Changed:
         return Changed(
             self.lessons | other.lessons,
             self.recordings | other.recordings,
             self.templates or other.templates,
+            self.shared or other.shared,
             self.everything or other.everything,
         )
+
+
+@dataclass(frozen=True)
+class Unchanged:
+    """What a build takes as read before: lessons by folder name, statuses and sidecars by
+    lesson id, course.yml and glossary.yml as loaded (None: read them)."""
+
+    lessons: dict[str, Lesson] = field(default_factory=dict)
+    statuses: dict[str, LessonStatus] = field(default_factory=dict)
+    sidecars: dict[str, Any] = field(default_factory=dict)
+    shared: Shared | None = None
 
 
 class Session:
@@ -116,7 +132,9 @@ class Session:
         last = run.index.published
         self.on_disk = {n: last.files[n] for n in kept.intact if n in last.files} if last else {}
         index = run.index
-        return self._build(kept, index.lessons(now), index.statuses(now), index.sidecars(now))
+        lessons, statuses = index.lessons(now), index.statuses(now)
+        unchanged = Unchanged(lessons, statuses, index.sidecars(now), index.course_files(now))
+        return self._build(kept, unchanged)
 
     def refresh(self, changed: Changed) -> list[str]:
         """Build again after `changed` (and what refreshes that failed since the last that
@@ -126,25 +144,18 @@ class Session:
         if changed.templates:
             self.build.rekey()
         kept = Kept(None, self.paths.out, frozenset(), self._held())
-        built = self._build(kept, *self._unchanged(changed))
+        built = self._build(kept, self._unchanged(changed))
         self.unbuilt = Changed()
         return built
 
-    def _build(
-        self,
-        kept: Kept,
-        lessons: dict[str, Lesson],
-        unchanged: dict[str, LessonStatus],
-        sidecars: dict[str, Any],
-    ) -> list[str]:
-        """`lessons`, statuses and sidecars read before (by folder name, by lesson id) are
-        not read again."""
+    def _build(self, kept: Kept, unchanged: Unchanged) -> list[str]:
+        """What `unchanged` holds, read before, is not read again."""
         run = self.build
         run.reuse.turn()  # what the last build made is reused (builder.build.reuse)
-        run.load(lessons)
-        run.status(unchanged)
+        run.load(unchanged.lessons, unchanged.shared)
+        run.status(unchanged.statuses)
         run.shifted()
-        run.inputs(sidecars)
+        run.inputs(unchanged.sidecars)
         pages = run.pages(kept, JOBS, self.built)
         before, self.pages = self.pages.made, _filled(pages, self.paths.out)
         after = self.pages.made  # a key names its files: those of the keys gone or new changed
@@ -156,19 +167,21 @@ class Session:
             }
         )
 
-    def _unchanged(
-        self, changed: Changed
-    ) -> tuple[dict[str, Lesson], dict[str, LessonStatus], dict[str, Any]]:
+    def _unchanged(self, changed: Changed) -> Unchanged:
         """The lessons read before whose folders the events did not touch, their statuses
-        and sidecars when their recordings (and sidecars) did not change either."""
+        and sidecars when their recordings (and sidecars) did not change either, and
+        course.yml and glossary.yml as loaded unless an event touched them."""
         run = self.build
-        if run.course is None or changed.everything:
-            return {}, {}, {}
-        lessons = {x.folder.name: x for x in run.course.lessons}
+        course = run.course
+        if course is None or changed.everything:
+            return Unchanged()
+        lessons = {x.folder.name: x for x in course.lessons}
         lessons = {name: x for name, x in lessons.items() if name not in changed.lessons}
         kept = {x.id for x in lessons.values()} - changed.recordings
         statuses = {s.lesson_id: s for s in run.statuses if s.lesson_id in kept}
-        return lessons, statuses, {i: v for i, v in run.sidecars.items() if i in kept}
+        sidecars = {i: v for i, v in run.sidecars.items() if i in kept}
+        shared = None if changed.shared else (course.meta, course.glossary)
+        return Unchanged(lessons, statuses, sidecars, shared)
 
     def _held(self) -> dict[str, Made]:
         return {**self.bundles, **self.pages.made}
@@ -225,7 +238,7 @@ class Session:
             return []
         self.built = built
         kept = Kept(None, self.paths.out, frozenset(), self._held())
-        return self._build(kept, *self._unchanged(Changed()))
+        return self._build(kept, self._unchanged(Changed()))
 
     def close(self) -> None:
         self.build.store.close()

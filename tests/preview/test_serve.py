@@ -178,7 +178,8 @@ def test_file_events_say_what_they_touch(tmp_path: Path) -> None:
             str(paths.content / "glossary.yml"),
         ],
     )
-    assert changed == Changed(frozenset({"a-01", "b-02"}), frozenset({"c-03"}))
+    assert changed == Changed(frozenset({"a-01", "b-02"}), frozenset({"c-03"}), shared=True)
+    assert Changed.of(paths, [str(paths.content / "course.yml")]) == Changed(shared=True)
     sidecar = paths.recordings / "_inputs" / "c-03.json"
     assert Changed.of(paths, [str(sidecar)]) == Changed(recordings=frozenset({"c-03"}))
     assert Changed.of(paths, [str(TEMPLATES / "lesson.html")]).templates
@@ -216,6 +217,35 @@ def test_a_prose_edit_reads_one_lesson_and_remakes_its_page(recorded: Paths) -> 
     clean = Paths(recorded.content, recorded.recordings, root / "clean", root / "clean-cache")
     build(clean, execute=False, jobs=1)
     assert site_bytes(recorded.out) == site_bytes(clean.out)  # as `make site` writes it
+
+
+def test_course_yml_and_glossary_yml_are_read_again_only_when_an_event_names_them(
+    recorded: Paths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from builder.course import load
+
+    opened: list[str] = []
+    real = load.read_text
+
+    def read_text(path: Path, *args: Any, **kwargs: Any) -> str:
+        opened.append(Path(path).name)
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(load, "read_text", read_text)
+    session = Session(recorded, execute=False)
+    session.start()
+    assert {"course.yml", "glossary.yml"} <= set(opened)  # the first build reads them
+    opened.clear()
+    edit(lesson_md(recorded), "{{ panel 1 }}", "A new sentence.\n\n{{ panel 1 }}")
+    session.refresh(Changed.of(recorded, [str(lesson_md(recorded))]))
+    assert opened == ["lesson.md", "example.py"]  # the edited lesson's files, no more
+    course_yml = recorded.content / "course.yml"
+    title = session.course.meta.title if session.course else ""
+    edit(course_yml, f"title: {title}", "title: A Renamed Course")
+    session.refresh(Changed.of(recorded, [str(course_yml)]))
+    assert "course.yml" in opened
+    assert b"A Renamed Course" in session.served()["index.html"]
+    session.close()
 
 
 def test_a_changed_chart_is_served_under_a_new_name_and_the_old_one_goes(recorded: Paths) -> None:
