@@ -8,7 +8,7 @@ import unicodedata
 
 from markupsafe import Markup
 
-from ..course.recording import Recording, XYPanel, XYSeries
+from ..course.recording import BarPanel, Recording, Series, XYPanel, XYSeries
 from .bounded import format_value
 from .figures import format_number, provenance
 from .marks import Args, PageEnv, search_pattern
@@ -77,15 +77,24 @@ def _panel_value(
     if label not in labels:
         page.error(f"{{{{ {text} }}}}: panel {number} has labels {panel.labels}")
         return None
+    if (found := _series(page, panel, args, text)) is None:
+        return None
+    wanted, series = found
+    value = series.y[labels.index(label)]
+    unit = f", in {panel.ylabel}" if panel.ylabel else ""
+    return value, f"panel {number} “{panel.title}”, {wanted}, {label}{unit}"
+
+
+def _series(
+    page: PageEnv, panel: BarPanel | XYPanel, args: Args, text: str
+) -> tuple[str, Series | XYSeries] | None:
+    """The series `series=` names (its label as typed, and the series), or the only one."""
     names = [_nfc(series.label) for series in panel.series]
     wanted = _nfc(args.get("series", [names[0] if len(names) == 1 else ""])[0])
     if wanted not in names:
         page.error(f"{{{{ {text} }}}}: give series= one of {[s.label for s in panel.series]}")
         return None
-    series = panel.series[names.index(wanted)]
-    value = series.y[labels.index(label)]
-    unit = f", in {panel.ylabel}" if panel.ylabel else ""
-    return value, f"panel {number} “{panel.title}”, {wanted}, {label}{unit}"
+    return wanted, panel.series[names.index(wanted)]
 
 
 def _plot_value(
@@ -93,12 +102,10 @@ def _plot_value(
 ) -> tuple[float, str] | None:
     """A line or scatter panel's value: a series' y at `x=` (or at its `point=`, 1-based,
     where an x value repeats), or its fitted line's `fit=slope` or `fit=intercept`."""
-    names = [_nfc(series.label) for series in panel.series]
-    wanted = _nfc(args.get("series", [names[0] if len(names) == 1 else ""])[0])
-    if wanted not in names:
-        page.error(f"{{{{ {text} }}}}: give series= one of {[s.label for s in panel.series]}")
+    if (found := _series(page, panel, args, text)) is None:
         return None
-    series = panel.series[names.index(wanted)]
+    wanted, series = found
+    assert isinstance(series, XYSeries)  # a line or scatter panel's
     where = f"panel {number} “{panel.title}”, {wanted}"
     if "fit" in args:
         return _fit_value(page, series, args["fit"][0], where, text)
