@@ -6,8 +6,8 @@ all positive and far apart, counted in a power of ten said on its label when the
 tiny. A line joins its series' points from left to right, with a marker on each while
 there are few; a scatter panel draws each point, and each fitted line the recording holds
 dashed across the data's x range in its series' colour, its equation in the legend: a
-curve of FIT_SAMPLES points, straight where both axes are linear and bent as it should be
-where one is log, every point of it inside the y axis' limits. The height is
+straight line where both axes are linear, and where one is log a curve of FIT_SAMPLES
+points that bends as it should; every point of it inside the axes' limits. The height is
 counted before drawing from the text's lines, so that a page sizes its `<img>` without
 matplotlib; constrained layout fits everything inside it. The series carry ids (`series-S`,
 `fit-S`), so that tests can find them.
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 MARKERS = 40  # a line with at most this many points marks each one
-FIT_SAMPLES = 64  # points along a fitted line (a log axis bends it)
+FIT_SAMPLES = 64  # points along a fitted line that a log axis bends
 
 
 @dataclass(frozen=True)
@@ -79,20 +79,21 @@ def equation(fit: Fit) -> str:
 
 
 def y_values(panel: XYPanel) -> list[float]:
-    """Every y the chart shows: the points, and every point of each fitted line."""
+    """Every y the chart shows: the points, and each fitted line at its ends (a straight
+    line's lowest and highest)."""
     ys: list[float] = [y for series in panel.series for y in series.y]
     for series in panel.series:
         if series.fit is not None:
-            ys += fit_line(series.fit, panel.x)[1]
+            ys += fit_line(series.fit, panel.x, bends=False)[1]
     return ys
 
 
-def fit_line(fit: Fit, xs: Sequence[Number]) -> tuple[list[float], list[float]]:
-    """Where a fitted line is drawn: FIT_SAMPLES points from the smallest x to the largest
-    (not beyond, where nothing was measured), evenly spaced as the x axis draws them (in
-    the logarithm on a log axis), so that a log y axis bends it between them smoothly."""
+def fit_line(fit: Fit, xs: Sequence[Number], bends: bool) -> tuple[list[float], list[float]]:
+    """Where a fitted line is drawn: from the smallest x to the largest (not beyond, where
+    nothing was measured); its two ends, or where a log axis `bends` it, FIT_SAMPLES points
+    evenly spaced as the x axis draws them (in the logarithm on a log axis)."""
     low, high = float(min(xs)), float(max(xs))
-    last = FIT_SAMPLES - 1
+    last = FIT_SAMPLES - 1 if bends else 1
     if text.is_log(list(xs)):
         fx = [low * (high / low) ** (k / last) for k in range(last)]
     else:
@@ -148,7 +149,7 @@ def figure(panel: XYPanel, size: Size) -> Figure:
         shown.set_gid(f"series-{index}")
         handles.append(shown)
         if series.fit is not None:
-            fx, fy = fit_line(series.fit, panel.x)
+            fx, fy = fit_line(series.fit, panel.x, bends=xlog or ylog)
             (fitted,) = axes.plot(fx, fy, color=colour, linewidth=1.4, linestyle=(0, (5, 3)))
             fitted.set_gid(f"fit-{index}")
             handles.append(fitted)
