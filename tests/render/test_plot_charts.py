@@ -4,6 +4,7 @@ table and recorded values as a page shows them; and what `diff` says when one ch
 
 from __future__ import annotations
 
+import argparse
 import itertools
 import re
 
@@ -12,6 +13,7 @@ import pytest
 from matplotlib.figure import Figure
 from matplotlib.text import Text
 
+from bench.charts import XY_CASES, case_names
 from builder.course.load import load_course
 from builder.course.recording import Fit, XYPanel, XYSeries, load
 from builder.render import chartlabels, charts, figures, plots
@@ -64,7 +66,8 @@ def real_panels() -> dict[str, XYPanel]:
     return found
 
 
-CASES = {"loss": LOSS, "fitted": FITTED, "tiny": TINY, "long": LONG, **real_panels()}
+BENCH = {f"bench-{name}": panel for name, panel in XY_CASES.items()}
+CASES = {"loss": LOSS, "fitted": FITTED, "tiny": TINY, "long": LONG, **BENCH, **real_panels()}
 # Log axes: points on whole decades, data that ends just past one, and fits that a log axis bends.
 LOG = {
     "decades": XYPanel(
@@ -244,3 +247,12 @@ def test_diff_names_the_points_and_the_fit_that_changed() -> None:
         ("measured", "fit slope"),
         ("measured", "fit intercept"),
     }
+
+
+def test_the_bench_runs_the_cases_named_and_refuses_others() -> None:
+    assert case_names("xy") == ["line", "line-log", "scatter-fit"]
+    assert case_names(" line-log, xy ,typical,") == ["line-log", "line", "scatter-fit", "typical"]
+    assert len(case_names("all")) == len(set(case_names("bars,xy,all")))
+    for wrong, said in (("nope", "no case 'nope'; the cases: bars, xy"), (" , ", "name a case")):
+        with pytest.raises(argparse.ArgumentTypeError, match=re.escape(said)):
+            case_names(wrong)
