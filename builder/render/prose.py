@@ -87,7 +87,7 @@ def render_prose(
     unplaced_cells(env)
     placed = tuple(env.placed)
     made = RenderedProse(body, env.toc, env.placed_panels, env.terms, placed, env.reveals)
-    return made, env.errors
+    return made, env.ordered_errors()
 
 
 @cache
