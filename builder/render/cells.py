@@ -114,7 +114,9 @@ def _shown(printed: str, value: str, raised: tuple[str, str] | None) -> str:
 
 def unplaced_cells(page: PageEnv) -> None:
     """Each cell that is not `hide` nor placed is an error (unless the page showed the
-    whole file): nothing the example runs for readers goes unshown."""
+    whole file): nothing the example runs for readers goes unshown; nor is a code note's
+    marker left without its note (code_notes.check)."""
+    code_notes.check(page)
     if page.whole_example_shown:
         return
     for cell in page.lesson.cells:
