@@ -149,6 +149,20 @@ def test_lines_shows_the_badges_of_its_lines(course: Course) -> None:
     assert first and "note-1" not in first[0] and 'id="cell-trace.mark-2"' in first[0]
 
 
+def test_a_slice_starting_on_a_blank_line_keeps_each_badge_on_its_line(course: Course) -> None:
+    source = EXAMPLE.replace("s = ", "\n\ns = ")
+    body = NOTES.replace("{{ cell trace }}", "{{ cell trace code lines=2-5 }}").replace(
+        "1. Sets `x` <b>bold</b>.\n", ""
+    )
+    body += "\n{{ cell trace code lines=1 }}\n\n1. Sets.\n"
+    html, errors, _ = rendered(course, source, body)
+    assert errors == []
+    lines = code_lines(html, "trace")
+    assert [text(line) for line in lines[:4]] == ["", "", 's = "# <3>"', "y = x + 12"]
+    numbers = re.search(r'<pre class="lineno"[^>]*>(.*?)</pre>', html, re.S)
+    assert numbers and numbers[1].split() == ["5", "6", "7", "8"]
+
+
 def test_crlf_lines_keep_their_endings_and_lose_the_marker(course: Course) -> None:
     html, errors, _ = rendered(course, EXAMPLE.replace("\n", "\r\n"), NOTES)
     assert errors == []
@@ -224,7 +238,7 @@ def test_a_number_used_twice_in_a_cell_names_its_second_line(course: Course) -> 
     ]
 
 
-@pytest.mark.parametrize("number", ["0", "100", "007", "99999999999999999999"])
+@pytest.mark.parametrize("number", ["0", "100", "007", "99999999999999999999", "\u0661"])
 def test_a_number_outside_1_to_99_is_an_error(course: Course, number: str) -> None:
     source = EXAMPLE.replace("print(y, s)", f"print(y, s)  # <{number}>")
     _, errors, lesson = rendered(course, source, NOTES)
