@@ -76,22 +76,22 @@ def read(code: str) -> Marked:
     lines = io.StringIO(code).readlines()  # the lines tokenize counts: "\n" ends one
     marks: list[tuple[int, int]] = []
     problems: list[tuple[int, str]] = []
-    seen: dict[int, int] = {}
+    seen: set[int] = set()
     try:
         for token in tokenize.generate_tokens(io.StringIO(code).readline):
             match = MARKER.fullmatch(token.string) if token.type == tokenize.COMMENT else None
             if match is None:
                 continue
             at, column = token.start[0] - 1, token.start[1]
-            number = match[1]
-            line = lines[at]
+            number, line = match[1], lines[at]
             lines[at] = line[:column].rstrip() + line[len(line.rstrip("\r\n")) :]
-            if not ("1" <= number[0] <= "9" and int(number) <= MOST):
-                problems.append((at, f"note marker `# <{number}>`: number notes 1 to {MOST}"))
+            if not (re.fullmatch("[1-9][0-9]?", number) and int(number) <= MOST):
+                written = number if len(number) < 12 else number[:8] + "..."
+                problems.append((at, f"note marker `# <{written}>`: number notes 1 to {MOST}"))
             elif int(number) in seen:
                 problems.append((at, f"note marker `# <{number}>` is used twice in this cell"))
             else:
-                seen[int(number)] = at
+                seen.add(int(number))
                 marks.append((at, int(number)))
     except (tokenize.TokenError, SyntaxError) as error:  # IndentationError is a SyntaxError
         return Marked(code, unreadable=str(error))

@@ -238,12 +238,21 @@ def test_a_number_used_twice_in_a_cell_names_its_second_line(course: Course) -> 
     ]
 
 
-@pytest.mark.parametrize("number", ["0", "100", "007", "99999999999999999999", "\u0661"])
+@pytest.mark.parametrize("number", ["0", "100", "007", "12345678901", "\u0661"])
 def test_a_number_outside_1_to_99_is_an_error(course: Course, number: str) -> None:
     source = EXAMPLE.replace("print(y, s)", f"print(y, s)  # <{number}>")
     _, errors, lesson = rendered(course, source, NOTES)
     assert errors == [
         f"{lesson.example_path}: line 7: cell 'trace': note marker `# <{number}>`: number "
+        "notes 1 to 99"
+    ]
+
+
+def test_a_marker_of_thousands_of_digits_is_an_error_said_briefly(course: Course) -> None:
+    source = EXAMPLE.replace("print(y, s)", f"print(y, s)  # <{'9' * 5000}>")
+    _, errors, lesson = rendered(course, source, NOTES)
+    assert errors == [
+        f"{lesson.example_path}: line 7: cell 'trace': note marker `# <99999999...>`: number "
         "notes 1 to 99"
     ]
 
