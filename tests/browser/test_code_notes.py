@@ -6,6 +6,7 @@ paper; Copy leaves the badges out; axe finds nothing serious."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Iterator
 from typing import Any
@@ -151,6 +152,18 @@ def test_copy_takes_the_code_without_the_badges(browser: Any, notes_url: str) ->
         "total = sum(ys)",
     ]
     context.close()
+
+
+def test_the_downloads_are_the_file_as_written(notes_url: str) -> None:
+    """example.py and example.ipynb keep the marker comments: what ran, byte for byte."""
+    from urllib.request import urlopen
+
+    folder = notes_url + PAGE.removesuffix("index.html")
+    with urlopen(folder + "example.py") as response:
+        assert response.read() == (LESSON / "example.py").read_bytes()
+    with urlopen(folder + "example.ipynb") as response:
+        cells = json.loads(response.read())["cells"]
+    assert "".join(cells[2]["source"]).startswith("xs = [0.5, 1.5, 2.5]  # <1>\n")
 
 
 def test_a_badge_prints_as_a_black_outlined_number(new_page: Any, notes_url: str) -> None:
