@@ -16,6 +16,7 @@ from markupsafe import Markup
 
 from ..cells import Cell
 from ..core.errors import RenderError
+from . import code_notes
 from .figures import provenance, scrollable
 from .marks import EXAMPLE_FILE, Args, PageEnv, cell_run, line_range, python_code
 from .markup import macro
@@ -63,15 +64,16 @@ def _no_such_cell(page: PageEnv, name: str) -> str:
 def _code(page: PageEnv, cell: Cell, part: str) -> Markup | None:
     """The cell's code (`part`: lines A-B of it, counted within the cell), numbered with the
     file's lines."""
-    shown, first = cell.shown, cell.shown_first
-    if part:
-        lines = shown.splitlines(keepends=True)
-        kept = line_range(part, len(lines), page, f"cell {cell.name} code")
-        if kept is None:
-            return None
-        shown, first = "".join(lines[kept]), first + kept.start
+    shown, first = code_notes.marked(page, cell).code, cell.shown_first
+    lines = shown.splitlines(keepends=True)
+    whole = slice(0, len(lines))
+    kept = line_range(part, len(lines), page, f"cell {cell.name} code") if part else whole
+    if kept is None:
+        return None
+    shown, first = "".join(lines[kept]), first + kept.start
     numbers = "\n".join(str(n) for n in range(first, first + shown.count("\n")))
-    code = scrollable(python_code(page, shown), f"cell {cell.name}, {EXAMPLE_FILE} line {first}")
+    html = code_notes.badges(page, cell, python_code(page, shown), kept)
+    code = scrollable(html, f"cell {cell.name}, {EXAMPLE_FILE} line {first}")
     return macro("cell_code", numbers, code)
 
 
@@ -112,7 +114,9 @@ def _shown(printed: str, value: str, raised: tuple[str, str] | None) -> str:
 
 def unplaced_cells(page: PageEnv) -> None:
     """Each cell that is not `hide` nor placed is an error (unless the page showed the
-    whole file): nothing the example runs for readers goes unshown."""
+    whole file): nothing the example runs for readers goes unshown; nor is a code note's
+    marker left without its note (code_notes.check)."""
+    code_notes.check(page)
     if page.whole_example_shown:
         return
     for cell in page.lesson.cells:

@@ -20,6 +20,7 @@ from ..core.errors import RenderError
 from ..course.model import Lesson
 from ..course.recording import CellRun, Recording
 from .bounded import MAX_SEARCHED, compile_pattern
+from .code_notes import PageNotes
 from .figures import (
     Sizer,
     chart_size,
@@ -72,6 +73,7 @@ class PageEnv:
     section: tuple[str, str] = ("", "")  # the last heading so far: its text and id
     placed_cells: list[str] = field(default_factory=list)  # by name, in the page's order
     cell_caption_shown: bool = False  # the page's one caption for its cells (cells.py)
+    notes: PageNotes = field(default_factory=PageNotes)  # its code notes (code_notes.py)
     _shown: list[str] | None = None
     _lines: dict[int, int] = field(default_factory=dict)  # id of an error -> its line
 

@@ -36,7 +36,7 @@ from mdit_py_plugins.anchors import anchors_plugin
 from ..core.errors import RenderError
 from ..course.model import Course, Lesson
 from ..course.recording import Recording
-from . import anchors, syntax
+from . import anchors, code_notes, syntax
 from .cells import cell_block, unplaced_cells
 from .figures import Sizer, chart_size, scrollable, table_scroll_open
 from .highlight import Highlighter, code_block
@@ -94,6 +94,7 @@ def render_prose(
 def parser() -> MarkdownIt:
     md = syntax.markdown()
     md.use(anchors_plugin, min_level=2, max_level=3, slug_func=heading_id)
+    md.use(code_notes.plugin)  # the ordered list after a {{ cell }}: its notes
     md.block.ruler.before("paragraph", "recorded_block", _block_rule)
     md.core.ruler.push("source_lines", _source_lines)
     anchors.install(md)  # after the headings' ids and the lines

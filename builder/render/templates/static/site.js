@@ -112,7 +112,9 @@
   // -- Copy buttons: copy the code only, never output or prompts. -------------------------
   var PROMPT = /^(>>> |\.\.\. |\$ )/;
   function codeOf(pre) {
-    var lines = pre.textContent.replace(/\n$/, "").split("\n");
+    var bare = pre.cloneNode(true);  // a code note's badge is not code (code_notes.py)
+    bare.querySelectorAll("a.code-note").forEach(function (badge) { badge.remove(); });
+    var lines = bare.textContent.replace(/\n$/, "").split("\n");
     var prompted = lines.filter(function (line) { return PROMPT.test(line); });
     if (!prompted.length) return lines.join("\n") + "\n";
     return prompted.map(function (line) { return line.replace(PROMPT, ""); }).join("\n") + "\n";
