@@ -378,3 +378,44 @@ GIT_ENV = {
 
 def git(root: Path, *args: str) -> None:
     subprocess.run(["git", *args], cwd=root, env=GIT_ENV, check=True, capture_output=True)
+
+
+# Each construct builder/render/foreign.py refuses: (Markdown, what the error says it is,
+# what it says to write instead). The site refuses each; `import` notes each.
+FOREIGN_SYNTAX = [
+    (
+        "See {func}`jax.jit` here.",
+        "{func}`jax.jit` is a Sphinx role",
+        "write `jax.jit` (a code span)",
+    ),
+    ("See {py:func}`~jax.numpy.dot`.", "Sphinx role", "write `dot` (a code span)"),
+    (
+        "Read {ref}`the guide <sharp-bits>`.",
+        "{ref}`the guide <sharp-bits>`",
+        "[the guide](#heading-id)",
+    ),
+    ("A {term}`jaxpr` here.", "{term}`jaxpr` is a Sphinx role", "write [[jaxpr]]"),
+    ("A {term}`traced programs <jaxpr>`.", "Sphinx role", "write [[traced programs|jaxpr]]"),
+    ("It is {glue:text}`speedup`.", "Sphinx role", "write {{ value ... }}"),
+    ("(sharp-bits)=", "(sharp-bits)= is a MyST target", "delete it: a heading is its own anchor"),
+    (
+        "```{note} Read this\nBody.\n```",
+        "```{note} Read this is a MyST directive",
+        'write !!! note "Read this"',
+    ),
+    ("~~~{caution}\nBody.\n~~~", "~~~{caution} is a MyST directive", 'write !!! warning "Warning"'),
+    (
+        "```{code-cell} python\nx = 1\n```",
+        "MyST directive",
+        "write a cell of example.py (# %% NAME)",
+    ),
+    ("```{toctree}\na\n```", "MyST directive", "delete it: the site makes its own navigation"),
+    (":::{tip} Quick\nBody.\n:::", ":::{tip} Quick is a MyST directive", 'write !!! tip "Quick"'),
+    ("::: {.callout-warning}\nBody.\n:::", "MyST directive", 'write !!! warning "Warning"'),
+    (
+        "::::{tab-set}\n:::{tab-item} A\nx\n:::\n::::",
+        "::::{tab-set}",
+        "write it as prose, or as a callout",
+    ),
+    (":::{figure} plot.png\n:::", "MyST directive", "write ![alt text](file.png)"),
+]

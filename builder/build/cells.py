@@ -17,6 +17,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..render.foreign import Refusal
+from ..render.syntax import foreign_syntax
 from . import myst
 
 NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,47}")
@@ -123,12 +125,22 @@ def _placement(part: Part) -> str:
 
 def _markdown(state: _Page, index: int, source: str) -> None:
     """A markdown cell: its text into lesson.md (the first heading becomes the title), and
-    a note for each thing the builder's Markdown does not have."""
+    a note for each thing the builder's Markdown does not have: the foreign syntax the site
+    refuses, found by its own rules, and what else myst.line_notes finds."""
     lines = source.split("\n")
+    refused: dict[int, list[Refusal]] = {}
+    for refusal in foreign_syntax(source):
+        refused.setdefault(refusal.line, []).append(refusal)
     fence = ""  # the open code fence's marker
     math = False
     title = len(lines)  # the line that became the title, taken out
     for number, line in enumerate(lines):
+        if not (fence or math or state.title) and (heading := myst.HEADING.match(line)):
+            state.title = myst.plain(heading.group(2))[: myst.MAX_SUMMARY] or "Untitled"
+            title = number
+            continue
+        for refusal in refused.get(number, ()):
+            state.note(index, number, line, f"{refusal.what}, left as written", refusal.instead)
         if fence:
             closing = line.strip()
             fence = "" if closing.startswith(fence) and not closing.strip(fence[0]) else fence
@@ -138,13 +150,6 @@ def _markdown(state: _Page, index: int, source: str) -> None:
             continue
         if opened := myst.FENCE.match(line):
             fence = opened.group(1)
-            if opened.group(2):
-                what = f"MyST directive {opened.group(2)}, left as a code block"
-                state.note(index, number, line, what, myst.DIRECTIVE_TODO)
-            continue
-        if not state.title and (heading := myst.HEADING.match(line)):
-            state.title = myst.plain(heading.group(2))[: myst.MAX_SUMMARY] or "Untitled"
-            title = number
             continue
         found, math = myst.line_notes(line)
         for what, todo in found:

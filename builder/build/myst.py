@@ -1,28 +1,25 @@
-"""What a notebook's Markdown holds that a lesson's cannot show (MyST roles, targets and
-directives, images, raw HTML, links into the page's own site, the builder's own
-`{{` and `[[`), found line by line; and its plain text, for a title and a summary. Used by
-builder/build/cells.py; every regex here runs in linear time on a line of any content.
+"""What a notebook's Markdown holds that a lesson's cannot show besides foreign syntax
+(images, raw HTML, links into the page's own site, the builder's own `{{` and `[[`), found
+line by line; and its plain text, for a title and a summary. Used by
+builder/build/cells.py, which asks builder/render/syntax.py for the MyST and Sphinx syntax
+the site refuses; every regex here runs in linear time on a line of any content.
 """
 
 from __future__ import annotations
 
 import re
 
+from ..render.foreign import ROLE, role_shown
+
 MAX_SUMMARY = 300  # the front matter's Line
 HEADING = re.compile(r"^ {0,3}(#{1,6})\s+(.*?)(?:\s+#+)?\s*$")
-ROLE = re.compile(r"\{([A-Za-z][\w:+.-]*)\}`([^`]*)`")
-TARGET = re.compile(r"^\s*\(([^()\s]+)\)=\s*$")
-FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})\s*(\{[^}]*\})?")
-COLON_FENCE = re.compile(r"^ {0,3}(:{3,})\s*(\{[^}]*\})?")
+FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 BACKTICKS = re.compile(r"`+")
 IMAGE = re.compile(r"!\[[^\[\]]*\]\(\s*<?([^)\s>]*)")
 LINK = re.compile(r"(?<!!)\[[^\[\]]*\]\(\s*<?([^)\s>]*)")
 HTML = re.compile(r"<(?:!--|/?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>)")
 SAFE_LINKS = ("http://", "https://", "mailto:", "#", "lesson:")
 MAX_CHECKED = 20_000  # a longer line of prose is noted, not searched
-
-
-DIRECTIVE_TODO = 'write it as prose, or as an admonition (!!! note "Title")'
 
 
 def line_notes(line: str) -> tuple[list[tuple[str, str]], bool]:
@@ -36,19 +33,7 @@ def line_notes(line: str) -> tuple[list[tuple[str, str]], bool]:
     if len(line) > MAX_CHECKED:
         note(f"a line of {len(line)} characters, not checked", "")
         return notes, False
-    if target := TARGET.match(line):
-        what = f"MyST target ({target.group(1)})=, left as written"
-        note(what, "delete it: a section is linked by its heading (#anchor)")
-        return notes, False
-    if colon := COLON_FENCE.match(line):
-        what = f"MyST directive {colon.group(2) or colon.group(1)}, left as text"
-        note(what, DIRECTIVE_TODO)
-        return notes, False
-    for role in ROLE.finditer(line):
-        what = f"Sphinx role {role.group(0)}, left as written"
-        todo = f"write {role_text(role)}, or a link (lesson:SLUG or https://)"
-        note(what, todo)
-    plain = without_code(ROLE.sub("", line))
+    plain = without_code(ROLE.sub("", line))  # a role's body is no link
     for image in IMAGE.finditer(plain):
         what = f"image {image.group(1)!r}"
         note(what, "copy the file beside example.py and list it in data:")
@@ -88,22 +73,13 @@ def without_code(line: str) -> str:
     return "".join(kept) + line[at:]
 
 
-def role_text(role: re.Match[str]) -> str:
-    """What a role shows: `{func}`~jax.jit`` shows `jit`, `{ref}`the guide <label>`` the
-    words before the label."""
-    text = role.group(2)
-    if shown := re.fullmatch(r"(.*?)\s*<[^<>]*>", text):
-        return shown.group(1)
-    return f"`{text.lstrip('~').rsplit('.', 1)[-1] if text.startswith('~') else text}`"
-
-
 def short(text: str) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
 def plain(text: str) -> str:
     """Markdown as plain text, for the title and summary: roles, links and marks undone."""
-    text = ROLE.sub(lambda m: role_text(m).strip("`"), text)
+    text = ROLE.sub(lambda m: role_shown(m[2]), text)
     text = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", text)
     return " ".join(re.sub(r"[*_`]", "", text).split())
 

@@ -55,7 +55,7 @@ def page_ids(md: MarkdownIt, lesson: Lesson) -> tuple[str, ...]:
         if token.type == "heading_open" and token.tag in ("h2", "h3"):
             children: list[Token] = []
             content = tokens[at + 1].content
-            if len(content) <= 64 * 1024:  # prose.MAX_PARAGRAPH: a longer one is refused
+            if len(content) <= 64 * 1024:  # syntax.MAX_PARAGRAPH: a longer one is refused
                 md.inline.parse(content, md, env, children)
             title = "".join(c.content for c in children if c.type in _TITLE_PARTS)
             headings.append(unique_slug(heading_id(title), slugs))

@@ -18,6 +18,7 @@ import textwrap
 from ..course.recording import BarPanel, Number
 
 LOG_RATIO = 100  # one positive value this many times another: a log scale (1% shows nothing)
+MARGIN = 0.05  # a line or scatter chart's air beyond its data, a share of the axis' span
 # Large values take a prefix; values below 0.001 are counted in a power of ten instead, said
 # once (SI's "n" or "µ" is no unit of a ratio, and "468n" reads as a count of n).
 SCALES = ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
@@ -101,17 +102,20 @@ def linear_ylim(ys: list[Number]) -> tuple[float, float]:
 def data_axis(
     vs: list[Number], bins: int = 5
 ) -> tuple[tuple[float, float], list[float], list[str], bool]:
-    """A line or scatter chart's axis: limits that span the data with 5% of air each side
-    (not from zero: a line's shape is in its changes), its ticks, their labels counted in
-    the power of ten `factor_of` says, and whether it is a log scale."""
+    """A line or scatter chart's axis: limits that span the data with MARGIN of air each
+    side (not from zero: a line's shape is in its changes), its ticks, their labels counted
+    in the power of ten `factor_of` says, and whether it is a log scale. On a log scale the
+    air is a share of the logarithm's span, the same on both sides as drawn, and the ticks
+    are the decades inside the limits (a ratio of LOG_RATIO spans two at least)."""
     if is_log(vs):
-        low = 10.0 ** math.floor(math.log10(min(vs)))
-        high = 10.0 ** math.ceil(math.log10(max(vs)))
-        ticks = [10.0**k for k in range(round(math.log10(low)), round(math.log10(high)) + 1)]
+        air = (max(vs) / min(vs)) ** MARGIN
+        low, high = min(vs) / air, max(vs) * air
+        decades = range(math.ceil(math.log10(low)), math.floor(math.log10(high)) + 1)
+        ticks = [10.0**k for k in decades]
         return (low, high), ticks, [short(t) for t in ticks], True
     low, high = float(min(vs)), float(max(vs))
     span = (high - low) or abs(high) or 1.0
-    limits = (low - 0.05 * span, high + 0.05 * span)
+    limits = (low - MARGIN * span, high + MARGIN * span)
     ticks = linear_ticks(limits, all(isinstance(v, int) for v in vs), bins)
     unit = 10.0 ** power_of(vs)
     return limits, ticks, tick_labels([t / unit for t in ticks]), False

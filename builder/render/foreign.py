@@ -9,11 +9,17 @@ on the page.
 
 Code spans and ordinary fenced code keep them as typed: a role is found only in text the
 inline parser left as text, and a fence only by its info string. `\\{func}` escapes a role.
+
+Each refusal is collected in the parse's env (`FOUND`) as well as told to the page, so that
+`coursebuilder import` notes what the site refuses from the same rules
+(builder/render/syntax.py's `foreign_syntax`, with no page).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from dataclasses import dataclass
 from types import MappingProxyType
 
 from markdown_it import MarkdownIt
@@ -27,6 +33,8 @@ from .callouts import ALIASES, KINDS
 from .marks import PageEnv
 
 ROLE_NAME = re.compile(r"\{([A-Za-z0-9_+:.-]+)\}")
+ROLE = re.compile(ROLE_NAME.pattern + r"`([^`]*)`")  # in plain text: a role and its body
+FOUND = "foreign"  # the parse env's key: the refusals, in the page's order
 DIRECTIVE = re.compile(r"\{([^{}\s]*)\}\s*(.*)")
 LABELLED = re.compile(r"(.*?)\s*<[^<>]*>")
 CODE_ROLES = frozenset(
@@ -87,22 +95,48 @@ def plugin(md: MarkdownIt) -> None:
     md.add_render_rule("foreign", _render)
 
 
+@dataclass(frozen=True)
+class Refusal:
+    """A foreign construct at `line` (0-based, of the parsed text): what it is, and what to
+    write instead."""
+
+    line: int
+    what: str
+    instead: str
+
+    @property
+    def message(self) -> str:
+        return f"{self.what}, which this builder does not read: {self.instead}"
+
+
 def _refuse(state: StateCore) -> None:
-    page: PageEnv = state.env["page"]
-    for token in state.tokens:
+    """Collect each refusal (and tell the page, when there is one), and render its token as
+    the broken mark that says it."""
+    page: PageEnv | None = state.env.get("page")
+    found: list[Refusal] = state.env.setdefault(FOUND, [])
+    for token, refusal in _refusals(state.tokens):
+        found.append(refusal)
+        if page is not None:
+            page.line = refusal.line
+            page.error(refusal.message)
+        token.type, token.content, token.children = "foreign", refusal.message, None
+
+
+def _refusals(tokens: list[Token]) -> Iterator[tuple[Token, Refusal]]:
+    for token in tokens:
         if token.type == "inline":
-            _roles(token, page)
+            yield from _roles(token)
             continue
         line = token.map[0] if token.map else 0
         if token.type == "myst_target":
             what = f"({token.content})= is a MyST target"
-            _refused(token, page, line, what, "delete it: a heading is its own anchor (#its-id)")
+            yield token, Refusal(line, what, "delete it: a heading is its own anchor (#its-id)")
         elif token.type == "colon_fence" or (
             token.type == "fence" and DIRECTIVE.fullmatch(token.info.strip())
         ):
             name, arg = _directive(token)
             what = f"{token.markup}{token.info.strip()} is a MyST directive"
-            _refused(token, page, line, _short(what), _instead(name, arg))
+            yield token, Refusal(line, _short(what), _instead(name, arg))
 
 
 def _directive(token: Token) -> tuple[str, str]:
@@ -123,10 +157,10 @@ def _instead(name: str, arg: str) -> str:
     return DIRECTIVES.get(name, f"write it as prose, or as {CALLOUT}")
 
 
-def _roles(inline: Token, page: PageEnv) -> None:
-    """Each `{name}` text right before a code span: a role. The text left as the parser
-    made it (an escaped `\\{` is a token of its own until text_join), so a code span's
-    content is never searched."""
+def _roles(inline: Token) -> Iterator[tuple[Token, Refusal]]:
+    """Each `{name}` text right before a code span: a role, its `{name}` cut from the text.
+    The text left as the parser made it (an escaped `\\{` is a token of its own until
+    text_join), so a code span's content is never searched."""
     children, breaks = inline.children or [], 0
     for index, child in enumerate(children):
         breaks += child.type in ("softbreak", "hardbreak")
@@ -141,13 +175,20 @@ def _roles(inline: Token, page: PageEnv) -> None:
         name, body = role[1], child.content
         line = (inline.map[0] if inline.map else 0) + breaks
         what = f"{{{name}}}`{_short(body)}` is a Sphinx role"
-        _refused(child, page, line, what, _role_instead(name.lower(), body))
+        yield child, Refusal(line, what, _role_instead(name.lower(), body))
+
+
+def role_shown(body: str) -> str:
+    """What a role shows of its body: `the guide` of `the guide <label>`, `jit` of
+    `~jax.jit`, else the body."""
+    if labelled := LABELLED.fullmatch(body):
+        return labelled[1]
+    return body.lstrip("~").rsplit(".", 1)[-1] if body.startswith("~") else body
 
 
 def _role_instead(name: str, body: str) -> str:
     labelled = LABELLED.fullmatch(body)
-    shown = labelled[1] if labelled else body.lstrip("~").rsplit(".", 1)[-1]
-    shown = body if not labelled and not body.startswith("~") else shown
+    shown = role_shown(body)
     if name == "term":
         return (
             f"write [[{shown}|{body[len(shown) :].strip(' <>')}]]"
@@ -163,14 +204,6 @@ def _role_instead(name: str, body: str) -> str:
     if name == "math":
         return "write the TeX between dollars: $TeX$ (math)"
     return f"write {shown!r} as plain text, a code span or a link"
-
-
-def _refused(token: Token, page: PageEnv, line: int, what: str, instead: str) -> None:
-    """Collect the error at `line`, and render `token` as the broken mark that says it."""
-    page.line = line
-    message = f"{what}, which this builder does not read: {instead}"
-    page.error(message)
-    token.type, token.content, token.children = "foreign", message, None
 
 
 def _render(self: object, tokens: list[Token], idx: int, options: object, env: object) -> str:

@@ -7,6 +7,7 @@ RenderError naming the lesson and line.
 
 from __future__ import annotations
 
+import math
 import re
 import shlex
 from dataclasses import dataclass, field
@@ -74,6 +75,7 @@ class PageEnv:
     cell_caption_shown: bool = False  # the page's one caption for its cells (cells.py)
     notes: PageNotes = field(default_factory=PageNotes)  # its code notes (code_notes.py)
     _shown: list[str] | None = None
+    _lines: dict[int, int] = field(default_factory=dict)  # id of an error -> its line
 
     def shown_lines(self) -> list[str]:
         """The recording's stdout as the page shows it (`terminal_lines`), made once a page."""
@@ -84,7 +86,16 @@ class PageEnv:
     def error(self, message: str) -> None:
         """A problem of the lesson's at the current line, collected (the page goes on)."""
         at = self.lesson.body_line + self.line
-        self.errors.append(RenderError(f"line {at}: {message}", path=self.lesson.lesson_path))
+        error = RenderError(f"line {at}: {message}", path=self.lesson.lesson_path)
+        self._lines[id(error)] = at
+        self.errors.append(error)
+
+    def ordered_errors(self) -> list[RenderError]:
+        """The errors in the order of the lesson's lines, then those of its other files (the
+        example's) as found. Each rule finds its own in its own pass (foreign syntax and
+        links while parsing, math and recorded marks while rendering), so the order found
+        is the order of the checks, not the page's."""
+        return sorted(self.errors, key=lambda error: self._lines.get(id(error), math.inf))
 
     def fail(self, message: str) -> Markup:
         """The problem collected, and the place of the mark that failed, saying why."""

@@ -5,7 +5,9 @@ Both axes span the data (chartlabels.data_axis), each on a log scale when its va
 all positive and far apart, counted in a power of ten said on its label when they are
 tiny. A line joins its series' points from left to right, with a marker on each while
 there are few; a scatter panel draws each point, and each fitted line the recording holds
-dashed across the plot in its series' colour, its equation in the legend. The height is
+dashed across the data's x range in its series' colour, its equation in the legend: a
+straight line where both axes are linear, and where one is log a curve of FIT_SAMPLES
+points that bends as it should; every point of it inside the axes' limits. The height is
 counted before drawing from the text's lines, so that a page sizes its `<img>` without
 matplotlib; constrained layout fits everything inside it. The series carry ids (`series-S`,
 `fit-S`), so that tests can find them.
@@ -13,11 +15,11 @@ matplotlib; constrained layout fits everything inside it. The series carry ids (
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..course.recording import Fit, XYPanel
+from ..course.recording import Fit, Number, XYPanel
 from . import chartlabels as text
 from .chartplan import AXES, EDGE, EM, LINE, SIZES, TICK, WIDE, Size
 from .chartsvg import PALETTE, settings, svg
@@ -26,7 +28,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 MARKERS = 40  # a line with at most this many points marks each one
-FIT_SAMPLES = 64  # points along a fitted line on a log axis, where it bends
+FIT_SAMPLES = 64  # points along a fitted line that a log axis bends
 
 
 @dataclass(frozen=True)
@@ -77,13 +79,27 @@ def equation(fit: Fit) -> str:
 
 
 def y_values(panel: XYPanel) -> list[float]:
-    """Every y the chart shows: the points, and each fitted line at the ends of the data."""
+    """Every y the chart shows: the points, and each fitted line at its ends (a straight
+    line's lowest and highest)."""
     ys: list[float] = [y for series in panel.series for y in series.y]
-    low, high = min(panel.x), max(panel.x)
     for series in panel.series:
         if series.fit is not None:
-            ys += [series.fit.slope * x + series.fit.intercept for x in (low, high)]
+            ys += fit_line(series.fit, panel.x, bends=False)[1]
     return ys
+
+
+def fit_line(fit: Fit, xs: Sequence[Number], bends: bool) -> tuple[list[float], list[float]]:
+    """Where a fitted line is drawn: from the smallest x to the largest (not beyond, where
+    nothing was measured); its two ends, or where a log axis `bends` it, FIT_SAMPLES points
+    evenly spaced as the x axis draws them (in the logarithm on a log axis)."""
+    low, high = float(min(xs)), float(max(xs))
+    last = FIT_SAMPLES - 1 if bends else 1
+    if text.is_log(list(xs)):
+        fx = [low * (high / low) ** (k / last) for k in range(last)]
+    else:
+        fx = [low + (high - low) * k / last for k in range(last)]
+    fx.append(high)  # the last point exactly at the data's end
+    return fx, [fit.slope * x + fit.intercept for x in fx]
 
 
 def pixels(panel: XYPanel, size: Size = WIDE) -> tuple[int, int]:
@@ -133,8 +149,7 @@ def figure(panel: XYPanel, size: Size) -> Figure:
         shown.set_gid(f"series-{index}")
         handles.append(shown)
         if series.fit is not None:
-            fx = _along(xlim, xlog)
-            fy = [series.fit.slope * x + series.fit.intercept for x in fx]
+            fx, fy = fit_line(series.fit, panel.x, bends=xlog or ylog)
             (fitted,) = axes.plot(fx, fy, color=colour, linewidth=1.4, linestyle=(0, (5, 3)))
             fitted.set_gid(f"fit-{index}")
             handles.append(fitted)
@@ -154,13 +169,3 @@ def figure(panel: XYPanel, size: Size) -> Figure:
             assert handle is not None
             handle.set_gid(f"legend-{index}")
     return drawn
-
-
-def _along(limits: tuple[float, float], log: bool) -> list[float]:
-    """Where a fitted line is drawn: its two ends, or, on a log x axis where it bends,
-    FIT_SAMPLES points evenly spaced in the logarithm."""
-    low, high = limits
-    if not log:
-        return [low, high]
-    step = (high / low) ** (1 / (FIT_SAMPLES - 1))
-    return [low * step**k for k in range(FIT_SAMPLES)]

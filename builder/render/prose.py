@@ -1,7 +1,8 @@
 """Lesson Markdown -> HTML, with the recorded things placed where the prose says.
 
-markdown-it-py (CommonMark, tables, footnotes, heading anchors, callouts.py, `$` math as
-MathML: mathml.py; raw HTML off) plus four marks of our own:
+markdown-it-py (syntax.py: CommonMark, tables, footnotes, callouts.py, `$` math as MathML:
+mathml.py, foreign syntax refused: foreign.py; raw HTML off), heading anchors, plus four
+marks of our own:
 
 - `{{ example }}`, `{{ output }}`, `{{ panel N }}`, `{{ panels }}` alone in a paragraph, and
   `{{ reveal }}` ... `{{ reveal end }}` around what a reader opens (a lab's solution);
@@ -27,31 +28,28 @@ from urllib.parse import unquote
 from markdown_it import MarkdownIt
 from markdown_it.common.utils import unescapeAll
 from markdown_it.rules_block import StateBlock
-from markdown_it.rules_core import StateCore
 from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
 from markupsafe import Markup
 from mdit_py_plugins.anchors import anchors_plugin
-from mdit_py_plugins.footnote import footnote_plugin
 
 from ..core.errors import RenderError
 from ..course.model import Course, Lesson
 from ..course.recording import Recording
-from . import anchors, callouts, code_notes, foreign
+from . import anchors, code_notes, syntax
 from .cells import cell_block, unplaced_cells
 from .figures import Sizer, chart_size, scrollable, table_scroll_open
 from .highlight import Highlighter, code_block
 from .links import Links, heading_id
 from .marks import BLOCKS, PageEnv, Placed, parse_args
 from .markup import code_spans, macro
-from .mathml import math_plugin
+from .syntax import MAX_PARAGRAPH as MAX_PARAGRAPH  # tests build a paragraph just over it
 from .values import value
 
 _BLOCKS = MappingProxyType({**BLOCKS, "cell": cell_block})
 BLOCK_DIRECTIVES = ("example", "output", "panel", "panels", "reveal", "cell")
 HEADINGS = ("h2", "h3")  # anchored, linked and listed in the page's contents
 SAFE_SCHEMES = ("http:", "https:", "mailto:")
-MAX_PARAGRAPH = 64 * 1024  # characters; see _bounded_paragraphs
 _BLOCK_LINE = re.compile(r"^\{\{\s*(example|output|panel|panels|reveal|cell)\b(.*?)\}\}\s*$")
 
 
@@ -89,18 +87,15 @@ def render_prose(
     unplaced_cells(env)
     placed = tuple(env.placed)
     made = RenderedProse(body, env.toc, env.placed_panels, env.terms, placed, env.reveals)
-    return made, env.errors
+    return made, env.ordered_errors()
 
 
 @cache
 def parser() -> MarkdownIt:
-    md = MarkdownIt("commonmark", {"html": False})
-    md.enable(["table", "strikethrough"])
-    md.use(footnote_plugin).use(callouts.plugin).use(foreign.plugin).use(math_plugin)
+    md = syntax.markdown()
     md.use(anchors_plugin, min_level=2, max_level=3, slug_func=heading_id)
     md.use(code_notes.plugin)  # the ordered list after a {{ cell }}: its notes
     md.block.ruler.before("paragraph", "recorded_block", _block_rule)
-    md.core.ruler.before("inline", "bounded_paragraphs", _bounded_paragraphs)
     md.core.ruler.push("source_lines", _source_lines)
     anchors.install(md)  # after the headings' ids and the lines
     md.inline.ruler.before("link", "glossary_term", _term_rule)
@@ -198,24 +193,6 @@ def _find(state: StateInline, needle: str, start: int) -> int:
         found = state.src.find(needle, start)
         memo[needle] = (start, found)
     return found if found + len(needle) <= state.posMax else -1
-
-
-def _bounded_paragraphs(state: StateCore) -> None:
-    """Refuse a paragraph (a heading, a table cell) over MAX_PARAGRAPH characters.
-
-    markdown-it-py adds punctuation no rule takes to its pending text one character at a
-    time, copying the text each time: quadratic in the length of a run (one long line of
-    `}}`, say). Bounded runs keep a lesson's rendering linear in its size.
-    """
-    page = _page(state.env)
-    for token in state.tokens:
-        if token.type == "inline" and len(token.content) > MAX_PARAGRAPH:
-            page.line = token.map[0] if token.map else 0
-            page.error(
-                f"a paragraph of {len(token.content) // 1024} KiB is over the "
-                f"{MAX_PARAGRAPH // 1024} KiB limit: break it up with blank lines"
-            )
-            token.content = ""
 
 
 def _source_lines(state: Any) -> None:

@@ -20,6 +20,7 @@ import pytest
 
 from builder.__main__ import main
 from builder.course.load import load_course
+from tests.helpers import FOREIGN_SYNTAX
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "myst"
 PAGES = ("jit-compilation", "automatic-differentiation", "stateful-computations")
@@ -117,10 +118,10 @@ def test_the_jit_tutorial_becomes_timed_raising_and_hidden_cells(
     first = [n for n in notes if ":19: " in n or ":22: " in n or ":28: " in n]
     assert first == [
         f"{page}:19: IPython magic %xmode minimal, commented out — do it in Python, or delete it",
-        f"{page}:22: MyST target (jit-compilation)=, left as written — delete it: a section "
-        "is linked by its heading (#anchor)",
-        f"{page}:28: Sphinx role {{func}}`jax.jit`, left as written — write `jax.jit`, or a "
-        "link (lesson:SLUG or https://)",
+        f"{page}:22: (jit-compilation)= is a MyST target, left as written — delete it: a "
+        "heading is its own anchor (#its-id)",
+        f"{page}:28: {{func}}`jax.jit` is a Sphinx role, left as written — write `jax.jit` "
+        "(a code span), or a link to its documentation: [`jax.jit`](https://...)",
     ]
 
 
@@ -139,12 +140,14 @@ def test_each_note_names_the_line_of_the_page_that_holds_it(
         assert where == str(page)
         line = lines[int(number) - 1]
         held = re.search(
-            r"role (\{.+?\}`.+?`)|target \((.+?)\)=|magic (.+?), commented|math (\$\$|\$[^$]+\$)"
+            r"(\{.+?\}`.+?`) is a Sphinx role|\((.+?)\)= is a MyST target|magic (.+?), commented"
+            r"|math (\$\$|\$[^$]+\$)"
             r"|link to '(.+?)'|HTML (<!--)",
             what,
         )
         assert held, note
-        assert next(g for g in held.groups() if g) in line, (note, line)
+        shown = next(g for g in held.groups() if g)
+        assert shown.removesuffix("...`") in line, (note, line)  # a long role: shortened
     prose_roles = sum(
         len(re.findall(r"\{[a-z]+\}`", line)) for line in lines if not line.startswith(" ")
     )
@@ -169,7 +172,7 @@ def test_a_notebook_made_of_the_page_gives_the_same_example(
     json_lines = notebook.read_text().splitlines()
     for note in nb_notes:
         number = int(NOTE.match(note).group(2))  # type: ignore[union-attr]
-        if role := re.search(r"role (\{.+?\}`.+?`)", note):
+        if role := re.search(r"(\{.+?\}`.+?`) is a Sphinx role", note):
             assert json.dumps(role.group(1))[1:-1] in json_lines[number - 1], note
 
 
@@ -215,3 +218,26 @@ def test_an_error_output_names_the_exception_and_tags_map_to_options(
         assert match, note
         if "!pip" in note:
             assert "!pip install jax" in lines[int(match.group(2)) - 1]
+
+
+@pytest.mark.parametrize(("markdown", "what", "instead"), FOREIGN_SYNTAX)
+def test_import_notes_each_construct_the_site_refuses(
+    content: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    markdown: str,
+    what: str,
+    instead: str,
+) -> None:
+    """The same rules find it (builder/render/foreign.py): one note, on the page's line that
+    holds it, saying what the site's error says it is and what to write instead."""
+    v4 = nbformat.v4
+    cell = v4.new_markdown_cell(f"# Foreign\n\nA page.\n\n{markdown}\n\nAfter.")
+    page = tmp_path / "foreign.ipynb"
+    page.write_text(nbformat.writes(v4.new_notebook(cells=[cell, v4.new_code_cell("x = 1")])))
+    _, notes = imported(content, page, capsys, "--id", "foreign-01", "--arc", "basics")
+    [note] = [n for n in notes if "left as written" in n]
+    assert what in note and instead in note, note
+    number = int(NOTE.match(note).group(2))  # type: ignore[union-attr]
+    first = json.dumps(markdown.split("\n")[0])[1:-1]
+    assert first in page.read_text().splitlines()[number - 1], note

@@ -4,12 +4,16 @@ table and recorded values as a page shows them; and what `diff` says when one ch
 
 from __future__ import annotations
 
+import argparse
 import itertools
 import re
 
+import numpy as np
 import pytest
+from matplotlib.figure import Figure
 from matplotlib.text import Text
 
+from bench.charts import XY_CASES, case_names
 from builder.course.load import load_course
 from builder.course.recording import Fit, XYPanel, XYSeries, load
 from builder.render import chartlabels, charts, figures, plots
@@ -62,7 +66,33 @@ def real_panels() -> dict[str, XYPanel]:
     return found
 
 
-CASES = {"loss": LOSS, "fitted": FITTED, "tiny": TINY, "long": LONG, **real_panels()}
+BENCH = {f"bench-{name}": panel for name, panel in XY_CASES.items()}
+CASES = {"loss": LOSS, "fitted": FITTED, "tiny": TINY, "long": LONG, **BENCH, **real_panels()}
+# Log axes: points on whole decades, data that ends just past one, and fits that a log axis bends.
+LOG = {
+    "decades": XYPanel(
+        "line", "Decades", "n", "time", [1, 10, 100, 1000], [XYSeries("t", [1e3, 1e2, 10.0, 1.0])]
+    ),
+    "lopsided": XYPanel(
+        "line", "Lopsided", "n", "time", [1.5, 20, 300, 1100], [XYSeries("t", [2, 30, 400, 1200])]
+    ),
+    "log-y-fit": XYPanel(
+        "scatter",
+        "Growth",
+        "step",
+        "size",
+        list(range(1, 11)),
+        [XYSeries("size", [3.0**k for k in range(10)], Fit("linear", 2000.0, 1.0))],
+    ),
+    "log-x-fit": XYPanel(
+        "scatter",
+        "Cost",
+        "n",
+        "seconds",
+        [1, 10, 100, 1000],
+        [XYSeries("cost", [3.0, 25.0, 210.0, 1900.0], Fit("linear", 1.9, 3.0))],
+    ),
+}
 
 
 @pytest.mark.parametrize("name", CASES)
@@ -104,6 +134,50 @@ def test_nothing_is_clipped_and_nothing_overlaps(name: str, size: charts.Size) -
     assert plot.height >= 0.85 * 185, plot.height
     if size.stacked and figure.legends:
         assert figure.legends[0].get_window_extent().y0 >= plot.y1  # above the plot
+
+
+def drawn(figure: Figure) -> dict[str, np.ndarray]:
+    """Every series' and fit's points where the chart draws them, in points from its corner."""
+    axes = figure.axes[0]
+    found = {line.get_gid(): line.get_xydata() for line in axes.lines}
+    found |= {dots.get_gid(): dots.get_offsets() for dots in axes.collections}
+    return {gid: axes.transData.transform(points) for gid, points in found.items()}
+
+
+@pytest.mark.parametrize("size", [charts.WIDE, charts.NARROW], ids=["wide", "narrow"])
+@pytest.mark.parametrize("name", [*LOG, *CASES])
+def test_every_point_and_fit_lies_inside_the_axes_with_even_air(
+    name: str, size: charts.Size
+) -> None:
+    """A point on the axes' edge loses half its marker, and a decade of empty plot above
+    data that ends just past one squeezes the data: 5% of the span each side, as drawn."""
+    panel = {**LOG, **CASES}[name]
+    with charts._settings():
+        figure = plots.figure(panel, size)
+        figure.draw_without_rendering()
+        box = figure.axes[0].get_window_extent()
+        points = np.concatenate(list(drawn(figure).values()))
+    low, high = points.min(axis=0), points.max(axis=0)
+    air = {"left": low[0] - box.x0, "right": box.x1 - high[0]}
+    air |= {"bottom": low[1] - box.y0, "top": box.y1 - high[1]}
+    assert min(air.values()) >= 4, air  # a whole marker inside
+    assert abs(air["left"] - air["right"]) < 1 and abs(air["bottom"] - air["top"]) < 1, air
+
+
+@pytest.mark.parametrize("name", ["log-y-fit", "log-x-fit", "fitted"])
+def test_a_fitted_line_passes_through_the_fit_between_its_ends(name: str) -> None:
+    """On a log axis a straight fit is a curve: drawn from two ends it would miss the fit's
+    value everywhere between them."""
+    panel = LOG.get(name, FITTED)
+    fit = panel.series[0].fit
+    assert fit is not None
+    with charts._settings():
+        figure = plots.figure(panel, charts.WIDE)
+        line = drawn(figure)["fit-0"]
+        transform = figure.axes[0].transData
+        for x in np.geomspace(min(panel.x) or 0.1, max(panel.x), 7)[1:-1]:
+            want = transform.transform((x, fit.slope * x + fit.intercept))
+            assert abs(np.interp(want[0], line[:, 0], line[:, 1]) - want[1]) < 0.5, x
 
 
 @pytest.mark.parametrize("name", CASES)
@@ -173,3 +247,12 @@ def test_diff_names_the_points_and_the_fit_that_changed() -> None:
         ("measured", "fit slope"),
         ("measured", "fit intercept"),
     }
+
+
+def test_the_bench_runs_the_cases_named_and_refuses_others() -> None:
+    assert case_names("xy") == ["line", "line-log", "scatter-fit"]
+    assert case_names(" line-log, xy ,typical,") == ["line-log", "line", "scatter-fit", "typical"]
+    assert len(case_names("all")) == len(set(case_names("bars,xy,all")))
+    for wrong, said in (("nope", "no case 'nope'; the cases: bars, xy"), (" , ", "name a case")):
+        with pytest.raises(argparse.ArgumentTypeError, match=re.escape(said)):
+            case_names(wrong)
