@@ -8,12 +8,13 @@ a click, links that land where they say)."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.browser.conftest import Watch
-from tests.browser.test_course_site import SERIOUS
+from tests.browser.test_course_site import SERIOUS, pages
 
 pytestmark = pytest.mark.browser
 
@@ -40,20 +41,23 @@ def _clean(watch: Watch) -> None:
 
 
 @pytest.mark.parametrize(("scheme", "width"), VIEWS)
-@pytest.mark.parametrize("name", [PAGE, TARGET])
 def test_no_serious_accessibility_violations(
-    new_page: Any, constructs_url: str, scheme: str, width: int, name: str
+    new_page: Any, constructs_url: str, constructs_site: Path, scheme: str, width: int
 ) -> None:
+    """On every page of the site (its folds opened, so that their text is checked too)."""
     from axe_playwright_python.sync_playwright import Axe
 
-    page, watch = _open(new_page, constructs_url, scheme, width, name)
-    page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")  # all text
-    violations = Axe().run(page).response["violations"]
-    found = [
-        f"{v['id']} ({v['impact']}): {[n['target'] for n in v['nodes']][:3]}"
-        for v in violations
-        if v["impact"] in SERIOUS
-    ]
+    axe, names, found = Axe(), pages(constructs_site), []
+    assert PAGE in names and TARGET in names
+    page, watch = _open(new_page, constructs_url, scheme, width, PAGE)
+    for name in names:
+        page.goto(constructs_url + name)
+        page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+        found += [
+            f"{name}: {v['id']} ({v['impact']}): {[n['target'] for n in v['nodes']][:3]}"
+            for v in axe.run(page).response["violations"]
+            if v["impact"] in SERIOUS
+        ]
     assert not found, "\n".join(found)
     _clean(watch)
 
