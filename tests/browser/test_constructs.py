@@ -44,7 +44,8 @@ def _clean(watch: Watch) -> None:
 def test_no_serious_accessibility_violations(
     new_page: Any, constructs_url: str, constructs_site: Path, scheme: str, width: int
 ) -> None:
-    """On every page of the site (its folds opened, so that their text is checked too)."""
+    """On every page of the site (its folds opened, so that their text is checked too),
+    none of which is wider than the window."""
     from axe_playwright_python.sync_playwright import Axe
 
     axe, names, found = Axe(), pages(constructs_site), []
@@ -53,6 +54,8 @@ def test_no_serious_accessibility_violations(
     for name in names:
         page.goto(constructs_url + name)
         page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+        if page.evaluate("document.scrollingElement.scrollWidth") > width:
+            found.append(f"{name}: wider than the window at {width} px")
         found += [
             f"{name}: {v['id']} ({v['impact']}): {[n['target'] for n in v['nodes']][:3]}"
             for v in axe.run(page).response["violations"]
