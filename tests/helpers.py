@@ -104,6 +104,18 @@ def plots_course(root: Path) -> Paths:
     return paths
 
 
+CONSTRUCTS_COURSE = HERE / "fixtures" / "constructs-course"  # every construct of issue 41
+
+
+def constructs_course(root: Path) -> Paths:
+    """A copy in `root` of the course whose two lessons use every prose construct issue 41
+    added (math, line, scatter and bar panels, callouts, checked and api links), unrecorded:
+    its examples are plain Python, so recording it runs no JAX."""
+    paths = make_paths(root)
+    shutil.copytree(CONSTRUCTS_COURSE, paths.content)
+    return paths
+
+
 def copy_course(root: Path, *, broken: bool = True, cells: bool = False) -> Paths:
     """The fixture course in `root` (without its broken lesson unless `broken`; with a
     lesson in cells, basics-03, with `cells`)."""

@@ -22,7 +22,7 @@ import pytest
 
 from builder.course.load import load_course
 from builder.course.model import Course
-from tests.helpers import ROOT
+from tests.helpers import ROOT, constructs_course
 
 LAPTOP = {"width": 1280, "height": 800}
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
@@ -115,6 +115,27 @@ def course_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def course_url(course_site: Path) -> Iterator[str]:
     """The real course's site served over HTTP under /site/, 404.html for missing pages."""
     server, url = _serve(course_site.parent)
+    yield url
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="session")
+def constructs_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The course with every construct of issue 41 (tests/fixtures/constructs-course),
+    recorded by the builder through the real subprocess (plain Python: no JAX) and built
+    once per session."""
+    from builder.build.pipeline import build
+
+    paths = constructs_course(tmp_path_factory.mktemp("constructs"))
+    build(paths, execute=True, jobs=2)
+    return paths.out
+
+
+@pytest.fixture(scope="session")
+def constructs_url(constructs_site: Path) -> Iterator[str]:
+    """The constructs course's site served over HTTP under /site/."""
+    server, url = _serve(constructs_site.parent)
     yield url
     server.shutdown()
     server.server_close()
