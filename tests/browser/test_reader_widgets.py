@@ -110,3 +110,51 @@ def test_without_javascript_a_term_is_a_link_to_its_glossary_entry(
     link.click()
     page.wait_for_url("**/glossary/index.html#" + href.split("#")[1])
     context.close()
+
+
+# -- 2. back to top, at the foot of a long page ----------------------------------------------
+
+
+@pytest.mark.parametrize(("scheme", "viewport"), SCREENS, ids=SCREEN_IDS)
+def test_a_long_lesson_ends_with_a_way_back_to_the_top(
+    new_page: Any, course_url: str, scheme: str, viewport: Any
+) -> None:
+    page = new_page(scheme, viewport)
+    for name in (DONATION, "glossary/index.html"):
+        _open(page, course_url + name)
+        back = page.get_by_role("link", name="Back to top")
+        assert back.count() == 1, name
+        # Last in the page's order of keys, after the previous and next lessons: Shift+Tab
+        # from the footer's end reaches it before anything else of <main>.
+        after = page.evaluate(
+            """() => [...document.querySelectorAll('main a[href], main button, main [tabindex="0"]')]
+                .filter(e => e.getClientRects().length).pop().textContent.trim()"""
+        )
+        assert after.startswith("Back to top"), (name, after)
+        back.focus()
+        box = back.bounding_box()
+        assert box["height"] >= 24 and box["width"] >= 24, box  # a thumb's target
+        shown = back.evaluate(
+            "e => getComputedStyle(e).color + ' ' + getComputedStyle(e).visibility"
+        )
+        assert "visible" in shown
+        assert page.evaluate("() => window.scrollY") > viewport["height"], "not a long page"
+        assert not _serious(page), name
+        page.keyboard.press("Enter")
+        page.wait_for_function("() => window.scrollY === 0")
+        page.keyboard.press("Tab")  # the next key starts from the top, not from the foot
+        assert page.evaluate("() => !!document.activeElement.closest('header.top')"), name
+    page.emulate_media(media="print")
+    assert not page.get_by_role("link", name="Back to top").is_visible()
+
+
+def test_back_to_top_works_without_javascript(browser: Any, course_url: str) -> None:
+    context = browser.new_context(java_script_enabled=False, viewport=PHONE)
+    page = context.new_page()
+    page.goto(course_url + DONATION)
+    back = page.get_by_role("link", name="Back to top")
+    back.scroll_into_view_if_needed()
+    assert page.evaluate("() => window.scrollY") > 0
+    back.click()
+    page.wait_for_function("() => window.scrollY === 0")
+    context.close()
