@@ -77,7 +77,7 @@ class Links:
 
 # The ids the page gives its own figures and sections, and the targets of its skip link
 # (#main) and its "Back to top" (#top): a heading never takes one.
-_PAGE_IDS = re.compile(r"panel-\d+|cell-.*|run-it-yourself|top|main")
+_PAGE_IDS = re.compile(r"panel-\d+|cell-.*|tabs-\d+.*|run-it-yourself|top|main")
 
 
 def heading_id(title: str) -> str:

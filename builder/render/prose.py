@@ -37,7 +37,7 @@ from mdit_py_plugins.footnote import footnote_plugin
 from ..core.errors import RenderError
 from ..course.model import Course, Lesson
 from ..course.recording import Recording
-from . import anchors, callouts, foreign
+from . import anchors, callouts, foreign, tabs
 from .cells import cell_block, unplaced_cells
 from .figures import Sizer, chart_size, scrollable, table_scroll_open
 from .highlight import Highlighter, code_block
@@ -97,6 +97,7 @@ def parser() -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": False})
     md.enable(["table", "strikethrough"])
     md.use(footnote_plugin).use(callouts.plugin).use(foreign.plugin).use(math_plugin)
+    md.use(tabs.plugin)
     md.use(anchors_plugin, min_level=2, max_level=3, slug_func=heading_id)
     md.block.ruler.before("paragraph", "recorded_block", _block_rule)
     md.core.ruler.before("inline", "bounded_paragraphs", _bounded_paragraphs)

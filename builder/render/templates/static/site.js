@@ -1,6 +1,6 @@
 // The reader's site: theme control, mobile navigation, recorded values' notes, copy buttons,
 // the section being read, keys for the previous and next lesson, search (glossary cards:
-// cards.js).
+// cards.js; content tabs: tabs.js).
 // Every feature works from disk (file://) except search, which says so.
 (function () {
   "use strict";
