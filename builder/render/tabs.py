@@ -55,9 +55,9 @@ def plugin(md: MarkdownIt) -> None:
     md.add_render_rule("tabs_close", lambda *_: "</div>\n")
 
 
-def _head(state: StateBlock, line: int) -> tuple[bool, str, str] | None:
+def _head(state: StateBlock, line: int, end: int) -> tuple[bool, str, str] | None:
     """The `===` line's (new group, title, problem); None when `line` opens no tab."""
-    if line >= state.lineMax or state.sCount[line] - state.blkIndent >= 4:
+    if line >= end or state.sCount[line] - state.blkIndent >= 4:
         return None
     text = state.src[state.bMarks[line] + state.tShift[line] : state.eMarks[line]]
     match = _HEAD.match(text)
@@ -74,41 +74,45 @@ def _head(state: StateBlock, line: int) -> tuple[bool, str, str] | None:
     return bool(match[1]), title, problem
 
 
-def _body_end(state: StateBlock, start: int, indent: int) -> int:
+def _body_end(state: StateBlock, start: int, end: int, indent: int) -> int:
     """Where the body that starts at `start` ends: before the first line indented less than
-    `indent` that is not blank, its trailing blank lines left out."""
-    end = last = start
-    while end < state.lineMax:
-        if not state.isEmpty(end):
-            if state.sCount[end] < indent:
+    `indent` that is not blank (or at `end`, where its container ends), its trailing blank
+    lines left out."""
+    line = last = start
+    while line < end:
+        if not state.isEmpty(line):
+            if state.sCount[line] < indent:
                 break
-            last = end + 1
-        end += 1
+            last = line + 1
+        line += 1
     return last
 
 
-def _group(state: StateBlock, start: int) -> list[_Tab]:
+def _group(state: StateBlock, start: int, last: int) -> list[_Tab]:
+    """The tabs of the group that starts at `start`, up to `last` (its container's end)."""
     tabs: list[_Tab] = []
+    titles: set[str] = set()
     indent = state.sCount[start] + 4
     line = start
-    while (head := _head(state, line)) is not None and not (tabs and head[0]):
+    while (head := _head(state, line, last)) is not None and not (tabs and head[0]):
         _, title, problem = head
-        end = _body_end(state, line + 1, indent)
+        end = _body_end(state, line + 1, last, indent)
         if not problem and end == line + 1:
             problem = f"tab {title!r} has no body: indent its text by four spaces under it"
-        if not problem and any(tab.title == title for tab in tabs):
+        if not problem and title in titles:
             problem = f"tab {title!r} is said twice in one group of tabs: give each its own title"
         tabs.append(_Tab(title, line, (line + 1, end), problem))
+        titles.add(title)
         line = state.skipEmptyLines(end)
     return tabs
 
 
 def _tabbed(state: StateBlock, start: int, end: int, silent: bool) -> bool:
-    if _head(state, start) is None:
+    if _head(state, start, end) is None:
         return False
     if silent:
         return True
-    tabs = _group(state, start)
+    tabs = _group(state, start, end)
     group = state.env[GROUPS] = state.env.get(GROUPS, 0) + 1
     opened = state.push("tabs_open", "div", 1)
     opened.block, opened.map = True, [start, tabs[-1].body[1]]
