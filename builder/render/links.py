@@ -75,8 +75,9 @@ class Links:
         return terms_by_key(self.glossary)
 
 
-# The ids the page gives its own figures and sections: a heading never takes one.
-_PAGE_IDS = re.compile(r"panel-\d+|cell-.*|run-it-yourself")
+# The ids the page gives its own figures and sections, and the targets of its skip link
+# (#main) and its "Back to top" (#top): a heading never takes one.
+_PAGE_IDS = re.compile(r"panel-\d+|cell-.*|tabs-\d+.*|run-it-yourself|top|main")
 
 
 def heading_id(title: str) -> str:

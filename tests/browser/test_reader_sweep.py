@@ -221,7 +221,8 @@ def test_the_list_of_lessons_is_24_px_a_target_in_the_phones_menu(
 def test_the_glossary_marks_the_term_a_card_led_to(new_page: Any, course_url: str) -> None:
     page = new_page(scheme="dark")
     _open(page, course_url + DONATION)
-    page.locator(".term-link").first.click()
+    page.locator(".term-link").first.click()  # opens its card, which leads to the glossary
+    page.locator(".term-card a", has_text="in the glossary").first.click()
     page.wait_for_load_state("networkidle")
     target = page.url.split("#", 1)[1]
     style = "e => getComputedStyle(e).backgroundColor + getComputedStyle(e).borderLeftStyle"
@@ -262,8 +263,9 @@ def test_a_card_near_the_foot_of_the_window_opens_upwards(new_page: Any, course_
     term = page.locator(".term-link").nth(2)
     term.evaluate("e => window.scrollBy(0, e.getBoundingClientRect().bottom - innerHeight + 4)")
     term.focus()
+    page.keyboard.press("Enter")
     page.wait_for_timeout(100)
-    card = page.locator("#" + term.get_attribute("aria-describedby")).bounding_box()
+    card = page.locator("#" + term.get_attribute("aria-controls")).bounding_box()
     assert card["y"] >= 0 and card["y"] + card["height"] <= LAPTOP["height"], card
 
 

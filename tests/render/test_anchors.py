@@ -247,3 +247,14 @@ def test_an_api_links_pattern_that_is_no_https_address_names_course_yml(
     assert field in errors
     if "ja x" not in entry:
         assert "with {name} once where the dotted name goes" in errors
+
+
+@pytest.mark.parametrize(
+    ("title", "made"), [("Top", "section-top"), ("Main", "section-main"), ("Topology", "topology")]
+)
+def test_a_heading_never_takes_the_id_of_the_skip_link_or_back_to_top(
+    title: str, made: str
+) -> None:
+    from builder.render.links import heading_id
+
+    assert heading_id(title) == made  # two elements of one id: #top would lead to the heading

@@ -188,7 +188,7 @@ def test_the_glossary_and_a_card_set_marked_names_in_code(recorded: Paths) -> No
     assert "Printed by <code>jax.make_jaxpr</code>, " in glossary
     assert "`" not in glossary.split("<dl", 1)[1].split("</dl>", 1)[0]
     cards = [page.decode() for name, page in files.items() if name.startswith("l/")]
-    assert any("<span>Printed by <code>jax.make_jaxpr</code>, " in page for page in cards)
+    assert any('-def">Printed by <code>jax.make_jaxpr</code>, ' in page for page in cards)
 
 
 # -- reading time ----------------------------------------------------------------------------

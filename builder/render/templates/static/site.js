@@ -1,5 +1,6 @@
-// The reader's site: theme control, mobile navigation, glossary cards, copy buttons, the
-// section being read, keys for the previous and next lesson, search.
+// The reader's site: theme control, mobile navigation, recorded values' notes, copy buttons,
+// the section being read, keys for the previous and next lesson, search (glossary cards:
+// cards.js; content tabs: tabs.js).
 // Every feature works from disk (file://) except search, which says so.
 (function () {
   "use strict";
@@ -68,11 +69,11 @@
     });
   }
 
-  // -- Glossary cards and recorded values' notes: open on hover or focus (CSS); Escape
-  // dismisses; kept on screen.
-  function terms() { return document.querySelectorAll(".term, .rv-mark"); }
+  // -- Recorded values' notes: open on hover or focus (CSS); Escape dismisses; kept on
+  // screen. (An Escape that closed a glossary card, cards.js, is spent.)
+  function terms() { return document.querySelectorAll(".rv-mark"); }
   document.addEventListener("keydown", function (event) {
-    if (event.key !== "Escape") return;
+    if (event.key !== "Escape" || event.defaultPrevented) return;
     var dismissed = false;
     terms().forEach(function (term) {
       if (term.matches(":hover") || term.contains(document.activeElement)) {
@@ -83,7 +84,7 @@
     if (!dismissed && menu && menu.getAttribute("aria-expanded") === "true") setMenu(false, true);
   });
   function place(term) {
-    var card = term.querySelector(".term-card, .rv-note");
+    var card = term.querySelector(".rv-note");
     if (!card) return;
     card.style.left = "";
     term.classList.remove("above");
