@@ -1,7 +1,7 @@
 """The site, made: every artifact of it (builder.build.make) by key, in the order they were made:
 the lesson pages and charts first, then the pages that list what the lessons use (the
 glossary lists the terms each page uses), then the search bundles, which index the pages'
-bytes (`make_pages`, then `with_search`).
+bytes, and the printable course, which holds them (`make_pages`, then `with_search`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from ..course.model import Course
 from ..course.rules import run_seconds
 from ..course.status import LessonStatus
 from ..render import lessons as render
-from ..render import pages, search
+from ..render import pages, printed, search
 from ..render.nav import site_nav
 from ..render.renderer import Renderer
 from .make import Kept, make
@@ -81,16 +81,20 @@ def make_pages(
 def with_search(
     site: Site, course: Course, reuse: Reuse, kept: Kept, jobs: int, stop: search.Stop = None
 ) -> Site:
-    """The site and the search bundles that index its pages; `stop`: asked while Pagefind
-    runs, which it stops when it says so (PutOff: the preview's settle gives way to an edit)."""
+    """The site, the search bundles that index its pages and the printable course that
+    holds its lessons' (both made of the pages' bytes); `stop`: asked while Pagefind runs,
+    which it stops when it says so (PutOff: the preview's settle gives way to an edit)."""
     assert reuse.memo.store is not None
-    files, names = site.files(), site.names()
+    files, names, renderer = site.files(), site.names(), reuse.renderer()
 
     def read(name: str) -> bytes:  # a page this build did not make is in the site as it was
         return files[name] if name in files else (kept.out / name).read_bytes()
 
-    bundles = search.bundle_artifacts(course, names, read, reuse.renderer(), stop)
-    return Site(site.made | make(reuse.keyed(bundles), reuse.memo.store, kept, jobs, threads=True))
+    store = reuse.memo.store
+    bundles = search.bundle_artifacts(course, names, read, renderer, stop)
+    made = make(reuse.keyed(bundles), store, kept, jobs, threads=True)
+    whole = printed.print_artifact(reuse.nav(course, renderer), names, read, renderer)
+    return Site(site.made | made | make(reuse.keyed([whole]), store, kept, jobs))
 
 
 def render_files(

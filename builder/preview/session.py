@@ -8,7 +8,8 @@ events (`Changed`), so the next build reads only what they touched:
     refresh   the changed lessons loaded again (the others kept as they were), their
               statuses, and the pages whose keys changed made again; every other artifact
               comes from memory -> the names of the site files that changed, served at once
-    settle    when the edits pause: the search bundles, the changed files written into
+    settle    when the edits pause: the search bundles and the printable course (made of the
+              pages' bytes), the changed files written into
               site/, and the index, as `make site` would leave them (the same bytes);
               put off, between its steps, by an edit that comes meanwhile
 
@@ -188,7 +189,7 @@ class Session:
 
     def served(self) -> dict[str, bytes]:
         """Every file of the site as it is served: the last refresh's pages, the last
-        settle's search bundles."""
+        settle's search bundles and printable course."""
         made = self._held().values()
         return {name: data for m in made for name, data in (m.files or {}).items()}
 

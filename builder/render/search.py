@@ -8,7 +8,9 @@ the whole course, whose pages Pagefind's time grows with, and a cold build index
 bundles in parallel. A bundle's key is made of its pages' keys, so it is
 never older than its pages; it is built before anything is written, and joins the site's
 files, written with them.
-Pagefind indexes only what the templates mark with `data-pagefind-body`.
+Pagefind indexes only what the templates mark with `data-pagefind-body`. Each bundle also
+holds the same pages' text as a script, what search.js reads from a site opened from disk
+(builder/render/offline.py).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from ..core.artifact import Artifact, Made
 from ..core.errors import BuildError, PutOff
 from ..core.fsutil import REMEDIES, cannot_write
 from ..core.scratch import MEMORY, scratch
+from .offline import script
 
 if TYPE_CHECKING:
     from ..course.model import Course
@@ -38,6 +41,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 BUNDLE = "pagefind"
 MERGED = "search-index"
+OFFLINE = "offline.js"  # in each bundle's folder: its pages for a site opened from disk
 BUNDLE_LESSONS = 50
 RUN_S = 300  # the longest a Pagefind run may take
 STOP_POLL_S = 0.005  # how often a run that may be stopped asks whether to stop
@@ -94,7 +98,12 @@ class Pages:
 
 
 def _made(bundle: str, pages: Pages) -> Made:
-    return Made(index(bundle, [name for name, _ in pages.keys], pages.read, pages.stop))
+    """The bundle's Pagefind files, and its offline index (builder/render/offline.py),
+    made even when Pagefind is missing: a page opened from disk searches only that."""
+    names = [name for name, _ in pages.keys]
+    found = index(bundle, names, pages.read, pages.stop)
+    offline = {f"{bundle_folder(bundle)}{OFFLINE}": script((n, pages.read(n)) for n in names)}
+    return Made(found | offline)
 
 
 def index(

@@ -28,6 +28,7 @@ from builder.core.errors import BuildError
 from builder.core.observe import Paths
 from builder.core.store import Store
 from builder.course import files as course_files
+from builder.render import printed
 from tests.helpers import assert_like_a_clean_build, killed_at, synthetic_copy, wall_clock
 
 LESSON = "a01-002"
@@ -110,15 +111,26 @@ def test_an_edit_that_keeps_size_and_mtime_is_seen(paths: Paths, tmp_path: Path)
     assert_like_a_clean_build(paths, tmp_path)
 
 
-def test_a_prose_edit_rewrites_its_page_and_its_search_bundle_only(paths: Paths) -> None:
+def test_a_prose_edit_rewrites_its_page_and_its_search_bundle_only(
+    paths: Paths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """... and the printable course, which holds its body: moved again for that lesson
+    alone (the others' are kept by their pages' keys)."""
     render(paths)
     before = {name: data for name, data in files(paths.out).items()}
     append(lesson_md(paths), "\nA sentence with a new word: zanzibar.\n")
+    moved: list[str] = []
+    real = printed.moved_body
+    monkeypatch.setattr(
+        printed, "moved_body", lambda html, move: moved.append(move.page) or real(html, move)
+    )
     render(paths)
     changed = {n for n, data in files(paths.out).items() if before.get(n) != data}
     changed.discard(".coursebuilder-site")
-    assert "l/sa01-002/index.html" in changed
-    outside = {n for n in changed if not n.startswith(("search-index/", "l/sa01-002/"))}
+    assert "l/sa01-002/index.html" in changed and "print/index.html" in changed
+    assert b"zanzibar" in (paths.out / "print" / "index.html").read_bytes()
+    assert moved == ["l/sa01-002/index.html"]
+    outside = {n for n in changed if not n.startswith(("search-index/", "l/sa01-002/", "print/"))}
     assert not outside, f"a prose edit rewrote {sorted(outside)}"
 
 

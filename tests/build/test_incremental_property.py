@@ -37,7 +37,7 @@ from builder.course.model import Lesson
 from builder.course.recording import dumps, loads
 from builder.course.status import State, course_status
 from builder.preview.session import Changed, Session
-from builder.render import markup, search
+from builder.render import markup, printed, search
 from builder.run.execute import Execution, Limits
 from tests.helpers import (
     CANNED,
@@ -372,8 +372,9 @@ class Course(RuleBasedStateMachine):
         built, served, pages = files(clean), self.session.served(), self.session.pages.names()
         found = {name: served.get(name) for name in pages}
         assert found == {name: built.get(name) for name in pages}, f"after: {'; '.join(self.log)}"
-        bundles = (f"{search.BUNDLE}/", f"{search.MERGED}/", MARKER)
-        assert all(name.startswith(bundles) for name in built.keys() - pages.keys())
+        # made at the settle, of the pages' bytes: the search bundles and the printable course
+        settled = (f"{search.BUNDLE}/", f"{search.MERGED}/", printed.PAGE, MARKER)
+        assert all(name.startswith(settled) for name in built.keys() - pages.keys())
 
     def inputs(self) -> dict[str, bytes]:
         """Every input file's bytes, by path (what a file event would name)."""

@@ -1,5 +1,6 @@
 // Search: the box in the header of every page (and the search page's own box), over the
-// site's Pagefind bundles; the searched words marked on the page a result leads to.
+// site's Pagefind bundles (opened from disk: the same pages' offline.js); the searched words
+// marked on the page a result leads to.
 // Keys: "/" or Ctrl/Cmd-K focus the box (not while typing in another field); arrows move
 // through the results, Enter opens one, Escape closes them and goes back to where you were.
 // Without JavaScript the box is a form that opens the search page (search/?q=...).
@@ -11,9 +12,6 @@
   // A page that teaches a term (its `teaches`: lesson.html) ranks first for that term.
   var RANKING = { metaWeights: { teaches: 100.0 } };
   var SAY = {
-    file: "Search needs the site served over http: browsers do not let a page opened " +
-      "from a file on this computer load the search index. Open the course from its web " +
-      "address instead; every other part of these pages works from the file.",
     missing: "Search is not available in this copy of the site: its search index was not built.",
     searching: "Searching…"
   };
@@ -58,14 +56,12 @@
   }
   function load() {
     if (engine) return engine;
-    if (location.protocol === "file:") engine = Promise.reject(new Error(SAY.file));
+    var folders = (html.getAttribute("data-search-bundles") || "pagefind/").split(" ");
+    if (location.protocol === "file:") engine = offline(folders);
     else {
-      var folders = (html.getAttribute("data-search-bundles") || "pagefind/").split(" ");
       var base = { baseUrl: root.pathname };
       engine = exclusive(function () {
-        return import(new URL(folders[0] + "pagefind.js", root).href).catch(function () {
-          throw new Error(SAY.missing);
-        }).then(function (pagefind) {
+        return import(new URL(folders[0] + "pagefind.js", root).href).then(function (pagefind) {
           var options = { basePath: new URL(folders[0], root).href, baseUrl: base.baseUrl, noWorker: true,
                           ranking: RANKING };
           var index = pagefind.createInstance(options);
@@ -76,11 +72,91 @@
               return index.mergeIndex(new URL(folder, root).href, tag);
             });
           }, Promise.resolve()).then(function () { return index; });
-        });
+        }, function () { return offline(folders); });  // no Pagefind: the pages' script
       });
     }
     engine.catch(function () { /* said when a search is made */ });
     return engine;
+  }
+
+  // -- The engine from disk: a page opened from a file may not fetch or import, but it may
+  // load a script, so each bundle also holds its pages as one (offline.js, which adds them to
+  // window.coursebuilderSearch: builder/render/offline.py), searched here word by word.
+  var OFFLINE = "coursebuilderSearch";
+  function offline(folders) {
+    return Promise.all(folders.map(function (folder) {
+      return new Promise(function (done, failed) {
+        var tag = document.createElement("script");
+        tag.src = new URL(folder + "offline.js", root).href;
+        tag.onload = done;
+        tag.onerror = function () { failed(new Error(SAY.missing)); };
+        document.head.appendChild(tag);
+      });
+    })).then(function () {
+      var pages = [].concat.apply([], window[OFFLINE] || []).map(prepared);
+      return { offline: true, find: function (terms) { return found(pages, terms); } };
+    });
+  }
+  // A page's sections with their words, each word as search compares it.
+  function prepared(page, order) {
+    return {
+      page: page, order: order, title: words(page.title), teaches: words(page.teaches || ""),
+      sections: page.sections.map(function (s) {
+        return { id: s[0], title: s[1], heading: words(s[1]), text: words(s[2]), low: words(s[3]),
+                 shown: (s[2] + " " + s[3]).trim() };
+      })
+    };
+  }
+  function hits(terms, list) {  // how many words of `list` start with one of `terms`
+    return list.reduce(function (n, w) {
+      return n + (terms.some(function (t) { return w.lastIndexOf(t, 0) === 0; }) ? 1 : 0);
+    }, 0);
+  }
+  // The pages that hold every word, best first: a word the page teaches weighs most, then
+  // its title, its headings, its prose, and its code and output half as much as prose.
+  function found(pages, terms) {
+    var scored = [];
+    pages.forEach(function (p) {
+      var score = 0;
+      var all = terms.every(function (t) {
+        var one = [t];
+        var n = 100 * hits(one, p.teaches) + 10 * hits(one, p.title) + p.sections.reduce(function (m, s) {
+          return m + 5 * hits(one, s.heading) + hits(one, s.text) + 0.5 * hits(one, s.low);
+        }, 0);
+        score += Math.log(1 + n);
+        return n > 0;
+      });
+      if (all) scored.push({ p: p, score: score });
+    });
+    scored.sort(function (a, b) { return b.score - a.score || a.p.order - b.p.order; });
+    return scored.map(function (s) {
+      var data = result(s.p, terms);
+      return { data: function () { return Promise.resolve(data); } };
+    });
+  }
+  // What Pagefind's result.data() gives, as far as showing a result reads it.
+  function result(p, terms) {
+    var url = new URL(p.page.url, root).href;
+    var subs = p.sections.filter(function (s) {
+      return hits(terms, s.heading) + hits(terms, s.text) + hits(terms, s.low) > 0;
+    }).map(function (s) {
+      var n = hits(terms, s.heading) + hits(terms, s.text) + hits(terms, s.low);
+      return { url: s.id ? url + "#" + s.id : url, title: s.title || p.page.title,
+               excerpt: around(s.shown, terms), locations: new Array(n) };
+    });
+    return { url: url, meta: { title: p.page.title }, sub_results: subs,
+             excerpt: subs.length ? subs[0].excerpt : "" };
+  }
+  // About 30 words of `text` around its first searched word, those words in <mark>.
+  function around(text, terms) {
+    var parts = text.split(/\s+/);
+    var hit = function (part) { return hits(terms, words(part)) > 0; };
+    var first = Math.max(0, parts.findIndex(hit));
+    var start = Math.max(0, first - 10);
+    return parts.slice(start, start + 30).map(function (part) {
+      var safe = part.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+      return hit(part) ? "<mark>" + safe + "</mark>" : safe;
+    }).join(" ");
   }
   // Every page that answers the query, best first, with `data()` to load what it shows.
   // `stale()`: a newer search was asked for since, and this one is not made.
@@ -88,6 +164,7 @@
     var terms = words(query);
     if (!terms.length) return Promise.resolve([]);
     return load().then(function (index) {
+      if (index.offline) return stale() ? [] : index.find(terms);
       return exclusive(function () { return stale() ? [] : find(index, query, terms); });
     });
   }
@@ -291,8 +368,7 @@
     this.focus = function (from) { back = from; input.focus(); input.select(); };
     input.addEventListener("focus", function () {
       load();
-      if (location.protocol === "file:") { say(SAY.file); open(true); }
-      else if (!inline && input.value.trim() && options().length) open(true);
+      if (!inline && input.value.trim() && options().length) open(true);
     });
     input.addEventListener("input", function () {
       clearTimeout(timer);
@@ -332,8 +408,7 @@
     // A click in the panel (a result, its scroll bar) keeps the focus in the box, so the
     // panel stays open until a result is followed.
     if (panel) panel.addEventListener("mousedown", function (event) { event.preventDefault(); });
-    if (inline && location.protocol === "file:") say(SAY.file);
-    else if (inline) say("");
+    if (inline) say("");
   }
   document.querySelectorAll("form.site-search, form.search-page").forEach(function (form) {
     boxes.push(new SearchBox(form));
