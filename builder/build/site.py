@@ -93,8 +93,10 @@ def with_search(
     store = reuse.memo.store
     bundles = search.bundle_artifacts(course, names, read, renderer, stop)
     made = make(reuse.keyed(bundles), store, kept, jobs, threads=True)
-    whole = printed.print_artifact(reuse.nav(course, renderer), names, read, renderer)
-    return Site(site.made | made | make(reuse.keyed([whole]), store, kept, jobs))
+    if course.meta.print_page:
+        whole = printed.print_artifact(reuse.nav(course, renderer), names, read, renderer)
+        made |= make(reuse.keyed([whole]), store, kept, jobs)
+    return Site(site.made | made)
 
 
 def render_files(

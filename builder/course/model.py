@@ -193,6 +193,10 @@ class CourseMeta:
     # rehearse) runs them in the bubblewrap sandbox, as `--sandbox` does, and refuses to
     # run them where bwrap cannot work; there is no switch to run them outside it.
     sandbox: bool = False
+    # `true`: the site has the whole course as one page to print (print/index.html), linked
+    # from the home page. Off by default: the page holds every lesson, so it grows with the
+    # course, and a build makes it again after any lesson edit (builder/render/printed.py).
+    print_page: bool = False
     # Where names' documentation is, by a name's first part: `[](api:jax.jit)` links to
     # jax's pattern with {name} replaced by jax.jit (builder/render/anchors.py).
     api_links: dict[ApiPrefix, ApiUrl] = field(default_factory=dict)

@@ -148,7 +148,8 @@ def _navigation(
     bundles = [search.bundle_folder(b) for b in search.bundles(course)]
     meta = course.meta
     root = urlsplit(meta.site_url).path.rstrip("/") + "/" if meta.site_url else ""  # for 404
-    more = {"note": meta.note, "audience": meta.audience, "changes": changes}
+    more: dict[str, Any] = {"note": meta.note, "audience": meta.audience, "changes": changes}
+    more["print_page"] = meta.print_page
     home = _context("", "Course", "", meta.summary, **more)
     arcs = [
         (arc.id, _context("../../", arc.title, f"arc:{arc.id}", arc.summary, arc=arc))

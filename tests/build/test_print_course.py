@@ -104,3 +104,18 @@ def test_the_home_page_links_the_printable_course(recorded: Paths) -> None:
     home = (recorded.out / "index.html").read_text("utf-8")
     assert 'href="print/index.html">Print the whole course</a>' in home
     assert Path(recorded.out / "print" / "index.html").is_file()
+
+
+def test_without_print_page_there_is_no_printable_course_and_a_later_build_removes_it(
+    recorded: Paths,
+) -> None:
+    """Off unless course.yml asks for it; turned off, the next build deletes the page and
+    the home page's link to it."""
+    build(recorded, execute=False, jobs=1)
+    assert (recorded.out / "print" / "index.html").is_file()
+    course_yml = recorded.content / "course.yml"
+    text = course_yml.read_text("utf-8")
+    course_yml.write_text(text.replace("print_page: true", "print_page: false"), "utf-8")
+    build(recorded, execute=False, jobs=1)
+    assert not (recorded.out / "print" / "index.html").exists()
+    assert "Print the whole course" not in (recorded.out / "index.html").read_text("utf-8")
