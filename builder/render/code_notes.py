@@ -27,8 +27,7 @@ from __future__ import annotations
 import io
 import re
 import tokenize
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from markdown_it import MarkdownIt
 from markdown_it.rules_core import StateCore
@@ -37,35 +36,12 @@ from markupsafe import Markup
 
 from ..cells import Cell
 from ..core.errors import RenderError
+from .marks import Marked, PageEnv
 from .markup import macro
-
-if TYPE_CHECKING:
-    from .marks import PageEnv
 
 MARKER = re.compile(r"#\s*<(\d+)>\s*")  # a whole comment: `# <3>`
 LOOKS = re.compile(r"#\s*<\d+>")  # a line that may hold one (tokenize only those cells)
 MOST = 99
-
-
-@dataclass(frozen=True)
-class Marked:
-    """A cell's code as a page shows it, its markers taken out."""
-
-    code: str
-    marks: tuple[tuple[int, int], ...] = ()  # (line index in `code`, note number)
-    problems: tuple[tuple[int, str], ...] = ()  # (line index, what is wrong)
-    unreadable: str = ""  # why tokenize could not read the code ("" when it could)
-
-
-@dataclass
-class PageNotes:
-    """What a page's cells and notes lists have shown so far (PageEnv.notes)."""
-
-    marked: dict[str, Marked] = field(default_factory=dict)  # by cell, read once a page
-    noted: dict[str, set[int]] = field(default_factory=dict)  # cell -> numbers with a note
-    badges: set[str] = field(default_factory=set)  # badge ids given (the first of each)
-    last: tuple[str, int, dict[int, int]] | None = None  # cell, directive line, N -> file line
-    listing: tuple[str, dict[int, int]] | None = None  # the notes list being rendered
 
 
 def read(code: str) -> Marked:

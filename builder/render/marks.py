@@ -20,7 +20,6 @@ from ..core.errors import RenderError
 from ..course.model import Lesson
 from ..course.recording import CellRun, Recording
 from .bounded import MAX_SEARCHED, compile_pattern
-from .code_notes import PageNotes
 from .figures import (
     Sizer,
     chart_size,
@@ -46,6 +45,27 @@ class Placed:
     anchor: str  # that heading's id, or the panel's own ("panel-2")
     source: str  # what it reads: "recorded output", "panel 2", "recorded output, line 3"...
     shown: str  # its text as the reader sees it (a panel: its table's rows)
+
+
+@dataclass(frozen=True)
+class Marked:
+    """A cell's code as a page shows it, its markers taken out."""
+
+    code: str
+    marks: tuple[tuple[int, int], ...] = ()  # (line index in `code`, note number)
+    problems: tuple[tuple[int, str], ...] = ()  # (line index, what is wrong)
+    unreadable: str = ""  # why tokenize could not read the code ("" when it could)
+
+
+@dataclass
+class PageNotes:
+    """What a page's cells and notes lists have shown so far (code_notes.py)."""
+
+    marked: dict[str, Marked] = field(default_factory=dict)  # by cell, read once a page
+    noted: dict[str, set[int]] = field(default_factory=dict)  # cell -> numbers with a note
+    badges: set[str] = field(default_factory=set)  # badge ids given (the first of each)
+    last: tuple[str, int, dict[int, int]] | None = None  # cell, directive line, N -> file line
+    listing: tuple[str, dict[int, int]] | None = None  # the notes list being rendered
 
 
 @dataclass
