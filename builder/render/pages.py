@@ -26,7 +26,7 @@ from ..course.addresses import page_url
 from ..course.files import read_file
 from ..course.model import Course, GlossaryTerm
 from ..course.status import LessonStatus
-from . import search, sitemap
+from . import printed, search, sitemap
 from .highlight import stylesheet
 from .lessons import SHIM
 from .markup import code_spans
@@ -111,11 +111,12 @@ def page_artifacts(
         for x in changes
     ]
     links = tuple((x.name, x.link) for x in changes)
+    printable = (printed.PAGE,) if course.meta.print_page else ()
     return [
         *_navigation(course, nav, renderer, links, built),
         *listings,
         *_redirects(course, renderer),
-        *sitemap.artifacts(nav, renderer, tuple(x.name for x in changes)),
+        *sitemap.artifacts(nav, renderer, tuple(x.name for x in changes) + printable),
         *_static(renderer, nav.theme),
     ]
 

@@ -21,7 +21,7 @@ NAME = "sitemap.xml"
 
 def artifacts(nav: SiteNav, renderer: Renderer, changes: tuple[str, ...]) -> list[Artifact]:
     """The sitemap, when the site's address is known (`changes`: the pages of what the
-    recordings changed that the build makes)."""
+    recordings changed that the build makes, and the printable course when it has one)."""
     if not nav.url:
         return []
     return [renderer.artifact("", _sitemap, nav.url, pages(nav, changes))]
