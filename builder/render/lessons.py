@@ -327,7 +327,7 @@ def _lesson_page(
         report_url=links_out.report,
         machine=on,
         place=place,
-        teaches=tuple((t.id, t.term) for t in links.glossary if t.taught_in == lesson.id),
+        teaches=links.taught_in(lesson.id),
         minutes=reading.reading_minutes(reading.prose_words(rendered.html)),
     )
     html, parts = page(

@@ -61,6 +61,10 @@ class Links:
         """The glossary term with this id, or whose term reads `key` (as Course.term)."""
         return self._terms.get(same_name(key.strip()))
 
+    def taught_in(self, lesson_id: str) -> tuple[tuple[str, str], ...]:
+        """The glossary terms the lesson teaches, as (id, term), in glossary order."""
+        return self._teaches.get(lesson_id, ())
+
     @cached_property
     def api(self) -> dict[str, str]:
         """The address pattern of each name's first part (`jax`), with `{name}` in it."""
@@ -73,6 +77,13 @@ class Links:
     @cached_property
     def _terms(self) -> dict[str, GlossaryTerm]:
         return terms_by_key(self.glossary)
+
+    @cached_property
+    def _teaches(self) -> dict[str, tuple[tuple[str, str], ...]]:
+        found: dict[str, list[tuple[str, str]]] = {}
+        for term in self.glossary:
+            found.setdefault(term.taught_in, []).append((term.id, term.term))
+        return {lesson: tuple(terms) for lesson, terms in found.items()}
 
 
 # The ids the page gives its own figures and sections, and the targets of its skip link

@@ -7,7 +7,7 @@ carries its pages' text as a script that adds them to a global list, as mkdocs-m
 offline plugin keeps its index as `search_index.js`; static/search.js searches it when
 Pagefind cannot be loaded. The text is read from the pages' own markup, by the attributes
 Pagefind reads (`data-pagefind-body`, `-ignore`, `-weight`, `-meta`), so what the two
-indexes hold is decided in one place, the templates.
+indexes hold is decided in one place, the templates (read back by builder/render/readback.py).
 """
 
 from __future__ import annotations
@@ -16,20 +16,22 @@ import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from html.parser import HTMLParser
+
+from .readback import attributes, tokens
 
 GLOBAL = "coursebuilderSearch"  # the list every bundle's script adds its pages to
 # Elements whose start or end ends a word: their text is not joined to the next one's.
-_BLOCK = re.compile(
-    r"p|div|li|ul|ol|h[1-6]|pre|br|td|th|tr|table|dt|dd|dl|figure|figcaption|section|article"
-    r"|details|summary|blockquote|hr|nav|aside|header|footer"
+_BLOCK = frozenset(
+    str.split(
+        "p div li ul ol h1 h2 h3 h4 h5 h6 pre br td th tr table dt dd dl figure figcaption section "
+        "article details summary blockquote hr nav aside header footer"
+    )
 )
-_VOID = re.compile(r"area|base|br|col|embed|hr|img|input|link|meta|source|track|wbr")
-_HEADING = re.compile(r"h[1-6]|dt")  # with an id, it starts a section
+_HEADING = ("h1", "h2", "h3", "h4", "h5", "h6", "dt")  # with an id, it starts a section
 _SPACE = re.compile(r"\s+")
 # What a script must not hold as it is: the end of its element or a comment's start (were
 # it ever inlined), and the line and paragraph separators that end a line in older engines.
-_UNSAFE = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+_UNSAFE = re.compile("[<>&\u2028\u2029]")
 
 
 def script(pages: Iterable[tuple[str, bytes]]) -> bytes:
@@ -43,7 +45,7 @@ def in_script(value: object) -> str:
     """`value` as JSON that is the same value in a script, wherever it stands: no `<`, `>`
     or `&` (no `</script>` or `<!--`), no line or paragraph separator."""
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    return re.sub("[<>&\u2028\u2029]", lambda m: _UNSAFE[m[0]], text)
+    return _UNSAFE.sub(lambda m: f"\\u{ord(m[0]):04x}", text)
 
 
 def page_index(name: str, html: bytes) -> dict[str, object]:
@@ -51,12 +53,16 @@ def page_index(name: str, html: bytes) -> dict[str, object]:
     teaches, and its sections (the text before its first heading, then one a heading or
     glossary term with an id): [id, heading, text, text of half weight]."""
     reader = _Reader()
-    reader.feed(html.decode("utf-8", "replace"))
-    reader.close()
+    for kind, tag, rest in tokens(html.decode("utf-8", "replace")):
+        if kind == "text":
+            reader.text(rest)
+        elif kind == "end":
+            reader.end(tag)
+        else:
+            reader.start(tag, rest, kind == "empty")
     sections = [[s.id, *map(_clean, (s.heading, s.text, s.low))] for s in reader.sections]
     kept = [s for s in sections if s[1] or s[2] or s[3]]
-    title = _clean(reader.title)
-    return {"url": name, "title": title, "teaches": reader.teaches, "sections": kept}
+    return {"url": name, "title": _clean(reader.title), "teaches": reader.teaches, "sections": kept}
 
 
 def _clean(parts: list[str]) -> str:
@@ -73,12 +79,11 @@ class _Section:
     low: list[str] = field(default_factory=list)  # under a weight below 1
 
 
-class _Reader(HTMLParser):
+class _Reader:
     """The text of a page's `data-pagefind-body` elements, in sections, without what
     `data-pagefind-ignore` marks; text under a weight below 1 apart."""
 
     def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
         self.title: list[str] = []
         self.teaches = ""
         self.sections = [_Section()]  # the first: the page's own text, above any heading
@@ -87,42 +92,34 @@ class _Reader(HTMLParser):
         self.heading = ""  # "title" in the first h1, "section" in a heading with an id
         self.seen_h1 = False
 
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        got = dict(attrs)
-        if _BLOCK.fullmatch(tag):
-            self._text(" ")
-        if _VOID.fullmatch(tag):
+    def start(self, tag: str, rest: str, empty: bool) -> None:
+        if tag in _BLOCK:
+            self.text(" ")
+        if empty:
             return
         self.stack.append((tag, self.body, self.ignored, self.low, self.heading))
+        got = attributes(rest) if "data-pagefind" in rest or "id" in rest else {}
         self.body = self.body or "data-pagefind-body" in got
         self.ignored = self.ignored or "data-pagefind-ignore" in got
-        weight = got.get("data-pagefind-weight")
-        self.low = self.low or (weight is not None and _number(weight) < 1)
-        meta = got.get("data-pagefind-meta") or ""
+        self.low = self.low or _number(got.get("data-pagefind-weight", "1")) < 1
+        meta = got.get("data-pagefind-meta", "")
         if self.body and meta.startswith("teaches:"):
             self.teaches = meta.removeprefix("teaches:")
         if tag == "h1" and not self.seen_h1:
             self.seen_h1, self.heading = True, "title"
-        elif _HEADING.fullmatch(tag) and got.get("id") and self.body and not self.ignored:
-            self.sections.append(_Section(got["id"] or ""))
+        elif tag in _HEADING and got.get("id") and self.body and not self.ignored:
+            self.sections.append(_Section(got["id"]))
             self.heading = "section"
 
-    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if _BLOCK.fullmatch(tag):
-            self._text(" ")
-
-    def handle_endtag(self, tag: str) -> None:
-        if _BLOCK.fullmatch(tag):
-            self._text(" ")
+    def end(self, tag: str) -> None:
+        if tag in _BLOCK:
+            self.text(" ")
         while self.stack:  # closes what the page left open inside it, too
             opened, self.body, self.ignored, self.low, self.heading = self.stack.pop()
             if opened == tag:
                 break
 
-    def handle_data(self, data: str) -> None:
-        self._text(data)
-
-    def _text(self, data: str) -> None:
+    def text(self, data: str) -> None:
         if self.heading == "title":
             self.title.append(data)
         if not self.body or self.ignored:

@@ -7,51 +7,38 @@ least one).
 from __future__ import annotations
 
 import re
-from html.parser import HTMLParser
+
+from .readback import VOID, attributes, tokens
 
 READING_WPM = 200  # words a minute: a common figure for reading technical prose
 # What is not read as prose: code and output (in figures and pre), formulas, and what a
 # page shows only on demand beside a word (a term's card, a value's note, a heading's #).
 _SKIPPED_TAGS = frozenset({"figure", "pre", "math", "script", "style"})
 _SKIPPED_CLASSES = frozenset({"term-card", "rv-note", "anchor"})
-_VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta",
-                   "source", "track", "wbr"})  # fmt: skip
 _WORD = re.compile(r"\w+(?:['’.-]\w+)*")
-
-
-class _Prose(HTMLParser):
-    """The text of an HTML fragment outside the elements a reader does not read as prose."""
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.open: list[bool] = []  # for each open element: is it skipped?
-        self.skipping = 0
-        self.text: list[str] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag in _VOID:
-            return
-        classes = set((dict(attrs).get("class") or "").split())
-        skipped = tag in _SKIPPED_TAGS or bool(classes & _SKIPPED_CLASSES)
-        self.open.append(skipped)
-        self.skipping += skipped
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in _VOID or not self.open:
-            return
-        self.skipping -= self.open.pop()
-
-    def handle_data(self, data: str) -> None:
-        if not self.skipping:
-            self.text.append(data)
+# A code block, taken out whole before the rest is read: most of a page's tags are its
+# highlighting, and a `<pre>` holds no other.
+_PRE = re.compile(r"<pre\b[^>]*>.*?</pre\s*>", re.S | re.I)
 
 
 def prose_words(html: str) -> int:
-    """The number of words a reader reads in `html` (a lesson's rendered prose)."""
-    parser = _Prose()
-    parser.feed(html)
-    parser.close()
-    return len(_WORD.findall(" ".join(parser.text)))
+    """The number of words a reader reads in `html` (a lesson's rendered prose): its text
+    outside the elements a reader does not read as prose."""
+    skipped: list[bool] = []  # for each open element: is it skipped?
+    skipping = 0
+    text: list[str] = []
+    for kind, tag, rest in tokens(_PRE.sub("", html)):
+        if kind == "text":
+            if not skipping:
+                text.append(rest)
+        elif kind == "start":
+            classes = attributes(rest).get("class", "").split() if "class" in rest else ()
+            skip = tag in _SKIPPED_TAGS or not _SKIPPED_CLASSES.isdisjoint(classes)
+            skipped.append(skip)
+            skipping += skip
+        elif kind == "end" and tag not in VOID and skipped:
+            skipping -= skipped.pop()
+    return len(_WORD.findall(" ".join(text)))
 
 
 def reading_minutes(words: int) -> int:

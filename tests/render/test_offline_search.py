@@ -89,3 +89,28 @@ def test_a_page_with_no_body_or_broken_markup_is_an_empty_entry() -> None:
     assert page_index("a.html", b"")["sections"] == []
     broken = page_index("b.html", b"<div data-pagefind-body><p>open <b>bold</div><p>after")
     assert broken["sections"] == [["", "", "open bold", ""]]
+
+
+def test_scripts_styles_and_comments_hold_no_text_and_entities_are_read() -> None:
+    """The pages are split by one regular expression (builder/render/offline.py): what a
+    `<style>` (course.yml's colours, in every page's head), a `<script>` or a comment holds
+    is not text, even with `<` and `>` in it, and entities in text and attributes are read."""
+    page = (
+        b"<!DOCTYPE html><html><head><style>a > b { color: red } p<q {}</style>"
+        b"<script>if (a < b && c > d) { x('</p>'); }</script></head><body>"
+        b"<h1>One &amp; two</h1><!-- <div data-pagefind-body>hidden</div> -->"
+        b"<div data-pagefind-body><p>x &lt; y &#x3E; z</p>"
+        b"<h2 id='a&amp;b'>Single quotes</h2><p>under</p>"
+        b'<h2 id=bare class="k">Bare</h2><p>last</p>'
+        b"<SCRIPT type=module>not text</SCRIPT ><P>UPPER<BR/>case</P></div></body></html>"
+    )
+    entry = page_index("l/x/index.html", page)
+    assert entry["title"] == "One & two"
+    assert entry["sections"] == [
+        ["", "", "x < y > z", ""],
+        ["a&b", "Single quotes", "under", ""],
+        ["bare", "Bare", "last UPPER case", ""],
+    ]
+    said = json.dumps(entry)
+    for left_out in ("color", "hidden", "not text", "x('"):
+        assert left_out not in said, left_out

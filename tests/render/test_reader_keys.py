@@ -205,3 +205,17 @@ def test_reading_time_counts_the_prose_a_reader_reads() -> None:
     assert prose_words(prose + skipped) == 3 + 1  # "tracer" is prose; its card is not
     assert prose_words("<p>it's a well-known <code>jax.jit</code> call</p>") == 5
     assert [reading_minutes(n) for n in (0, 299, 301, 899, 900, 1100)] == [1, 1, 2, 4, 5, 6]
+
+
+def test_reading_time_reads_entities_and_skips_highlighted_code_whole() -> None:
+    """Prose is read with builder/render/readback.py, code blocks taken out first: the
+    count does not change with what a `<pre>` holds, nor with how a tag is written."""
+    code = '<pre><span class="k">def</span> <span class="n">f</span>(x): <b>return</b> x</pre>'
+    page = (
+        "<P CLASS='lead'>caf&eacute; &amp; tea&#x27;s</P>" + code + "<p>two<br/>words</p>"
+        '<div class="rv-note" data-x="a>b">not read</div><p>after &lt;pre&gt; text</p>'
+        "<style>p > a { }</style><!-- a comment's words -->"
+    )
+    # café, tea's, two, words, after, pre, text: seven; "&" is not a word
+    assert prose_words(page) == 7
+    assert prose_words(page.replace(code, code * 50)) == 7
