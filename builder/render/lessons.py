@@ -126,6 +126,7 @@ def lesson_columns(
     (builder.build.reuse), so that a refresh tells them by identity."""
     by_id, lessons = {status.lesson_id: status for status in statuses}, course.lessons
     by_arc = course.by_arc()
+    number = {x.id: n for arc in by_arc.values() for n, x in enumerate(arc, start=1)}
     return (
         list(lessons),
         [_data(x) if x.meta.data else () for x in lessons],
@@ -134,7 +135,7 @@ def lesson_columns(
         [None, *lessons[:-1]],
         [*lessons[1:], None],
         anchors.linked_ids(course, statuses, renderer.page_ids),
-        [by_arc[x.meta.arc].index(x) + 1 for x in lessons],
+        [number[x.id] for x in lessons],
         [len(by_arc[x.meta.arc]) for x in lessons],
     )
 
