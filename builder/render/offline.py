@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from .readback import attributes, tokens
+from .readback import attributes, text_of, tokens
 
 GLOBAL = "coursebuilderSearch"  # the list every bundle's script adds its pages to
 # Elements whose start or end ends a word: their text is not joined to the next one's.
@@ -53,13 +53,7 @@ def page_index(name: str, html: bytes) -> dict[str, object]:
     teaches, and its sections (the text before its first heading, then one a heading or
     glossary term with an id): [id, heading, text, text of half weight]."""
     reader = _Reader()
-    for kind, tag, rest in tokens(html.decode("utf-8", "replace")):
-        if kind == "text":
-            reader.text(rest)
-        elif kind == "end":
-            reader.end(tag)
-        else:
-            reader.start(tag, rest, kind == "empty")
+    reader.read(html.decode("utf-8", "replace"))
     sections = [[s.id, *map(_clean, (s.heading, s.text, s.low))] for s in reader.sections]
     kept = [s for s in sections if s[1] or s[2] or s[3]]
     return {"url": name, "title": _clean(reader.title), "teaches": reader.teaches, "sections": kept}
@@ -92,6 +86,22 @@ class _Reader:
         self.heading = ""  # "title" in the first h1, "section" in a heading with an id
         self.seen_h1 = False
 
+    def read(self, page: str) -> None:
+        for kind, tag, rest in tokens(page):
+            if kind == "text":
+                self.text(rest)
+            elif kind == "end":
+                self.end(tag)
+            elif kind == "pre":  # `tag`: its attributes, `rest`: what it holds
+                self.start("pre", tag, False)
+                if "data-pagefind" in rest:  # a code note's badge, which search leaves out
+                    self.read(rest)
+                else:
+                    self.text(text_of(rest))
+                self.end("pre")
+            else:
+                self.start(tag, rest, kind == "empty")
+
     def start(self, tag: str, rest: str, empty: bool) -> None:
         if tag in _BLOCK:
             self.text(" ")
@@ -101,7 +111,8 @@ class _Reader:
         got = attributes(rest) if "data-pagefind" in rest or "id" in rest else {}
         self.body = self.body or "data-pagefind-body" in got
         self.ignored = self.ignored or "data-pagefind-ignore" in got
-        self.low = self.low or _number(got.get("data-pagefind-weight", "1")) < 1
+        weight = got.get("data-pagefind-weight")
+        self.low = self.low or (weight is not None and _number(weight) < 1)
         meta = got.get("data-pagefind-meta", "")
         if self.body and meta.startswith("teaches:"):
             self.teaches = meta.removeprefix("teaches:")

@@ -16,28 +16,33 @@ import re
 from collections.abc import Iterator
 
 VOID = frozenset(str.split("area base br col embed hr img input link meta source track wbr"))
-# text | a script or style, whole | a start or end tag: its slash, name and attributes |
-# a comment or doctype | a lone `<`: every character of a page is in one of them
+# text | a script or style, whole | a code block, whole | a start or end tag: its slash, name
+# and attributes | a comment or doctype | a lone `<`: every character of a page is in one
 _TOKEN = re.compile(
-    r"([^<]+)|<(script|style)\b([^>]*)>.*?(?:</\2\s*>|\Z)|<(/?)([a-zA-Z][^\s/>]*)([^>]*)>"
-    r"|<!--.*?(?:-->|\Z)|<![^>]*>|(<)",
+    r"([^<]+)|<(script|style)\b([^>]*)>.*?(?:</\2\s*>|\Z)|<pre\b([^>]*)>(.*?)</pre\s*>"
+    r"|<(/?)([a-zA-Z][^\s/>]*)([^>]*)>|<!--.*?(?:-->|\Z)|<![^>]*>|(<)",
     re.S | re.I,
 )
+_TAG = re.compile(r"<[^>]*>")
 _ATTRIBUTE = re.compile(r"""([^\s"'>/=]+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+)))?""")
 
 
 def tokens(page: str) -> Iterator[tuple[str, str, str]]:
     """`page` as ("text", "", the text unescaped), ("start", tag, its attributes' source),
-    ("empty", tag, source) for a void element or one closed with `/>`, and ("end", tag, "");
-    tag names in lower case; comments, doctypes and what scripts and styles hold left out
-    (each such element is its start and its end, with nothing between)."""
+    ("empty", tag, source) for a void element or one closed with `/>`, ("end", tag, ""),
+    and ("pre", its attributes' source, what it holds) for a code block, whose highlighting
+    is most of a page's tags (a `<pre>` holds no other); tag names in lower case; comments,
+    doctypes and what scripts and styles hold left out (each such element is its start and
+    its end, with nothing between)."""
     for found in _TOKEN.finditer(page):
-        text, raw, raw_rest, slash, tag, rest, lone = found.groups()
+        text, raw, raw_rest, pre, inside, slash, tag, rest, lone = found.groups()
         if text is not None:
             yield "text", "", html.unescape(text) if "&" in text else text
         elif raw is not None:
             yield "start", raw.lower(), raw_rest
             yield "end", raw.lower(), ""
+        elif pre is not None:
+            yield "pre", pre, inside
         elif tag is not None:
             tag = tag.lower()
             if slash:
@@ -58,3 +63,8 @@ def attributes(source: str) -> dict[str, str]:
         value = double or single or bare
         found.setdefault(name.lower(), html.unescape(value) if "&" in value else value)
     return found
+
+
+def text_of(fragment: str) -> str:
+    """The text of an HTML fragment, its tags dropped: a code block's, whose tags are spans."""
+    return html.unescape(_TAG.sub("", fragment))

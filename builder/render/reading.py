@@ -16,9 +16,6 @@ READING_WPM = 200  # words a minute: a common figure for reading technical prose
 _SKIPPED_TAGS = frozenset({"figure", "pre", "math", "script", "style"})
 _SKIPPED_CLASSES = frozenset({"term-card", "rv-note", "anchor"})
 _WORD = re.compile(r"\w+(?:['’.-]\w+)*")
-# A code block, taken out whole before the rest is read: most of a page's tags are its
-# highlighting, and a `<pre>` holds no other.
-_PRE = re.compile(r"<pre\b[^>]*>.*?</pre\s*>", re.S | re.I)
 
 
 def prose_words(html: str) -> int:
@@ -27,7 +24,7 @@ def prose_words(html: str) -> int:
     skipped: list[bool] = []  # for each open element: is it skipped?
     skipping = 0
     text: list[str] = []
-    for kind, tag, rest in tokens(_PRE.sub("", html)):
+    for kind, tag, rest in tokens(html):  # a code block (kind "pre") is not read
         if kind == "text":
             if not skipping:
                 text.append(rest)

@@ -102,14 +102,17 @@ def test_scripts_styles_and_comments_hold_no_text_and_entities_are_read() -> Non
         b"<div data-pagefind-body><p>x &lt; y &#x3E; z</p>"
         b"<h2 id='a&amp;b'>Single quotes</h2><p>under</p>"
         b'<h2 id=bare class="k">Bare</h2><p>last</p>'
-        b"<SCRIPT type=module>not text</SCRIPT ><P>UPPER<BR/>case</P></div></body></html>"
+        b"<SCRIPT type=module>not text</SCRIPT ><P>UPPER<BR/>case</P>"
+        b'<figure data-pagefind-weight="0.5"><pre><span class="k">def</span> f&lt;T&gt;'
+        b'<a class="code-note" data-pagefind-ignore>7</a>()</pre>'
+        b'<pre class="lineno" data-pagefind-ignore>1\n2</pre></figure></div></body></html>'
     )
     entry = page_index("l/x/index.html", page)
     assert entry["title"] == "One & two"
     assert entry["sections"] == [
         ["", "", "x < y > z", ""],
         ["a&b", "Single quotes", "under", ""],
-        ["bare", "Bare", "last UPPER case", ""],
+        ["bare", "Bare", "last UPPER case", "def f<T>()"],  # no badge, no line numbers
     ]
     said = json.dumps(entry)
     for left_out in ("color", "hidden", "not text", "x('"):
