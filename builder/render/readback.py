@@ -17,13 +17,18 @@ from collections.abc import Iterator
 
 VOID = frozenset(str.split("area base br col embed hr img input link meta source track wbr"))
 # text | a script or style, whole | a code block, whole | a start or end tag: its slash, name
-# and attributes | a comment or doctype | a lone `<`: every character of a page is in one
+# and attributes | a comment or doctype | a lone `<`: every character of a page is in one.
+# No part but a script, a style or a comment reads past the next `<` unless it ends there (a
+# code block: past a `<` that does not start or end one), so a page of unclosed tags or
+# quotes is read in one pass, as a lone `<` each.
+_ATTRIBUTES = r"""((?:[^<>"']|"[^"<]*"|'[^'<]*')*)"""  # a quoted value may hold a `>`
 _TOKEN = re.compile(
-    r"([^<]+)|<(script|style)\b([^>]*)>.*?(?:</\2\s*>|\Z)|<pre\b([^>]*)>(.*?)</pre\s*>"
-    r"|<(/?)([a-zA-Z][^\s/>]*)([^>]*)>|<!--.*?(?:-->|\Z)|<![^>]*>|(<)",
+    rf"([^<]+)|<(script|style)\b{_ATTRIBUTES}>.*?(?:</\2\s*>|\Z)"
+    rf"|<pre\b{_ATTRIBUTES}>([^<]*(?:<(?!/?pre\b)[^<]*)*)</pre\s*>"
+    rf"|<(/?)([a-zA-Z][^\s/<>]*){_ATTRIBUTES}>|<!--.*?(?:-->|\Z)|<![^<>]*>|(<)",
     re.S | re.I,
 )
-_TAG = re.compile(r"<[^>]*>")
+_TAG = re.compile(r"<[^<>]*>")
 _ATTRIBUTE = re.compile(r"""([^\s"'>/=]+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+)))?""")
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import sys
 
 import pytest
 
@@ -117,3 +118,38 @@ def test_scripts_styles_and_comments_hold_no_text_and_entities_are_read() -> Non
     said = json.dumps(entry)
     for left_out in ("color", "hidden", "not text", "x('"):
         assert left_out not in said, left_out
+
+
+HOSTILE_MARKUP = {  # a course's own template (content/templates/) may write any of these
+    "unclosed quotes": '<a title="' * 20_000,
+    "a quoted >": "<div data-pagefind-body>" + '<a title="x>y">t</a>' * 20_000 + "</div>",
+    "unclosed tags": "<a" * 50_000,
+    "unclosed code blocks": "<pre><a" * 20_000,
+    "unclosed doctypes": "<!x" * 30_000,
+    "unclosed comments and scripts": "<!--" * 20_000 + "<script>" * 20_000,
+}
+
+
+def test_hostile_markup_is_read_in_one_pass() -> None:
+    """No page a course can make holds up the build: each of these took minutes with a
+    pattern whose quoted values could run past the next `<` (builder/render/readback.py);
+    read in one pass, all of them take well under a second. Run in a child process, so that
+    a pattern that backtracks fails the test at its timeout instead of hanging the suite."""
+    program = (
+        "import json, sys\n"
+        "from builder.render import offline, reading\n"
+        "for page in json.load(sys.stdin).values():\n"
+        "    offline.page_index('x', page.encode()); reading.prose_words(page)\n"
+        "print('read')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", program],
+        input=json.dumps(HOSTILE_MARKUP),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert done.stdout == "read\n"
+    entry = page_index("x", HOSTILE_MARKUP["a quoted >"][:204].encode())
+    assert entry["sections"] == [["", "", "t" * 9, ""]], entry  # the links' text, no `y">`
