@@ -1,13 +1,15 @@
 """The record of the files this builder wrote in a site folder: kept in the build's own
 cache, never in the site, which holds nothing but what it publishes.
 
-One record a site folder: `<cache>/sites/<digest of the folder's resolved path>.txt`, a
-file name a line, headed by the folder's identity (st_dev, st_ino), so that a folder
-deleted and made again at the same path by someone else is not taken for the one the
+One record a site folder: `<cache>/sites/<digest>.txt`, the digest of the folder's resolved
+path from the cache folder's (`../site` for a checkout's: moved or copied, it keeps its
+record); a file name a line, headed by the folder's identity (st_dev, st_ino), so that a
+folder deleted and made again at the same path by someone else is not taken for the one the
 record describes. `make clean` removes it with the site.
 
 `read` is what the builder knows of a site folder before it writes there (`Known`):
-- the record, when it is this folder's;
+- the record, when it is this folder's, or the folder is a copy of the site it records
+  (another identity, and its index.html is this builder's);
 - an older builder's marker in the site itself (`.coursebuilder-site`), read once as the
   record and then deleted from the site like any file the builder no longer makes;
 - with neither, a folder holding only this builder's temporary files (a first build killed
@@ -53,8 +55,9 @@ class Known:
 
 
 def record_path(cache: Path, out: Path) -> Path:
-    """Where the record of the site folder `out` is kept."""
-    digest = hashlib.sha256(os.fsencode(out.resolve())).hexdigest()[:32]
+    """Where the record of the site folder `out` is kept: named by where the folder is
+    from the cache folder, so that a checkout moved or copied with both keeps it."""
+    digest = hashlib.sha256(os.fsencode(_from(cache, out))).hexdigest()[:32]
     return cache / RECORDS / f"{digest}.txt"
 
 
@@ -63,12 +66,15 @@ def read(out: Path, cache: Path) -> Known:
     record or marker it did not write."""
     path, identity = record_path(cache, out), _identity(out)
     _not_a_link(cache / RECORDS, "the folder of the records of the files this builder wrote")
-    recorded = _read_names(path, identity, check=True)
-    legacy = _read_names(out / LEGACY, None, check=False)
+    recorded, recorded_of = _read_names(path)
+    legacy, _ = _read_names(out / LEGACY)
+    if recorded_of != identity and (identity is None or not ours(out)):
+        recorded = None  # another folder than this one, and not a copy of the site it records
     if recorded is None and legacy is None:
         return _unrecorded(out)
     names = {*(recorded or ()), *(legacy or ()), *((LEGACY,) if legacy is not None else ())}
-    return Known(tuple(sorted(names)), None if recorded is None else frozenset(recorded))
+    held = frozenset(recorded) if recorded is not None and recorded_of == identity else None
+    return Known(tuple(sorted(names)), held)  # held None: recorded again, with this identity
 
 
 def save(out: Path, cache: Path, names: list[str]) -> None:
@@ -78,7 +84,7 @@ def save(out: Path, cache: Path, names: list[str]) -> None:
     assert identity is not None, "the site folder is made before it is recorded"
     lines = [
         HEADER,
-        f"# site folder: {json.dumps(str(out.resolve()))}\n",
+        f"# site folder, from the cache folder: {json.dumps(_from(cache, out))}\n",
         f"# identity: {identity[0]} {identity[1]}\n",
         *(f"{n}\n" for n in names if not TEMPORARY.fullmatch(n)),
     ]
@@ -98,6 +104,10 @@ def ours(out: Path) -> bool:
         os.close(fd)
 
 
+def _from(cache: Path, out: Path) -> str:
+    return os.path.relpath(out.resolve(), cache.resolve())
+
+
 def _identity(out: Path) -> tuple[int, int] | None:
     try:
         info = os.stat(out)
@@ -115,15 +125,16 @@ def _not_a_link(path: Path, what: str) -> None:
         )
 
 
-def _read_names(path: Path, identity: tuple[int, int] | None, check: bool) -> list[str] | None:
-    """The names `path` lists, or None when there is no such file, or (with `check`) it
-    records another folder than the one whose identity is `identity` now (None: none)."""
+def _read_names(path: Path) -> tuple[list[str] | None, tuple[int, int] | None]:
+    """The names `path` lists (None when there is no such file), and the identity of the
+    folder it says they are in (None: it says none)."""
     _not_a_link(path, "the list of files this builder wrote")
     try:
         data = read_file(path, MAX_RECORD_BYTES, BuildError)
     except FileNotFoundError:
-        return None
-    names, mine = [], False
+        return None, None
+    names: list[str] = []
+    identity: tuple[int, int] | None = None
     for number, raw in enumerate(data.split(b"\n"), start=1):
         try:
             line = raw.decode("utf-8")
@@ -132,7 +143,7 @@ def _read_names(path: Path, identity: tuple[int, int] | None, check: bool) -> li
             line, problem = raw.decode("utf-8", "replace"), "is not UTF-8"
         if not line or line.startswith("#"):
             found = IDENTITY.fullmatch(line)
-            mine = mine or bool(found and identity and tuple(map(int, found.groups())) == identity)
+            identity = (int(found[1]), int(found[2])) if found else identity
             continue
         if problem:
             raise BuildError(
@@ -142,7 +153,7 @@ def _read_names(path: Path, identity: tuple[int, int] | None, check: bool) -> li
                 hint="delete that line (this builder never writes one), then run the command again",
             )
         names.append(line)
-    return names if mine or not check else None
+    return names, identity
 
 
 def _unrecorded(out: Path) -> Known:

@@ -2,9 +2,9 @@
 recorded in its cache (builder/build/site_record.py), and the cases a user meets keep their
 protections: the cache deleted (the site is recognised by its index.html and written over,
 nothing deleted), an older builder's marker in the site (read once, then deleted), a folder
-made again at the same path by someone else, two site folders for one cache, a cache where
-the record cannot be written. The record's hostile lines and links are in
-tests/build/test_hostile_builds.py (`test_a_record_*`)."""
+made again at the same path by someone else, a checkout copied or moved, two site folders for
+one cache, a cache where the record cannot be written. The record's hostile lines and links
+are in tests/build/test_hostile_builds.py (`test_a_record_*`)."""
 
 from __future__ import annotations
 
@@ -156,6 +156,26 @@ def test_a_folder_made_again_by_someone_else_is_not_taken_for_the_recorded_one(
     shutil.rmtree(site)  # `rm -rf site && make site`: a new folder, the old record replaced
     assert render(course, capsys)[0] == 0
     assert (site / "l" / "s3" / "index.html").is_file()
+
+
+@pytest.mark.parametrize("how", ["copied", "moved"])
+def test_a_checkout_copied_or_moved_keeps_its_record(
+    course: Path, how: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The record is named by where the site folder is from the cache folder (`../site`), so
+    a checkout copied (the site folder's identity differs, its index.html is the builder's)
+    or moved with both still deletes what its site no longer has, and says nothing."""
+    elsewhere = course.parent / f"{course.name}-{how}"
+    shutil.copytree(course, elsewhere, symlinks=True) if how == "copied" else course.rename(
+        elsewhere
+    )
+    shutil.rmtree(elsewhere / "content" / "lessons" / "calm-03")
+    code, err = render(elsewhere, capsys)
+    assert code == 0 and "warning" not in err, err
+    assert not (elsewhere / "site" / "l" / "s3").exists()
+    assert (elsewhere / "site" / "l" / "s2" / "index.html").is_file()
+    if how == "copied":
+        assert (course / "site" / "l" / "s3" / "index.html").is_file(), "the original is kept"
 
 
 def test_two_site_folders_of_one_cache_each_have_their_record(
