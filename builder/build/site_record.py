@@ -26,6 +26,7 @@ deletes anything, naming the file and the line.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -88,7 +89,18 @@ def save(out: Path, cache: Path, names: list[str]) -> None:
         f"# identity: {identity[0]} {identity[1]}\n",
         *(f"{n}\n" for n in names if not TEMPORARY.fullmatch(n)),
     ]
-    write_atomic(record_path(cache, out), "".join(lines).encode(), durable=False, root=cache)
+    path = record_path(cache, out)
+    write_atomic(path, "".join(lines).encode(), durable=False, root=cache)
+    _sweep(path)
+
+
+def _sweep(record: Path) -> None:
+    """The temporary files a build killed while it saved `record` left beside it, deleted
+    (a build holds the cache's lock: no other is saving it)."""
+    with contextlib.suppress(OSError):
+        for name in os.listdir(record.parent):
+            if name.startswith(f".{record.name}.") and TEMPORARY.fullmatch(name):
+                os.unlink(record.parent / name)  # a link itself, never what it points to
 
 
 def ours(out: Path) -> bool:

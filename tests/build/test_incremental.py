@@ -22,6 +22,7 @@ from builder.build.index import Head
 from builder.build.keys import Digests, Keyed
 from builder.build.make import MIN_PER_WORKER
 from builder.build.pipeline import build
+from builder.build.site_record import record_path
 from builder.core import observe
 from builder.core.artifact import Artifact
 from builder.core.errors import BuildError
@@ -497,6 +498,9 @@ def test_a_killed_first_build_does_not_lock_the_user_out(
     assert _killed_at(paths, write)
     render(paths)
     assert_like_a_clean_build(paths, tmp_path)
+    assert [p.name for p in (paths.cache / "sites").iterdir()] == [
+        record_path(paths.cache, paths.out).name
+    ], "a temporary file of the record is left in the cache"
 
 
 def test_deleting_a_stale_file_never_follows_a_link(paths: Paths, tmp_path: Path) -> None:
