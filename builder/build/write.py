@@ -73,7 +73,7 @@ def write(
         raise cannot_write(error, "the new site is written; some old files remain") from None
     record.save(names)
     if known.adopted:
-        _left_in_place(out, [n for n in present if n not in set(names) and n not in left])
+        _left_in_place(out, set(present) - set(names) - set(left))
     return Written(written, len(gone), len(names))
 
 
@@ -94,8 +94,8 @@ class _Record:
         except OSError as error:
             self.failed = True
             logger.warning(
-                "warning: cannot write %s: %s; the site is written, but a later build may "
-                "leave behind files this one wrote in %s (make clean removes them)",
+                "warning: cannot write %s: %s; the site is written without it, and a later "
+                "build may leave behind files this one writes in %s (make clean removes them)",
                 error.filename or site_record.record_path(self.cache, self.out),
                 error.strerror or error,
                 self.out,
@@ -104,7 +104,7 @@ class _Record:
         self.held = listed
 
 
-def _left_in_place(out: Path, others: list[str]) -> None:
+def _left_in_place(out: Path, others: set[str]) -> None:
     """Say how many files an adopted site folder holds that the new site does not have."""
     if others:
         logger.warning(
