@@ -30,6 +30,7 @@ from pathlib import Path
 from ..core.errors import BuildError
 from ..core.fsutil import TEMPORARY, Staging, cannot_write, make_folder, name_problem, open_below
 from . import site_record
+from .site_record import Record
 
 logger = logging.getLogger(__name__)
 
@@ -54,13 +55,13 @@ def write(
     there is recorded in `cache`."""
     names, present = sorted(set(names)), list(present)
     _listable(names)
-    known = site_record.read(out, cache)
+    known = site_record.read(out, cache, present)
     left = [name for name in present if TEMPORARY.fullmatch(name) and not name_problem(name)]
     before = sorted({*known.names, *left})
     record = _Record(out, cache, known.held)
     try:
         make_folder(out)
-        record.save(sorted({*before, *names}))
+        record.save({*before, *names}, site_record.pages(out, files.get("index.html")))
         with Staging(out) as staging:
             staging.add(files)
             written = staging.commit()
@@ -71,26 +72,26 @@ def write(
         _remove(out, gone)
     except OSError as error:
         raise cannot_write(error, "the new site is written; some old files remain") from None
-    record.save(names)
+    record.save(set(names), site_record.pages(out))
     if known.adopted:
         _left_in_place(out, set(present) - set(names) - set(left))
     return Written(written, len(gone), len(names))
 
 
 class _Record:
-    """The record of `out` in `cache`, saved when it would list other names than it does;
-    a record that cannot be saved is said once, as a warning."""
+    """The record of `out` in `cache`, saved when it would say other than it does; a record
+    that cannot be saved is said once, as a warning."""
 
-    def __init__(self, out: Path, cache: Path, held: frozenset[str] | None) -> None:
+    def __init__(self, out: Path, cache: Path, held: Record | None) -> None:
         self.out, self.cache, self.held = out, cache, held
         self.failed = False
 
-    def save(self, names: list[str]) -> None:
-        listed = frozenset(n for n in names if not TEMPORARY.fullmatch(n))
-        if listed == self.held or self.failed:
+    def save(self, names: set[str], pages: frozenset[str]) -> None:
+        record = Record(frozenset(n for n in names if not TEMPORARY.fullmatch(n)), pages)
+        if record == self.held or self.failed:
             return
         try:
-            site_record.save(self.out, self.cache, sorted(listed))
+            site_record.save(self.out, self.cache, record)
         except OSError as error:
             self.failed = True
             logger.warning(
@@ -101,7 +102,7 @@ class _Record:
                 self.out,
             )
             return
-        self.held = listed
+        self.held = record
 
 
 def _left_in_place(out: Path, others: set[str]) -> None:

@@ -8,6 +8,7 @@ are in tests/build/test_hostile_builds.py (`test_a_record_*`)."""
 
 from __future__ import annotations
 
+import re
 import shutil
 from collections.abc import Iterable
 from pathlib import Path
@@ -140,15 +141,25 @@ def test_an_old_marker_is_read_once_as_the_record_then_deleted(
     assert LEGACY not in record.read_text() and "l/s1/index.html" in record.read_text()
 
 
+@pytest.mark.parametrize("inode", ["another inode", "its inode back"])
 def test_a_folder_made_again_by_someone_else_is_not_taken_for_the_recorded_one(
-    course: Path, capsys: pytest.CaptureFixture[str]
+    course: Path, inode: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The record names the folder's identity (device, inode): a folder deleted and made
-    again at the same path, holding a file of a name the record lists, is not the builder's."""
-    site = course / "site"
+    """A folder deleted and made again at the same path by someone else, holding their own
+    index.html and a file the record does not list, is not the builder's, even when the file
+    system gives it the old folder's inode number back (as ext4 and tmpfs often do: the
+    record is edited to say so)."""
+    site, record = course / "site", record_path(course / ".cache", course / "site")
     shutil.rmtree(site)
     (site / "l" / "s3").mkdir(parents=True)
-    (site / "l" / "s3" / "index.html").write_text("the user's own page")
+    (site / "index.html").write_text("<title>the user's own page</title>")
+    (site / "l" / "s3" / "notes.txt").write_text("the user's own notes")
+    if inode == "its inode back":
+        now = site.stat()
+        text = re.sub(
+            r"# identity: \d+ \d+", f"# identity: {now.st_dev} {now.st_ino}", record.read_text()
+        )
+        record.write_text(text)
     before = snapshot(site)
     code, err = render(course, capsys)
     assert code == 1 and "is not empty and was not made by this builder" in err, err
@@ -156,6 +167,36 @@ def test_a_folder_made_again_by_someone_else_is_not_taken_for_the_recorded_one(
     shutil.rmtree(site)  # `rm -rf site && make site`: a new folder, the old record replaced
     assert render(course, capsys)[0] == 0
     assert (site / "l" / "s3" / "index.html").is_file()
+
+
+BASE = """<!doctype html>
+<html><head><title>{{ title }}</title></head>
+<body>{% block main %}{% endblock %}</body></html>
+"""
+
+
+def test_a_base_html_without_the_generator_meta_keeps_its_site_recognised(
+    course: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A course's own base.html, written from nothing, need not carry the generator meta:
+    the record holds the digest of the index.html the build wrote, so the folder is still
+    the builder's with a file of the user's in it (a CNAME), and pages the site no longer
+    has are deleted. With the cache deleted too there is nothing left to know it by."""
+    (course / "content" / "templates").mkdir(exist_ok=True)
+    (course / "content" / "templates" / "base.html").write_text(BASE)
+    site = course / "site"
+    assert render(course, capsys)[0] == 0
+    assert GENERATOR not in (site / "index.html").read_bytes()
+    (site / "CNAME").write_text("course.example.org")
+    shutil.rmtree(course / "content" / "lessons" / "calm-03")
+    code, err = render(course, capsys)
+    assert code == 0 and "warning" not in err, err
+    assert not (site / "l" / "s3").exists() and (site / "CNAME").is_file()
+    shutil.rmtree(course / ".cache")
+    before = snapshot(site)
+    code, err = render(course, capsys)
+    assert code == 1 and "is not empty and was not made by this builder" in err, err
+    assert snapshot(site) == before
 
 
 @pytest.mark.parametrize("how", ["copied", "moved"])
