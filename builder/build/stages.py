@@ -18,7 +18,7 @@ from ..course.status import course_status
 from .index import Head, Index, Published
 from .make import Kept
 from .site import Site
-from .write import MARKER, Written, write
+from .write import Written, write
 
 __all__ = ("Kept", "course_status", "load_course", "publish", "read_inputs")
 
@@ -37,8 +37,8 @@ def publish(
     the metadata `now` observed before reading) committed with the site it left, and the
     store pruned to what the index references."""
     names, before = site.names(), site_files(paths.out, now.site)
-    written = write(files, names, paths.out, before)
-    touched = {*files, *(before.keys() - names.keys()), MARKER}  # all that write() may change
+    written = write(files, names, paths.out, paths.cache, before)
+    touched = {*files, *(before.keys() - names.keys())}  # all that write() may change
     site_ns = observe.clock(paths.cache, [paths.out])  # what is written from now on is racy
     after = restat(now.site, paths.out, touched)
     head = Head(replace(now, site={}), after, site_ns, len(names), versions)

@@ -287,6 +287,7 @@ def _fill(fd: int, data: bytes, durable: bool, tmp: tuple[int | None, str], path
         raise
 
 
+TEMPORARY = re.compile(r"(?:.*/)?\.[^/]+\.[0-9]+-[0-9]+\.tmp")  # `_create`'s names, beside a file
 _UMASK = os.umask(0o022)
 os.umask(_UMASK)
 _numbers = itertools.count()

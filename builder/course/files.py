@@ -193,7 +193,7 @@ def input_folder(path: Path, error: type[BuildError] = ContentError) -> Path:
 
 def site_name(folder: Path, path: Path) -> str:
     """The name `path` (a file under `folder`) is published under in the site, or a
-    ContentError naming it when that name breaks the site marker's rules
+    ContentError naming it when that name breaks the rules of the record of the site's files
     (fsutil.name_problem: a newline would list two files there, a backslash or a control
     character a line the next build refuses, bytes that are not UTF-8 none at all)."""
     from ..core.fsutil import name_problem

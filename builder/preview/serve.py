@@ -30,9 +30,9 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..build.write import TEMPORARY
 from ..core.artifact import Parts
 from ..core.errors import BuildError
+from ..core.fsutil import TEMPORARY
 from ..core.observe import TEMPLATES, Paths, editor_file
 from . import heap
 from .http import Handler, listen, served_hosts

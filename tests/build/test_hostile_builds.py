@@ -19,6 +19,7 @@ import pytest
 from builder.__main__ import main
 from builder.build.index import Head
 from builder.build.pipeline import build, build_lock
+from builder.build.site_record import LEGACY, record_path
 from builder.core.errors import BuildError
 from builder.core.observe import Paths
 from builder.core.store import Store
@@ -136,10 +137,7 @@ def test_a_write_failure_halfway_through_rendering_leaves_the_previous_site(
     assert "the previous site is unchanged" in err
     assert "-> make the folder writable" in err
     assert "Traceback" not in err
-    marker = ".coursebuilder-site"  # it lists the files this build may leave behind
-    assert {k: v for k, v in snapshot(site).items() if k != marker} == {
-        k: v for k, v in before.items() if k != marker
-    }
+    assert snapshot(site) == before  # the record of its files is in the cache
     assert main(cli(tmp_path, "render")[3:]) == 0, "the next build succeeds"
     assert b"Lesson 2 renamed" in (site / "l" / "s2" / "index.html").read_bytes()
 
@@ -283,6 +281,26 @@ def outside(course: Path) -> dict[str, bytes]:
     return found
 
 
+OLD_MARKER = "# made by python -m builder; every file listed here is regenerated\n"
+
+
+def record_of(course: Path, where: str) -> Path:
+    """The list of the files the build wrote in course/site: its record in the cache, or
+    (`old marker`) the marker an older builder kept in the site itself, which a build reads
+    once as the record (the record is deleted: the marker is all the build knows)."""
+    record = record_path(course / ".cache", course / "site")
+    if where == "record":
+        return record
+    marker = course / "site" / LEGACY
+    marker.write_text(OLD_MARKER + "".join(record.read_text().splitlines(True)[3:]))
+    record.unlink()
+    return marker
+
+
+WHERE = ["record", "old marker"]
+
+
+@pytest.mark.parametrize("where", WHERE)
 @pytest.mark.parametrize(
     "line",
     [
@@ -314,54 +332,70 @@ def outside(course: Path) -> dict[str, bytes]:
         "NUL",
     ],
 )
-def test_a_marker_line_outside_the_site_stops_the_build_before_anything_is_deleted(
-    built: Path, line: str, capsys: pytest.CaptureFixture[str]
+def test_a_record_line_outside_the_site_stops_the_build_before_anything_is_deleted(
+    built: Path, line: str, where: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Issue 25 item 1: names read from the marker are untrusted (builder/core/fsutil.py
-    name_problem, applied by write._listed): nothing is written or deleted."""
-    marker = built / "site" / ".coursebuilder-site"
+    """Issue 25 item 1: names read from the record of the site's files (in the cache since
+    issue 43; in the site before) are untrusted (builder/core/fsutil.py name_problem,
+    applied by builder/build/site_record.py): nothing is written or deleted."""
+    record = record_of(built, where)
     line = line.replace("{tmp}", str(built.parent))
-    marker.write_text(marker.read_text() + line + "\n")
-    number = marker.read_text().split("\n").index(line) + 1
+    record.write_text(record.read_text() + line + "\n")
+    number = record.read_text().split("\n").index(line) + 1
     before, site = outside(built), snapshot(built / "site")
+    records = snapshot(built / ".cache" / "sites")
     capsys.readouterr()
     assert main(cli(built, "render")[3:]) == 1
     err = capsys.readouterr().err
-    assert err.startswith(f"error: {marker}: line {number} names {line!r}, which "), err
+    assert err.startswith(f"error: {record}: line {number} names {line!r}, which "), err
     assert "nothing was written or deleted" in err
     assert "-> delete that line (this builder never writes one)" in err
     assert outside(built) == before
     assert snapshot(built / "site") == site
+    assert snapshot(built / ".cache" / "sites") == records
 
 
-def test_a_marker_that_is_not_utf8_is_named_with_its_line(
-    built: Path, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize("where", WHERE)
+def test_a_record_that_is_not_utf8_is_named_with_its_line(
+    built: Path, where: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    marker = built / "site" / ".coursebuilder-site"
-    marker.write_bytes(marker.read_bytes() + b"l/s1/\xff\xfe.html\n")
+    record = record_of(built, where)
+    record.write_bytes(record.read_bytes() + b"l/s1/\xff\xfe.html\n")
+    site = snapshot(built / "site")
     capsys.readouterr()
     assert main(cli(built, "render")[3:]) == 1
     err = capsys.readouterr().err
-    assert err.startswith(f"error: {marker}: line "), err
+    assert err.startswith(f"error: {record}: line "), err
     assert "which is not UTF-8" in err and "Traceback" not in err
+    assert snapshot(built / "site") == site
 
 
-def test_a_marker_that_is_a_link_is_not_read_and_its_target_is_kept(
-    built: Path, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize("where", [*WHERE, "the records' folder"])
+def test_a_record_that_is_a_link_is_not_read_and_its_target_is_kept(
+    built: Path, where: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Through the link, every line of the target was read as a file of the site, and the
-    marker rewritten there by an older builder; a link is not the marker this builder writes."""
-    marker = built / "site" / ".coursebuilder-site"
+    marker rewritten there by an older builder; a link is not the record this builder
+    writes (nor is a link where its folder of records goes)."""
+    record = record_of(built, "old marker" if where == "old marker" else "record")
     target = built / "content" / "lessons" / "calm-01" / "example.py"
-    marker.unlink()
-    marker.symlink_to(target)
-    before = outside(built)
+    if where == "the records' folder":
+        (built.parent / "elsewhere").mkdir()
+        shutil.move(record.parent, built.parent / "elsewhere" / "sites")
+        record = record.parent
+        target = built.parent / "elsewhere" / "sites"
+    else:
+        record.unlink()
+    record.symlink_to(target)
+    before, site = outside(built), snapshot(built / "site")
     capsys.readouterr()
     assert main(cli(built, "render")[3:]) == 1
     err = capsys.readouterr().err
-    assert err.startswith(f"error: {marker}: is a symbolic link, not the list of files this ")
+    assert err.startswith(f"error: {record}: is a symbolic link, not the "), err
+    assert "nothing was written or deleted" in err
     assert outside(built) == before
-    assert marker.is_symlink()
+    assert snapshot(built / "site") == site
+    assert record.is_symlink()
 
 
 LINKS = {  # where in the site, and what it points to (relative to the test's folder)

@@ -1,7 +1,8 @@
-"""Issue 38 item 5: a course's static file name cannot make the site marker list a file the
-builder never wrote, nor a line the next build refuses. Names the marker's rules refuse
-(fsutil.name_problem) are refused at load (course/files.py site_name), naming the file, before
-anything is written; writing the marker asserts the same rule (build/write.py _listable).
+"""Issue 38 item 5: a course's static file name cannot make the record of the site's files
+(in the cache, builder/build/site_record.py) list a file the builder never wrote, nor a line
+the next build refuses. Names the record's rules refuse (fsutil.name_problem) are refused at
+load (course/files.py site_name), naming the file, before anything is written; writing the
+record asserts the same rule (build/write.py _listable).
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from builder.__main__ import main
-from builder.build.write import MARKER, write
+from builder.build.site_record import record_path
+from builder.build.write import write
 from builder.core.errors import BuildError
 from tests.helpers import cli, snapshot, write_course
 
@@ -33,7 +35,7 @@ def course(tmp_path: Path) -> Path:
     [b"x\nKEEP.txt", b"back\\slash.css", b"esc\x1b[31m.css", b"tab\t.css", b"\xff\xfe.css"],
     ids=["newline", "backslash", "ESC", "tab", "not UTF-8"],
 )
-def test_a_static_name_the_marker_cannot_hold_is_refused_at_load(
+def test_a_static_name_the_record_cannot_hold_is_refused_at_load(
     course: Path, name: bytes, capsys: pytest.CaptureFixture[str]
 ) -> None:
     static = course / "content" / "templates" / "static"
@@ -58,12 +60,14 @@ def test_the_user_file_a_newline_named_once_is_never_deleted(course: Path) -> No
     bad.unlink()
     assert main(cli(course, "render")[3:]) == 0
     assert (course / "site" / "KEEP.txt").read_text() == "the user's own file"
-    assert "KEEP.txt" not in (course / "site" / MARKER).read_text().splitlines()
+    record = record_path(course / ".cache", course / "site")
+    assert "KEEP.txt" not in record.read_text().splitlines()
 
 
 @pytest.mark.parametrize("name", ["static/x\nKEEP.txt", "static/a\\b", "static/\udcff.css"])
-def test_writing_the_marker_asserts_its_own_rules(tmp_path: Path, name: str) -> None:
-    out = tmp_path / "site"
+def test_writing_the_record_asserts_its_own_rules(tmp_path: Path, name: str) -> None:
+    out, cache = tmp_path / "site", tmp_path / "cache"
     with pytest.raises(BuildError, match="nothing was written or deleted"):
-        write({name: b"x", "index.html": b"home"}, [name, "index.html"], out)
+        write({name: b"x", "index.html": b"home"}, [name, "index.html"], out, cache)
     assert not out.exists() or list(out.iterdir()) == []
+    assert not cache.exists() or list(cache.rglob("*")) == []

@@ -28,7 +28,6 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from builder.build.pipeline import build
-from builder.build.write import MARKER
 from builder.core import observe
 from builder.core.errors import BuildError
 from builder.core.observe import Paths
@@ -316,10 +315,9 @@ class Course(RuleBasedStateMachine):
 
     @rule(data=st.data(), delete=st.booleans())
     def site_touched(self, data: st.DataObject, delete: bool) -> None:
-        """A file of the site edited or deleted by hand: the next build puts it back. (Not
-        the marker that lists the builder's files: without it, the folder is not the
-        builder's, and a build refuses to write there, on purpose.)"""
-        names = sorted(set(files(self.paths.out)) - {MARKER})
+        """A file of the site edited or deleted by hand: the next build puts it back. (Any
+        file: the list of the builder's files is in the cache, not in the site.)"""
+        names = sorted(files(self.paths.out))
         if names:
             path = self.paths.out / self.pick(data, names)
             path.unlink() if delete else path.write_bytes(b"edited by hand")
@@ -373,7 +371,7 @@ class Course(RuleBasedStateMachine):
         found = {name: served.get(name) for name in pages}
         assert found == {name: built.get(name) for name in pages}, f"after: {'; '.join(self.log)}"
         # made at the settle, of the pages' bytes: the search bundles and the printable course
-        settled = (f"{search.BUNDLE}/", f"{search.MERGED}/", printed.PAGE, MARKER)
+        settled = (f"{search.BUNDLE}/", f"{search.MERGED}/", printed.PAGE)
         assert all(name.startswith(settled) for name in built.keys() - pages.keys())
 
     def inputs(self) -> dict[str, bytes]:
