@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from builder.course.model import Course
+from tests.browser.a11y import assert_none, findings
 
 pytestmark = pytest.mark.browser
 
@@ -321,13 +322,10 @@ def test_the_whole_content_hash_is_a_tap_away(new_page: Any, course_url: str) ->
 
 
 def test_the_swept_pages_have_no_axe_findings(new_page: Any, course_url: str) -> None:
-    from axe_playwright_python.sync_playwright import Axe
-
-    axe, found = Axe(), []
+    found = []
     for scheme, viewport in (("light", LAPTOP), ("dark", PHONE)):
         page = new_page(scheme, viewport)
         for name in (DONATION, "recordings/index.html", "glossary/index.html", "index.html"):
             _open(page, course_url + name)
-            for violation in axe.run(page).response["violations"]:
-                found.append(f"{scheme} {name}: {violation['id']} ({violation['impact']})")
-    assert not found, "\n".join(found)
+            found += findings(page, f"{scheme} {name}", impacts=None)
+    assert_none(found)
