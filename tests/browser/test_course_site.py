@@ -7,6 +7,7 @@ finding, and example code numbered as the recorded output cites it.
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -403,6 +404,9 @@ def test_every_lesson_says_how_to_run_it_with_the_recorded_versions(
     page = new_page()
     for lesson in course.lessons:
         env = load(REPO / "recordings" / f"{lesson.id}.json").environment
+        sidecar = json.loads((REPO / "recordings" / "_inputs" / f"{lesson.id}.json").read_text())
+        python = sidecar["machine"]["python"]  # the interpreter the recording ran with
+        minor = ".".join(python.split(".")[:2])
         page.goto(f"{course_url}{lesson.url}index.html")
         block = page.locator("section.run-it")
         assert block.get_by_role("heading").inner_text() == "Run it yourself"
@@ -410,10 +414,15 @@ def test_every_lesson_says_how_to_run_it_with_the_recorded_versions(
         if folded.count():
             folded.locator("summary").click()
         commands = block.locator("pre").inner_text().strip().splitlines()
-        assert commands == [
+        assert commands == [  # a virtual environment of that Python first (issue 43)
+            f"python{minor} -m venv .venv",
+            ". .venv/bin/activate",
             f"pip install jax=={env.jax} numpy=={env.numpy} matplotlib=={env.matplotlib}",
             "python example.py",
         ], lesson.id
+        said = " ".join(block.locator("p.muted").inner_text().split())
+        assert f"with Python {minor}, the one it was recorded with ({python})" in said
+        assert "py -" + minor + " -m venv .venv" in said and ".venv\\Scripts\\activate" in said
         downloads = {
             link.get_attribute("download"): page.request.get(link.evaluate("a => a.href"))
             for link in block.locator("a[download]:not(.notebook-download)").all()
