@@ -51,16 +51,8 @@ class RunIt:
     answer: bool = False  # the example is a lab's answer: folded, like the solution
     stops_at: str = ""  # the first `raises` cell: a run by hand stops there (builder/cells.py)
     python: str = ""  # the Python the recording ran with ("3.11.7"; "" if unknown)
-
-    @property
-    def minor(self) -> str:
-        """That Python's minor version ("3.11"), which a venv is made with; "" if unknown."""
-        return ".".join(self.python.split(".")[:2])
-
-    @property
-    def venv(self) -> str:
-        """The command that makes a virtual environment with that Python."""
-        return f"python{self.minor or '3'} -m venv .venv"
+    minor: str = ""  # its minor version ("3.11"), which the venv is made with
+    venv: str = "python3 -m venv .venv"  # the command that makes a venv with that Python
 
 
 @dataclass(frozen=True)
@@ -236,7 +228,9 @@ def _data(lesson: Lesson) -> tuple[tuple[str, bytes], ...]:
     return tuple((n, read_file(lesson.folder / n, None)) for n in lesson.meta.data)
 
 
-def run_it(lesson: Lesson, recording: Recording | None, root: str) -> RunIt:
+def run_it(lesson: Lesson, recording: Recording | None, root: str, python: str = "") -> RunIt:
+    """The block's files and commands; `python`: the version the recording ran with
+    (machine.python), which the venv line names."""
     example = recorded.EXAMPLE_FILE
     shim = bool(_IMPORTS_BUILDER.search(lesson.source))
     files = [(example, example), *((name, name) for name in lesson.meta.data)]
@@ -253,7 +247,10 @@ def run_it(lesson: Lesson, recording: Recording | None, root: str) -> RunIt:
     settings = [f"{key}={shlex.quote(value)}" for key, value in lesson.meta.env.items()]
     command = " ".join([*settings, "python", example])
     stops_at = next((cell.name for cell in lesson.cells if cell.raises is not None), "")
-    return RunIt(files, shim, install, command, cited, stops_at=stops_at)
+    minor = ".".join(python.split(".")[:2])
+    venv = f"python{minor or '3'} -m venv .venv"
+    made = RunIt(files, shim, install, command, cited, stops_at=stops_at, python=python)
+    return replace(made, minor=minor, venv=venv)
 
 
 def _chart_artifacts(
@@ -337,7 +334,7 @@ def _lesson_page(
         notice="" if status.fresh else _notice(status),
         prev=near[0],
         next=near[1],
-        run=replace(run_it(lesson, recording, root), answer=rendered.reveals, python=python),
+        run=replace(run_it(lesson, recording, root, python), answer=rendered.reveals),
         edit_url=links_out.edit,
         colab_url=links_out.colab,
         report_url=links_out.report,
