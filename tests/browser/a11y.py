@@ -24,11 +24,12 @@ def findings(
     rules: tuple[str, ...] = (),
 ) -> list[str]:
     """What axe finds on `page` as it stands: the violations of one of `impacts` (every one
-    when None) or of one of `rules` (ids), each as 'NAME: id (impact): [targets]'. NAME is
-    `name`, else the page's address."""
+    when None) or of one of `rules` (ids), each as 'NAME: id (impact), N elements:
+    [the first three targets]'. NAME is `name`, else the page's address."""
     where = name or page.url
     return [
-        f"{where}: {v['id']} ({v['impact']}): {[n['target'] for n in v['nodes']][:3]}"
+        f"{where}: {v['id']} ({v['impact']}), {len(v['nodes'])} elements: "
+        f"{[n['target'] for n in v['nodes']][:3]}"
         for v in _axe().run(page).response["violations"]
         if impacts is None or v["impact"] in impacts or v["id"] in rules
     ]
