@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import platform
+import re
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +62,17 @@ def of(sidecar: Any) -> dict[str, Any] | None:
         if isinstance(machine.get(key), str | int) and not isinstance(machine.get(key), bool)
     }
     return kept or None
+
+
+_VERSION = re.compile(r"[1-9]\d?\.\d{1,3}(?:\.\d{1,4})?")
+
+
+def python(machine: dict[str, Any] | None) -> str:
+    """The Python version the recording ran with ("3.11.7"), which the page's venv command
+    names; "" when the sidecar does not say, or says something that is no version (a
+    command line shows it as it is)."""
+    version = str((machine or {}).get("python", ""))
+    return version if _VERSION.fullmatch(version) else ""
 
 
 def sentence(machine: dict[str, Any] | None) -> str:

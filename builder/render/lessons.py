@@ -50,6 +50,9 @@ class RunIt:
     cited_as: str  # the name positions in the recorded output use, if they cite the example
     answer: bool = False  # the example is a lab's answer: folded, like the solution
     stops_at: str = ""  # the first `raises` cell: a run by hand stops there (builder/cells.py)
+    python: str = ""  # the Python the recording ran with ("3.11.7"; "" if unknown)
+    minor: str = ""  # its minor version ("3.11"), which the venv is made with
+    venv: str = "python3 -m venv .venv"  # the command that makes a venv with that Python
 
 
 @dataclass(frozen=True)
@@ -169,12 +172,13 @@ def lesson_inputs(
     size: int = 0,
 ) -> LessonInputs:
     """What a lesson's artifacts are made from (`of_lesson`'s arguments), given what they
-    read besides it, its data files and its status: the machine its recording ran on (from
-    its sidecar), and the navigation entries of the lessons before and after it (what the
-    page shows of them: a prose edit of one changes neither)."""
-    on = machine.sentence(machine.of(sidecar)) if status.recording else ""
+    read besides it, its data files and its status: the machine its recording ran on and the
+    Python version it ran with (from its sidecar), and the navigation entries of the lessons
+    before and after it (what the page shows of them: a prose edit of one changes neither)."""
+    facts = machine.of(sidecar) if status.recording else None
+    on = machine.sentence(facts) if status.recording else ""
     near = (item(before) if before else None, item(after) if after else None)
-    return (common, lesson, data, status, on, *near, linked, (number, size))
+    return (common, lesson, data, status, on, *near, linked, (number, size), machine.python(facts))
 
 
 def of_lesson(
@@ -187,6 +191,7 @@ def of_lesson(
     after: NavItem | None,
     linked: tuple[tuple[str, tuple[str, ...]], ...] = (),
     place: tuple[int, int] = (0, 0),
+    python: str = "",
 ) -> LessonArtifacts:
     """A lesson's page, each of its panels' charts by file name, and its notebook; `data`:
     the data files the page offers (read by the caller: an argument, as all it reads);
@@ -194,7 +199,8 @@ def of_lesson(
     `before` and `after`: the entries of the lessons the page links to as the previous and
     the next (a prose edit of one changes neither); `linked`: the ids of the lessons its
     anchored links lead to (anchors.linked_ids); `place`: its number in its arc and the
-    arc's size (the page says "Lesson 2 of 4 in Tracing")."""
+    arc's size (the page says "Lesson 2 of 4 in Tracing"); `python`: the Python version it
+    ran with, which Run it yourself names."""
     meta, renderer = common.meta, common.renderer
     page = renderer.artifact(
         "page",
@@ -211,6 +217,7 @@ def of_lesson(
         on,
         linked,
         place,
+        python,
         label=lesson.id,
     )
     panels = _chart_artifacts(lesson, status, renderer)
@@ -222,7 +229,9 @@ def _data(lesson: Lesson) -> tuple[tuple[str, bytes], ...]:
     return tuple((n, read_file(lesson.folder / n, None)) for n in lesson.meta.data)
 
 
-def run_it(lesson: Lesson, recording: Recording | None, root: str) -> RunIt:
+def run_it(lesson: Lesson, recording: Recording | None, root: str, python: str = "") -> RunIt:
+    """The block's files and commands; `python`: the version the recording ran with
+    (machine.python), which the venv line names."""
     example = recorded.EXAMPLE_FILE
     shim = bool(_IMPORTS_BUILDER.search(lesson.source))
     files = [(example, example), *((name, name) for name in lesson.meta.data)]
@@ -239,7 +248,10 @@ def run_it(lesson: Lesson, recording: Recording | None, root: str) -> RunIt:
     settings = [f"{key}={shlex.quote(value)}" for key, value in lesson.meta.env.items()]
     command = " ".join([*settings, "python", example])
     stops_at = next((cell.name for cell in lesson.cells if cell.raises is not None), "")
-    return RunIt(files, shim, install, command, cited, stops_at=stops_at)
+    minor = ".".join(python.split(".")[:2])
+    venv = f"python{minor or '3'} -m venv .venv"
+    made = RunIt(files, shim, install, command, cited, stops_at=stops_at, python=python)
+    return replace(made, minor=minor, venv=venv)
 
 
 def _chart_artifacts(
@@ -302,6 +314,7 @@ def _lesson_page(
     on: str = "",
     linked: tuple[tuple[str, tuple[str, ...]], ...] = (),
     place: tuple[int, int] = (0, 0),
+    python: str = "",
 ) -> Made:
     """A lesson's page, its example and its data files: made from these arguments alone."""
     recording = status.recording
@@ -322,7 +335,7 @@ def _lesson_page(
         notice="" if status.fresh else _notice(status),
         prev=near[0],
         next=near[1],
-        run=replace(run_it(lesson, recording, root), answer=rendered.reveals),
+        run=replace(run_it(lesson, recording, root, python), answer=rendered.reveals),
         edit_url=links_out.edit,
         colab_url=links_out.colab,
         report_url=links_out.report,

@@ -7,6 +7,7 @@ finding, and example code numbered as the recorded output cites it.
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -16,12 +17,12 @@ import pytest
 
 from builder.course.model import Course
 from builder.course.recording import load
+from tests.browser.a11y import assert_none, findings
 
 pytestmark = pytest.mark.browser
 
 REPO = Path(__file__).resolve().parents[2]
 PHONE = {"width": 375, "height": 740}
-SERIOUS = ("serious", "critical")
 
 
 def pages(site: Path) -> list[str]:
@@ -108,8 +109,6 @@ BACKGROUND = """el => {
 def test_search_is_readable_with_results_in_each_theme(
     new_page: Any, course_url: str, scheme: str
 ) -> None:
-    from axe_playwright_python.sync_playwright import Axe
-
     page = new_page(scheme=scheme)
     page.goto(course_url + "search/index.html?q=jit")
     page.locator("main .hit-title").first.wait_for()
@@ -125,13 +124,7 @@ def test_search_is_readable_with_results_in_each_theme(
         color = element.evaluate("el => getComputedStyle(el).color")
         ratio = contrast(color, element.evaluate(BACKGROUND))
         assert ratio >= 4.5, f"{selector} in {scheme}: contrast {ratio:.2f}:1"
-    violations = Axe().run(page).response["violations"]
-    found = [
-        f"{v['id']} ({v['impact']}): {[n['target'] for n in v['nodes']]}"
-        for v in violations
-        if v["impact"] in SERIOUS
-    ]
-    assert not found, "\n".join(found)
+    assert_none(findings(page))
 
 
 def test_search_announces_its_results(new_page: Any, course_url: str) -> None:
@@ -238,9 +231,6 @@ def test_no_page_is_wider_than_a_phone(new_page: Any, course_url: str, course_si
 def test_no_serious_accessibility_violations_on_the_course(
     new_page: Any, course_url: str, course_site: Path, scheme: str, width: int
 ) -> None:
-    from axe_playwright_python.sync_playwright import Axe
-
-    axe = Axe()
     page = new_page(scheme=scheme, viewport={"width": width, "height": 800})
     found = []
     for name in [*pages(course_site), "search/index.html?q=residuals"]:
@@ -249,13 +239,8 @@ def test_no_serious_accessibility_violations_on_the_course(
             page.locator("main .search-input").wait_for()
             if "?q=" in name:
                 page.locator("main .hit-excerpt").first.wait_for()
-        violations = axe.run(page).response["violations"]
-        found += [
-            f"{name}: {v['id']} ({v['impact']}): {[n['target'] for n in v['nodes']][:3]}"
-            for v in violations
-            if v["impact"] in SERIOUS
-        ]
-    assert not found, "\n".join(found)
+        found += findings(page, name)
+    assert_none(found)
 
 
 def test_scroll_containers_can_be_scrolled_by_keyboard(
@@ -419,6 +404,9 @@ def test_every_lesson_says_how_to_run_it_with_the_recorded_versions(
     page = new_page()
     for lesson in course.lessons:
         env = load(REPO / "recordings" / f"{lesson.id}.json").environment
+        sidecar = json.loads((REPO / "recordings" / "_inputs" / f"{lesson.id}.json").read_text())
+        python = sidecar["machine"]["python"]  # the interpreter the recording ran with
+        minor = ".".join(python.split(".")[:2])
         page.goto(f"{course_url}{lesson.url}index.html")
         block = page.locator("section.run-it")
         assert block.get_by_role("heading").inner_text() == "Run it yourself"
@@ -426,10 +414,15 @@ def test_every_lesson_says_how_to_run_it_with_the_recorded_versions(
         if folded.count():
             folded.locator("summary").click()
         commands = block.locator("pre").inner_text().strip().splitlines()
-        assert commands == [
+        assert commands == [  # a virtual environment of that Python first (issue 43)
+            f"python{minor} -m venv .venv",
+            ". .venv/bin/activate",
             f"pip install jax=={env.jax} numpy=={env.numpy} matplotlib=={env.matplotlib}",
             "python example.py",
         ], lesson.id
+        said = " ".join(block.locator("p.muted").inner_text().split())
+        assert f"with Python {minor}, the one it was recorded with ({python})" in said
+        assert "py -" + minor + " -m venv .venv" in said and ".venv\\Scripts\\activate" in said
         downloads = {
             link.get_attribute("download"): page.request.get(link.evaluate("a => a.href"))
             for link in block.locator("a[download]:not(.notebook-download)").all()

@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 
 from builder.build.pipeline import build
+from tests.browser.a11y import assert_none, findings
 from tests.browser.conftest import _serve
-from tests.browser.test_course_site import BACKGROUND, SERIOUS
+from tests.browser.test_course_site import BACKGROUND
 from tests.browser.test_reader_round4 import SMALLEST_TEXT
 from tests.helpers import plots_course
 
@@ -73,14 +74,6 @@ def test_the_prose_reads_the_recorded_values(new_page: Any, plots_url: str) -> N
 def test_no_serious_accessibility_violations(
     new_page: Any, plots_url: str, scheme: str, width: int
 ) -> None:
-    from axe_playwright_python.sync_playwright import Axe
-
     page = new_page(scheme, {"width": width, "height": 800})
     page.goto(plots_url + PAGE)
-    violations = Axe().run(page).response["violations"]
-    found = [
-        f"{v['id']} ({v['impact']}): {[n['target'] for n in v['nodes']][:3]}"
-        for v in violations
-        if v["impact"] in SERIOUS
-    ]
-    assert not found, "\n".join(found)
+    assert_none(findings(page))

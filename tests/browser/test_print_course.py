@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 
 from builder.course.model import Course
+from tests.browser.a11y import assert_none, findings
 
 pytestmark = pytest.mark.browser
 
 PRINT = "print/index.html"
-SERIOUS = ("serious", "critical")
 
 
 def test_the_home_page_leads_to_it_and_it_holds_every_lesson_in_order(
@@ -66,14 +66,7 @@ def test_it_prints_to_more_sheets_than_lessons_without_the_sites_controls(
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_axe_finds_nothing_serious(new_page: Any, course_url: str, scheme: str) -> None:
-    from axe_playwright_python.sync_playwright import Axe
-
     page = new_page(scheme)
     page.goto(course_url + PRINT)
     page.wait_for_load_state("load")
-    found = [
-        f"{v['id']} ({v['impact']}): {len(v['nodes'])} nodes"
-        for v in Axe().run(page).response["violations"]
-        if v["impact"] in SERIOUS
-    ]
-    assert not found, "\n".join(found)
+    assert_none(findings(page, PRINT))

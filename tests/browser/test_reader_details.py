@@ -11,6 +11,7 @@ import pytest
 
 from builder.course.model import Course
 from builder.course.recording import load
+from tests.browser.a11y import assert_none, findings
 
 pytestmark = pytest.mark.browser
 
@@ -184,15 +185,11 @@ def test_focus_rings_in_the_scrolling_lists_are_whole(new_page: Any, course_url:
 def test_lesson_pages_have_no_minor_axe_findings_either(new_page: Any, course_url: str) -> None:
     """The serious ones are checked on every page elsewhere; these were left: an empty
     header cell in every chart's data table, and output regions sharing one name."""
-    from axe_playwright_python.sync_playwright import Axe
-
-    axe, page = Axe(), new_page()
-    found = []
+    page, found = new_page(), []
     for name in LESSONS:
         _open(page, course_url + name)
-        for violation in axe.run(page).response["violations"]:
-            found.append(f"{name}: {violation['id']} ({violation['impact']})")
-    assert not found, "\n".join(found)
+        found += findings(page, name, impacts=None)
+    assert_none(found)
 
 
 def test_the_copy_button_is_called_what_it_says(browser: Any, course_url: str) -> None:

@@ -267,6 +267,39 @@ def test_home_links_the_what_changed_page_which_names_lessons_by_title_in_course
         assert [titles.index(h) for h in named] == sorted(titles.index(h) for h in named)
 
 
+# The words of issue 43's What-changed page that spoke to the author: "from d01efef~1
+# (4d25b54) to work tree", "19 differ ... 11 re-recorded with the same results", "folded".
+AUTHOR_WORDS = re.compile(
+    r"work tree|\bHEAD\b|~\d|\bdiffer\b|re-recorded|\bfolded\b|\bunchanged\b|recordings? differ"
+)
+
+
+def test_the_what_changed_and_move_pages_speak_to_a_reader(
+    new_page: Any, since_site: Path, course_site: Path
+) -> None:
+    """Issue 43: the real course's What-changed page (since d6f19e9) and the page of its
+    move to jax 0.10.2 name lessons and what they print, and a revision only in the one
+    line that says what was compared."""
+    moves = sorted(course_site.glob("moves/*/index.html"))
+    assert moves, "the course names its move in course.yml"
+    page = new_page()
+    for path in [since_site / "changes" / "index.html", *moves]:
+        page.goto(path.as_uri())
+        page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+        text = " ".join(page.locator("main").inner_text().split())
+        words = page.evaluate(  # the page's own words: not what the examples printed
+            """() => { const main = document.querySelector('main').cloneNode(true);
+              main.querySelectorAll('pre, code, table').forEach(e => e.remove());
+              return main.textContent.replace(/\\s+/g, ' '); }"""
+        )
+        said = [m.group(0) for m in AUTHOR_WORDS.finditer(words)]
+        assert not said, f"{path}: {said}"
+        compared = page.locator("main .compared").all_inner_texts()
+        assert len(compared) == 1, path
+        for revision in re.findall(r"\b[0-9a-f]{7,12}\b", compared[0]):
+            assert text.count(revision) == 1, f"{path}: {revision} said again"
+
+
 def test_home_has_no_what_changed_link_without_one(new_page: Any, course_url: str) -> None:
     page = new_page()
     page.goto(f"{course_url}index.html")

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from builder.course.model import Course
+from tests.browser.a11y import assert_none, findings
 from tests.browser.conftest import _serve
 
 pytestmark = pytest.mark.browser
@@ -23,7 +24,6 @@ LAPTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 375, "height": 740}
 SCREENS = [("light", LAPTOP), ("dark", LAPTOP), ("light", PHONE), ("dark", PHONE)]
 SCREEN_IDS = ["light-1280", "dark-1280", "light-375", "dark-375"]
-SERIOUS = ("serious", "critical")
 REPO = Path(__file__).resolve().parents[2]
 DONATION = "l/donation/index.html"
 
@@ -31,17 +31,6 @@ DONATION = "l/donation/index.html"
 def _open(page: Any, url: str) -> None:
     page.goto(url)
     page.wait_for_load_state("networkidle")
-
-
-def _serious(page: Any) -> list[str]:
-    from axe_playwright_python.sync_playwright import Axe
-
-    found = Axe().run(page).response["violations"]
-    return [
-        f"{v['id']}: {[n['target'] for n in v['nodes']][:3]}"
-        for v in found
-        if v["impact"] in SERIOUS
-    ]
 
 
 # -- 1. glossary cards: a disclosure, not a tooltip ----------------------------------------
@@ -70,7 +59,7 @@ def test_a_glossary_card_is_a_disclosure_described_by_its_definition(
     assert not card.is_visible()
     page.keyboard.press("Enter")
     assert card.is_visible() and link.get_attribute("aria-expanded") == "true"
-    assert not _serious(page)
+    assert_none(findings(page))
     page.keyboard.press("Tab")  # into the card: its "taught in" link
     taught = card.locator(".term-more a").first
     assert page.evaluate("() => document.activeElement.textContent").startswith("taught in")
@@ -147,7 +136,7 @@ def test_a_long_lesson_ends_with_a_way_back_to_the_top(
         )
         assert "visible" in shown
         assert page.evaluate("() => window.scrollY") > viewport["height"], "not a long page"
-        assert not _serious(page), name
+        assert_none(findings(page, name))
         page.keyboard.press("Enter")
         page.wait_for_function("() => window.scrollY === 0")
         page.keyboard.press("Tab")  # the next key starts from the top, not from the foot
@@ -247,7 +236,7 @@ def test_tabs_are_an_aria_tabs_widget_that_keys_and_clicks_drive(
     ids = page.evaluate("() => [...document.querySelectorAll('[id]')].map(e => e.id)")
     assert len(ids) == len(set(ids)), sorted(x for x in ids if ids.count(x) > 1)
     assert page.evaluate("() => document.documentElement.scrollWidth") <= viewport["width"]
-    assert not _serious(page)
+    assert_none(findings(page))
 
     def shown() -> str:
         texts = _visible(page, ".tab-panel")
@@ -268,7 +257,7 @@ def test_tabs_are_an_aria_tabs_widget_that_keys_and_clicks_drive(
     assert first.nth(0).get_attribute("aria-selected") == "true"
     page.keyboard.press("Tab")  # one stop a group: the next is the shown panel
     assert page.evaluate("() => document.activeElement.getAttribute('role')") == "tabpanel"
-    assert not _serious(page)
+    assert_none(findings(page))
     second = lists.nth(1).get_by_role("tab")
     second.nth(1).click()  # the other group: its own choice
     assert second.nth(1).get_attribute("aria-selected") == "true"

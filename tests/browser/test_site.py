@@ -13,6 +13,7 @@ from urllib.parse import unquote, urlsplit
 import pytest
 
 from builder.render.figures import format_number
+from tests.browser.a11y import assert_none, findings
 
 pytestmark = pytest.mark.browser
 
@@ -257,9 +258,6 @@ def test_recordings_page_lists_every_lesson(page: Any, base_url: str, site: Path
 def test_no_serious_accessibility_violations(
     browser: Any, base_url: str, site: Path, scheme: str
 ) -> None:
-    from axe_playwright_python.sync_playwright import Axe
-
-    axe = Axe()
     context = browser.new_context(color_scheme=scheme)
     page = context.new_page()
     found = []
@@ -267,14 +265,9 @@ def test_no_serious_accessibility_violations(
         page.goto(base_url + name)
         if name.startswith("search/"):
             page.locator("main .search-input").wait_for()
-        violations = axe.run(page).response["violations"]
-        found += [
-            f"{name}: {v['id']} ({v['impact']}): {v['help']} at {[n['target'] for n in v['nodes']]}"
-            for v in violations
-            if v["impact"] in ("serious", "critical")
-        ]
+        found += findings(page, name)
     context.close()
-    assert not found, "\n".join(found)
+    assert_none(found)
 
 
 def test_screenshots(browser: Any, base_url: str, tmp_path: Path) -> None:

@@ -3,8 +3,10 @@ a "Run it yourself" block that runs without this repository, and linked headings
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -117,7 +119,9 @@ def test_a_downloaded_example_runs_without_this_repository(
     page_folder = recorded.out / "l" / slug
     hrefs, commands = _run_it((page_folder / "index.html").read_text("utf-8"))
     pinned = " ".join(f"{name}=={version(name)}" for name in ("jax", "numpy", "matplotlib"))
-    assert commands[0] == f"pip install {pinned}"
+    minor = "{}.{}".format(*sys.version_info[:2])  # the Python the fixture was recorded with
+    venv = [f"python{minor} -m venv .venv", ". .venv/bin/activate"]
+    assert commands[:3] == [*venv, f"pip install {pinned}"]
     folder = tmp_path / "downloads"
     folder.mkdir()
     for href in hrefs:
@@ -170,6 +174,48 @@ def test_the_stand_in_checks_panels_as_the_harness_does(recorded: Paths, tmp_pat
         text=True,
     )
     assert "PanelError: series 's': nan is not finite" in run.stderr
+
+
+@pytest.mark.parametrize(
+    ("python", "command", "said"),
+    [
+        ("3.13.1", "python3.13 -m venv .venv", "with Python 3.13, the one it was recorded with"),
+        ("3.12", "python3.12 -m venv .venv", "with Python 3.12, the one it was recorded with"),
+        ("3.11; rm -rf ~", "python3 -m venv .venv", "(Python 3)"),
+        ("3.11\n. evil", "python3 -m venv .venv", "(Python 3)"),
+        ("<b>3.11</b>", "python3 -m venv .venv", "(Python 3)"),
+        ("3.14.0rc1", "python3 -m venv .venv", "(Python 3)"),
+        pytest.param("9" * 5000, "python3 -m venv .venv", "(Python 3)", id="5000-digits"),
+        ("", "python3 -m venv .venv", "(Python 3)"),
+        (3, "python3 -m venv .venv", "(Python 3)"),
+        (None, "python3 -m venv .venv", "(Python 3)"),
+    ],
+)
+def test_run_it_makes_a_venv_with_the_python_the_sidecar_names_and_nothing_else(
+    recorded: Paths, python: object, command: str, said: str
+) -> None:
+    """The venv line names the recording's Python (recordings/_inputs/, which a pull request
+    can edit); a value that is no version gives plain python3, never a command of its own."""
+    from builder.build.pipeline import build
+
+    sidecar = recorded.recordings / "_inputs" / "basics-01.json"
+    facts = json.loads(sidecar.read_text("utf-8"))
+    if python is None:
+        del facts["machine"]["python"]
+    else:
+        facts["machine"]["python"] = python
+    sidecar.write_text(json.dumps(facts), "utf-8")
+    # A fresh build: over the copied course's cache, a build after this edit kept the page
+    # the template's build made (its "Recorded on" line too), a reuse question of its own.
+    shutil.rmtree(recorded.cache)
+    build(recorded, execute=False, jobs=1)
+    page = (recorded.out / "l" / "first" / "index.html").read_text("utf-8")
+    _, commands = _run_it(page)
+    assert commands[:2] == [command, ". .venv/bin/activate"]
+    assert len(commands) == 4 and commands[2].startswith("pip install jax==")
+    block = page[page.index('<section class="run-it"') : page.index("</section>")]
+    assert said in " ".join(block.split())
+    assert "<b>" not in block and "rm -rf" not in block.split("<pre")[1].split("</pre>")[0]
 
 
 def test_run_it_names_the_recorded_example_where_positions_cite_it(recorded: Paths) -> None:

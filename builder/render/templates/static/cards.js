@@ -13,19 +13,10 @@
   function linkOf(term) { return term.querySelector(".term-link"); }
   function cardOf(term) { return term.querySelector(".term-card"); }
 
-  // Kept on screen: moved left where it would pass the window's right edge, and opened
-  // upwards where it would pass its foot and there is room above the term.
+  // Kept on screen as a value's note is: site.js's placement, which runs before this script
+  // (the pages load site.js first).
   function place(term) {
-    var card = cardOf(term);
-    card.style.left = "";
-    term.classList.remove("above");
-    requestAnimationFrame(function () {
-      var rect = card.getBoundingClientRect();
-      var over = rect.right - (document.documentElement.clientWidth - 8);
-      if (over > 0) card.style.left = -Math.min(over, rect.left - 8) + "px";
-      var room = term.getBoundingClientRect().top - 8;
-      if (rect.bottom > window.innerHeight - 8 && rect.height < room) term.classList.add("above");
-    });
+    if (window.coursebuilderPlace) window.coursebuilderPlace(term, cardOf(term));
   }
 
   function setOpen(term, open) {

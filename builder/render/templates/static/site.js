@@ -83,24 +83,30 @@
     });
     if (!dismissed && menu && menu.getAttribute("aria-expanded") === "true") setMenu(false, true);
   });
-  function place(term) {
-    var card = term.querySelector(".rv-note");
-    if (!card) return;
+  // A popup card kept on screen, a value's note here and a glossary card in cards.js (which
+  // runs after this script and calls it as window.coursebuilderPlace): moved left where it
+  // would pass the window's right edge, and opened upwards (its term gets .above) where it
+  // would pass the window's foot and there is room above the term.
+  function place(term, card) {
     card.style.left = "";
     term.classList.remove("above");
     requestAnimationFrame(function () {
       var rect = card.getBoundingClientRect();
       var over = rect.right - (document.documentElement.clientWidth - 8);
       if (over > 0) card.style.left = -Math.min(over, rect.left - 8) + "px";
-      // Past the window's foot, and there is room above the term: it opens upwards.
       var room = term.getBoundingClientRect().top - 8;
       if (rect.bottom > window.innerHeight - 8 && rect.height < room) term.classList.add("above");
     });
   }
+  window.coursebuilderPlace = place;
+  function placeNote(term) {
+    var card = term.querySelector(".rv-note");
+    if (card) place(term, card);
+  }
   function bindTerm(term) {
     if (!once(term)) return;
-    term.addEventListener("mouseenter", function () { place(term); });
-    term.addEventListener("focusin", function () { term.classList.remove("dismissed"); place(term); });
+    term.addEventListener("mouseenter", function () { placeNote(term); });
+    term.addEventListener("focusin", function () { term.classList.remove("dismissed"); placeNote(term); });
     term.addEventListener("mouseleave", function () {
       if (!term.contains(document.activeElement)) term.classList.remove("dismissed");
     });
