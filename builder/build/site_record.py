@@ -134,22 +134,11 @@ def _sweep(record: Path) -> None:
 
 def index_page(out: Path) -> bytes | None:
     """The bytes of `out/index.html` when it is a regular file (not a link) of at most
-    MAX_PAGE_BYTES, else None."""
-    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    MAX_PAGE_BYTES, read through the one input door (builder/course/files.py), else None."""
     try:
-        fd = os.open(out / "index.html", flags)
-    except OSError:
+        return read_file(out / "index.html", MAX_PAGE_BYTES, BuildError)
+    except (OSError, BuildError):
         return None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_PAGE_BYTES:
-            return None
-        with os.fdopen(os.dup(fd), "rb") as page:
-            return page.read(MAX_PAGE_BYTES + 1)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
 
 
 def ours(page: bytes) -> bool:
