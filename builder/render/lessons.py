@@ -250,8 +250,17 @@ def run_it(lesson: Lesson, recording: Recording | None, root: str, python: str =
     stops_at = next((cell.name for cell in lesson.cells if cell.raises is not None), "")
     minor = ".".join(python.split(".")[:2])
     venv = f"python{minor or '3'} -m venv .venv"
-    made = RunIt(files, shim, install, command, cited, stops_at=stops_at, python=python)
-    return replace(made, minor=minor, venv=venv)
+    return RunIt(
+        files,
+        shim,
+        install,
+        command,
+        cited,
+        stops_at=stops_at,
+        python=python,
+        minor=minor,
+        venv=venv,
+    )
 
 
 def _chart_artifacts(
