@@ -1,6 +1,5 @@
-"""The builder's own HTML read back as tags and text: the offline search index
-(builder/render/offline.py) and a lesson's reading time (builder/render/reading.py) read
-rendered pages.
+"""The builder's own HTML read back as tags and text: a lesson's reading time
+(builder/render/reading.py) reads its rendered prose.
 
 The markup is the builder's (lesson Markdown allows no raw HTML; every text and attribute
 value in it is escaped), so one regular expression splits it: text, start and end tags,
@@ -28,7 +27,6 @@ _TOKEN = re.compile(
     rf"|<(/?)([a-zA-Z][^\s/<>]*){_ATTRIBUTES}>|<!--.*?(?:-->|\Z)|<![^<>]*>|(<)",
     re.S | re.I,
 )
-_TAG = re.compile(r"<[^<>]*>")
 _ATTRIBUTE = re.compile(r"""([^\s"'>/=]+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+)))?""")
 
 
@@ -68,8 +66,3 @@ def attributes(source: str) -> dict[str, str]:
         value = double or single or bare
         found.setdefault(name.lower(), html.unescape(value) if "&" in value else value)
     return found
-
-
-def text_of(fragment: str) -> str:
-    """The text of an HTML fragment, its tags dropped: a code block's, whose tags are spans."""
-    return html.unescape(_TAG.sub("", fragment))

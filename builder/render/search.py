@@ -9,8 +9,8 @@ bundles in parallel. A bundle's key is made of its pages' keys, so it is
 never older than its pages; it is built before anything is written, and joins the site's
 files, written with them.
 Pagefind indexes only what the templates mark with `data-pagefind-body`. Each bundle also
-holds the same pages' text as a script, what search.js reads from a site opened from disk
-(builder/render/offline.py).
+holds the text Pagefind indexed as a script, what search.js reads from a site opened from
+disk (builder/render/offline.py).
 """
 
 from __future__ import annotations
@@ -98,12 +98,13 @@ class Pages:
 
 
 def _made(bundle: str, pages: Pages) -> Made:
-    """The bundle's Pagefind files, and its offline index (builder/render/offline.py),
-    made even when Pagefind is missing: a page opened from disk searches only that."""
+    """The bundle's Pagefind files, and its offline index made from them
+    (builder/render/offline.py): a page opened from disk searches only that."""
     names = [name for name, _ in pages.keys]
     found = index(bundle, names, pages.read, pages.stop)
-    offline = {f"{bundle_folder(bundle)}{OFFLINE}": script((n, pages.read(n)) for n in names)}
-    return Made(found | offline)
+    if not found:
+        return Made(found)
+    return Made(found | {f"{bundle_folder(bundle)}{OFFLINE}": script(names, found)})
 
 
 def index(

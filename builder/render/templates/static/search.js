@@ -102,8 +102,7 @@
     return {
       page: page, order: order, title: words(page.title), teaches: words(page.teaches || ""),
       sections: page.sections.map(function (s) {
-        return { id: s[0], title: s[1], heading: words(s[1]), text: words(s[2]), low: words(s[3]),
-                 shown: (s[2] + " " + s[3]).trim() };
+        return { id: s[0], title: s[1], heading: words(s[1]), text: words(s[2]), shown: s[2] };
       })
     };
   }
@@ -113,7 +112,8 @@
     }, 0);
   }
   // The pages that hold every word, best first: a word the page teaches weighs most, then
-  // its title, its headings, its prose, and its code and output half as much as prose.
+  // its title, its headings, then the rest of its text (Pagefind's fragment does not say
+  // which words it weighs less, so code and output count as prose here).
   function found(pages, terms) {
     var scored = [];
     pages.forEach(function (p) {
@@ -121,7 +121,7 @@
       var all = terms.every(function (t) {
         var one = [t];
         var n = 100 * hits(one, p.teaches) + 10 * hits(one, p.title) + p.sections.reduce(function (m, s) {
-          return m + 5 * hits(one, s.heading) + hits(one, s.text) + 0.5 * hits(one, s.low);
+          return m + 5 * hits(one, s.heading) + hits(one, s.text);
         }, 0);
         score += Math.log(1 + n);
         return n > 0;
@@ -138,9 +138,9 @@
   function result(p, terms) {
     var url = new URL(p.page.url, root).href;
     var subs = p.sections.filter(function (s) {
-      return hits(terms, s.heading) + hits(terms, s.text) + hits(terms, s.low) > 0;
+      return hits(terms, s.heading) + hits(terms, s.text) > 0;
     }).map(function (s) {
-      var n = hits(terms, s.heading) + hits(terms, s.text) + hits(terms, s.low);
+      var n = hits(terms, s.heading) + hits(terms, s.text);
       return { url: s.id ? url + "#" + s.id : url, title: s.title || p.page.title,
                excerpt: around(s.shown, terms), locations: new Array(n) };
     });
