@@ -74,6 +74,16 @@ def racy(stat: tuple[int, ...], since: int) -> bool:
     return len(stat) > 1 and max(stat[0], stat[3]) >= since
 
 
+def moved(head: Head, now: Observed) -> bool:
+    """Whether the course's folders are not those the head observed (the course moved or
+    copied with its cache): the index's paths are those folders', so a path of the old one
+    is absent from `now` whether or not its file changed, and what was read from it would
+    be taken as it was (a sidecar the last build recorded, a glossary it found missing).
+    git keys its index by paths inside the work tree for this; here every input is read
+    again, once."""
+    return head.seen.roots != now.roots
+
+
 @dataclass(frozen=True)
 class Head:
     """What a no-op compares, the index's first row: all a no-op unpickles."""
@@ -185,15 +195,22 @@ class Index:
 
     @classmethod
     def load(
-        cls, store: Store, head: Head | None, salt: str, digests: Digests, force: bool
+        cls,
+        store: Store,
+        head: Head | None,
+        now: Observed,
+        salt: str,
+        digests: Digests,
+        force: bool,
     ) -> Index:
         """The last build's index (its digests given to `digests`); without entries when of
-        other code or versions, or with `force`; without a site when it is not `head`'s."""
+        other code or versions, of other folders (`moved`), or with `force`; without a site
+        when it is not `head`'s."""
         found = store.manifest(SITE)
         if head is None or not isinstance(found, Published) or found.taken_ns != head.seen.taken_ns:
             return cls(salt, head)
         index = cls(salt, head, found)
-        if force or found.salt != salt:
+        if force or found.salt != salt or moved(head, now):
             return index
         index = replace(index, shared=found.shared)
         stored = tuple(filter(None, (store.row(f"{INDEX}/{k}") for k in range(PARTS))))

@@ -174,6 +174,7 @@ class Observed:
     site: Snapshot
     taken_ns: int  # the wall clock: which observation it is (the index's rows name it)
     since: int = 0  # `clock` before the metadata was taken: a file not older is racy (0: all)
+    roots: tuple[str, ...] = ()  # the input folders, resolved: the index's paths are under them
 
     @classmethod
     def take(cls, roots: list[Path], out: Path, cache: Path, *settings: str) -> Observed:
@@ -184,7 +185,8 @@ class Observed:
         inputs = snapshot([*roots, TEMPLATES, BUILDER])
         site = snapshot([out])
         folder = str(out.resolve())
-        return cls((*settings, *where), folder, inputs, environment, site, taken, since)
+        seen = (*settings, *where), folder, inputs, environment, site, taken, since
+        return cls(*seen, roots=where)
 
 
 def clock(cache: Path, roots: Iterable[Path]) -> int:
