@@ -105,6 +105,15 @@ def _meta(info: os.stat_result) -> tuple[int, ...]:
     return (info.st_mtime_ns, info.st_size, info.st_ino, info.st_ctime_ns)
 
 
+def metadata(paths: Iterable[str]) -> Snapshot:
+    """The metadata of each of `paths` that exists now (links not followed)."""
+    files: Snapshot = {}
+    for path in paths:
+        with contextlib.suppress(OSError):
+            files[path] = _meta(os.lstat(path))
+    return files
+
+
 def restat(taken: Snapshot, root: Path, names: Iterable[str]) -> Snapshot:
     """`taken` (a snapshot of `root`) with the metadata of `names` (files inside it, by
     their name there) and of their folders as they are now: what `snapshot([root])` gives

@@ -1,7 +1,9 @@
 """A course folder moved or copied with its cache (`.cache`) and site: an edit made in the
 new place shows on the next build's pages, and an edit of the original does not reach the
 copy. The cache's index names the paths of the folder it was built in; a build in another
-folder reads every input again (builder.build.index `moved`), as a build from nothing."""
+folder reads every input again (builder.build.index `moved`), as a build from nothing.
+And, moved or not, a file the build that recorded wrote (a recording, its sidecar) is in
+its index with metadata, so that removing it shows (`Index.appeared`)."""
 
 from __future__ import annotations
 
@@ -144,3 +146,15 @@ def test_the_command_line_build_of_a_moved_course_shows_the_edit(tmp_path: Path)
     )
     assert run.returncode == 0, run.stderr
     assert "Python 3.13.1" in _shown(moved, PAGE)
+
+
+def test_a_recording_removed_after_the_build_that_wrote_it_shows(tmp_path: Path) -> None:
+    """The recording did not exist when that build observed its inputs: its removal must
+    not read as "absent then, absent now"."""
+    paths = _built(tmp_path / "a")
+    assert "equations: 3" in _shown(paths, PAGE)
+    (paths.recordings / "basics-01.json").unlink()
+    build(paths, execute=False, jobs=1)
+    page = _shown(paths, PAGE)
+    assert "equations: 3" not in page and "recording is missing" in page
+    assert_like_a_clean_build(paths, tmp_path / "clean")
