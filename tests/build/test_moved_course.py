@@ -2,8 +2,9 @@
 new place shows on the next build's pages, and an edit of the original does not reach the
 copy. The cache's index names the paths of the folder it was built in; a build in another
 folder reads every input again (builder.build.index `moved`), as a build from nothing.
-And, moved or not, a file the build that recorded wrote (a recording, its sidecar) is in
-its index with metadata, so that removing it shows (`Index.appeared`)."""
+And, moved or not, a file a build read that was absent when it observed its inputs (a
+recording or sidecar it wrote, one saved while it ran) is in its index with metadata, so
+that removing it shows (`Index.appeared`)."""
 
 from __future__ import annotations
 
@@ -14,19 +15,29 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from builder.build import pipeline
 from builder.build.pipeline import build
-from builder.core.observe import Paths
-from tests.helpers import assert_like_a_clean_build, canned_run, copy_course, edit, make_paths
+from builder.core.observe import Observed, Paths
+from tests.helpers import (
+    assert_like_a_clean_build,
+    canned_run,
+    copy_course,
+    edit,
+    make_paths,
+    wall_clock,
+)
 
 PAGE = Path("l") / "first" / "index.html"  # basics-01's page
+SIDECAR = "_inputs/basics-01.json"  # its sidecar, in recordings/
 
 
 def _sidecar(paths: Paths) -> None:
     """The Python the recording names (same length: the size stays)."""
-    sidecar = paths.recordings / "_inputs" / "basics-01.json"
+    sidecar = paths.recordings / SIDECAR
     edit(sidecar, '"python": "3.11.7"', '"python": "3.13.1"')
     assert json.loads(sidecar.read_text("utf-8"))["machine"]["python"] == "3.13.1"
 
@@ -150,11 +161,43 @@ def test_the_command_line_build_of_a_moved_course_shows_the_edit(tmp_path: Path)
 
 def test_a_recording_removed_after_the_build_that_wrote_it_shows(tmp_path: Path) -> None:
     """The recording did not exist when that build observed its inputs: its removal must
-    not read as "absent then, absent now"."""
+    not read as "absent then, absent now" (a no-op that kept the page)."""
     paths = _built(tmp_path / "a")
     assert "equations: 3" in _shown(paths, PAGE)
     (paths.recordings / "basics-01.json").unlink()
     build(paths, execute=False, jobs=1)
     page = _shown(paths, PAGE)
     assert "equations: 3" not in page and "recording is missing" in page
+    assert_like_a_clean_build(paths, tmp_path / "clean")
+
+
+def test_a_file_saved_during_a_build_then_removed_shows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A sidecar saved (copied back) after a build observed its inputs and before it read
+    them is read by that build (a prose edit makes it no no-op); its removal afterwards
+    shows as well. The wall clock: no file is racy, which would have it read again anyway."""
+    wall_clock(monkeypatch)
+    paths = _built(tmp_path / "a")
+    sidecar = paths.recordings / SIDECAR
+    saved = sidecar.read_bytes()
+    sidecar.unlink()
+    while not build(paths, execute=False, jobs=1).noop:  # what the builds wrote, settled
+        pass
+    assert "Python 3.11.7" not in _shown(paths, PAGE)
+    observed = pipeline.observe
+
+    def then_saved(*args: Any) -> Observed:
+        now = observed(*args)
+        sidecar.write_bytes(saved)
+        return now
+
+    _prose(paths)
+    monkeypatch.setattr(pipeline, "observe", then_saved)
+    build(paths, execute=False, jobs=1)
+    monkeypatch.setattr(pipeline, "observe", observed)
+    assert "Python 3.11.7" in _shown(paths, PAGE)
+    sidecar.unlink()
+    build(paths, execute=False, jobs=1)
+    assert "Python 3.11.7" not in _shown(paths, PAGE)
     assert_like_a_clean_build(paths, tmp_path / "clean")
