@@ -5,9 +5,11 @@ Lesson, its status, its sidecar) with their digests.
 
 - `Head` (the row INDEX, all a no-op unpickles): the metadata of every input path -
   content/, recordings/, builder/ and its templates - and of the interpreter and its
-  package folders, observed *before* the build read anything; of every site path after the
+  package folders, observed *before* the build read anything (and of the files it read
+  that appeared since: those it recorded, `Index.appeared`); of every site path after the
   build wrote it; and the packages' versions (which `check` reads). When nothing differs
-  and nothing is racy, the build is over: the no-op.
+  and nothing is racy, the build is over: the no-op. Its paths are of the folders it
+  observed: a build in others (a moved course, `moved`) takes no entry.
 - `Published` (INDEX/site): each site file's artifact key, and each artifact's `Trace`;
   and course.yml and glossary.yml as loaded (`Shared`), with what they were read from.
 - `Entry`, by lesson (INDEX/0, INDEX/1, ... PARTS rows, each pickled on its own, so a prose
@@ -48,6 +50,7 @@ from ..core.observe import (
     Observed,
     Snapshot,
     editor_file,
+    metadata,
     read_versions,
     site_files,
 )
@@ -72,6 +75,16 @@ def racy(stat: tuple[int, ...], since: int) -> bool:
     """git's racy rule, for inputs and site files alike: a file's mtime or ctime not older
     than `since`, the file system's clock when its metadata was taken (observe.clock)."""
     return len(stat) > 1 and max(stat[0], stat[3]) >= since
+
+
+def moved(head: Head, now: Observed) -> bool:
+    """Whether the course's folders are not those the head observed (the course moved or
+    copied with its cache): the index's paths are those folders', so a path of the old one
+    is absent from `now` whether or not its file changed, and what was read from it would
+    be taken as it was (a sidecar the last build recorded, a glossary it found missing).
+    git keys its index by paths inside the work tree for this; here every input is read
+    again, once."""
+    return head.seen.roots != now.roots
 
 
 @dataclass(frozen=True)
@@ -185,15 +198,22 @@ class Index:
 
     @classmethod
     def load(
-        cls, store: Store, head: Head | None, salt: str, digests: Digests, force: bool
+        cls,
+        store: Store,
+        head: Head | None,
+        now: Observed,
+        salt: str,
+        digests: Digests,
+        force: bool,
     ) -> Index:
         """The last build's index (its digests given to `digests`); without entries when of
-        other code or versions, or with `force`; without a site when it is not `head`'s."""
+        other code or versions, of other folders (`moved`), or with `force`; without a site
+        when it is not `head`'s."""
         found = store.manifest(SITE)
         if head is None or not isinstance(found, Published) or found.taken_ns != head.seen.taken_ns:
             return cls(salt, head)
         index = cls(salt, head, found)
-        if force or found.salt != salt:
+        if force or found.salt != salt or moved(head, now):
             return index
         index = replace(index, shared=found.shared)
         stored = tuple(filter(None, (store.row(f"{INDEX}/{k}") for k in range(PARTS))))
@@ -250,11 +270,22 @@ class Index:
                     return False
         return True
 
+    def appeared(self, inputs: Snapshot) -> Snapshot:
+        """`inputs` (observed before the build read) with the paths its values were read
+        from that were absent then and are there now: files the build wrote (a recording,
+        its sidecar) or that appeared while it ran. Absent from the head, such a path
+        would compare equal to its own removal (a deleted recording kept its page); with
+        its metadata now, not older than the observation (racy), it is read again."""
+        new = {path for read in self._reads() for path in read.paths if path not in inputs}
+        return inputs | metadata(sorted(new))
+
     def references(self) -> set[str]:
         """The store keys its entries' values were read with."""
+        return {key for read in self._reads() for key in read.uses}
+
+    def _reads(self) -> list[Read]:
         reads = [read for e in self.entries.values() for read in e.reads]
-        reads += [self.shared.read] if self.shared is not None else []
-        return {key for read in reads for key in read.uses}
+        return reads + ([self.shared.read] if self.shared is not None else [])
 
     def rows(self) -> dict[str, bytes]:
         """Its rows: the head, the site, and the parts that may differ from the stored ones."""

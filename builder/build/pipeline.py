@@ -97,7 +97,7 @@ class Build:
         self.versions = installed_versions(now.environment, head)
         self.rekey()
         salt, digests = index_salt(self.reuse.salt, self.versions), self.reuse.digests
-        self.index = Index.load(self.store, head, salt, digests, reread)
+        self.index = Index.load(self.store, head, now, salt, digests, reread)
         self.reads = self.index.reads()
 
     def rekey(self) -> None:

@@ -41,7 +41,8 @@ def publish(
     touched = {*files, *(before.keys() - names.keys())}  # all that write() may change
     site_ns = observe.clock(paths.cache, [paths.out])  # what is written from now on is racy
     after = restat(now.site, paths.out, touched)
-    head = Head(replace(now, site={}), after, site_ns, len(names), versions)
+    seen = replace(now, site={}, inputs=index.appeared(now.inputs))
+    head = Head(seen, after, site_ns, len(names), versions)
     published = Published(now.taken_ns, index.salt, names, site.traces(), index.shared)
     index = replace(index, head=head, published=published)
     store.commit(index.rows(), site.references(store.used) | index.references())

@@ -105,6 +105,15 @@ def _meta(info: os.stat_result) -> tuple[int, ...]:
     return (info.st_mtime_ns, info.st_size, info.st_ino, info.st_ctime_ns)
 
 
+def metadata(paths: Iterable[str]) -> Snapshot:
+    """The metadata of each of `paths` that exists now (links not followed)."""
+    files: Snapshot = {}
+    for path in paths:
+        with contextlib.suppress(OSError):
+            files[path] = _meta(os.lstat(path))
+    return files
+
+
 def restat(taken: Snapshot, root: Path, names: Iterable[str]) -> Snapshot:
     """`taken` (a snapshot of `root`) with the metadata of `names` (files inside it, by
     their name there) and of their folders as they are now: what `snapshot([root])` gives
@@ -174,6 +183,7 @@ class Observed:
     site: Snapshot
     taken_ns: int  # the wall clock: which observation it is (the index's rows name it)
     since: int = 0  # `clock` before the metadata was taken: a file not older is racy (0: all)
+    roots: tuple[str, ...] = ()  # the input folders, resolved: the index's paths are under them
 
     @classmethod
     def take(cls, roots: list[Path], out: Path, cache: Path, *settings: str) -> Observed:
@@ -184,7 +194,8 @@ class Observed:
         inputs = snapshot([*roots, TEMPLATES, BUILDER])
         site = snapshot([out])
         folder = str(out.resolve())
-        return cls((*settings, *where), folder, inputs, environment, site, taken, since)
+        seen = (*settings, *where), folder, inputs, environment, site, taken, since
+        return cls(*seen, roots=where)
 
 
 def clock(cache: Path, roots: Iterable[Path]) -> int:

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from bench.generate import generate, write_recordings
-from builder.build import index, make, reuse, site
+from builder.build import index, make, pipeline, reuse, site
 from builder.build.index import Head
 from builder.build.keys import Digests, Keyed
 from builder.build.make import MIN_PER_WORKER
@@ -265,9 +265,9 @@ def test_the_index_holds_what_the_door_opened_for_each_value(
     edit.write_text(edit.read_text().replace("\n---\n", "\ndata: [extra.csv]\n---\n", 1))
     render(paths)
     store = Store(paths.cache)
-    head = Head.load(store)
-    assert not index.Index.load(store, head, "", Digests(), False).entries, "of other code"
-    built = index.Index.load(store, head, _salt(store), Digests(), force=False).entries[LESSON]
+    head, now = Head.load(store), pipeline.observe(paths, ())
+    assert not index.Index.load(store, head, now, "", Digests(), False).entries, "of other code"
+    built = index.Index.load(store, head, now, _salt(store), Digests(), False).entries[LESSON]
     folder = str(paths.content / "lessons" / LESSON)
     loaded, checked, _ = built.reads
     assert loaded.paths == tuple(f"{folder}/{n}" for n in ("lesson.md", "example.py", "extra.csv"))

@@ -152,7 +152,8 @@ def _old_layout(paths: Paths) -> None:
 def _published(paths: Paths) -> Published | None:
     """The index's site row, when it is of its head."""
     store = Store(paths.cache)
-    return Index.load(store, Head.load(store), "", Digests(), force=True).published
+    now = observe(paths, ())
+    return Index.load(store, Head.load(store), now, "", Digests(), force=True).published
 
 
 SECOND_ROW: dict[str, Callable[[Paths], None]] = {
