@@ -92,8 +92,11 @@ class Reuse:
         """Every lesson's artifacts, keyed, in the order a build makes them: as they were
         for a lesson whose arguments are the last build's objects, else `_lesson`'s."""
         from ..render import lessons as render
+        from ..render.nav import item
 
-        *read, numbers, sizes = render.lesson_columns(course, statuses, sidecars, renderer)
+        # each lesson's navigation entry, which its neighbours show: the last build's objects
+        near = self.digests.again_each(item, course.lessons, slot="near")
+        *read, numbers, sizes = render.lesson_columns(course, statuses, sidecars, renderer, near)
         # the places in the arcs: ints made again each build, kept as the last build's
         places = [
             self.digests.kept(tuple(c), slot=("places", n)) for n, c in enumerate((numbers, sizes))

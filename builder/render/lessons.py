@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
@@ -118,25 +118,29 @@ def lesson_columns(
     statuses: list[LessonStatus],
     sidecars: dict[str, Any] | None,
     renderer: Renderer,
+    near: Sequence[NavItem] | None = None,
 ) -> tuple[list[Any], ...]:
     """What each lesson's artifacts read besides what every lesson's do (`Common`), as
     columns in course order: the lesson, its data files (read here: what a lesson's page
-    offers of them is not in the Lesson), its status, its sidecar, the lessons before
-    and after it, the ids of the lessons its anchored links lead to (so renaming a
-    heading re-renders the pages that link to it, and no other), and its place in its arc:
+    offers of them is not in the Lesson), its status, its sidecar, the navigation entries
+    of the lessons before and after it (`near`: each lesson's entry, made once whichever
+    of its neighbours shows it; made here when not given), the ids of the lessons its
+    anchored links lead to (so renaming a heading re-renders the pages that link to it,
+    and no other), and its place in its arc:
     its number there and how many lessons the arc has, two columns of ints (the last two),
     which a build keeps as the last build's objects when they are the same
     (builder.build.reuse), so that a refresh tells them by identity."""
     by_id, lessons = {status.lesson_id: status for status in statuses}, course.lessons
     by_arc = course.by_arc()
     number = {x.id: n for arc in by_arc.values() for n, x in enumerate(arc, start=1)}
+    near = list(map(item, lessons)) if near is None else list(near)
     return (
         list(lessons),
         [_data(x) if x.meta.data else () for x in lessons],
         [by_id[x.id] for x in lessons],
         [(sidecars or {}).get(x.id) for x in lessons],
-        [None, *lessons[:-1]],
-        [*lessons[1:], None],
+        [None, *near[:-1]],
+        [*near[1:], None],
         anchors.linked_ids(course, statuses, renderer.page_ids),
         [number[x.id] for x in lessons],
         [len(by_arc[x.meta.arc]) for x in lessons],
@@ -165,8 +169,8 @@ def lesson_inputs(
     data: tuple[tuple[str, bytes], ...],
     status: LessonStatus,
     sidecar: Any,
-    before: Lesson | None,
-    after: Lesson | None,
+    before: NavItem | None,
+    after: NavItem | None,
     linked: tuple[tuple[str, tuple[str, ...]], ...] = (),
     number: int = 0,
     size: int = 0,
@@ -177,8 +181,18 @@ def lesson_inputs(
     before and after it (what the page shows of them: a prose edit of one changes neither)."""
     facts = machine.of(sidecar) if status.recording else None
     on = machine.sentence(facts) if status.recording else ""
-    near = (item(before) if before else None, item(after) if after else None)
-    return (common, lesson, data, status, on, *near, linked, (number, size), machine.python(facts))
+    return (
+        common,
+        lesson,
+        data,
+        status,
+        on,
+        before,
+        after,
+        linked,
+        (number, size),
+        machine.python(facts),
+    )
 
 
 def of_lesson(
