@@ -237,8 +237,9 @@ def build(
         from .make import Kept  # with the stages: not imported by a no-op
 
         kept = Kept.since(run.index, paths.out, now)
-        pages = run.pages(kept, jobs, _built(paths), _changes(paths, since))
-        site = run.search(pages, kept, jobs)
+        with run.reuse.templates():
+            pages = run.pages(kept, jobs, _built(paths), _changes(paths, since))
+            site = run.search(pages, kept, jobs)
         run.store.commit()  # what it made: not held twice (made, and pickled) while publishing
         written = run.publish(site, site.files(), now)
     return BuildResult(executed, written.written, written.removed, written.total)

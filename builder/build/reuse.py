@@ -13,7 +13,8 @@ shares stay the last build's objects while equal, so they are told by identity.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+import contextlib
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -67,6 +68,24 @@ class Reuse:
         from ..render.links import target
 
         return self.digests.again_each(target, lessons, slot="links")
+
+    @contextlib.contextmanager
+    def templates(self) -> Iterator[None]:
+        """Inside the block, the builder's own templates are compiled once for each code
+        (`salt`) and kept in the store (Jinja's bytecode cache): a one-shot build takes
+        them compiled. A course's own templates are compiled by the sandbox each time."""
+        from ..render.markup import environment
+        from .compiled import Compiled  # Jinja: not imported by `check`
+
+        if self.memo.store is None:
+            yield
+            return
+        builders = environment()
+        builders.bytecode_cache = Compiled(self.memo.store, self.salt)
+        try:
+            yield
+        finally:
+            builders.bytecode_cache = None
 
     def key(self, artifact: Artifact) -> Keyed:
         """`artifact` keyed by its function, its arguments and the code."""

@@ -77,13 +77,18 @@ class _Courses(_Marking, CourseSandbox):
     pass
 
 
-@cache
 def environment(templates: str = "") -> Environment:
     """The course's templates folder first (`templates`, "" for none), then the builder's,
     which are also reachable as builder/NAME (a course's page can extend the builder's).
     With a course's templates, sandboxed (builder/render/sandbox.py: they come with a pull
     request); the builder's alone are the builder's code, and render without the sandbox's
-    checks, which every page would pay for."""
+    checks, which every page would pay for. One environment a folder: `environment()` is
+    `environment("")`, and compiles each template once."""
+    return _environment(templates)
+
+
+@cache
+def _environment(templates: str) -> Environment:
     builder = FileSystemLoader(TEMPLATES)
     if not templates:
         return _Marking(

@@ -100,13 +100,13 @@ def own_templates(folder: Path) -> Iterator[Path]:
     ]
     for module in modules:
         module.TEMPLATES = folder  # type: ignore[attr-defined]
-    markup.environment.cache_clear()
+    markup._environment.cache_clear()
     try:
         yield folder
     finally:
         for module in modules:
             module.TEMPLATES = original  # type: ignore[attr-defined]
-        markup.environment.cache_clear()
+        markup._environment.cache_clear()
 
 
 class Course(RuleBasedStateMachine):
