@@ -1,8 +1,8 @@
 """The build's one cache: derived artifacts by the digest of what they are made of.
 
 Everything a build can skip is here, in one SQLite file (`.cache/store.sqlite`): validated
-front matter and recordings, highlighted code, pages, charts, search bundles, and the
-index of the last good build. A key is `digest(...)` of an artifact's
+front matter and recordings, highlighted code, compiled templates, pages, charts, search
+bundles, and the index of the last good build. A key is `digest(...)` of an artifact's
 inputs, so an entry is either right or never asked for; nothing is ever updated in place.
 After a good build the store keeps only what its index references (`commit`'s `keep`).
 
