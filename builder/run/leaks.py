@@ -197,11 +197,13 @@ def secret_needles(secrets: tuple[tuple[str, str], ...]) -> tuple[Needle, ...]:
 
 
 def _needles(value: str, what: str, *, secret: bool) -> list[Needle]:
-    """`value`'s spellings (module docstring), each as the views read it; the encoded
-    ones only of values long enough that they do not turn up by chance."""
+    """`value`'s spellings (module docstring), each as the views read it; a secret's
+    encoded ones only when it is long enough not to turn up by chance ("true" does), a
+    path's whatever its length (a checkout at `/tmp/cc`), each encoded form kept only when
+    it is long enough itself."""
     plain = squash(value)
     forms = {(plain, ""), (tidy(plain), "")}
-    if len(plain) >= MIN_SECRET:
+    if not secret or len(plain) >= MIN_SECRET:
         data = value.encode("utf-8", "surrogateescape")
         forms |= {(plain[::-1], " reversed"), (codecs.encode(plain, "rot13"), " in rot13")}
         forms |= {(data.hex(), " as hex")}

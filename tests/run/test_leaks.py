@@ -86,6 +86,25 @@ def test_a_machine_path_is_found_in_every_common_spelling(spelling: str) -> None
     assert found.startswith(f"stdout contains the absolute path '{CHECKOUT}"), found
 
 
+SHORT = "/tmp/cc"  # a checkout's path under MIN_SECRET characters, where a CI run was
+SHORT_SPELLINGS = {
+    "base64": _b64(SHORT),
+    "base64 at an offset": _b64(SHORT, "x="),
+    "hex": SHORT.encode().hex(),
+    "URL-safe base64 of a file in it": base64.urlsafe_b64encode(
+        f"{SHORT}/recordings".encode()
+    ).decode(),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(SHORT_SPELLINGS))
+def test_a_short_machine_path_is_found_encoded_too(spelling: str) -> None:
+    """A path's encodings were looked for only when it was 8 characters or more, as a
+    secret's are: a checkout at /tmp/cc printed its PYTHONPATH as base64 and was recorded."""
+    found = leaked({"stdout": SHORT_SPELLINGS[spelling]}, [Path(SHORT)], {})
+    assert found.startswith(f"stdout contains the absolute path '{SHORT}'"), found
+
+
 @pytest.mark.parametrize("order", ["stdout first", "panel first"])
 def test_a_secret_split_between_stdout_and_a_panel_is_found(order: str) -> None:
     head, tail = TOKEN[:16], TOKEN[16:]
