@@ -3,12 +3,22 @@
 from __future__ import annotations
 
 import shutil
+import signal
 from pathlib import Path
 
 import pytest
 
 from builder.core.observe import Paths
 from tests.helpers import canned_run, copy_course, make_paths
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Ctrl-C reaches every process the tests start, as from a terminal: a suite started in
+    the background by a shell without job control (`.ci/run &`) inherits SIGINT ignored, and
+    so would each `serve` or build it starts, and a Python started with SIGINT ignored never
+    raises KeyboardInterrupt (the tests that send it then timed out)."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture

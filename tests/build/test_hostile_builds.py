@@ -68,9 +68,6 @@ def test_ctrl_c_while_examples_run_kills_them_and_keeps_the_previous_recordings(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        # As from a terminal: a test run started in the background (`make test &`) ignores
-        # SIGINT, and a Python started with it ignored never raises KeyboardInterrupt.
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
 
