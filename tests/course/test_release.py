@@ -14,7 +14,8 @@ from tests.helpers import ROOT
 
 def _newest_release() -> tuple[str, str]:
     text = (ROOT / "CHANGELOG.md").read_text()
-    found = re.search(r"^## (\S+)\n(.*?)(?=^## |\Z)", text, re.M | re.S)
+    # "## Unreleased" collects what the next release will say; the newest release follows it
+    found = re.search(r"^## (?!Unreleased\n)(\S+)\n(.*?)(?=^## |\Z)", text, re.M | re.S)
     assert found, "CHANGELOG.md has no release (## X.Y.Z)"
     return found.group(1), found.group(2)
 
