@@ -92,7 +92,8 @@ def _open(self: Any, tokens: list[Token], idx: int, options: Any, env: Any) -> s
     if not folded:
         opened = Markup('<div class="admonition %s" role="note">\n') % kind
     if tokens[idx + 1].type != "admonition_title_open":  # `!!! tip ""`: the type names it
-        opened += _title(kind, folded, KINDS[kind].label) + KINDS[kind].label
+        opened += _title(page, kind, folded, KINDS[kind].label) + KINDS[kind].label
+        page.read.append(KINDS[kind].label)
         opened += Markup("</summary>\n" if folded else "</p>\n")
     return str(opened + problem)
 
@@ -115,9 +116,9 @@ def _kind(token: Token, page: PageEnv) -> tuple[str, Markup]:
     return "note", Markup('<mark class="broken">%s</mark>\n') % message
 
 
-def _title(kind: str, folded: bool, title: str) -> Markup:
+def _title(page: PageEnv, kind: str, folded: bool, title: str) -> Markup:
     """The opening of a callout's title, with its icon, and its type read out when the
-    title does not say it."""
+    title does not say it (a word the page's reading time counts)."""
     icon = Markup(
         '<svg class="admonition-icon" viewBox="0 0 24 24" width="20" height="20"'
         ' aria-hidden="true">%s</svg>'
@@ -125,6 +126,7 @@ def _title(kind: str, folded: bool, title: str) -> Markup:
     label = KINDS[kind].label
     if not title.lower().startswith(label.lower()):
         icon += Markup('<span class="visually-hidden">%s: </span>') % label
+        page.read.append(label)
     tag = "summary" if folded else "p"
     return Markup('<%s class="admonition-title">%s') % (Markup(tag), icon)
 
@@ -132,7 +134,8 @@ def _title(kind: str, folded: bool, title: str) -> Markup:
 def _title_open(self: Any, tokens: list[Token], idx: int, options: Any, env: Any) -> str:
     opening = tokens[idx - 1]  # admonition_open, then its title
     kind = _rendered_kind(opening)
-    return str(_title(kind, opening.markup.startswith("?"), tokens[idx + 1].content))
+    title = tokens[idx + 1].content
+    return str(_title(env["page"], kind, opening.markup.startswith("?"), title))
 
 
 def _title_close(self: Any, tokens: list[Token], idx: int, options: Any, env: Any) -> str:

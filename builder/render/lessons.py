@@ -365,7 +365,7 @@ def _lesson_page(
         machine=on,
         place=place,
         teaches=links.taught_in(lesson.id),
-        minutes=reading.reading_minutes(reading.prose_words(rendered.html)),
+        minutes=reading.reading_minutes(rendered.words),
     )
     html, parts = page(
         "lesson.html",

@@ -94,6 +94,7 @@ class PageEnv:
     placed_cells: list[str] = field(default_factory=list)  # by name, in the page's order
     cell_caption_shown: bool = False  # the page's one caption for its cells (cells.py)
     notes: PageNotes = field(default_factory=PageNotes)  # its code notes (code_notes.py)
+    read: list[str] = field(default_factory=list)  # its text a reader reads (reading.py)
     _shown: list[str] | None = None
     _lines: dict[int, int] = field(default_factory=dict)  # id of an error -> its line
 
@@ -344,6 +345,7 @@ def _reveal(page: PageEnv, args: Args) -> str:
         return page.fail(f'{{{{ reveal }}}} takes summary="..." or end, not {" ".join(words)}')
     page.revealing = True
     summary = args.get("summary", [REVEAL_SUMMARY])[0]
+    page.read.append(summary)
     opened = '%s<details class="reveal" data-pagefind-ignore="all"><summary>%s</summary>\n'
     return Markup(opened) % (Markup(closing), summary)  # searched, it would tell the answer
 

@@ -10,9 +10,11 @@ marks of our own:
 - `[[term]]` / `[[text|term]]`: a glossary hover card;
 - `[text](lesson:slug#anchor)`, `[](api:jax.jit)`: checked links (builder/render/anchors.py).
 
-The recorded marks are resolved by marks.py. Everything recorded is escaped; a reference to
-nothing is a RenderError naming the lesson file and the line. A page fetches nothing from
-outside the site: an image is a relative path in it; a link leaves it only by http(s) or mailto.
+The recorded marks are resolved by marks.py. As it renders, each rule that gives a reader
+text to read keeps it (`PageEnv.read`): the page's reading time counts it (reading.py).
+Everything recorded is escaped; a reference to nothing is a RenderError naming the lesson
+file and the line. A page fetches nothing from outside the site: an image is a relative path
+in it; a link leaves it only by http(s) or mailto.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from markdown_it import MarkdownIt
-from markdown_it.common.utils import unescapeAll
+from markdown_it.common.utils import escapeHtml, unescapeAll
 from markdown_it.rules_block import StateBlock
 from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
@@ -36,7 +38,7 @@ from mdit_py_plugins.anchors import anchors_plugin
 from ..core.errors import RenderError
 from ..course.model import Course, Lesson
 from ..course.recording import Recording
-from . import anchors, code_notes, syntax
+from . import anchors, code_notes, reading, syntax
 from .cells import cell_block, unplaced_cells
 from .figures import Sizer, chart_size, scrollable, table_scroll_open
 from .highlight import Highlighter, code_block
@@ -61,6 +63,7 @@ class RenderedProse:
     terms: list[str]
     placed: tuple[Placed, ...] = ()  # the recorded things it shows, in order (marks.Placed)
     reveals: bool = False  # it has a {{ reveal }}: a lab, whose example is the answer
+    words: int = 0  # the words of its text a reader reads (builder/render/reading.py)
 
 
 def render_prose(
@@ -85,8 +88,8 @@ def render_prose(
     if env.revealing:  # a {{ reveal }} runs to the end of the prose
         body += "</details>\n"
     unplaced_cells(env)
-    placed = tuple(env.placed)
-    made = RenderedProse(body, env.toc, env.placed_panels, env.terms, placed, env.reveals)
+    placed, words = tuple(env.placed), reading.words(env.read)
+    made = RenderedProse(body, env.toc, env.placed_panels, env.terms, placed, env.reveals, words)
     return made, env.ordered_errors()
 
 
@@ -113,6 +116,8 @@ def parser() -> MarkdownIt:
         ("heading_close", _render_heading_close),
     ):
         md.add_render_rule(name, _as_str(rule))
+    md.add_render_rule("text", _render_text)  # a str already: the most frequent token
+    md.add_render_rule("code_inline", _render_code_inline)
     return md
 
 
@@ -224,6 +229,21 @@ def plain_text(inline: Token) -> str:
 _MARKUP = re.compile(r"[`*_]")
 
 
+def _render_text(self: Any, tokens: list[Token], idx: int, options: Any, env: Any) -> str:
+    """Text, kept as read for the page's reading time (as is inline code): the prose, a
+    link's, a heading's, a table cell's, a callout's. An image's alt text and the text of
+    code blocks, recorded output and formulas are rendered by their own rules."""
+    text: str = tokens[idx].content
+    env["page"].read.append(text)
+    return escapeHtml(text)
+
+
+def _render_code_inline(self: Any, tokens: list[Token], idx: int, options: Any, env: Any) -> str:
+    env["page"].read.append(tokens[idx].content)
+    rendered: str = self.code_inline(tokens, idx, options, env)
+    return rendered
+
+
 def _render_table_open(self: Any, tokens: list[Token], idx: int, options: Any, env: Any) -> str:
     heads = []
     for token in tokens[idx + 1 :]:
@@ -309,6 +329,7 @@ def _render_term(self: Any, tokens: list[Token], idx: int, options: Any, env: An
     teacher = page.links.lesson(term.taught_in)
     assert teacher is not None  # checked when the course was loaded
     page.terms.append(term.id)
+    page.read.append(token.content)  # its card is not read as prose: it opens on the term
     return macro(
         "term_card",
         token.content,

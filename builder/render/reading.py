@@ -1,41 +1,24 @@
-"""How long a lesson takes to read: the words of its prose, counted in the rendered page
-as a reader meets them (code, recorded output, charts and the cards that open on a term
-left out), at READING_WPM words a minute, rounded to the nearest minute, a half up (at
-least one).
+"""How long a lesson takes to read: the words of the text its prose renderer gives a reader
+to read (builder/render/prose.py and its plugins keep it in `PageEnv.read` as they render:
+the prose, inline code, link text, table cells, headings, callouts and their titles, tab
+titles, a term's text and a value as shown; never code blocks, recorded output, figures,
+formulas, a term's card nor a value's note), at READING_WPM words a minute, rounded to the
+nearest minute, a half up (at least one).
 """
 
 from __future__ import annotations
 
 import re
-
-from .readback import VOID, attributes, tokens
+from collections.abc import Iterable
 
 READING_WPM = 200  # words a minute: a common figure for reading technical prose
-# What is not read as prose: code and output (in figures and pre), formulas, and what a
-# page shows only on demand beside a word (a term's card, a value's note, a heading's #).
-_SKIPPED_TAGS = frozenset({"figure", "pre", "math", "script", "style"})
-_SKIPPED_CLASSES = frozenset({"term-card", "rv-note", "anchor"})
 _WORD = re.compile(r"\w+(?:['’.-]\w+)*")
 
 
-def prose_words(html: str) -> int:
-    """The number of words a reader reads in `html` (a lesson's rendered prose): its text
-    outside the elements a reader does not read as prose."""
-    skipped: list[bool] = []  # for each open element: is it skipped?
-    skipping = 0
-    text: list[str] = []
-    for kind, tag, rest in tokens(html):  # a code block (kind "pre") is not read
-        if kind == "text":
-            if not skipping:
-                text.append(rest)
-        elif kind == "start":
-            classes = attributes(rest).get("class", "").split() if "class" in rest else ()
-            skip = tag in _SKIPPED_TAGS or not _SKIPPED_CLASSES.isdisjoint(classes)
-            skipped.append(skip)
-            skipping += skip
-        elif kind == "end" and tag not in VOID and skipped:
-            skipping -= skipped.pop()
-    return len(_WORD.findall(" ".join(text)))
+def words(texts: Iterable[str]) -> int:
+    """The number of words in `texts`, each piece read apart (no word runs from one into
+    the next): "it's a well-known jax.jit call" is five."""
+    return len(_WORD.findall(" ".join(texts)))
 
 
 def reading_minutes(words: int) -> int:

@@ -21,6 +21,7 @@ def value(page: PageEnv, args: Args, text: str) -> str:
     it), and read out as the value's description."""
     recording = page.recording
     if recording is None:
+        page.read.append("[not recorded]")
         return Markup('<span class="not-recorded">[not recorded]</span>')
     found = _lookup(page, recording, args, text)
     if found is None:  # failed, and said why: mark the place (`diff` compares marks in order)
@@ -32,6 +33,7 @@ def value(page: PageEnv, args: Args, text: str) -> str:
     recorded = f"Recorded value {exact}, from" if exact != shown else "From"
     note = f"value-note-{page.values}"
     page.place("value", source, shown)
+    page.read.append(shown)  # its note is not read as prose: it opens on the value
     return macro("recorded_value", str(value), shown, note, recorded, source, provenance(recording))
 
 

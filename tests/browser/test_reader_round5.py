@@ -102,7 +102,7 @@ def test_each_lesson_says_where_it_stands_and_how_long_it_takes(
               return (prose.textContent.match(/\\w+(?:['’.-]\\w+)*/gu) || []).length;
             }"""
         )
-        # the builder counts the rendered prose, the browser its text: a few words apart
+        # the builder counts the prose as it renders, the browser its text: a few words apart
         assert abs(minutes - max(1, words / WPM)) <= 0.5 + 10 / WPM, (lesson.id, words, minutes)
         assert 2 <= minutes <= 8, lesson.id  # 400 to 1,600 words of prose
         # it sits under the title, above the first figure

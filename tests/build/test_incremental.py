@@ -135,6 +135,26 @@ def test_a_prose_edit_rewrites_its_page_and_its_search_bundle_only(
     assert not outside, f"a prose edit rewrote {sorted(outside)}"
 
 
+def test_a_prose_edit_restates_the_reading_time_and_a_code_block_leaves_it(paths: Paths) -> None:
+    """The minutes a lesson page states are counted as its prose renders, in the page the
+    edited lesson's key makes again: 600 words of prose add three, 1,000 of code none."""
+    render(paths)
+    page = paths.out / "l" / "sa01-002" / "index.html"
+
+    def minutes() -> int:
+        found = re.search(rb"about (\d+) minutes? of reading", page.read_bytes())
+        assert found is not None
+        return int(found[1])
+
+    before = minutes()
+    append(lesson_md(paths), "\n" + " ".join(["word"] * 600) + "\n")
+    render(paths)
+    assert minutes() == before + 3
+    append(lesson_md(paths), "\n```python\n" + " ".join(["code"] * 1000) + "\n```\n")
+    render(paths)
+    assert minutes() == before + 3
+
+
 def test_a_second_build_writes_nothing(paths: Paths) -> None:
     render(paths)
     before = {p: p.stat().st_mtime_ns for p in paths.out.rglob("*")}

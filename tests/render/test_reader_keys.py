@@ -1,6 +1,7 @@
 """What issue 43's rest adds to what authors write and what pages say: course.yml's
 `audience`, `colab_url` and `issues_url` (hostile values refused naming course.yml and the
-key), glossary definitions whose `names` are set in code font, and a lesson's reading time.
+key) and glossary definitions whose `names` are set in code font (a lesson's reading time:
+test_reading_time.py).
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ import pytest
 from builder.core.observe import Paths
 from builder.course.load import load_course
 from builder.render.markup import code_spans
-from builder.render.reading import prose_words, reading_minutes
 from tests.helpers import load_errors
 
 COLAB = "https://colab.research.google.com/github/o/course/blob/gh-pages/"
@@ -189,33 +189,3 @@ def test_the_glossary_and_a_card_set_marked_names_in_code(recorded: Paths) -> No
     assert "`" not in glossary.split("<dl", 1)[1].split("</dl>", 1)[0]
     cards = [page.decode() for name, page in files.items() if name.startswith("l/")]
     assert any('-def">Printed by <code>jax.make_jaxpr</code>, ' in page for page in cards)
-
-
-# -- reading time ----------------------------------------------------------------------------
-
-
-def test_reading_time_counts_the_prose_a_reader_reads() -> None:
-    prose = "<p>one two three</p>"
-    skipped = (
-        "<figure><pre>x = 1 + 2</pre><figcaption>caption words</figcaption></figure>"
-        '<pre class="output">lots of output words</pre>'
-        '<span class="term"><a>tracer</a><span class="term-card">hidden card words</span></span>'
-        '<a class="anchor">#</a><math><mi>x</mi></math><img alt="no words"><br>'
-    )
-    assert prose_words(prose + skipped) == 3 + 1  # "tracer" is prose; its card is not
-    assert prose_words("<p>it's a well-known <code>jax.jit</code> call</p>") == 5
-    assert [reading_minutes(n) for n in (0, 299, 301, 899, 900, 1100)] == [1, 1, 2, 4, 5, 6]
-
-
-def test_reading_time_reads_entities_and_skips_highlighted_code_whole() -> None:
-    """Prose is read with builder/render/readback.py, code blocks taken out first: the
-    count does not change with what a `<pre>` holds, nor with how a tag is written."""
-    code = '<pre><span class="k">def</span> <span class="n">f</span>(x): <b>return</b> x</pre>'
-    page = (
-        "<P CLASS='lead'>caf&eacute; &amp; tea&#x27;s</P>" + code + "<p>two<br/>words</p>"
-        '<div class="rv-note" data-x="a>b">not read</div><p>after &lt;pre&gt; text</p>'
-        "<style>p > a { }</style><!-- a comment's words -->"
-    )
-    # café, tea's, two, words, after, pre, text: seven; "&" is not a word
-    assert prose_words(page) == 7
-    assert prose_words(page.replace(code, code * 50)) == 7
