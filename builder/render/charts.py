@@ -33,15 +33,13 @@ from ..course.recording import BarPanel, Panel, XYPanel
 from . import chartlabels as text
 from . import plots
 from .chartlabels import log_scale as log_scale  # the alt text says the scale
-from .chartplan import AXES as AXES  # what a chart's size is made of, said where it is
 from .chartplan import BAR, LIFT, TICK, Plan, pad, plan
 from .chartplan import NARROW as NARROW
 from .chartplan import SIZES as SIZES
 from .chartplan import WIDE as WIDE
 from .chartplan import Size as Size
-from .chartsvg import PALETTE, shift, svg
+from .chartsvg import PALETTE, recolour, shift, svg
 from .chartsvg import THEMES as THEMES
-from .chartsvg import recolour as recolour
 from .chartsvg import settings as _settings  # tests lay a chart out under its settings
 
 if TYPE_CHECKING:
@@ -84,11 +82,6 @@ def pixels(panel: Panel, size: Size = WIDE) -> tuple[int, int]:
     if isinstance(panel, XYPanel):
         return plots.pixels(panel, size)
     return round(size.width * 4 / 3), round(plan(panel, size).height * 4 / 3)
-
-
-def light_svg(panel: BarPanel, size: Size = WIDE) -> bytes:
-    """The panel drawn once, in the light theme."""
-    return _light_svgs(panel, {"": size})[""]
 
 
 def _light_svgs(panel: BarPanel, sizes: Mapping[str, Size]) -> dict[str, bytes]:

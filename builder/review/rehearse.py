@@ -214,7 +214,7 @@ def rehearse(
         runner=side_runner(python, runner),
     )
     failures = tuple(_failure(x) for x in report.failures)
-    problem = _render(python, content, side_recordings, side_site, folder / "cache", jobs)
+    problem = _render(python, content, side_recordings, side_site, folder / "cache")
     return _report(lock, digest, content, recordings, side_recordings, side_site, failures, problem)
 
 
@@ -250,9 +250,7 @@ def _failure(execution: Execution) -> Failure:
     return Failure(execution.lesson_id, str(execution.outcome), execution.detail, tail)
 
 
-def _render(
-    python: Path, content: Path, recordings: Path, out: Path, cache: Path, jobs: int
-) -> str:
+def _render(python: Path, content: Path, recordings: Path, out: Path, cache: Path) -> str:
     """The rehearsal's site, rendered by the side interpreter (so its versions are the
     recordings' and no page says it is stale); what went wrong, or ""."""
     command = [str(python), "-m", "builder", "render"]
