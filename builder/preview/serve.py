@@ -48,7 +48,8 @@ logger = logging.getLogger(__name__)
 
 class Preview:
     """The running preview: its session, the files it serves, the HTTP server and the
-    pages' streams."""
+    pages' streams; examples are re-recorded by `runner` (`--sandbox`'s; course.yml's
+    `sandbox: true` is applied when they run)."""
 
     def __init__(
         self,
@@ -221,21 +222,11 @@ class Preview:
         heap.given_back()
 
 
-def serve(
-    paths: Paths,
-    *,
-    host: str = "127.0.0.1",
-    port: int = 8000,
-    execute: bool = True,
-    jobs: int = 1,
-    runner: Runner | None = None,
-) -> None:
-    """Build, serve, and rebuild on every change until Ctrl-C; examples are re-recorded by
-    `runner` (`--sandbox`'s; course.yml's `sandbox: true` is applied when they run)."""
-    preview = Preview(paths, host=host, port=port, execute=execute, jobs=jobs, runner=runner)
+def serve(preview: Preview) -> None:
+    """Build, serve, and rebuild on every change until Ctrl-C, then close the preview."""
     try:
         preview.start()
-        logger.info("Serving %s/ at %s (Ctrl-C stops)", paths.out, preview.url)
+        logger.info("Serving %s/ at %s (Ctrl-C stops)", preview.paths.out, preview.url)
         preview.run()
     finally:
         preview.close()
