@@ -183,7 +183,7 @@ def _measured(execution: Execution, lesson: Lesson, limits: Limits) -> Execution
 def _communicate(proc: subprocess.Popen[bytes], limits: Limits, channels: _Channels) -> Ran:
     assert proc.stdout is not None and proc.stderr is not None
     readers = [
-        Reader(proc.stdout.fileno(), limits.max_output, False, lambda: _stop(proc)),
+        Reader(proc.stdout.fileno(), MAX_OUTPUT, False, lambda: _stop(proc)),
         Reader(proc.stderr.fileno(), STDERR_TAIL, True, lambda: None),
         Reader(channels.result[0], MAX_RESULT, False, lambda: _stop(proc)),
         Reader(channels.status[0], MAX_RESULT, False, lambda: None),
