@@ -118,11 +118,6 @@ class Staging:
         except OSError as error:
             raise OSError(error.errno, error.strerror, str(self.root / name)) from None
 
-    @property
-    def written(self) -> list[Path]:
-        """The files `commit` replaced."""
-        return [path for _, _, path in self.staged] if self.committed else []
-
     def _folder(self, parts: tuple[str, ...]) -> int:
         """The folder `parts` below the root, open (made, and any link there replaced)."""
         if self._open is not None and self._open[0] == parts:
