@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 STEP_MS = 5  # after a file event, how long to wait for the rest of its burst
 WATCH_MS = 300  # how often the watcher looks up from the OS's events (to stop when asked)
 # No event for this long: the author paused, bring site/ up to date. Writing it takes a
-# Pagefind run (0.15-0.4 s), and an edit that lands meanwhile waits for it: not sooner.
+# Pagefind run (docs/benchmarks.md), and an edit that lands meanwhile waits for it.
 SETTLE_AFTER = 1.0
 logger = logging.getLogger(__name__)
 
