@@ -178,11 +178,12 @@ def _serve(args: argparse.Namespace) -> int:
     """serve site/ locally; rebuild and reload the browser on change"""
     import gc
 
-    from .preview.serve import serve
+    from .preview.serve import Preview, serve
 
     gc.enable()  # __main__ turns it off for one-shot commands; a server rebuilds for hours
     runner = _runner(args) if not args.no_execute else None
-    serve(_paths(args), port=args.port, execute=not args.no_execute, jobs=args.jobs, runner=runner)
+    execute, jobs = not args.no_execute, args.jobs
+    serve(Preview(_paths(args), port=args.port, execute=execute, jobs=jobs, runner=runner))
     return 0
 
 

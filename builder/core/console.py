@@ -51,7 +51,7 @@ class Progress:
         untimed = sum(known) / len(known) if known else 0.0
         self.costs = {n: costs.get(n, untimed) for n in self.order} if known and costs else None
         self.finished: set[str] = set()
-        self.done, self.running = 0, ""
+        self.done = 0
         self.started = time.monotonic()
         self.over = False
 

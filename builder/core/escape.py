@@ -1,10 +1,9 @@
 """Text written for a machine or a terminal, escaped in one place per kind of output.
 
 Names, paths, titles and recorded output come from a course, and a course comes from a pull
-request. Written raw, a file name holding a newline forged a GitHub annotation in CI's log, a
-recording name broke out of its Markdown heading into the job summary, and a recording's
-ANSI and OSC escapes reached the reviewer's terminal. So every output kind has one function
-here, and the places that write call it:
+request: written raw, a newline in a file name forges a GitHub annotation, a recording name
+breaks out of its Markdown heading, ANSI and OSC escapes reach the reviewer's terminal. So
+every output kind has one function here, and the places that write call it:
 
     terminal   the CLI's stdout and stderr (`TerminalStream`, installed by `cli.main` for
                every command): control characters, escape sequences, bidirectional

@@ -1,20 +1,17 @@
 """Atomic file writes: a reader sees the old bytes or the new bytes, never half.
 
 Recordings are committed data and are synced to disk before the rename (`durable=True`, the
-default). The site and the build cache are regenerated from them, so their files skip the
-fsync: on a crash they are rebuilt, and a cold build writes thousands of them.
+default); the site and the build cache are rebuilt after a crash, so their files skip the
+fsync (a cold build writes thousands).
 
 Below a root (the site folder, for `Staging`), nothing is written, read back or deleted
-through a link: every folder under the root is opened with O_NOFOLLOW, one part of the name
-at a time (`open_below`), and a name that is not plainly inside the root (`name_problem`:
-absolute, `..`, `.`, `//`, a backslash, a control character) is refused. The root itself
-may be a link: the user named it (`--out /srv/www/course` where /srv/www is one). A link
-found where the builder's own folder goes is replaced by a real folder: the link is
-deleted, never what it points to; with `refuse_links` (a folder the user owns, as `new`'s),
-it is an error instead. A folder a feature owns is `claim`ed with a marker file first, and
-the builder deletes only inside a folder whose marker proves it made it. Folders the
-builder makes are readable by everyone (0755), as its files are (0644), whatever the umask:
-a web server serves them.
+through a link: each folder is opened with O_NOFOLLOW, one part of the name at a time
+(`open_below`), and a name not plainly inside the root (`name_problem`) is refused. The
+root itself may be a link, as the user named it. A link where the builder's own folder goes
+is replaced by a real folder (the link deleted, never its target), or with `refuse_links`
+is an error. A folder a feature owns is `claim`ed with a marker file first, and the builder
+deletes only inside a folder whose marker proves it made it. Folders are made 0755 and
+files 0644 whatever the umask: a web server serves them.
 """
 
 from __future__ import annotations
@@ -120,11 +117,6 @@ class Staging:
             self._folder(tuple(name.split("/")))
         except OSError as error:
             raise OSError(error.errno, error.strerror, str(self.root / name)) from None
-
-    @property
-    def written(self) -> list[Path]:
-        """The files `commit` replaced."""
-        return [path for _, _, path in self.staged] if self.committed else []
 
     def _folder(self, parts: tuple[str, ...]) -> int:
         """The folder `parts` below the root, open (made, and any link there replaced)."""

@@ -201,12 +201,10 @@ class Observed:
 def clock(cache: Path, roots: Iterable[Path]) -> int:
     """What a file's mtime and ctime are compared with to tell whether it may have changed
     unseen since its metadata was taken (git's racy rule: builder.build.index `racy`): the
-    file system's clock now, as a file made in `cache` reads it. git compares with its
-    index file's own mtime for the same reason: the clock and the granularity of the files
-    it judges, so a file written in the same tick is racy and one written before is not,
-    with no margin. When a root is on another file system than `cache` (another clock, or
-    a coarser one) or `cache` cannot be written: the wall clock less RACY_NS, a margin
-    that covers the coarsest file system's tick."""
+    file system's clock now, as a file made in `cache` reads it, so a file written in the
+    same tick is racy and one written before is not. When a root is on another file system
+    than `cache`, or `cache` cannot be written: the wall clock less RACY_NS, a margin that
+    covers the coarsest file system's tick."""
     margin = time.time_ns() - RACY_NS
     try:
         device = os.stat(cache).st_dev

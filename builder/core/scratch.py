@@ -2,13 +2,12 @@
 those a killed build left behind.
 
 A scratch folder is named `coursebuilder-<pid>-<what>-<random>` and its process holds an
-flock on the folder while it lives. Each build that is not a no-op first sweeps /dev/shm and
-the temporary folder: a folder so named, owned by this user, a real folder (not a link),
-whose process is gone (no such pid here) and whose lock nobody holds (a live process in
-another pid namespace sharing the folder still holds it) was left by a killed build, and is
-deleted. Nothing else
-there is touched: a name without a pid proves no owner. Without the sweep, a build killed
-while indexing would leave its scratch pages in /dev/shm, in memory, until a reboot.
+flock on it while it lives. Each build that is not a no-op first sweeps /dev/shm and the
+temporary folder: a folder so named, owned by this user, a real folder (not a link), whose
+process is gone and whose lock nobody holds (a process in another pid namespace may share
+it) was left by a killed build, and is deleted; nothing else there is touched. Without the
+sweep, a build killed while indexing would hold its pages in /dev/shm's memory until a
+reboot.
 """
 
 from __future__ import annotations

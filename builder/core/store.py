@@ -1,20 +1,17 @@
 """The build's one cache: derived artifacts by the digest of what they are made of.
 
-Everything a build can skip is here, in one SQLite file (`.cache/store.sqlite`): validated
-front matter and recordings, highlighted code, compiled templates, pages, charts, search
-bundles, and the index of the last good build. A key is `digest(...)` of an artifact's
-inputs, so an entry is either right or never asked for; nothing is ever updated in place.
-After a good build the store keeps only what its index references (`commit`'s `keep`).
+One SQLite file (`.cache/store.sqlite`) holds everything a build can skip (validated front
+matter and recordings, highlighted code, compiled templates, pages, charts, search bundles)
+and the index of the last good build. A key is `digest(...)` of an artifact's inputs, so an
+entry is either right or never asked for; nothing is updated in place, and after a good
+build only what its index references is kept (`commit`'s `keep`).
 
-The store is disposable, and nothing in it can fail a build: every value carries a
-checksum, and one that does not match (a flipped bit, a truncated row) reads as missing; a
-file that is not a database of this layout is replaced; one that cannot be replaced (a
-folder in its place) or written (a full disk) leaves the build without a cache. Each of
-these is one line of warning (`warn`) naming the file. Writes are gathered in memory until
-`commit` (the builder's process commits what its rendering workers send as it comes, and
-the index last), so a killed build leaves the store as the last commit left it, with
-no index but the last good build's.
-A connection is never shared across fork(): a worker opens its own `Store`.
+The store is disposable, and nothing in it can fail a build: a value whose checksum does
+not match reads as missing; a file that is not a database of this layout is replaced; one
+that cannot be replaced or written leaves the build without a cache; each is one line of
+warning (`warn`) naming the file. Writes are gathered in memory until `commit` (the index
+last), so a killed build leaves the store as the last commit left it. A connection is never
+shared across fork(): a worker opens its own `Store`.
 """
 
 from __future__ import annotations

@@ -65,7 +65,7 @@ def shallow_json(
 
 def _shallow_yaml(text: str, path: Path | str) -> None:
     """Flow collections (`[`, `{`) nested deeper than MAX_JSON_DEPTH refused before PyYAML
-    reads them: 50,000 of them crashed the interpreter (SIGSEGV) in libyaml's loader. Every
+    reads them: tens of thousands crash libyaml's loader (SIGSEGV). Every
     bracket counts, quoted or not (a false alarm needs 65 unclosed brackets in one value),
     and a closing one never goes below zero, so closers in a string cannot hide openers."""
     steps = text.encode("utf-8", "surrogateescape").translate(None, _NOT_BRACKET)
@@ -136,13 +136,12 @@ def open_input(
     """The one door to every file of the course (content/ and recordings/): a descriptor of
     the regular file at `path`, or `error` naming it. FileNotFoundError is left to the caller.
 
-    Never through a symbolic link (`example.py -> ../../../.git/config` published CI's
-    token; `-> /proc/self/environ`, the builder's environment), and opened without waiting
-    and checked before it is read: a FIFO waited forever for a writer, and /dev/zero filled
-    the memory. The folders leading to it are checked by `input_folder` when they are
-    listed, so from the course's folders down nothing is read through a link. A hard link
-    cannot be told from the file itself (and a git checkout never holds one). The path is
-    noted into `reads` first: a file missing now is read when it appears.
+    Never through a symbolic link (`example.py -> ../../../.git/config` would publish CI's
+    token), and opened without waiting and checked to be a regular file before it is read (a
+    FIFO would wait forever, /dev/zero fill the memory). The folders leading to it are
+    checked by `input_folder` as they are listed. A hard link cannot be told from the file
+    (a git checkout never holds one). The path is noted into `reads` first: a file missing
+    now is read when it appears.
     """
     if reads is not None:
         reads.note(os.fspath(path))
@@ -184,8 +183,7 @@ def _quoted(text: str) -> str:
 
 def input_folder(path: Path, error: type[BuildError] = ContentError) -> Path:
     """A folder of the course the builder lists (content/, lessons/, a lesson's folder,
-    recordings/): never a symbolic link, so that no file is read from outside the course
-    (a linked lesson folder published whatever its files pointed to)."""
+    recordings/): never a symbolic link, so that no file is read from outside the course."""
     if path.is_symlink():
         raise error(linked(path), path=path, hint=LINK_HINT)
     return path

@@ -11,10 +11,9 @@ for a string's pattern; `Check` for a rule the JSON Schema cannot say (builder/c
 A type's pydantic configuration is its `__pydantic_config__` (FORBID, or STRICT where
 no coercion may happen: a recording's "1" is not 1).
 
-Validating a text again is what a build avoids, so the loaders take a `Cache`: the stage's
-own description of what it needs (a pure call's result, given its kind and parts). It is
-not the memo by another name: it has no key, store, code digest or lifetime to ask about,
-and `uncached` is a correct one; which values are kept is the build's (builder.build.reuse).
+Validating a text again is what a build avoids, so the loaders take a `Cache`: a pure
+call's result, given its kind and parts, with no key, store or lifetime to ask about
+(`uncached` is a correct one); which values are kept is the build's (builder.build.reuse).
 """
 
 from __future__ import annotations

@@ -68,8 +68,8 @@ class Server(ThreadingHTTPServer):
     that goes away (or times out) is no error to print."""
 
     daemon_threads = True
-    # Connections the OS holds until they are taken (5 by default): a burst over it (a page
-    # and its files, or a flood) had its SYNs dropped, and each client waited a second.
+    # Connections the OS holds until they are taken (5 by default): over it, a burst (a page
+    # and its files) has its SYNs dropped and each client waits a second.
     request_queue_size = 128
 
     def server_activate(self) -> None:

@@ -1,21 +1,16 @@
-"""python -m builder serve: the site over HTTP on localhost, rebuilt in memory as you type.
+"""python -m builder serve: the site over HTTP on localhost, rebuilt in memory as you type
+(docs/site.md, Preview).
 
-The build lives in a Session (builder.preview.session): a file event from the OS (watchfiles) is one
-refresh that reads only what the event touched and makes only the pages whose keys
-changed; the site is served from memory, and site/ is brought up to date (search bundles,
-files, manifest: what `make site` would write) when the edits pause. Pages carry a small
-script (builder/preview/live.js) added on the way out, so it never reaches site/: the server
-tells it over Server-Sent Events (/__events) which files changed, and sends a page whose
-own file changed its new <main> and title, which it swaps in place (keeping its scroll
-position, open <details> and focus; builder.preview.hub.page_update); a template edit, or
-one that changes more of the page, reloads it. A build that fails, whatever the reason, is
-printed and shown over every open page (file, line, message) until a build succeeds; the
-server keeps the last good site. With execution on, an example whose recording is not
-fresh is re-recorded in the background (builder.run.batch, one lesson at a time): its page
-says "re-recording..." meanwhile, then the new output is swapped in; a failure is shown in
-the overlay until the example changes again, and the last good recording stays. Editors'
-lock, swap and backup files, and the builder's own temporary files, are no change. The
-HTTP side (who may ask, how many at once, the event streams) is builder/preview/http.py.
+The build lives in a Session (builder.preview.session): each file event (watchfiles) is one
+refresh that makes only the pages whose keys changed, served from memory; site/ is brought
+up to date when the edits pause. Pages carry builder/preview/live.js, added on the way out
+so it never reaches site/: over Server-Sent Events (/__events) it hears which files changed,
+and a page whose own file changed gets its new <main> and title to swap in place
+(builder.preview.hub.page_update). A failed build is shown over every open page until one
+succeeds; the last good site stays served. With execution on, an example whose recording is
+not fresh is re-recorded in the background, one lesson at a time, and the last good
+recording stays until then. Editors' lock, swap and backup files and the builder's own
+temporary files are no change. The HTTP side is builder/preview/http.py.
 """
 
 from __future__ import annotations
@@ -46,14 +41,15 @@ if TYPE_CHECKING:
 STEP_MS = 5  # after a file event, how long to wait for the rest of its burst
 WATCH_MS = 300  # how often the watcher looks up from the OS's events (to stop when asked)
 # No event for this long: the author paused, bring site/ up to date. Writing it takes a
-# Pagefind run (0.15-0.4 s), and an edit that lands meanwhile waits for it: not sooner.
+# Pagefind run (docs/benchmarks.md), and an edit that lands meanwhile waits for it.
 SETTLE_AFTER = 1.0
 logger = logging.getLogger(__name__)
 
 
 class Preview:
     """The running preview: its session, the files it serves, the HTTP server and the
-    pages' streams."""
+    pages' streams; examples are re-recorded by `runner` (`--sandbox`'s; course.yml's
+    `sandbox: true` is applied when they run)."""
 
     def __init__(
         self,
@@ -226,21 +222,11 @@ class Preview:
         heap.given_back()
 
 
-def serve(
-    paths: Paths,
-    *,
-    host: str = "127.0.0.1",
-    port: int = 8000,
-    execute: bool = True,
-    jobs: int = 1,
-    runner: Runner | None = None,
-) -> None:
-    """Build, serve, and rebuild on every change until Ctrl-C; examples are re-recorded by
-    `runner` (`--sandbox`'s; course.yml's `sandbox: true` is applied when they run)."""
-    preview = Preview(paths, host=host, port=port, execute=execute, jobs=jobs, runner=runner)
+def serve(preview: Preview) -> None:
+    """Build, serve, and rebuild on every change until Ctrl-C, then close the preview."""
     try:
         preview.start()
-        logger.info("Serving %s/ at %s (Ctrl-C stops)", paths.out, preview.url)
+        logger.info("Serving %s/ at %s (Ctrl-C stops)", preview.paths.out, preview.url)
         preview.run()
     finally:
         preview.close()

@@ -1,20 +1,18 @@
 """The preview's build, kept in memory between edits (python -m builder serve).
 
-A Session keeps one Build (builder/build/pipeline.py, the stages every command runs)
-between edits, and what it made: the course, every lesson's status and every artifact,
-files and all. An edit is told by its file
-events (`Changed`), so the next build reads only what they touched:
+A Session keeps one Build (builder/build/pipeline.py) between edits, with the course, every
+lesson's status and every artifact it made. File events (`Changed`) say what an edit
+touched:
 
-    refresh   the changed lessons loaded again (the others kept as they were), their
-              statuses, and the pages whose keys changed made again; every other artifact
-              comes from memory -> the names of the site files that changed, served at once
-    settle    when the edits pause: the search bundles and the printable course (made of the
-              pages' bytes), the changed files written into
-              site/, and the index, as `make site` would leave them (the same bytes);
+    refresh   the changed lessons loaded again, their statuses, and the pages whose keys
+              changed made again; every other artifact comes from memory -> the names of
+              the site files that changed, served at once
+    settle    when the edits pause: the search bundles, the printable course, the changed
+              files written into site/ and the index, the same bytes `make site` leaves;
               put off, between its steps, by an edit that comes meanwhile
 
-The served site is the session's memory, not site/: writing site/ and its index costs
-more than rendering one page (it walks the site and the inputs), so it waits for a pause.
+The served site is the session's memory, not site/: writing site/ and its index walks the
+site and the inputs, which costs more than rendering one page, so it waits for a pause.
 """
 
 from __future__ import annotations

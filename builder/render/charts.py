@@ -1,26 +1,15 @@
 """Bar panels as SVG: a pure function of the panel, drawn and laid out by matplotlib.
 
-`sized_svgs(panel)` gives the panel's SVG bytes per size (wide, narrow) and theme,
-`bar_svgs(panel, size)` one size's; the same panel gives the same bytes in any process (a
-fixed `svg.hashsalt`, no date), and nothing is kept between calls, so a cache can wrap it
-from outside (builder/render/lessons.py keeps one drawing per content digest in the
-store). matplotlib is imported only when a chart is drawn.
+`sized_svgs(panel)` gives the SVG bytes per size (wide, narrow) and theme, the same bytes in
+any process (a fixed `svg.hashsalt`, no date) and nothing kept between calls, so a cache can
+wrap it from outside. matplotlib is imported only when a chart is drawn.
 
-matplotlib lays the figure out: one Axes, `layout="constrained"` (margins from the
-measured ticks, labels and legend), its legend placed `outside` the plot (beside it, or
-above it in the narrow variant). What is decided before is what to say (builder/render/
-chartlabels.py: the scale, ticks, value labels in one precision) and the figure's shape
-and size (builder/render/chartplan.py: upright bars, or bars across a phone's column with
-each long label above its bars), from the number of lines and characters of its text, so
-that a page can size its `<img>` without drawing; constrained layout then fits everything
-inside that size. Each label and bar carries an id (`label-N`, `bar-S-N`), so that tests
-can find which label goes with which bars. The chart is
-drawn once, in the light theme: the dark SVG is the light one with the text and grid
-colours swapped. The layout measures every text twice and the drawing once more, so the
-layout and the drawing share one renderer (matplotlib caches what it measured per
-renderer); the x labels and the values are plain texts rather than ticks and annotations;
-the narrow chart re-dresses the wide one's figure when its bars stand upright too.
-`python bench/charts.py` times it (docs/benchmarks.md).
+What to say (chartlabels.py) and the figure's size (chartplan.py) are decided before
+drawing, so a page can size its `<img>` without matplotlib; constrained layout then fits the
+text inside that size. Labels and bars carry ids (`label-N`, `bar-S-N`) for tests. The chart
+is drawn once, light: the dark SVG swaps its colours. The layout and the drawing share one
+renderer (matplotlib caches its text measurements per renderer), and the narrow chart
+re-dresses the wide one's figure when its bars stand upright in both.
 """
 
 from __future__ import annotations
@@ -33,15 +22,13 @@ from ..course.recording import BarPanel, Panel, XYPanel
 from . import chartlabels as text
 from . import plots
 from .chartlabels import log_scale as log_scale  # the alt text says the scale
-from .chartplan import AXES as AXES  # what a chart's size is made of, said where it is
 from .chartplan import BAR, LIFT, TICK, Plan, pad, plan
 from .chartplan import NARROW as NARROW
 from .chartplan import SIZES as SIZES
 from .chartplan import WIDE as WIDE
 from .chartplan import Size as Size
-from .chartsvg import PALETTE, shift, svg
+from .chartsvg import PALETTE, recolour, shift, svg
 from .chartsvg import THEMES as THEMES
-from .chartsvg import recolour as recolour
 from .chartsvg import settings as _settings  # tests lay a chart out under its settings
 
 if TYPE_CHECKING:
@@ -84,11 +71,6 @@ def pixels(panel: Panel, size: Size = WIDE) -> tuple[int, int]:
     if isinstance(panel, XYPanel):
         return plots.pixels(panel, size)
     return round(size.width * 4 / 3), round(plan(panel, size).height * 4 / 3)
-
-
-def light_svg(panel: BarPanel, size: Size = WIDE) -> bytes:
-    """The panel drawn once, in the light theme."""
-    return _light_svgs(panel, {"": size})[""]
 
 
 def _light_svgs(panel: BarPanel, sizes: Mapping[str, Size]) -> dict[str, bytes]:

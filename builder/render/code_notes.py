@@ -1,25 +1,13 @@
-"""Code notes: numbered notes on the lines of a cell the prose explains, as mkdocs-material's
-code annotations and Quarto's code-annotation do.
+"""Code notes: a line of a cell that ends with `# <N>` (1-99) gets the Nth item of the ordered
+list after that cell's `{{ cell NAME }}`, as mkdocs-material's code annotations and Quarto's
+code-annotation do (docs/authoring.md, Cells).
 
-In example.py a line ends with the comment `# <N>` (N from 1 to 99); in lesson.md the
-ordered list right after that cell's `{{ cell NAME }}` gives each note's text, `N. text`:
-
-    x = jnp.arange(3.0)
-    y = jax.jit(f)(x)  # <1>
-
-    {{ cell trace }}
-
-    1. The first call traces `f` and compiles it.
-
-The page shows the line without the comment and with a badge, a link to the note
-(`#cell-NAME.note-N`, named "Note N"); the list becomes the cell's notes, each with a badge
-that leads back to its line. It is HTML and CSS alone: it reads with JavaScript off and on
-paper. The file itself keeps its comments (the download, the notebook, the content hash).
-
-A marker is a comment token (tokenize), so `"# <1>"` in a string is text. A marker with no
-note, a note with no marker, a number given twice, a marker outside 1-99 and a marker in a
-cell the page does not show (`hide`, the preamble, an example without cells) are errors
-naming example.py's or lesson.md's line.
+The page shows the line without the comment and with a badge linking to the note
+(`#cell-NAME.note-N`), and each note links back to its line, in HTML and CSS alone (it reads
+without JavaScript and on paper). example.py keeps its comments (the download, the notebook,
+the content hash). A marker is a comment token, so `"# <1>"` in a string is text. A marker
+without a note, a note without a marker, a number given twice, one outside 1-99 and a marker
+in a cell the page does not show are errors naming example.py's or lesson.md's line.
 """
 
 from __future__ import annotations

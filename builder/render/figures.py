@@ -4,10 +4,9 @@ A panel is a `<figure>`: its chart in each theme (files in the site's charts/ fo
 by what they draw and shared by every page that shows it, `chart_file`; builder/render/
 charts.py draws them), alt text that reads out every value, and the numbers as a table;
 its caption names the instrument (`provenance`). Code, output and tables scroll sideways in
-their own keyboard-reachable box, so nothing widens the page. The markup is templates/_macros.html
-(builder/render/markup.py). Pure functions of their arguments and the templates, used by
-builder/render/marks.py (placed panels), builder/render/lessons.py (chart files, panels the
-prose does not place) and builder/review/diff.py.
+their own keyboard-reachable box, so nothing widens the page. The markup is
+templates/_macros.html (builder/render/markup.py); these are pure functions of their
+arguments and the templates.
 """
 
 from __future__ import annotations

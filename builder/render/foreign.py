@@ -1,18 +1,13 @@
-"""MyST and Sphinx syntax pasted into a lesson, which the builder does not read: an error
-naming the lesson file and the line, and saying what to write instead, never literal text
-on the page.
-
-- a role, {func}`jax.jit`, {ref}`label`, {term}`jaxpr` (a `{name}` right before a code span);
-- a target, `(label)=` alone on a line;
-- a directive fence, ```{note} (or ~~~{note});
-- a colon fence, :::{note} ... ::: (mdit-py-plugins' colon_fence parses it, to its end).
+"""MyST and Sphinx syntax pasted into a lesson, which the builder does not read: a role
+({func}`jax.jit`), a target (`(label)=`), a directive fence (```{note}) and a colon fence
+(:::{note} ... :::) are each an error naming the lesson file and line and saying what to
+write instead, never literal text on the page (docs/authoring.md, Placing recorded things
+in prose).
 
 Code spans and ordinary fenced code keep them as typed: a role is found only in text the
-inline parser left as text, and a fence only by its info string. `\\{func}` escapes a role.
-
-Each refusal is collected in the parse's env (`FOUND`) as well as told to the page, so that
-`coursebuilder import` notes what the site refuses from the same rules
-(builder/render/syntax.py's `foreign_syntax`, with no page).
+inline parser left as text, and a fence only by its info string; `\\{func}` escapes a role.
+Each refusal is also collected in the parse's env (`FOUND`), so that `coursebuilder import`
+notes what the site refuses by the same rules (builder/render/syntax.py's `foreign_syntax`).
 """
 
 from __future__ import annotations

@@ -1,14 +1,12 @@
-"""A lesson's example as a Jupyter notebook, written beside its page and its example.py:
-a markdown cell with the lesson's title and a link back to its page, then the example with
-the output the recording holds (not a new run): one code cell holding it all, or, for an
-example in cells (builder/cells.py), one code cell per cell with that cell's own output
-(its stdout, its value as an execute_result, the exception it was to raise as an error),
-tagged as Jupyter Book reads them (hide-input, skip-execution, raises-exception).
+"""A lesson's example as a Jupyter notebook, written beside its page and its example.py: a
+markdown cell with the title and a link back to the page, then the example with the output
+the recording holds (not a new run): one code cell, or one per cell of an example in cells
+(builder/cells.py) with that cell's stdout, value and expected exception, tagged as Jupyter
+Book reads them (hide-input, skip-execution, raises-exception).
 
-Written as the JSON nbformat writes for notebook format 4.5 (the same bytes `nbformat.writes`
-gives, which tests/render/test_notebook.py checks with nbformat's own writer and schema),
-not through nbformat's constructors: they validate every cell of every notebook against
-the schema, work a cold build would repeat for each lesson. The same inputs give the same
+Written as the JSON nbformat writes for format 4.5 (the same bytes as `nbformat.writes`,
+which tests/render/test_notebook.py checks), not through nbformat's constructors, which
+validate every cell of every notebook again on a cold build. The same inputs give the same
 bytes (fixed cell ids, sorted keys, no run-time metadata).
 """
 

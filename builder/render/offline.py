@@ -1,14 +1,12 @@
 """The search index a page opened from disk reads: a bundle's pages as a script
 (`offline.js` beside its Pagefind files, builder/render/search.py).
 
-A browser lets a page opened from a file load a script with a `<script>` tag, but not fetch
-a file or import a module, which is how Pagefind reads its index. So each bundle also
-carries its pages' text as a script that adds them to a global list, as mkdocs-material's
-offline plugin keeps its index as `search_index.js`; static/search.js searches it when
-Pagefind cannot be loaded. The text is Pagefind's own: each page's fragment (the text it
-indexed, its meta and its anchors), so the two indexes hold the same words and no page is
-read twice. A fragment does not say which words weigh less, so offline, code and output
-count as much as prose.
+A page opened from a file may load a script with a `<script>` tag, but not fetch a file or
+import a module, as Pagefind does. So each bundle also carries its pages' text as a script
+that adds them to a global list (as mkdocs-material's offline plugin keeps
+`search_index.js`), which static/search.js searches when Pagefind cannot be loaded. The
+text is Pagefind's own fragments (text, meta, anchors), so both indexes hold the same words
+and no page is read twice; offline, code and output weigh as much as prose.
 """
 
 from __future__ import annotations

@@ -2,15 +2,12 @@
 are (builder/render/charts.py), in the same themes, sizes and settings.
 
 Both axes span the data (chartlabels.data_axis), each on a log scale when its values are
-all positive and far apart, counted in a power of ten said on its label when they are
-tiny. A line joins its series' points from left to right, with a marker on each while
+all positive and far apart. A line joins its points left to right, with markers while
 there are few; a scatter panel draws each point, and each fitted line the recording holds
-dashed across the data's x range in its series' colour, its equation in the legend: a
-straight line where both axes are linear, and where one is log a curve of FIT_SAMPLES
-points that bends as it should; every point of it inside the axes' limits. The height is
-counted before drawing from the text's lines, so that a page sizes its `<img>` without
-matplotlib; constrained layout fits everything inside it. The series carry ids (`series-S`,
-`fit-S`), so that tests can find them.
+dashed across the data's x range with its equation in the legend: straight where both
+axes are linear, a curve of FIT_SAMPLES points where one is log, always inside the axes.
+The height is counted before drawing, so a page sizes its `<img>` without matplotlib. The
+series carry ids (`series-S`, `fit-S`) for tests.
 """
 
 from __future__ import annotations

@@ -1,13 +1,12 @@
 """What every page is rendered with besides the course (`Renderer`), and `page`, which
-renders one template: shared by the lesson pages (builder/render/lessons.py), the other
-pages (pages.py), the sitemap and the search bundles.
+renders one template: shared by the lesson pages, the other pages, the sitemap and the
+search bundles.
 
 A Renderer is handed, never asks for, what makes its expensive pure calls cheap: a `cache`
 (builder.course.validation.Cache) for highlighted code and charts, and what makes the
 lessons' navigation entries and link targets (`items`, `targets`). Each gives what the
-plain call gives (the defaults), so what is rendered is a pure function of its arguments;
-which results are kept, and which earlier build's objects are taken, is the build's
-(builder.build.reuse), not the renderer's.
+plain call gives, so what is rendered is a pure function of its arguments; which results
+are kept is the build's (builder.build.reuse).
 """
 
 from __future__ import annotations

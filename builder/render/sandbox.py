@@ -1,6 +1,6 @@
 """The Jinja environment a page is rendered in: a sandbox, since a course's templates come
-from its repository, and a pull request's `{{ cycler.__init__.__globals__.os.popen("id") }}`
-ran a shell command in `render`.
+from a pull request, where `{{ cycler.__init__.__globals__.os.popen("id") }}` would run a
+shell command.
 
 It is Jinja's ImmutableSandboxedEnvironment (no attribute starting with `_`, no function
 internals, no method that changes a list, dict or set: a template only reads what it is

@@ -1,16 +1,12 @@
 """Full-text search: Pagefind indexes of the rendered pages, as artifacts (builder.build.make).
 
-The site's search is split into bundles, merged in the reader's browser (static/search.js
-asks each one and merges their results): the main one in pagefind/ (the glossary), and one
-per run of up to BUNDLE_LESSONS lessons of an arc in search-index/<arc>-<n>/. Pagefind has no
-incremental mode, so an edit re-indexes only the bundle of the page it changed instead of
-the whole course, whose pages Pagefind's time grows with, and a cold build indexes the
-bundles in parallel. A bundle's key is made of its pages' keys, so it is
-never older than its pages; it is built before anything is written, and joins the site's
-files, written with them.
-Pagefind indexes only what the templates mark with `data-pagefind-body`. Each bundle also
-holds the text Pagefind indexed as a script, what search.js reads from a site opened from
-disk (builder/render/offline.py).
+The index is split into bundles that static/search.js asks and merges in the reader's
+browser: the main one in pagefind/ (the glossary), and one per run of up to BUNDLE_LESSONS
+lessons of an arc in search-index/<arc>-<n>/. Pagefind has no incremental mode, so an edit
+re-indexes only its page's bundle, and a cold build indexes the bundles in parallel. A
+bundle's key is made of its pages' keys, so it is never older than its pages. Pagefind
+indexes only what the templates mark `data-pagefind-body`; each bundle also holds that text
+as a script, for a site opened from disk (builder/render/offline.py).
 """
 
 from __future__ import annotations

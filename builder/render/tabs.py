@@ -1,21 +1,12 @@
-"""Content tabs: `=== "Title"` (pymdownx.tabbed's syntax, as mkdocs-material writes it),
-each followed by its body indented by four spaces; consecutive tabs, blank lines between
-them, are one group, and `===! "Title"` starts a new group where one would go on:
+"""Content tabs: `=== "Title"` and its body indented by four spaces (pymdownx.tabbed's syntax,
+as mkdocs-material writes it); consecutive tabs are one group, `===! "Title"` starts a new
+one (docs/authoring.md, Placing recorded things in prose).
 
-    === "A Python loop"
-
-        A loop the tracer unrolls.
-
-    === "lax.scan"
-
-        One equation, whatever the length.
-
-The page's HTML holds every panel in turn under its title, so that it reads whole without
-JavaScript and on paper; static/tabs.js makes each group an ARIA tabs widget (a tablist,
-arrow keys, Home and End). Ids are numbered by group on the page (`tabs-2-1`), so two groups
-that share titles never share an id. A tab without a body, a title not closed by its quote
-(or not quoted), and a title said twice in one group are errors naming the lesson file and
-the line; the titles are text, escaped.
+The HTML holds every panel in turn under its title, so the page reads whole without
+JavaScript and on paper; static/tabs.js makes each group an ARIA tabs widget. Ids are
+numbered by group on the page (`tabs-2-1`), so groups that share titles never share an id.
+A tab without a body, an unquoted or unclosed title and a title said twice in one group are
+errors naming the lesson file and line; titles are escaped text.
 """
 
 from __future__ import annotations

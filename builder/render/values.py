@@ -52,7 +52,7 @@ def _lookup(
     if "panel" in args:
         return _panel_value(page, recording, args, text)
     if "output" in args:
-        return _output_value(page, recording, args["output"][0], text)
+        return _output_value(page, args["output"][0], text)
     if "line" in args:
         lines = page.shown_lines()
         number = args["line"][0]
@@ -165,9 +165,7 @@ def _nfc(name: str) -> str:
     return unicodedata.normalize("NFC", name)
 
 
-def _output_value(
-    page: PageEnv, recording: Recording, pattern_text: str, text: str
-) -> tuple[str, str] | None:
+def _output_value(page: PageEnv, pattern_text: str, text: str) -> tuple[str, str] | None:
     shown = "".join(page.shown_lines())
     pattern = search_pattern(pattern_text, page, shown)
     match = pattern.search(shown) if pattern else None

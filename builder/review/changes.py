@@ -5,18 +5,14 @@ Pure: two sides' recording files (bytes by lesson id) in, a `CourseChanges` out;
 them from git is builder/review/git.py's, saying it is builder/review/report.py's.
 
 **Timings** move on every run, so a change that only moved timings is told apart. A
-recording made by a harness that declares timings (its `timings` field: the example printed
-them through `panels.timing` and emitted `panels.bar(..., timing=True)`) says exactly which:
-
-- in the output, the declared spans are timings, and nothing else is; a line whose only
-  changes are in them (and the spaces that pad them) is a timing line, counted, not shown;
-- a panel is a timing panel when it is declared one; its values are listed, folded.
-
-A recording without the field (made before examples declared them) is read as before: a
-number followed by a unit of time (`12.69 ms`, `0.4s`) is a timing, and a panel whose
-`ylabel` names a unit of time (`ms`, `GFLOP/s`) or says `wall clock` is a timing panel.
-Each side of a comparison is read by its own rule. A lesson whose changes are all timings
-is "timing only".
+recording whose harness declares timings (its `timings` field: `panels.timing` and
+`panels.bar(..., timing=True)`) says exactly which: the declared spans of the output are
+timings and nothing else is, a line whose only changes are in them is counted, not shown,
+and a declared timing panel's values are listed, folded. A recording without the field
+(older ones) is read by its text: a number followed by a unit of time (`12.69 ms`, `0.4s`)
+is a timing, and a panel whose `ylabel` names a unit of time (`ms`, `GFLOP/s`) or says
+`wall clock` is a timing panel. Each side is read by its own rule; a lesson whose changes
+are all timings is "timing only".
 """
 
 from __future__ import annotations

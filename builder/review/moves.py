@@ -2,12 +2,10 @@
 (`--since REV`) and each environment move's page (course.yml `moves:`).
 
 A reader's page says the environment move once (`jax 0.9.2 → 0.10.2`, from the recordings'
-environment fields) and compares each lesson without it, so that a lesson which prints the
-same on the new versions reads as the same, not as changed (builder.review.page says it).
-
-A move names two fixed revisions, so its comparison is a pure function of their commits:
-it is kept in the build's cache under them, and a build that finds it there asks git only
-which commits they are.
+environment fields) and compares each lesson without it, so a lesson that prints the same
+on the new versions reads as the same (builder.review.page says it). A move names two fixed
+revisions, so its comparison is kept in the build's cache under their commits, and a build
+that finds it there asks git only which commits they are.
 """
 
 from __future__ import annotations

@@ -2,14 +2,11 @@
 (`changes/`, built with `--since REV`) and an environment move's page (`moves/<slug>/`,
 course.yml `moves:`), one template and one context for both.
 
-The page names the environment move once ("jax 0.9.2 → 0.10.2"), then lists the lessons
-that print something different, each with what changed (its output's diff, its charts'
-values, the numbers its page shows, linked to their places), then one line of the lessons
-whose timings alone moved and one of those that print the same. Which revisions were
-compared is a small line of its own: a reader needs the lessons, not the commits.
-
-Pure: a Compared (builder/review/moves.py) and the course's navigation in, the page's
-typed context out.
+The page names the environment move once, lists the lessons that print something different
+with what changed (output diff, chart values, the numbers the page shows, linked to their
+places), then one line of the lessons whose timings alone moved and one of those that print
+the same. The compared revisions are a small line: a reader needs the lessons, not the
+commits. Pure: a Compared (builder/review/moves.py) and the navigation in, the context out.
 """
 
 from __future__ import annotations

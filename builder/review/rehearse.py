@@ -1,25 +1,20 @@
 """`python -m builder rehearse LOCKFILE`: what another lock file (the next JAX) would change,
-said before anyone takes it.
+said before anyone takes it (docs/recordings.md, The next JAX, rehearsed).
 
-    environment  a side virtual environment from LOCKFILE, under .cache/rehearse/<digest>/
-                 (kept and reused; made in a scratch folder and renamed, so an interrupted
-                 or failed install is never reused); packages LOCKFILE does not name come
-                 from this checkout's own environment
-    record       every lesson, its example run by the side environment's interpreter, into
-                 the rehearsal's own recordings folder (seeded with the committed ones, so a
-                 lesson that fails there keeps its old recording and says so)
-    render       the site from those recordings, by the side interpreter, into the
-                 rehearsal's own site folder
-    report       per lesson same / timing only / changed / failed (with the end of its
-                 traceback), against the committed recordings: which prose references show
-                 another value, which no longer resolve, which `check passed:` lines are
-                 gone, which pages would change; text, Markdown or JSON, as `diff` has
+    environment  a side virtual environment from LOCKFILE under .cache/rehearse/<digest>/,
+                 reused, never half-made; packages LOCKFILE does not name come from this
+                 checkout's environment
+    record       every lesson, run by the side interpreter, into the rehearsal's own
+                 recordings (seeded with the committed ones: a lesson that fails keeps its
+                 old recording and says so)
+    render       the site from those recordings, by the side interpreter
+    report       per lesson same / timing only / changed / failed, against the committed
+                 recordings, with the prose references, `check passed:` lines and pages
+                 that would change; text, Markdown or JSON, as `diff` has
 
-`recordings/`, `site/` and the lock files of the checkout are only ever read. The rehearsal's
-folder is claimed with a marker (`.coursebuilder-rehearsal`, fsutil.claim) before anything is
-written: a new or empty folder gets one, and a folder given with --out that holds anything
-without one (another course, say) is refused; only inside a folder holding it is the old
-`recordings/` deleted.
+The checkout's `recordings/`, `site/` and lock files are only read. The rehearsal's folder
+is claimed with a marker (fsutil.claim) before anything is written, and only inside a
+folder holding it is the old `recordings/` deleted.
 """
 
 from __future__ import annotations
@@ -214,7 +209,7 @@ def rehearse(
         runner=side_runner(python, runner),
     )
     failures = tuple(_failure(x) for x in report.failures)
-    problem = _render(python, content, side_recordings, side_site, folder / "cache", jobs)
+    problem = _render(python, content, side_recordings, side_site, folder / "cache")
     return _report(lock, digest, content, recordings, side_recordings, side_site, failures, problem)
 
 
@@ -250,9 +245,7 @@ def _failure(execution: Execution) -> Failure:
     return Failure(execution.lesson_id, str(execution.outcome), execution.detail, tail)
 
 
-def _render(
-    python: Path, content: Path, recordings: Path, out: Path, cache: Path, jobs: int
-) -> str:
+def _render(python: Path, content: Path, recordings: Path, out: Path, cache: Path) -> str:
     """The rehearsal's site, rendered by the side interpreter (so its versions are the
     recordings' and no page says it is stale); what went wrong, or ""."""
     command = [str(python), "-m", "builder", "render"]

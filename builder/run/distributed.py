@@ -1,27 +1,21 @@
-"""Record on a dask.distributed cluster: `record --dask tcp://HOST:PORT`.
+"""Record on a dask.distributed cluster: `record --dask tcp://HOST:PORT` (docs/recordings.md,
+Recording beyond one machine).
 
-The client sends each lesson as a `Task`: its front matter, its example's bytes, its data
-files' bytes and the versions this checkout pins; nothing assumes a shared file system. A
-worker first compares its own versions with the pins (`refusal`), then stages the files in
-a scratch folder of its own and calls the door a local run calls (`run_example`: the same
-clean environment, timeout, process-group kill and output cap); the `Execution` comes back
-and only the client writes the recording, atomically, as a local run does.
+The client sends each lesson as a `Task` (front matter, the example's and data files' bytes,
+the pinned versions: no shared file system is assumed). A worker compares its versions with
+the pins (`refusal`), stages the files in its own scratch folder and calls the door a local
+run calls (`run_example`); only the client writes the recording, atomically.
 
-The harness is not shipped: the worker must import this builder to run it, so it runs the
-checkout it has, and a worker whose recording harness (builder/run/harness.py, panels.py) hashes
-differently from the client's is refused like one whose jax differs. Shipping two files into
-another version of the builder would record with a mix of both.
+The harness is not shipped: a worker runs the builder it has, and one whose recording
+harness hashes differently is refused like one whose jax differs, since shipping two files
+into another version of the builder would record with a mix of both.
 
-Lessons go only to the workers that passed the check (by address), and the list is kept up
-to date while the record runs (`Roster`): a worker that joins, or that its nanny brings back
-under a new address, is checked by a small task pinned to it and, when it passes, takes
-lessons; one that leaves is dropped. A worker that dies mid-example is replaced by Dask,
-which runs the task again on another worker that passed (Dask's `allowed-failures`, 3 by
-default, then the lesson fails as "lost its worker"): a second run of a deterministic
-example gives the same recording. A lesson left with none of the workers it was sent to is
-sent again to those there are now (at most MAX_RESENDS times), and when no worker has passed
-the check for NO_WORKER_SECONDS, what is left fails as "lost its worker", saying so: a
-record never waits for a worker that will not come.
+Lessons go only to the workers that passed the check, a list kept up to date while the
+record runs (`Roster`): a worker that joins, or comes back under a new address, is checked
+by a small task pinned to it. Dask runs a task again when its worker dies (a deterministic
+example records the same); a lesson left with none of the workers it was sent to is sent
+again (at most MAX_RESENDS times), and when no worker has passed for NO_WORKER_SECONDS what
+is left fails as "lost its worker": a record never waits for a worker that will not come.
 """
 
 from __future__ import annotations

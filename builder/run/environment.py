@@ -43,8 +43,8 @@ def child_environment(lesson: Lesson, scratch: Path) -> dict[str, str]:
 
 
 def supervisor_environment(example: dict[str, str]) -> dict[str, str]:
-    """The supervisor's own: nothing of the lesson's `env:` (a `PYTHONPATH`, `PYTHONHOME`,
-    `LD_PRELOAD`, `PYTHONWARNINGS=error` broke it, and the run was reported as a killed
-    supervisor); it hands `example` to the command it runs (builder/run/supervise.py)."""
+    """The supervisor's own: nothing of the lesson's `env:` (a `PYTHONPATH`, `LD_PRELOAD` or
+    `PYTHONWARNINGS=error` would break it); it hands `example` to the command it runs
+    (builder/run/supervise.py)."""
     base = {name: os.environ[name] for name in PASS_THROUGH if name in os.environ}
     return base | {"LC_ALL": "C.UTF-8", EXAMPLE_ENV: json.dumps(example)}

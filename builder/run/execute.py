@@ -168,10 +168,10 @@ def _run_staged(lesson: Lesson, scratch: Path, limits: Limits) -> Execution:
     if _stopping.is_set():
         return Execution(lesson.id, Outcome.INTERRUPTED, seconds, detail="stopped by Ctrl-C")
     judged = judge(lesson, scratch, ran, seconds)
-    return _measured(judged, lesson, scratch, limits) if judged.ok else judged
+    return _measured(judged, lesson, limits) if judged.ok else judged
 
 
-def _measured(execution: Execution, lesson: Lesson, scratch: Path, limits: Limits) -> Execution:
+def _measured(execution: Execution, lesson: Lesson, limits: Limits) -> Execution:
     """The run with the machine it ran on, as a probe with the same environment sees it."""
     try:
         environment = measure(lesson.meta.env, limits.sandbox, limits.python)
@@ -183,7 +183,7 @@ def _measured(execution: Execution, lesson: Lesson, scratch: Path, limits: Limit
 def _communicate(proc: subprocess.Popen[bytes], limits: Limits, channels: _Channels) -> Ran:
     assert proc.stdout is not None and proc.stderr is not None
     readers = [
-        Reader(proc.stdout.fileno(), limits.max_output, False, lambda: _stop(proc)),
+        Reader(proc.stdout.fileno(), MAX_OUTPUT, False, lambda: _stop(proc)),
         Reader(proc.stderr.fileno(), STDERR_TAIL, True, lambda: None),
         Reader(channels.result[0], MAX_RESULT, False, lambda: _stop(proc)),
         Reader(channels.status[0], MAX_RESULT, False, lambda: None),

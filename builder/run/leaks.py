@@ -1,25 +1,17 @@
-r"""What a recording must not keep: this machine's absolute paths and the builder's secrets,
-in any of the spellings and encodings an example can print them in without trying hard.
+"""What a recording must not keep: this machine's absolute paths and the builder's secrets,
+in any spelling or encoding an example can print them in without trying hard.
 
-Pure functions over what an example printed and emitted, used by builder/run/execute.py after
-each run: `leaked` is the one check, over every string the recording would keep.
+Pure functions, used by builder/run/execute.py after each run: `leaked` is the one check,
+over every string the recording would keep. Each guarded value is a set of needles, made
+once (the value, reversed, rot13, hex, base64 at each byte alignment); what was printed is
+read as a few views, each a linear pass (escapes undone, path spellings made one,
+whitespace and invisible characters dropped, lower-cased), every string alone and all of
+them joined, in order and in reverse, so a value split between prints or between stdout and
+a panel is found. docs/isolation.md, What an example can reach, lists the spellings.
 
-Each guarded value (a folder of this machine, a value of the builder's environment) is a set
-of needles, made once: the value, reversed, in rot13, as hex and as base64 (standard and
-URL-safe, at each of the three byte alignments it can have inside a longer text). What the
-example printed is read as a few views, each a linear pass: as printed; with HTML, JSON
-(`\/`, `\u002f`) and URL escapes (`%2F`, twice) undone; with a path's spellings made one
-(`//`, `/./`, `a/../`); every view without whitespace and invisible characters (zero-width
-and other format characters) and lower-cased, so a value split over lines, spaced out or
-upper-cased is found. The views of every string are also read joined, in order and in
-reverse: a value split between stdout and a panel's title, or over two prints, is found.
-
-Out of reach, and not tried: encryption or XOR with a key of the example's choosing, a
-value split over strings that are not next to each other (or with text between its
-pieces), encodings of encodings (base64 of the reversed value), compression, steganography
-in panel numbers. An example that sets out to publish what it can read will find a way:
-`--sandbox` (or course.yml's `sandbox: true`) is the answer to that, as it gives the
-example nothing to leak (no home folder, no checkout, no builder's environment).
+Out of reach, and not tried: encryption, values split over strings that are not next to
+each other, encodings of encodings, compression. An example set on publishing what it can
+read will find a way; `--sandbox` gives it nothing to leak.
 """
 
 from __future__ import annotations

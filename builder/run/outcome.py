@@ -53,6 +53,5 @@ class Execution:
 @dataclass(frozen=True)
 class Limits:
     timeout: float
-    max_output: int = MAX_OUTPUT
     sandbox: bool = False
     python: str = ""  # the interpreter the example runs in (`rehearse`'s side environment)

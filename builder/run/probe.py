@@ -1,25 +1,19 @@
 """What a recording says about the machine, measured outside the example's process.
 
 A probe is a fresh interpreter that imports jax and reports the backend, the device count
-and the package versions a recording states. The example never runs in it, and chooses
-nothing of how it starts: `python -I` (no PYTHON* variable, no user site, no working folder
-on the path), in a scratch folder, HOME and TMPDIR of its own, in the sandbox when the
-example ran in one, with the builder's PATH and locale and, of the lesson's `env:`, only
-the settings in MEASURED: those that honestly change what jax reports (the platform it
-picks, how many devices it makes) and cannot make it import anything else. A lesson's
-PYTHONPATH, PYTHONUSERBASE, PYTHONSTARTUP, LD_PRELOAD, LD_LIBRARY_PATH or
-PJRT_NAMES_AND_LIBRARY_PATHS would let the example put a `jax`, a dist-info, a
-`sitecustomize`, a `.pth` or a jax plugin of its own in front of the real ones (issue 38:
-a recording said "GPU computation · 8 devices" from a fake jax in /tmp).
+and the package versions a recording states. The example chooses nothing of how it starts:
+`python -I` in a scratch folder with HOME and TMPDIR of its own, in the sandbox when the
+example ran in one, with the builder's PATH and locale and, of the lesson's `env:`, only the
+settings in MEASURED (those that change what jax reports and cannot make it import anything
+else). A lesson's PYTHONPATH, LD_PRELOAD and the like would let an example put a fake jax in
+front of the real one and forge its provenance.
 
-What it cannot stop without the sandbox: an example runs as the builder's user, so it can
-write into the interpreter's own site-packages (a `.pth`, a `jax_plugins` module), which
-every later probe and run then reads; `--sandbox` (or course.yml's `sandbox: true`)
-mounts the interpreter read-only.
+Without the sandbox, an example can still write into the interpreter's own site-packages,
+which later probes read; `--sandbox` mounts the interpreter read-only.
 
-Probes of the same environment give the same answer, so one is run per environment and
-interpreter state (its package folders' metadata: an install in between is measured
-again); a course whose lessons share their `env:` pays for one jax import, not one a lesson.
+Probes of the same environment and interpreter state (its package folders' metadata) give
+the same answer, so one is run per environment: lessons that share their `env:` pay for one
+jax import.
 """
 
 from __future__ import annotations
