@@ -40,7 +40,7 @@ import contextlib
 import operator
 import pickle
 import zlib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -240,35 +240,38 @@ class Index:
 
     def course_files(self, now: Observed) -> Loaded | None:
         """course.yml and glossary.yml as loaded, when what was read for them is as it was."""
-        shared = self.shared
-        return shared.values if shared is not None and self._same(now, shared.read) else None
+        shared, same = self.shared, self._same(now)
+        return shared.values if shared is not None and same(shared.read.paths) else None
 
     def lessons(self, now: Observed) -> dict[str, Lesson]:
         """The lessons (by folder name) whose files are as they were, and not racy."""
-        return {n: e.lesson for n, e in self.entries.items() if self._same(now, e.reads[0])}
+        same = self._same(now)
+        return {n: e.lesson for n, e in self.entries.items() if same(e.reads[0].paths)}
 
     def statuses(self, now: Observed) -> dict[str, LessonStatus]:
         """The statuses (by lesson id) whose lesson and recording are as they were."""
-        entries = self.entries.items()
-        return {n: e.status for n, e in entries if e.status and self._same(now, *e.reads[:2])}
+        entries, same = self.entries.items(), self._same(now)
+        read = ((n, e, e.reads[0].paths + e.reads[1].paths) for n, e in entries)
+        return {n: e.status for n, e, paths in read if e.status and same(paths)}
 
     def sidecars(self, now: Observed, recorded: Iterable[str] = ()) -> dict[str, Any]:
         """The sidecars (by lesson id) as they were, but for the lessons `recorded` now."""
-        skip = frozenset(recorded)
-        entries = self.entries.items()
-        return {n: e.sidecar for n, e in entries if n not in skip and self._same(now, e.reads[2])}
+        skip, same, entries = frozenset(recorded), self._same(now), self.entries.items()
+        return {n: e.sidecar for n, e in entries if n not in skip and same(e.reads[2].paths)}
 
-    def _same(self, now: Observed, *reads: Read) -> bool:
-        """Every path read as the head has it (or still absent), and older than it (racy)."""
+    def _same(self, now: Observed) -> Callable[[Iterable[str]], bool]:
+        """Whether every one of some paths is as the head has it (or still absent), and
+        older than it (racy). The paths that are not are found once for each observation,
+        by set operations over both snapshots, not path by path for each value."""
         if self.head is None:
-            return False
-        then, since = self.head.seen.inputs, self.head.seen.since
-        for read in reads:
-            for path in read.paths:
-                stat = then.get(path)
-                if now.inputs.get(path) != stat or (stat is not None and racy(stat, since)):
-                    return False
-        return True
+            return lambda paths: False
+        found = self.__dict__.get("_changed")
+        if found is None or found[0] is not now or found[1] is not self.head:
+            then, since = self.head.seen.inputs, self.head.seen.since
+            differ = {path for path, _ in then.items() ^ now.inputs.items()}
+            changed = frozenset(differ.union([p for p, m in then.items() if racy(m, since)]))
+            found = self.__dict__["_changed"] = (now, self.head, changed)  # frozen: no field
+        return found[2].isdisjoint
 
     def appeared(self, inputs: Snapshot) -> Snapshot:
         """`inputs` (observed before the build read) with the paths its values were read
