@@ -154,13 +154,15 @@ class Published:
 @dataclass(frozen=True)
 class Entry:
     """A lesson's values, and what each was read from. `made`: what the build remembered at
-    the lesson's id (Digests.remember: its artifacts' keys by the key of their arguments)."""
+    the lesson's id (Digests.remember: its artifacts' keys by the key of their arguments,
+    and those arguments, its lesson and status among them: pickled with the entry, they
+    are the entry's own objects)."""
 
     lesson: Lesson
     reads: tuple[Read, ...]  # by STAGES
     status: LessonStatus | None = None
     sidecar: Any = None  # None: none read
-    made: tuple[str, Any] | None = None
+    made: tuple[str, Any, tuple[Any, ...]] | None = None
 
 
 Reads = dict[str, dict[str, Read]]  # by stage (STAGES), then by owner (a lesson's id)
