@@ -10,8 +10,9 @@ Lesson, its status, its sidecar) with their digests.
   build wrote it; and the packages' versions (which `check` reads). When nothing differs
   and nothing is racy, the build is over: the no-op. Its paths are of the folders it
   observed: a build in others (a moved course, `moved`) takes no entry.
-- `Published` (INDEX/site): each site file's artifact key, and each artifact's `Trace`;
-  and course.yml and glossary.yml as loaded (`Shared`), with what they were read from.
+- `Published` (INDEX/site): each site file's artifact key, and each artifact's `Trace`
+  (INDEX/site/0, ... by part: builder.build.traced); and course.yml and glossary.yml as
+  loaded (`Shared`), with what they were read from.
 - `Entry`, by lesson (INDEX/0, INDEX/1, ... PARTS rows, each pickled on its own, so a prose
   edit pickles one again): the values, and for each the paths the input door opened to
   read it (builder.course.files notes them into a `Recorder` as it opens them: no list of
@@ -56,6 +57,7 @@ from ..core.observe import (
 )
 from ..core.store import INDEX, Store, digest
 from ..course.files import COURSE_FILES
+from .traced import Traced
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -197,6 +199,7 @@ class Index:
     # Those of `parts` that may differ from the store's rows: all but the ones Index.load
     # read and no build replaced since. Only these are written (a prose edit: one of 64).
     fresh: frozenset[int] = frozenset(range(PARTS))
+    traced: Traced = field(default=Traced(), repr=False)  # the site's traces, by part
 
     @classmethod
     def load(
@@ -214,7 +217,9 @@ class Index:
         found = store.manifest(SITE)
         if head is None or not isinstance(found, Published) or found.taken_ns != head.seen.taken_ns:
             return cls(salt, head)
-        index = cls(salt, head, found)
+        if (traced := Traced.load(store, SITE)) is None:
+            return cls(salt, head)
+        index = cls(salt, head, replace(found, traces=traced.traces()), traced=traced)
         if force or found.salt != salt or moved(head, now):
             return index
         index = replace(index, shared=found.shared)
@@ -293,11 +298,13 @@ class Index:
         return reads + ([self.shared.read] if self.shared is not None else [])
 
     def rows(self) -> dict[str, bytes]:
-        """Its rows: the head, the site, and the parts that may differ from the stored ones."""
+        """Its rows: the head, the site (its traces by `traced`'s parts), and the parts that
+        may differ from the stored ones."""
         assert self.head is not None and self.published is not None
         parts = {f"{INDEX}/{k}": self.parts[k] for k in sorted(self.fresh) if k < len(self.parts)}
-        head, site = (pickle.dumps(row, protocol=5) for row in (self.head, self.published))
-        return {INDEX: head, SITE: site} | parts
+        site = replace(self.published, traces={})
+        head, site_row = (pickle.dumps(row, protocol=5) for row in (self.head, site))
+        return {INDEX: head, SITE: site_row} | parts | self.traced.written(SITE)
 
     @classmethod
     def of(
@@ -326,7 +333,8 @@ class Index:
         )
         fresh = frozenset(range(PARTS)) - (kept - before.fresh)
         shared = Shared((course.meta, course.glossary), reads[STAGES[0]].get(COURSE_FILES, Read()))
-        return cls(before.salt, before.head, before.published, entries, shared, stored, fresh)
+        published, traced = before.published, before.traced
+        return cls(before.salt, before.head, published, entries, shared, stored, fresh, traced)
 
 
 def _same_entry(old: Entry, new: Entry) -> bool:
