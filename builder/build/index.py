@@ -10,8 +10,9 @@ Lesson, its status, its sidecar) with their digests.
   build wrote it; and the packages' versions (which `check` reads). When nothing differs
   and nothing is racy, the build is over: the no-op. Its paths are of the folders it
   observed: a build in others (a moved course, `moved`) takes no entry.
-- `Published` (INDEX/site): each site file's artifact key, and each artifact's `Trace`;
-  and course.yml and glossary.yml as loaded (`Shared`), with what they were read from.
+- `Published` (INDEX/site): each site file's artifact key, and each artifact's `Trace`
+  (INDEX/site/0, ... by part: builder.build.traced); and course.yml and glossary.yml as
+  loaded (`Shared`), with what they were read from.
 - `Entry`, by lesson (INDEX/0, INDEX/1, ... PARTS rows, each pickled on its own, so a prose
   edit pickles one again): the values, and for each the paths the input door opened to
   read it (builder.course.files notes them into a `Recorder` as it opens them: no list of
@@ -40,7 +41,7 @@ import contextlib
 import operator
 import pickle
 import zlib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -56,6 +57,7 @@ from ..core.observe import (
 )
 from ..core.store import INDEX, Store, digest
 from ..course.files import COURSE_FILES
+from .traced import Traced
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -154,13 +156,15 @@ class Published:
 @dataclass(frozen=True)
 class Entry:
     """A lesson's values, and what each was read from. `made`: what the build remembered at
-    the lesson's id (Digests.remember: its artifacts' keys by the key of their arguments)."""
+    the lesson's id (Digests.remember: its artifacts' keys by the key of their arguments,
+    and those arguments, its lesson and status among them: pickled with the entry, they
+    are the entry's own objects)."""
 
     lesson: Lesson
     reads: tuple[Read, ...]  # by STAGES
     status: LessonStatus | None = None
     sidecar: Any = None  # None: none read
-    made: tuple[str, Any] | None = None
+    made: tuple[str, Any, tuple[Any, ...]] | None = None
 
 
 Reads = dict[str, dict[str, Read]]  # by stage (STAGES), then by owner (a lesson's id)
@@ -195,6 +199,7 @@ class Index:
     # Those of `parts` that may differ from the store's rows: all but the ones Index.load
     # read and no build replaced since. Only these are written (a prose edit: one of 64).
     fresh: frozenset[int] = frozenset(range(PARTS))
+    traced: Traced = field(default=Traced(), repr=False)  # the site's traces, by part
 
     @classmethod
     def load(
@@ -212,7 +217,9 @@ class Index:
         found = store.manifest(SITE)
         if head is None or not isinstance(found, Published) or found.taken_ns != head.seen.taken_ns:
             return cls(salt, head)
-        index = cls(salt, head, found)
+        if (traced := Traced.load(store, SITE)) is None:
+            return cls(salt, head)
+        index = cls(salt, head, replace(found, traces=traced.traces()), traced=traced)
         if force or found.salt != salt or moved(head, now):
             return index
         index = replace(index, shared=found.shared)
@@ -240,35 +247,38 @@ class Index:
 
     def course_files(self, now: Observed) -> Loaded | None:
         """course.yml and glossary.yml as loaded, when what was read for them is as it was."""
-        shared = self.shared
-        return shared.values if shared is not None and self._same(now, shared.read) else None
+        shared, same = self.shared, self._same(now)
+        return shared.values if shared is not None and same(shared.read.paths) else None
 
     def lessons(self, now: Observed) -> dict[str, Lesson]:
         """The lessons (by folder name) whose files are as they were, and not racy."""
-        return {n: e.lesson for n, e in self.entries.items() if self._same(now, e.reads[0])}
+        same = self._same(now)
+        return {n: e.lesson for n, e in self.entries.items() if same(e.reads[0].paths)}
 
     def statuses(self, now: Observed) -> dict[str, LessonStatus]:
         """The statuses (by lesson id) whose lesson and recording are as they were."""
-        entries = self.entries.items()
-        return {n: e.status for n, e in entries if e.status and self._same(now, *e.reads[:2])}
+        entries, same = self.entries.items(), self._same(now)
+        read = ((n, e, e.reads[0].paths + e.reads[1].paths) for n, e in entries)
+        return {n: e.status for n, e, paths in read if e.status and same(paths)}
 
     def sidecars(self, now: Observed, recorded: Iterable[str] = ()) -> dict[str, Any]:
         """The sidecars (by lesson id) as they were, but for the lessons `recorded` now."""
-        skip = frozenset(recorded)
-        entries = self.entries.items()
-        return {n: e.sidecar for n, e in entries if n not in skip and self._same(now, e.reads[2])}
+        skip, same, entries = frozenset(recorded), self._same(now), self.entries.items()
+        return {n: e.sidecar for n, e in entries if n not in skip and same(e.reads[2].paths)}
 
-    def _same(self, now: Observed, *reads: Read) -> bool:
-        """Every path read as the head has it (or still absent), and older than it (racy)."""
+    def _same(self, now: Observed) -> Callable[[Iterable[str]], bool]:
+        """Whether every one of some paths is as the head has it (or still absent), and
+        older than it (racy). The paths that are not are found once for each observation,
+        by set operations over both snapshots, not path by path for each value."""
         if self.head is None:
-            return False
-        then, since = self.head.seen.inputs, self.head.seen.since
-        for read in reads:
-            for path in read.paths:
-                stat = then.get(path)
-                if now.inputs.get(path) != stat or (stat is not None and racy(stat, since)):
-                    return False
-        return True
+            return lambda paths: False
+        found = self.__dict__.get("_changed")
+        if found is None or found[0] is not now or found[1] is not self.head:
+            then, since = self.head.seen.inputs, self.head.seen.since
+            differ = {path for path, _ in then.items() ^ now.inputs.items()}
+            changed = frozenset(differ.union([p for p, m in then.items() if racy(m, since)]))
+            found = self.__dict__["_changed"] = (now, self.head, changed)  # frozen: no field
+        return found[2].isdisjoint
 
     def appeared(self, inputs: Snapshot) -> Snapshot:
         """`inputs` (observed before the build read) with the paths its values were read
@@ -288,11 +298,13 @@ class Index:
         return reads + ([self.shared.read] if self.shared is not None else [])
 
     def rows(self) -> dict[str, bytes]:
-        """Its rows: the head, the site, and the parts that may differ from the stored ones."""
+        """Its rows: the head, the site (its traces by `traced`'s parts), and the parts that
+        may differ from the stored ones."""
         assert self.head is not None and self.published is not None
         parts = {f"{INDEX}/{k}": self.parts[k] for k in sorted(self.fresh) if k < len(self.parts)}
-        head, site = (pickle.dumps(row, protocol=5) for row in (self.head, self.published))
-        return {INDEX: head, SITE: site} | parts
+        site = replace(self.published, traces={})
+        head, site_row = (pickle.dumps(row, protocol=5) for row in (self.head, site))
+        return {INDEX: head, SITE: site_row} | parts | self.traced.written(SITE)
 
     @classmethod
     def of(
@@ -321,7 +333,8 @@ class Index:
         )
         fresh = frozenset(range(PARTS)) - (kept - before.fresh)
         shared = Shared((course.meta, course.glossary), reads[STAGES[0]].get(COURSE_FILES, Read()))
-        return cls(before.salt, before.head, before.published, entries, shared, stored, fresh)
+        published, traced = before.published, before.traced
+        return cls(before.salt, before.head, published, entries, shared, stored, fresh, traced)
 
 
 def _same_entry(old: Entry, new: Entry) -> bool:

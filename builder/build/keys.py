@@ -56,9 +56,10 @@ class Digests:
         self.keys_last: dict[tuple[Any, ...], tuple[tuple[Any, ...], Any]] = {}
         self.asked: dict[tuple[Any, ...], int] = {}  # slot -> keys asked for there this build
         self.alike: dict[tuple[int, int], bool] = {}  # (new, last) objects compared this build
-        # slot -> (a key, what was made from the arguments of that key): what this build and
-        # those before it remembered, kept by the build's index (builder.build.index)
-        self.remembered: dict[Any, tuple[str, Any]] = {}
+        # slot -> (a key, what was made from the arguments of that key, those arguments):
+        # what this build and those before it remembered, kept by the build's index
+        # (builder.build.index)
+        self.remembered: dict[Any, tuple[str, Any, tuple[Any, ...]]] = {}
 
     def turn(self) -> None:
         self.last, self.now = self.now, {}
@@ -75,16 +76,26 @@ class Digests:
         (builder.build.index): not made again while those objects are in use."""
         self.last.update((id(value), (value, made)) for value, made in known)
 
-    def remember(self, slot: Any, key: str, made: Any) -> None:
-        """That `made` (plain values: the index pickles them) was made from arguments of
-        `key` (`key(fn, args)`: the code's digest is in it)."""
-        self.remembered[slot] = (key, made)
+    def remember(self, slot: Any, key: str, made: Any, args: tuple[Any, ...] = ()) -> None:
+        """That `made` (plain values: the index pickles them) was made from arguments `args`
+        of `key` (`key(fn, args)`: the code's digest is in it), in the form `same_as`
+        compares (frozen values, which the index pickles too)."""
+        self.remembered[slot] = (key, made, args)
 
     def recall(self, slot: Any, key: str) -> Any:
         """What was made at `slot` from arguments of `key`, by this build or one before it
         of the same code; None if not that."""
         found = self.remembered.get(slot)
         return found[1] if found is not None and found[0] == key else None
+
+    def same_as(self, slot: Any, args: tuple[Any, ...]) -> tuple[str, Any] | None:
+        """The key and what was made at `slot` when it was made from arguments that are
+        `same` as `args` (the very objects the index kept, or equal values of the same
+        types): found without digesting `args`; None if not that."""
+        found = self.remembered.get(slot)
+        if found is None or not found[2] or not self.same(args, found[2]):
+            return None
+        return found[0], found[1]
 
     def key(self, fn: Callable[..., Any], args: tuple[Any, ...], slot: Any = None) -> str:
         if self.keys is None or slot is None:

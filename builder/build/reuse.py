@@ -4,8 +4,9 @@ builder.render says what each lesson is made from and what it makes); they are h
 Cache for their expensive pure calls (`Memo`) and know nothing of this.
 
 A one-shot build is seeded from its index (builder.build.index): a lesson whose arguments
-have the key an earlier build remembered gets its artifacts' keys back without making
-them (`Digests.recall`). The preview is seeded from memory (`turn`): a lesson whose
+are `same` as those an earlier build remembered (the index's own objects, compared, not
+digested: `Digests.same_as`), or have the key it remembered (`Digests.recall`), gets its
+artifacts' keys back without making them. The preview is seeded from memory (`turn`): a lesson whose
 arguments are the very objects of the last build has its artifacts as they were, told for
 every lesson at once (`Digests.again_each`), and the navigation and what every lesson
 shares stay the last build's objects while equal, so they are told by identity.
@@ -130,15 +131,23 @@ class Reuse:
     def _lesson(self, *row: Any) -> KeyedLesson:
         """A lesson's artifacts, keyed; or, when an earlier build made them from arguments
         of the same key, the keys it remembered, each made again only if neither the site
-        nor the store holds it. That key is digested from what the index kept digests of
-        (the lesson, its status) and what every lesson shares (once a build): one key a
-        lesson, not three (page, charts, notebook) from all their arguments."""
+        nor the store holds it. Arguments `same` as those it remembered (what every lesson
+        shares by its digest, made once a build) are not digested at all: an unchanged
+        lesson's are the index's own objects (its lesson, its status) and values equal to
+        the last build's. Else the key is digested from what the index kept digests of and
+        what every lesson shares: one key a lesson, not three (page, charts, notebook)."""
         from ..render import lessons as render
 
         args = render.lesson_inputs(*row)
         label = args[1].id
-        key = self.digests.key(render.of_lesson, args)
-        if (keys := self.digests.recall(label, key)) is not None:
+        # what the index keeps of them: what every lesson shares by its digest (made once)
+        kept = (self.digests.digest(args[0]), *args[1:])
+        found = self.digests.same_as(label, kept)
+        key, keys = found or (self.digests.key(render.of_lesson, args), None)
+        keys = keys or self.digests.recall(label, key)
+        if keys is not None:
+            if found is None:  # the same key from other objects: compared next time
+                self.digests.remember(label, key, keys, kept)
             page, charts, book = keys
 
             def again(key: str, which: str, kind: str) -> Keyed:
@@ -149,7 +158,7 @@ class Reuse:
         made = render.of_lesson(*args)
         keyed = self.key(made[0]), tuple((n, self.key(a)) for n, a in made[1]), self.key(made[2])
         charts = tuple((name, chart.key) for name, chart in keyed[1])
-        self.digests.remember(label, key, (keyed[0].key, charts, keyed[2].key))
+        self.digests.remember(label, key, (keyed[0].key, charts, keyed[2].key), kept)
         return keyed
 
 

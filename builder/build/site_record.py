@@ -34,7 +34,7 @@ import json
 import os
 import re
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,6 +51,39 @@ HEADER = "# the files python -m builder wrote in the site folder below; make cle
 IDENTITY = re.compile(r"# identity: ([0-9]+) ([0-9]+)")
 PAGE = re.compile(r"# index.html: ([0-9a-f]{64})")
 MAX_PAGE_BYTES = 64 * 2**20  # an index.html this large is not one to recognise
+
+
+# What name_problem finds in names put between newlines: characters (the newline itself is
+# told by counting), and parts that are empty, '.' or '..' (strings found in C).
+_ANY_WRONG = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\ud800-\udfff\\\\]")
+_WRONG_PARTS = (
+    "\n\n",
+    "\n/",
+    "/\n",
+    "//",
+    "/./",
+    "\n./",
+    "/.\n",
+    "\n.\n",
+    "/../",
+    "\n../",
+    "/..\n",
+    "\n..\n",
+)
+
+
+def first_problem(names: Sequence[str]) -> tuple[str, str] | None:
+    """The first of `names` that `name_problem` finds a problem with, and the problem; None
+    when every one is plainly a file's name inside a folder. The names are looked at
+    together (a site lists tens of thousands), and one by one only when one is wrong."""
+    joined = "\n" + "\n".join(names) + "\n"
+    fine = joined.count("\n") == len(names) + 1 and not _ANY_WRONG.search(joined)
+    if fine and not any(part in joined for part in _WRONG_PARTS):
+        return None
+    for name in names:
+        if problem := name_problem(name):
+            return name, problem
+    return None
 
 
 @dataclass(frozen=True)
@@ -111,7 +144,7 @@ def save(out: Path, cache: Path, record: Record) -> None:
         f"# site folder, from the cache folder: {json.dumps(_from(cache, out))}\n",
         f"# identity: {identity[0]} {identity[1]}\n",
         *(f"# index.html: {digest}\n" for digest in sorted(record.pages)),
-        *(f"{n}\n" for n in sorted(record.names)),
+        "".join(n + "\n" for n in sorted(record.names)),
     ]
     path = record_path(cache, out)
     write_atomic(path, "".join(lines).encode(), durable=False, root=cache)
@@ -179,29 +212,29 @@ def _read_record(path: Path) -> tuple[Record | None, tuple[int, int] | None]:
         data = read_file(path, MAX_RECORD_BYTES, BuildError)
     except FileNotFoundError:
         return None, None
-    names: set[str] = set()
+    try:
+        lines = data.decode("utf-8").split("\n")
+    except UnicodeDecodeError:
+        lines = [raw.decode("utf-8", "surrogateescape") for raw in data.split(b"\n")]
+    notes = [line for line in lines if not line or line.startswith("#")]
+    names = [line for line in lines if line and not line.startswith("#")]
+    if wrong := first_problem(names):
+        line, problem = wrong
+        number = lines.index(line) + 1
+        shown = line.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        raise BuildError(
+            f"line {number} names {shown!r}, which {problem}: this builder lists only "
+            "files inside the site; nothing was written or deleted",
+            path=path,
+            hint="delete that line (this builder never writes one), then run the command again",
+        )
     digests: set[str] = set()
     identity: tuple[int, int] | None = None
-    for number, raw in enumerate(data.split(b"\n"), start=1):
-        try:
-            line = raw.decode("utf-8")
-            problem = name_problem(line)
-        except UnicodeDecodeError:
-            line, problem = raw.decode("utf-8", "replace"), "is not UTF-8"
-        if not line or line.startswith("#"):
-            if found := IDENTITY.fullmatch(line):
-                identity = (int(found[1]), int(found[2]))
-            elif found := PAGE.fullmatch(line):
-                digests.add(found[1])
-            continue
-        if problem:
-            raise BuildError(
-                f"line {number} names {line!r}, which {problem}: this builder lists only "
-                "files inside the site; nothing was written or deleted",
-                path=path,
-                hint="delete that line (this builder never writes one), then run the command again",
-            )
-        names.add(line)
+    for line in notes:
+        if found := IDENTITY.fullmatch(line):
+            identity = (int(found[1]), int(found[2]))
+        elif found := PAGE.fullmatch(line):
+            digests.add(found[1])
     return Record(frozenset(names), frozenset(digests)), identity
 
 

@@ -44,6 +44,7 @@ def publish(
     seen = replace(now, site={}, inputs=index.appeared(now.inputs))
     head = Head(seen, after, site_ns, len(names), versions)
     published = Published(now.taken_ns, index.salt, names, site.traces(), index.shared)
-    index = replace(index, head=head, published=published)
+    traced = index.traced.again(published.traces)  # the traces' parts that changed, pickled
+    index = replace(index, head=head, published=published, traced=traced)
     store.commit(index.rows(), site.references(store.used) | index.references())
     return written, index

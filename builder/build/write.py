@@ -56,7 +56,7 @@ def write(
     names, present = sorted(set(names)), list(present)
     _listable(names)
     known = site_record.read(out, cache, present)
-    left = [name for name in present if TEMPORARY.fullmatch(name) and not name_problem(name)]
+    left = [name for name in present if _temporary(name) and not name_problem(name)]
     before = sorted({*known.names, *left})
     record = _Record(out, cache, known.held)
     try:
@@ -87,7 +87,7 @@ class _Record:
         self.failed = False
 
     def save(self, names: set[str], pages: frozenset[str]) -> None:
-        record = Record(frozenset(n for n in names if not TEMPORARY.fullmatch(n)), pages)
+        record = Record(frozenset(n for n in names if not _temporary(n)), pages)
         if record == self.held or self.failed:
             return
         try:
@@ -103,6 +103,11 @@ class _Record:
             )
             return
         self.held = record
+
+
+def _temporary(name: str) -> bool:
+    """A temporary file of fsutil's (its names end in .tmp: the pattern only for those)."""
+    return name.endswith(".tmp") and TEMPORARY.fullmatch(name) is not None
 
 
 def _left_in_place(out: Path, others: set[str]) -> None:
@@ -121,14 +126,13 @@ def _listable(names: list[str]) -> None:
     """Every name the record will list passes the rules it is read with, or nothing
     is written: a name with a newline would list two files, one of them not the builder's
     (the course's own files are refused at load, builder/course/files.py site_name)."""
-    for name in names:
-        problem = name_problem(name)
-        if problem:
-            raise BuildError(
-                f"the site would hold a file named {name!r}, which {problem}; nothing was "
-                "written or deleted",
-                hint="rename the file the site publishes under that name",
-            )
+    if wrong := site_record.first_problem(names):
+        name, problem = wrong
+        raise BuildError(
+            f"the site would hold a file named {name!r}, which {problem}; nothing was "
+            "written or deleted",
+            hint="rename the file the site publishes under that name",
+        )
 
 
 def _remove(out: Path, names: list[str]) -> None:

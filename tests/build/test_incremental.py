@@ -10,6 +10,7 @@ import re
 import shutil
 import sqlite3
 import time
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ from typing import Any
 import pytest
 
 from bench.generate import generate, write_recordings
-from builder.build import index, make, pipeline, reuse, site
+from builder.build import index, make, pipeline, reuse, site, traced
 from builder.build.index import Head
 from builder.build.keys import Digests, Keyed
 from builder.build.make import MIN_PER_WORKER
@@ -304,6 +305,13 @@ def test_the_index_holds_what_the_door_opened_for_each_value(
     assert f"content/lessons/{LESSON}/extra.csv" in opened
 
 
+def _traces(paths: Paths) -> set[str]:
+    """The keys of the artifacts the site's traces are of."""
+    found = traced.Traced.load(Store(paths.cache), index.SITE)
+    assert found is not None
+    return set(found.traces())
+
+
 def _salt(store: Store) -> str:
     found = store.manifest(index.SITE)
     assert isinstance(found, index.Published)
@@ -314,9 +322,10 @@ def test_a_prose_edit_stores_only_its_lessons_part_of_the_index(
     paths: Paths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The index's rows (builder.core.store INDEX): a prose edit writes its head and the
-    one part that holds the edited lesson, not all 64 (72 MB at 10,000 lessons); the rows
-    it leaves are still what the next build reads, so an edit of another lesson then reads
-    only that lesson's files."""
+    one part that holds the edited lesson, not all 64 (72 MB at 10,000 lessons), and of the
+    site's traces (builder.build.traced) the parts of the artifacts it made again, not all
+    64; the rows it leaves are still what the next build reads, so an edit of another
+    lesson then reads only that lesson's files."""
     wall_clock(monkeypatch)
     written: list[list[str]] = []
     commit = Store.commit
@@ -328,11 +337,18 @@ def test_a_prose_edit_stores_only_its_lessons_part_of_the_index(
 
     monkeypatch.setattr(Store, "commit", spied)
     render(paths)
-    assert len(written[-1]) == 2 + index.PARTS  # the first build: every part
+    assert len(written[-1]) == 2 + index.PARTS + traced.PARTS  # the first build: every part
+    before = _traces(paths)
     append(lesson_md(paths), "\nA new sentence.\n")
     render(paths)
     head_and_site = [index.INDEX, index.SITE]
-    assert written[-1] == sorted([*head_and_site, f"{index.INDEX}/{index._part(LESSON)}"])
+    traces = [row for row in written[-1] if row.startswith(f"{index.SITE}/")]
+    rows = [row for row in written[-1] if row not in traces]
+    assert rows == sorted([*head_and_site, f"{index.INDEX}/{index._part(LESSON)}"])
+    made_again = {
+        f"{index.SITE}/{zlib.crc32(k.encode()) % traced.PARTS}" for k in _traces(paths) - before
+    }
+    assert made_again and made_again <= set(traces) and len(traces) < traced.PARTS // 2
     other = next(x for x in sorted(os.listdir(paths.content / "lessons")) if x != LESSON)
     append(paths.content / "lessons" / other / "lesson.md", "\nAnother sentence.\n")
     opened = opened_inputs(monkeypatch, paths)

@@ -128,6 +128,23 @@ def test_what_again_each_finds_is_made_of_what_each_place_holds_now(one: Any, ot
         first = first or found
 
 
+@pytest.mark.parametrize(
+    ("one", "other"), DIFFERENT + LOOK_ALIKE, ids=[repr(p) for p in DIFFERENT + LOOK_ALIKE]
+)
+def test_what_is_recalled_without_a_key_was_made_of_the_same_arguments(
+    one: Any, other: Any
+) -> None:
+    """Digests.same_as (a one-shot build's unchanged lessons, from the index): what was
+    remembered with its arguments is found again, with its key, for arguments `same` as
+    those, and never for look-alikes that keys tell apart, nor at another place."""
+    digests = Digests("code")
+    digests.remember("a", key(one, "same"), "made of one", (one, "same"))
+    assert digests.same_as("a", (one, "same")) == (key(one, "same"), "made of one")
+    assert digests.same_as("a", (other, "same")) is None
+    assert digests.same_as("a", (one,)) is None
+    assert digests.same_as("b", (one, "same")) is None
+
+
 def test_arguments_equal_to_the_last_builds_are_keyed_without_digesting(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

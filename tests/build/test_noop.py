@@ -162,6 +162,8 @@ SECOND_ROW: dict[str, Callable[[Paths], None]] = {
     "not the expected tuple": lambda paths: _put_row(paths, SITE, _sealed(pickle.dumps(("x",)))),
     "of another build": _of_another_build,
     "of the old layout (one row)": _old_layout,
+    "a part of its traces missing": lambda paths: _put_row(paths, f"{SITE}/5", None),
+    "a part of its traces damaged": lambda paths: _put_row(paths, f"{SITE}/3", b"\0\0\0\0x"),
 }
 
 
