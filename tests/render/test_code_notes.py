@@ -13,11 +13,9 @@ from dataclasses import replace
 import pytest
 
 from builder.cells import parse
-from builder.course.load import load_course
 from builder.course.model import Course, Lesson
 from builder.render import notebook
 from builder.render.prose import render_prose
-from tests.helpers import FIXTURE_COURSE
 
 EXAMPLE = """\
 # %% setup hide
@@ -41,11 +39,6 @@ Intro.
 
 {{ cell plain }}
 """
-
-
-@pytest.fixture(scope="module")
-def course() -> Course:
-    return load_course(FIXTURE_COURSE)
 
 
 def lesson_of(course: Course, source: str, body: str) -> Lesson:

@@ -8,7 +8,6 @@ from dataclasses import replace
 
 import pytest
 
-from builder.course.load import load_course
 from builder.course.model import Course
 from builder.course.recording import Fit, Recording, XYPanel, XYSeries, load
 from tests.helpers import FIXTURE_COURSE, REFERENCE
@@ -30,11 +29,6 @@ SCATTER = XYPanel(
     [1.0, 2.0, 2.0, 3.5],
     [XYSeries("measured", [3.0, 5.0, 5.5, 8.0], Fit("linear", 2.0, 1.0))],
 )
-
-
-@pytest.fixture(scope="module")
-def course() -> Course:
-    return load_course(FIXTURE_COURSE)
 
 
 @pytest.fixture(scope="module")

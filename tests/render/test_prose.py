@@ -16,24 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from builder.course.load import load_course
 from builder.course.model import Course, Lesson
-from builder.course.recording import Recording, load
+from builder.course.recording import Recording
 from builder.render import anchors, bounded, figures, prose
-from tests.helpers import FIXTURE_COURSE, HERE, REFERENCE
+from tests.helpers import FIXTURE_COURSE, HERE
 
 CASES = HERE / "render_cases"
 SEPARATOR = "\n======\n"
-
-
-@pytest.fixture(scope="module")
-def course() -> Course:
-    return load_course(FIXTURE_COURSE)
-
-
-@pytest.fixture(scope="module")
-def reference() -> Recording:
-    return load(REFERENCE)
 
 
 def _lesson(course: Course, body: str) -> Lesson:

@@ -10,24 +10,13 @@ from html.parser import HTMLParser
 
 import pytest
 
-from builder.course.load import load_course
 from builder.course.model import Course
-from builder.course.recording import Recording, load
+from builder.course.recording import Recording
 from builder.render import anchors, prose
 from builder.render.reading import READING_WPM, reading_minutes
-from tests.helpers import FIXTURE_COURSE, HERE, REFERENCE
+from tests.helpers import HERE
 
 _WORD = re.compile(r"\w+(?:['’.-]\w+)*")
-
-
-@pytest.fixture(scope="module")
-def course() -> Course:
-    return load_course(FIXTURE_COURSE)
-
-
-@pytest.fixture(scope="module")
-def reference() -> Recording:
-    return load(REFERENCE)
 
 
 def _render(course: Course, body: str, recording: Recording | None = None) -> prose.RenderedProse:

@@ -10,24 +10,13 @@ from html import unescape
 
 import pytest
 
-from builder.course.load import load_course
 from builder.course.model import Course
-from builder.course.recording import Recording, load
+from builder.course.recording import Recording
 from builder.render import prose
-from tests.helpers import FIXTURE_COURSE, REFERENCE
+from tests.helpers import FIXTURE_COURSE
 
 LESSON = f"{FIXTURE_COURSE}/lessons/basics-01/lesson.md"
 FIRST_LINE = 12  # of the Markdown after "Intro.\n\n", in the fixture lesson's file
-
-
-@pytest.fixture(scope="module")
-def course() -> Course:
-    return load_course(FIXTURE_COURSE)
-
-
-@pytest.fixture(scope="module")
-def reference() -> Recording:
-    return load(REFERENCE)
 
 
 def _render(course: Course, recording: Recording | None, markdown: str) -> tuple[str, list[str]]:
