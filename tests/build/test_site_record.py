@@ -14,10 +14,13 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from builder.__main__ import main
 from builder.build import stages
-from builder.build.site_record import GENERATOR, LEGACY, record_path
+from builder.build.site_record import GENERATOR, LEGACY, first_problem, record_path
+from builder.core.fsutil import name_problem
 from builder.core.observe import Paths
 from tests.helpers import cli, read_only, snapshot, write_course
 
@@ -249,3 +252,18 @@ def test_a_record_that_cannot_be_written_costs_a_warning_not_the_site(
     assert "the site is written without it, and a later build may leave behind" in warning
     assert b"Renamed lesson 1" in (course / "site" / "l" / "s1" / "index.html").read_bytes()
     assert not (course / "site" / "l" / "s3").exists()
+
+
+# Names made of the parts the name rules are about, a few with one odd character in them.
+_PARTS = st.lists(st.sampled_from(["a", "b.html", "/", ".", ".."]), max_size=5).map("".join)
+_ODD = st.sampled_from(["\\", "\n", "\t", "\x00", "\x7f", "\x85", "\udc80", "é"])
+_NAME = st.one_of(_PARTS, _PARTS, _PARTS, st.tuples(_PARTS, _ODD, _PARTS).map("".join))
+
+
+@given(st.lists(_NAME, max_size=6))
+@settings(max_examples=3000, derandomize=True, database=None)
+def test_names_checked_together_find_what_one_by_one_finds(names: list[str]) -> None:
+    """site_record.first_problem looks at every name at once and fsutil.name_problem at one:
+    a rule added to one and not the other would let a record list a name outside the site."""
+    one_by_one = next(((n, p) for n in names if (p := name_problem(n))), None)
+    assert first_problem(names) == one_by_one
