@@ -51,8 +51,9 @@ class FrontMatter:
     env: Annotated[dict[str, str], Check(env_names)] = field(default_factory=dict)
     # Old slugs, kept alive after a rename: each gets a page at l/<alias>/ that redirects here.
     aliases: tuple[Slug, ...] = ()
-    # `gpu`: recorded only on a GPU (a Dask worker started with `--resources GPU=1`).
-    requires: Literal["gpu"] | None = None
+    # `gpu`, `tpu`: recorded only where jax has that backend (this machine, or a Dask worker
+    # started with `--resources GPU=1` or `TPU=1`).
+    requires: Literal["gpu", "tpu"] | None = None
 
 
 @dataclass(frozen=True)
@@ -80,8 +81,9 @@ class Lesson:
         return self.meta.title
 
     @property
-    def needs_gpu(self) -> bool:
-        return self.meta.requires == "gpu"
+    def accelerator(self) -> str | None:
+        """The jax backend its recording must be made on ('gpu', 'tpu'), or None: any."""
+        return self.meta.requires
 
     @property
     def lesson_path(self) -> Path:
