@@ -24,7 +24,7 @@ FIXES = MappingProxyType(  # by state: the next step, as docs/recordings.md's ta
         "orphan": "delete the recording, or restore its lesson",
         "needs a GPU machine": "record it with `record --dask ADDRESS` on a cluster with a "
         "GPU worker (dask worker --resources GPU=1)",
-        "needs a TPU machine": "record it on a TPU machine with `record --lessons ID` "
+        "needs a TPU machine": "record it on a TPU machine with `python -m builder record ID` "
         "(docs/recordings.md, Recording on a machine without network)",
     }
 )
