@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Annotated, Any, Literal, Protocol, TypeVar
+from typing import Annotated, Any, Literal, Protocol, TypeVar, get_args
 
 from annotated_types import Interval, Len, MaxLen, MinLen
 
@@ -32,6 +32,9 @@ from .validation import FORBID, Check, Pattern
 Slug = Annotated[str, Pattern(SLUG_PATTERN), MaxLen(64)]
 LessonId = Annotated[str, Pattern(LESSON_ID_PATTERN), MaxLen(64)]
 Line = Annotated[str, Len(1, 300)]
+# What a lesson's `requires:` may name: the jax backend its recording must come from.
+Accelerator = Literal["gpu", "tpu"]
+ACCELERATORS = frozenset(get_args(Accelerator))
 
 
 @dataclass(frozen=True)
@@ -53,7 +56,7 @@ class FrontMatter:
     aliases: tuple[Slug, ...] = ()
     # `gpu`, `tpu`: recorded only where jax has that backend (this machine, or a Dask worker
     # started with `--resources GPU=1` or `TPU=1`).
-    requires: Literal["gpu", "tpu"] | None = None
+    requires: Accelerator | None = None
 
 
 @dataclass(frozen=True)

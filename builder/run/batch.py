@@ -23,7 +23,7 @@ from ..core.errors import BuildError, ExecutionError, RecordingError
 from ..core.fsutil import check_writable, write_atomic
 from ..core.observe import Paths
 from ..course import fingerprint
-from ..course.model import Course, Lesson
+from ..course.model import ACCELERATORS, Course, Lesson
 from ..course.recording import dumps
 from ..course.rules import MAX_PANELS, inputs_path, read_inputs, run_seconds
 from ..course.status import LessonStatus, recording_path
@@ -116,9 +116,6 @@ class Local:
     ) -> Iterable[tuple[Lesson, Execution, str]]:
         for lesson, execution in _run_all(lessons, self.runner, self.jobs):
             yield lesson, execution, ""
-
-
-ACCELERATORS = frozenset({"gpu", "tpu"})  # what a lesson's `requires:` may name
 
 
 def this_backend() -> str:

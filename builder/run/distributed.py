@@ -32,7 +32,7 @@ from ..core.console import clock
 from ..core.errors import BuildError
 from ..core.scratch import scratch
 from ..course.files import read_file
-from ..course.model import FrontMatter, Lesson
+from ..course.model import ACCELERATORS, FrontMatter, Lesson
 from ..course.rules import EXAMPLE_FILE
 from .execute import Execution, Limits, Outcome, Runner
 from .workers import Roster, _good_workers, _worker_name, expected_versions, refusal
@@ -172,7 +172,7 @@ class Cluster:
         """'gpu' ('tpu') when a worker has the resource GPU (TPU) to run such lessons."""
         info = self.client.scheduler_info()["workers"]
         held = [info[w].get("resources", {}) for w in self.workers if w in info]
-        return frozenset(k for k in ("gpu", "tpu") if any(r.get(k.upper(), 0) >= 1 for r in held))
+        return frozenset(k for k in ACCELERATORS if any(r.get(k.upper(), 0) >= 1 for r in held))
 
     def __call__(
         self, lessons: list[Lesson], seconds: dict[str, float]
