@@ -59,6 +59,9 @@ class Environment:
     jax: Text
     numpy: Text
     matplotlib: Text
+    # Optional (still schemaVersion 1): the accelerator's kind as jax names it ('TPU v5
+    # lite'); absent for the CPU, whose model the sidecar keeps (builder/core/machine.py).
+    deviceKind: Annotated[Text | None, Check(_not_null, before=True)] = None
 
 
 @dataclass(frozen=True)
@@ -143,6 +146,13 @@ class Recording:
         """The instrument in words: 'CPU' for recorded_cpu_computation."""
         return self.provenance.removeprefix("recorded_").removesuffix("_computation").upper()
 
+    @property
+    def devices(self) -> str:
+        """'1 device', '8 devices · TPU v5 lite': how many, and their kind where known."""
+        env = self.environment
+        count = f"{env.deviceCount} device" + ("s" if env.deviceCount != 1 else "")
+        return f"{count} · {env.deviceKind}" if env.deviceKind else count
+
 
 def _cells_fit(recording: Recording) -> Recording:
     """Each cell once, its part of stdout within stdout and after the one before it, and a
@@ -169,6 +179,8 @@ def dumps(recording: Recording) -> bytes:
     for optional in ("timings", "cells"):
         if fields[optional] is None:
             del fields[optional]
+    if fields["environment"]["deviceKind"] is None:
+        del fields["environment"]["deviceKind"]
     for cell in fields.get("cells") or ():
         for optional in ("value", "raised"):
             if cell[optional] is None:
@@ -265,6 +277,16 @@ def json_schema() -> dict[str, Any]:
         "of stdout (characters start to end, end excluded), the repr of its last expression "
         "(value) or the exception it was declared to raise (raised); absent for an example "
         "without cells.",
+    }
+    schema["$defs"]["Environment"]["properties"]["deviceKind"] = {  # optional, never null
+        "type": "string",
+        "minLength": 1,
+        "maxLength": 200,
+        "title": "Devicekind",
+        "description": "Optional. The kind of device jax ran on, as jax names it "
+        "(jax.devices()[0].device_kind, e.g. 'TPU v5 lite'), measured by the provenance "
+        "probe; absent for the CPU (the lesson's sidecar names the CPU's model) and in "
+        "recordings made before it was kept.",
     }
     schema["$defs"]["XYSeries"]["properties"]["fit"] = {  # optional; when present, never null
         "$ref": "#/$defs/Fit",

@@ -183,10 +183,9 @@ def format_number(value: float) -> str:
 
 
 def provenance(recording: Recording) -> str:
-    """'Recorded CPU computation · jax 0.9.2 · 1 device · 2026-10-20'."""
-    env = recording.environment
-    devices = f"{env.deviceCount} device" + ("s" if env.deviceCount != 1 else "")
+    """'Recorded CPU computation · jax 0.9.2 · 1 device · 2026-10-20', the device's kind
+    after the count where the recording names it ('1 device · TPU v5 lite')."""
     return (
-        f"Recorded {recording.device} computation · jax {env.jax} · {devices} · "
-        f"{recording.generatedAt[:10]}"
+        f"Recorded {recording.device} computation · jax {recording.environment.jax} · "
+        f"{recording.devices} · {recording.generatedAt[:10]}"
     )
