@@ -9,7 +9,7 @@ Every field added since the first recordings is optional, so schemaVersion stays
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 from annotated_types import Interval, Len, MaxLen, MinLen
 
@@ -39,9 +39,8 @@ def _not_null(value: object) -> object:
     return value
 
 
-def _optional(kind: Any) -> Any:
-    """An optional field's type: `kind`, or left out (never null)."""
-    return Annotated[kind | None, Check(_not_null, before=True)]
+T = TypeVar("T")
+Maybe = Annotated[T | None, Check(_not_null, before=True)]  # optional: left out, never null
 
 
 @dataclass(frozen=True)
@@ -52,7 +51,7 @@ class Reference:
 
     axis: Literal["x", "y"]
     at: Number
-    label: _optional(Text) = None
+    label: Maybe[Text] = None
 
 
 @dataclass(frozen=True)
@@ -92,7 +91,7 @@ class BarPanel:
     labels: Annotated[list[Text], MinLen(1)]
     ylabel: Text
     series: Annotated[list[Series], MinLen(1)]
-    axes: _optional(Axes) = None
+    axes: Maybe[Axes] = None
 
     @classmethod
     def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> Any:
@@ -134,15 +133,15 @@ class XYSeries:
 
     label: Text
     y: list[Number]
-    fit: _optional(Fit) = None
+    fit: Maybe[Fit] = None
     # Captured from a figure (builder/run/figures.py): the series' own x values where they
     # are not the panel's; how it is drawn where that is not the panel's kind; a band's lower
     # edge or error bars' ends; and how many points the run drew, where `y` holds a sample.
-    x: _optional(list[Number]) = None
-    mark: _optional(Literal["line", "points", "band"]) = None
-    low: _optional(list[Number]) = None
-    high: _optional(list[Number]) = None
-    of: _optional(Annotated[int, Interval(ge=1)]) = None
+    x: Maybe[list[Number]] = None
+    mark: Maybe[Literal["line", "points", "band"]] = None
+    low: Maybe[list[Number]] = None
+    high: Maybe[list[Number]] = None
+    of: Maybe[Annotated[int, Interval(ge=1)]] = None
 
     def bounds(self) -> dict[str, list[Number]]:
         """The series' band or error bars, by name: `low`, `high`, where it has them."""
@@ -165,7 +164,7 @@ class XYPanel:
     ylabel: Text
     x: Annotated[list[Number], MinLen(1)]
     series: Annotated[list[XYSeries], MinLen(1)]
-    axes: _optional(Axes) = None
+    axes: Maybe[Axes] = None
 
     @classmethod
     def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> Any:
@@ -214,7 +213,7 @@ class ImagePanel:
     ylabel: Text
     pixels: Annotated[list[Annotated[list[Number], Len(1, MAX_IMAGE)]], Len(1, MAX_IMAGE)]
     shape: Annotated[list[Annotated[int, Interval(ge=1)]], Len(2, 2)]
-    axes: _optional(Axes) = None
+    axes: Maybe[Axes] = None
 
     @classmethod
     def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> Any:

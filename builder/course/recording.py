@@ -282,7 +282,7 @@ def _never_null(field: dict[str, Any]) -> dict[str, Any]:
         return field
     (kind,) = [option for option in options if option != {"type": "null"}]
     said = {k: v for k, v in field.items() if k not in ("anyOf", "default")}
-    return kind | said
+    return {**kind, **said}
 
 
 _TOO_BIG = "an example printing this much is a mistake; trim its output and re-record"

@@ -18,9 +18,9 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from ..course.recording import BarPanel, Panel, XYPanel
+from ..course.recording import BarPanel, ImagePanel, Panel, XYPanel
 from . import chartlabels as text
-from . import plots
+from . import images, plots
 from .chartlabels import log_scale as log_scale  # the alt text says the scale
 from .chartplan import BAR, LIFT, TICK, Plan, pad, plan
 from .chartplan import NARROW as NARROW
@@ -46,10 +46,13 @@ def sized_svgs(panel: Panel, sizes: Mapping[str, Size] = SIZES) -> dict[str, dic
     """The panel's SVGs per size (by its name in `sizes`) and theme. Bars: from one figure,
     drawn at the first size, then re-sized and re-dressed for the next (the axes, bars and
     y axis are the same); each the same bytes as `bar_svgs(panel, size)` gives. Lines and
-    points: builder/render/plots.py."""
-    light = (
-        plots.light_svgs(panel, sizes) if isinstance(panel, XYPanel) else _light_svgs(panel, sizes)
-    )
+    points: builder/render/plots.py; images: builder/render/images.py."""
+    if isinstance(panel, XYPanel):
+        light = plots.light_svgs(panel, sizes)
+    elif isinstance(panel, ImagePanel):
+        light = images.light_svgs(panel, sizes)
+    else:
+        light = _light_svgs(panel, sizes)
     return {name: {theme: recolour(svg, theme) for theme in THEMES} for name, svg in light.items()}
 
 
@@ -70,6 +73,8 @@ def pixels(panel: Panel, size: Size = WIDE) -> tuple[int, int]:
     known before drawing, which needs no matplotlib."""
     if isinstance(panel, XYPanel):
         return plots.pixels(panel, size)
+    if isinstance(panel, ImagePanel):
+        return images.pixels(panel, size)
     return round(size.width * 4 / 3), round(plan(panel, size).height * 4 / 3)
 
 

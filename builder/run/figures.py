@@ -363,7 +363,7 @@ def _image(ax: Any, where: _Where) -> dict[str, Any]:
     if len(ax.images) > 1 or ax.lines or ax.collections or ax.patches:
         raise where.error("an image drawn with other artists in one axes", OUT)
     image = ax.images[0]
-    array = numpy.ma.filled(numpy.ma.asarray(image.get_array(), dtype=float), numpy.nan)
+    array: Any = numpy.ma.filled(numpy.ma.asarray(image.get_array(), dtype=float), numpy.nan)
     if array.ndim != 2:
         raise where.error(
             f"an image of shape {list(array.shape)} (RGB?)", "imshow a 2-D array, or " + OUT
