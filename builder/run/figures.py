@@ -171,6 +171,8 @@ def _reference(line: Any) -> dict[str, Any]:
 
 
 def _xy(ax: Any, where: _Where) -> dict[str, Any]:
+    for patch in ax.patches:  # drawn by hand: a chart cannot say what it means
+        raise where.error(f"the {type(patch).__name__} {_said(patch)}")
     used: set[int] = set()
     series = [s for c in ax.containers for s in _errorbar(c, where, used)]
     for line in ax.lines:
@@ -386,7 +388,7 @@ def _even(count: int, most: int) -> list[int]:
 
 
 def _said(artist: Any) -> str:
-    text = getattr(artist, "get_text", lambda: "")()
+    text = artist.get_text() if type(artist).__name__ in ("Text", "Annotation") else ""
     label = artist.get_label() if hasattr(artist, "get_label") else ""
     name = text or ("" if not label or label.startswith("_") else label)
     return repr(_text(name, "")[:60]) if name else "(unlabelled)"

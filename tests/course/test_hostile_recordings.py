@@ -342,7 +342,10 @@ def _many_labels(raw: dict[str, Any]) -> None:
 @pytest.mark.parametrize(
     ("damage", "message"),
     [
-        (_many_panels, f"field data.panels: List should have at most {MAX_PANELS} items after validation"),
+        (
+            _many_panels,
+            f"field data.panels: List should have at most {MAX_PANELS} items after validation",
+        ),
         (_many_labels, "100000 labels x 1 series is 100000 bars, more than 240 in one panel"),
     ],
     ids=["too many panels", "100,000 labels"],
