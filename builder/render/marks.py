@@ -335,8 +335,7 @@ def grids(recording: Recording, numbers: list[int], shown: Sequence[str]) -> lis
         if axes and later and later.figure == axes.figure:
             continue
         columns = min(axes.columns, 3) if axes else 1
-        grid = f'<div class="panel-grid" data-columns="{columns}">'
-        out.append(grid + "".join(group) + "</div>" if columns > 1 else "".join(group))
+        out.append(macro("panel_grid", columns, group) if columns > 1 else "".join(group))
         group = []
     return out
 
