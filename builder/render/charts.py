@@ -15,7 +15,7 @@ re-dresses the wide one's figure when its bars stand upright in both.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import fields, is_dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ..course.recording import BarPanel, ImagePanel, Panel, XYPanel
@@ -64,8 +64,24 @@ def drawn(panel: Panel) -> Panel:
 
 def drawing(panel: Panel) -> str:
     """What the chart draws, as text: the name of its drawing in the store's keys (its
-    size, its SVGs) and, digested, in its file's name (figures.chart_file)."""
-    return repr(drawn(panel))
+    size, its SVGs) and, digested, in its file's name (figures.chart_file). The fields
+    added for captured figures are left out where absent, so that a chart of a panel made
+    before them keeps its name (and its cached drawing)."""
+    return _described(drawn(panel))
+
+
+ADDED = frozenset({"axes", "x", "mark", "low", "high", "of"})  # optional, since figures
+
+
+def _described(value: object) -> str:
+    """repr(value), without the ADDED fields that are None."""
+    if isinstance(value, list):
+        return "[" + ", ".join(map(_described, value)) + "]"
+    if not is_dataclass(value):
+        return repr(value)
+    shown = [(f.name, getattr(value, f.name)) for f in fields(value)]
+    said = [f"{k}={_described(v)}" for k, v in shown if v is not None or k not in ADDED]
+    return f"{type(value).__name__}({', '.join(said)})"
 
 
 def pixels(panel: Panel, size: Size = WIDE) -> tuple[int, int]:
