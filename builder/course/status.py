@@ -175,8 +175,8 @@ def _staleness(
     if recording.rendererHash != renderer:
         return (
             State.STALE_HARNESS,
-            "the recording harness (builder/run/harness.py, builder/panels.py, builder/cells.py) "
-            "changed",
+            "the recording harness (builder/run/harness.py, builder/run/figures.py, "
+            "builder/panels.py, builder/cells.py) changed",
         )
     drift = environment_drift(recording, expected)
     if drift:
