@@ -52,7 +52,7 @@ class FrontMatter:
     # Old slugs, kept alive after a rename: each gets a page at l/<alias>/ that redirects here.
     aliases: tuple[Slug, ...] = ()
     # `gpu`: recorded only on a GPU (a Dask worker started with `--resources GPU=1`).
-    requires: Literal["gpu"] | None = None
+    requires: Literal["gpu", "tpu"] | None = None
 
 
 @dataclass(frozen=True)
