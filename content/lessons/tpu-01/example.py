@@ -129,9 +129,15 @@ w = jax.device_put(jnp.full((512, 128), 0.01), tpu)
 exact = jax.jit(lambda x, w: jnp.tanh(jnp.matmul(x, w, precision="highest")).sum())(x, w)
 print(f"TPU with precision='highest': {float(exact):.4f}")
 print(f"by hand in float64, 32768 * tanh(512 * 0.01): {32768 * np.tanh(512 * 0.01):.4f}")
+x_cpu, w_cpu = jax.device_put(x, cpu), jax.device_put(w, cpu)
 print(f"one product element: TPU {float((x @ w)[0, 0]):.6f}, "
-      f"CPU {float((jax.device_put(x, cpu) @ jax.device_put(w, cpu))[0, 0]):.6f}")
+      f"TPU highest {float(jnp.matmul(x, w, precision='highest')[0, 0]):.6f}, "
+      f"CPU {float((x_cpu @ w_cpu)[0, 0]):.6f}")
 print(f"0.01 rounded to bfloat16: {float(jnp.bfloat16(0.01)):.9f}")
+for name, device in [("TPU", tpu), ("CPU", cpu)]:
+    t = float(jnp.tanh(jax.device_put(jnp.float32(5.12), device)))
+    print(f"tanh(5.12) on the {name}: {t:.7f}, times 32768: {32768 * t:.4f}")
+print(f"tanh(5.12) in float64: {np.tanh(5.12):.7f}")
 
 # %% plot hide
 keys = ["ENTRY instructions (no parameters)", "computations",

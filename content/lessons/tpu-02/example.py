@@ -31,19 +31,26 @@ CONFIGS = {  # label: (input dtype, precision, accumulate in)
 }
 
 
-def operands(n, dtype):
-    if dtype == jnp.int8:
-        a = jax.random.randint(jax.random.key(0), (n, n), -100, 100, dtype=jnp.int8)
-        return a, a.T
-    return (jax.random.normal(jax.random.key(0), (n, n), dtype),
-            jax.random.normal(jax.random.key(1), (n, n), dtype))
+def operands(n):
+    """One pair of random n x n matrices, made once and cast to each dtype."""
+    a = jax.random.normal(jax.random.key(0), (n, n))
+    b = jax.random.normal(jax.random.key(1), (n, n))
+    return {dtype: (a.astype(dtype), b.astype(dtype)) if dtype != jnp.int8 else
+            ((a * 30).astype(dtype), (b * 30).astype(dtype))
+            for dtype in (jnp.bfloat16, jnp.float32, jnp.int8)}
 
 
-def median_ms(n, label, repeats=10):
-    dtype, precision, accumulate = CONFIGS[label]
-    a, b = operands(n, dtype)
-    f = jax.jit(lambda a, b: jnp.matmul(a, b, precision=precision,
-                                        preferred_element_type=accumulate))
+def product(precision, accumulate):
+    return jax.jit(lambda a, b: jnp.matmul(a, b, precision=precision,
+                                           preferred_element_type=accumulate))
+
+
+PRODUCTS = {label: product(precision, accumulate)
+            for label, (_, precision, accumulate) in CONFIGS.items()}
+
+
+def median_ms(label, a, b, repeats=10):
+    f = PRODUCTS[label]
     f(a, b).block_until_ready()                  # compile and warm up, untimed
     times = []
     for _ in range(repeats):
@@ -55,7 +62,12 @@ def median_ms(n, label, repeats=10):
 
 # %% measure
 SIZES = [1024, 2048, 4096, 8192]
-ms = {label: [median_ms(n, label) for n in SIZES] for label in CONFIGS}
+ms = {label: [] for label in CONFIGS}
+for n in SIZES:
+    matrices = operands(n)
+    for label, (dtype, _, _) in CONFIGS.items():
+        ms[label].append(median_ms(label, *matrices[dtype]))
+    del matrices
 rate = {label: [2 * n**3 / (t / 1000) / 1e12 for n, t in zip(SIZES, ms[label])]
         for label in CONFIGS}
 print(f"{'n':>5s} {'config':14s} {'median ms':>10s} {'TFLOP/s':>8s} {'of peak':>8s}")
@@ -66,7 +78,7 @@ for label in CONFIGS:
               f"{panels.timing(r * 1e12 / peak, '8.0%')}")
 
 # %% small
-tiny_ms = median_ms(128, "bf16")
+tiny_ms = median_ms("bf16", *operands(128)[jnp.bfloat16])
 print(f"a 128 x 128 bf16 product ({2 * 128**3 / 1e6:.1f} MFLOP): "
       f"{panels.timing(tiny_ms, '.3f')} ms")
 for n, t in zip(SIZES[:2], ms["bf16"][:2]):
