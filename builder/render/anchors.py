@@ -142,6 +142,7 @@ def _check(
     token = children[at]
     href = str(token.attrs.get("href", ""))
     text, kind = "", "text"  # what an empty link reads
+    token.meta["checked"] = href.startswith(("lesson:", "api:"))  # prose: made, not typed
     if href.startswith("lesson:"):
         token.attrs["href"], text = _lesson_link(href, page, own, linked)
     elif href.startswith("api:"):
