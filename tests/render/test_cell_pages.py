@@ -317,9 +317,15 @@ def test_the_whole_example_places_every_cell(course: Course, recording: Recordin
     [
         ("{{ example lines=4-7 }}", "example.py has cells: place one with {{ cell NAME }}"),
         ("{{ output lines=1-2 }}", "output lines=1-2: example.py has cells"),
-        ("{{ cell }}", "write {{ cell NAME }}, or {{ cell NAME code }}"),
-        ("{{ cell greet numbers }}", "write {{ cell NAME }}, or {{ cell NAME code }}"),
-        ("{{ cell greet code extra }}", "write {{ cell NAME }}, or {{ cell NAME code }}"),
+        ("{{ cell }}", "write {{ cell NAME }}, {{ cell NAME code }} for its code alone"),
+        (
+            "{{ cell greet numbers }}",
+            "write {{ cell NAME }}, {{ cell NAME code }} for its code alone",
+        ),
+        (
+            "{{ cell greet code extra }}",
+            "write {{ cell NAME }}, {{ cell NAME code }} for its code alone",
+        ),
         ("{{ cell greet lines=1 }}", "write {{ cell NAME code lines=A-B }}"),
         ("{{ output cell=nosuch }}", "output cell='nosuch': no cell of that name ran"),
         ("{{ output cell=aside }}", "output cell='aside': no cell of that name ran"),
@@ -492,7 +498,7 @@ def test_an_html_comment_is_not_shown_and_other_html_stays_escaped(
 def test_a_relative_link_to_nothing_of_the_course_is_an_error(
     course: Course, recording: Recording, link: str, said: str
 ) -> None:
-    html, errors = rendered(course, recording, f"See {link}.\n\n" + PLACED)
+    _, errors = rendered(course, recording, f"See {link}.\n\n" + PLACED)
     assert len(errors) == 1 and said in errors[0] and "lesson.md" in errors[0], errors
     assert "line " in errors[0]
 
