@@ -20,6 +20,7 @@ from markupsafe import Markup
 
 from ..core import machine
 from ..core.artifact import Artifact, Made, Trace
+from ..core.errors import RenderError
 from ..core.observe import RECORDED
 from ..course.addresses import page_url
 from ..course.files import read_file
@@ -145,6 +146,26 @@ def lesson_columns(
         [number[x.id] for x in lessons],
         [len(by_arc[x.meta.arc]) for x in lessons],
     )
+
+
+def unrecorded_problems(
+    course: Course, statuses: list[LessonStatus], lessons: Iterable[Lesson]
+) -> list[RenderError]:
+    """Every problem of `lessons`' prose that no recording can change (foreign syntax, a
+    dangling link, a glossary term or a cell that does not exist, a bad placement): each
+    rendered as its page would be before its recording is made (`pending`), where a recorded
+    mark checks nothing of the run. What a build about to record them reports first."""
+    pending = {lesson.id for lesson in lessons}
+    ids = anchors.linked_ids(course, statuses, Renderer().page_ids, pending)
+    linked, links = dict(zip((x.id for x in course.lessons), ids, strict=True)), Links.of(course)
+    return [
+        error
+        for lesson in course.lessons
+        if lesson.id in pending
+        for error in prose.render_prose(
+            lesson, links, None, "../../", linked=linked[lesson.id], pending=True
+        )[1]
+    ]
 
 
 def in_order(made: Iterable[tuple[A, tuple[tuple[str, A], ...], A]]) -> list[A]:

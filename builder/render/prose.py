@@ -75,12 +75,14 @@ def render_prose(
     highlight: Highlighter = code_block,
     size: Sizer = chart_size,
     linked: tuple[tuple[str, tuple[str, ...]], ...] = (),
+    pending: bool = False,
 ) -> tuple[RenderedProse, list[RenderError]]:
     """The lesson's prose as HTML; `course`: what its links and glossary cards lead to;
     `highlight` turns code into HTML (a cached highlight.code_block, when the build has a
-    store); `linked`: the ids of the lessons its anchored links lead to (anchors.linked_ids)."""
+    store); `linked`: the ids of the lessons its anchored links lead to (anchors.linked_ids);
+    `pending`: its recording (None) is about to be made (PageEnv.pending)."""
     links = course if isinstance(course, Links) else Links.of(course)
-    env = PageEnv(lesson, links, recording, root, highlight, size)
+    env = PageEnv(lesson, links, recording, root, highlight, size, pending)
     md = parser()
     tokens = md.parse(lesson.body, {"page": env, anchors.LINKED: dict(linked)})
     env.reveals = any(t.type == "recorded_block" and t.info == "reveal" for t in tokens)
