@@ -151,6 +151,7 @@ def _check(
     href = str(token.attrs.get("href", ""))
     text, kind = "", "text"  # what an empty link reads
     token.meta["checked"] = href.startswith(("lesson:", "api:"))  # prose: made, not typed
+    token.meta["typed"] = href if token.meta["checked"] else ""  # what the notebook finds
     if href.startswith("lesson:"):
         token.attrs["href"], text = _lesson_link(href, page, own, linked)
     elif href.startswith("api:"):
@@ -162,6 +163,7 @@ def _check(
         return
     if text:
         filler = Token(kind, "code" if kind == "code_inline" else "", 0, content=text)
+        filler.meta["filled"] = True
         children.insert(at + 1, filler)
     elif not href.startswith(("lesson:", "api:")):  # those have said what is wrong
         page.error(f"link {href!r} has no text: write what it reads, [text]({href})")

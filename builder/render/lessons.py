@@ -33,6 +33,7 @@ from .elsewhere import Elsewhere, elsewhere
 from .links import Links
 from .nav import NavItem, SiteHead, item, site_head
 from .notebook import PAGE
+from .notebook_prose import Prose
 from .renderer import Renderer, page
 
 SHIM = "static/builder.py"  # `from builder import panels` for a downloaded example
@@ -256,7 +257,7 @@ def of_lesson(
         label=lesson.id,
     )
     panels = _chart_artifacts(lesson, status, renderer)
-    return page, panels, _notebook_artifact(meta, lesson, status, renderer)
+    return page, panels, _notebook_artifact(meta, lesson, status, renderer, common.links)
 
 
 def _data(lesson: Lesson) -> tuple[tuple[str, bytes], ...]:
@@ -312,10 +313,10 @@ def _chart_artifacts(
 
 
 def _notebook_artifact(
-    meta: CourseMeta, lesson: Lesson, status: LessonStatus, renderer: Renderer
+    meta: CourseMeta, lesson: Lesson, status: LessonStatus, renderer: Renderer, links: Links
 ) -> Artifact:
-    """The example as a notebook with its recorded output (builder/render/notebook.py),
-    made from exactly what it shows: a prose edit does not make it again."""
+    """The lesson as a notebook: its prose between its code cells, with their recorded
+    outputs (builder/render/notebook.py), made from exactly what it shows."""
     recording = status.recording
     files = tuple(name for _, name in run_it(lesson, recording, "").files[1:])  # all but .py
     settings = tuple(f"{key}={shlex.quote(value)}" for key, value in lesson.meta.env.items())
@@ -332,6 +333,7 @@ def _notebook_artifact(
         page_url(site, f"{lesson.url}index.html") if (site := meta.site_url) else PAGE,
         lesson.cells,
         tuple(recording.cells or ()) if recording else (),
+        Prose(lesson, links, recording, meta.site_url or ""),
         label=lesson.id,
     )
 
