@@ -253,7 +253,10 @@ def _containers(lines: list[str], tokens: list[Token]) -> list[str]:
         quote = "> " if token.type == "admonition_open" else ""
         title = token.info if token.type == "tab_open" else _title(tokens, n)
         lines[first] = f"{quote}**{title}**" + ("\n>" if quote else "")
-        for k in range(first + 1, min(end, len(lines))):
+        end = min(end, len(lines))
+        while end > first + 1 and not lines[end - 1].strip():
+            end -= 1  # the blank lines after it are the prose's
+        for k in range(first + 1, end):
             lines[k] = quote + _INDENT.sub("", lines[k]) if lines[k].strip() else quote.strip()
     return lines
 
