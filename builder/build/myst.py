@@ -44,17 +44,33 @@ def line_notes(line: str) -> tuple[list[tuple[str, str]], bool]:
             note(what, todo)
     if html := HTML.search(plain):
         note(f"raw HTML {short(html.group(0))}, shown as text", "delete it")
-    for mark, meaning in (("{{", "a placeholder"), ("[[", "a glossary term")):
-        if mark in plain:
-            what = f"{mark} would be read as {meaning}"
-            note(what, "put it in a code span (`...`)")
     return notes, plain.count("$$") % 2 == 1
 
 
+def builder_marks(line: str) -> list[tuple[str, str]]:
+    """The builder's own marks in a line of the page as written (before rewrite.py makes
+    its own), each as (what, what to do)."""
+    plain = without_code(line)
+    return [
+        (f"{mark} would be read as {meaning}", "put it in a code span (`...`)")
+        for mark, meaning in (("{{", "a placeholder"), ("[[", "a glossary term"))
+        if mark in plain
+    ]
+
+
 def without_code(line: str) -> str:
-    """`line` without its code spans: a run of n backticks up to the next run of exactly n
-    (CommonMark's rule), in one pass (a regex with a backreference took quadratic time on a
-    line of backticks)."""
+    """`line` without its code spans."""
+    kept, at = [], 0
+    for start, end in code_spans(line):
+        kept.append(line[at:start])
+        at = end
+    return "".join(kept) + line[at:]
+
+
+def code_spans(line: str) -> list[tuple[int, int]]:
+    """Where `line`'s code spans are, backticks included: a run of n backticks up to the
+    next run of exactly n (CommonMark's rule), in one pass (a regex with a backreference
+    took quadratic time on a line of backticks)."""
     runs = [(m.start(), m.end()) for m in BACKTICKS.finditer(line)]
     closer: dict[int, int] = {}  # a run's index -> the next run of its length
     following: dict[int, int] = {}
@@ -63,14 +79,14 @@ def without_code(line: str) -> str:
         if size in following:
             closer[index] = following[size]
         following[size] = index
-    kept, at, index = [], 0, 0
+    spans, index = [], 0
     while index < len(runs):
         if index in closer:
-            kept.append(line[at : runs[index][0]])
-            at, index = runs[closer[index]][1], closer[index] + 1
+            spans.append((runs[index][0], runs[closer[index]][1]))
+            index = closer[index] + 1
         else:
             index += 1
-    return "".join(kept) + line[at:]
+    return spans
 
 
 def short(text: str) -> str:

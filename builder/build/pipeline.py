@@ -51,6 +51,9 @@ if TYPE_CHECKING:
     from .write import Written
 
 logger = logging.getLogger(__name__)
+NOT_RECORDED = (
+    "nothing was recorded: these need no recording to be found; fix them, then build again"
+)
 
 
 @dataclass(frozen=True)
@@ -134,14 +137,29 @@ class Build:
         dask: str | None = None,
     ) -> tuple[str, ...]:
         """Run what is not fresh (everything with `force`) and read the statuses again;
-        the lesson ids run (builder.run.batch, imported only when a build records)."""
-        from ..run.batch import record_stale
+        the lesson ids run (builder.run.batch, imported only when a build records). The
+        prose of the lessons about to run is checked first: a problem no recording can
+        change is reported, all at once, before any example runs."""
+        from ..run.batch import lessons_to_run, record_stale
 
         assert self.course is not None
+        due = lessons_to_run(self.course, self.statuses, force=force, gpu=True)
+        if due:
+            self.proofread(due)
         done = record_stale(self.course, self.statuses, self.paths, jobs, force, runner, dask=dask)
         if done:  # read again: what recording wrote
             self.status()
         return done
+
+    def proofread(self, lessons: list[Lesson]) -> None:
+        """Each problem of `lessons`' prose that needs no recording to be found, raised
+        together (builder.render.lessons.unrecorded_problems), with nothing recorded."""
+        from ..core.errors import BuildErrors
+        from ..render.lessons import unrecorded_problems
+
+        assert self.course is not None
+        if errors := unrecorded_problems(self.course, self.statuses, lessons):
+            raise BuildErrors(errors, hint=NOT_RECORDED)
 
     def shifted(self) -> None:
         """Each `lines=` reference whose lines moved under it since the last build (an

@@ -20,6 +20,7 @@ from markupsafe import Markup
 
 from ..core import machine
 from ..core.artifact import Artifact, Made, Trace
+from ..core.errors import RenderError
 from ..core.observe import RECORDED
 from ..course.addresses import page_url
 from ..course.files import read_file
@@ -32,6 +33,7 @@ from .elsewhere import Elsewhere, elsewhere
 from .links import Links
 from .nav import NavItem, SiteHead, item, site_head
 from .notebook import PAGE
+from .notebook_prose import Prose
 from .renderer import Renderer, page
 
 SHIM = "static/builder.py"  # `from builder import panels` for a downloaded example
@@ -147,6 +149,26 @@ def lesson_columns(
     )
 
 
+def unrecorded_problems(
+    course: Course, statuses: list[LessonStatus], lessons: Iterable[Lesson]
+) -> list[RenderError]:
+    """Every problem of `lessons`' prose that no recording can change (foreign syntax, a
+    dangling link, a glossary term or a cell that does not exist, a bad placement): each
+    rendered as its page would be before its recording is made (`pending`), where a recorded
+    mark checks nothing of the run. What a build about to record them reports first."""
+    pending = {lesson.id for lesson in lessons}
+    ids = anchors.linked_ids(course, statuses, Renderer().page_ids, pending)
+    linked, links = dict(zip((x.id for x in course.lessons), ids, strict=True)), Links.of(course)
+    return [
+        error
+        for lesson in course.lessons
+        if lesson.id in pending
+        for error in prose.render_prose(
+            lesson, links, None, "../../", linked=linked[lesson.id], pending=True
+        )[1]
+    ]
+
+
 def in_order(made: Iterable[tuple[A, tuple[tuple[str, A], ...], A]]) -> list[A]:
     """Each lesson's page, then the charts of its panels that no lesson before it shows
     (one artifact a drawing, its files shared by every page that shows it), then its
@@ -235,7 +257,7 @@ def of_lesson(
         label=lesson.id,
     )
     panels = _chart_artifacts(lesson, status, renderer)
-    return page, panels, _notebook_artifact(meta, lesson, status, renderer)
+    return page, panels, _notebook_artifact(meta, lesson, status, renderer, common.links)
 
 
 def _data(lesson: Lesson) -> tuple[tuple[str, bytes], ...]:
@@ -291,10 +313,10 @@ def _chart_artifacts(
 
 
 def _notebook_artifact(
-    meta: CourseMeta, lesson: Lesson, status: LessonStatus, renderer: Renderer
+    meta: CourseMeta, lesson: Lesson, status: LessonStatus, renderer: Renderer, links: Links
 ) -> Artifact:
-    """The example as a notebook with its recorded output (builder/render/notebook.py),
-    made from exactly what it shows: a prose edit does not make it again."""
+    """The lesson as a notebook: its prose between its code cells, with their recorded
+    outputs (builder/render/notebook.py), made from exactly what it shows."""
     recording = status.recording
     files = tuple(name for _, name in run_it(lesson, recording, "").files[1:])  # all but .py
     settings = tuple(f"{key}={shlex.quote(value)}" for key, value in lesson.meta.env.items())
@@ -311,6 +333,7 @@ def _notebook_artifact(
         page_url(site, f"{lesson.url}index.html") if (site := meta.site_url) else PAGE,
         lesson.cells,
         tuple(recording.cells or ()) if recording else (),
+        Prose(lesson, links, recording, meta.site_url or ""),
         label=lesson.id,
     )
 

@@ -79,6 +79,8 @@ class PageEnv:
     root: str
     highlight: Highlighter
     size: Sizer = chart_size
+    pending: bool = False  # its recording is about to be made: what only that decides is not
+    # checked (a recorded mark shows "not recorded yet", a link to a panel any panel it may have)
     errors: list[RenderError] = field(default_factory=list)
     placed_panels: list[int] = field(default_factory=list)
     terms: list[str] = field(default_factory=list)

@@ -13,11 +13,14 @@ bytes (fixed cell ids, sorted keys, no run-time metadata).
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..cells import Cell
 from ..core.artifact import Made
 from ..course.recording import CellRun
+
+if TYPE_CHECKING:  # prose.py, which notebook_prose reads with, imports this module's names
+    from .notebook_prose import Piece, Prose
 
 NOTEBOOK_FILE = "example.ipynb"  # beside marks.EXAMPLE_FILE in each lesson's folder
 PAGE = "index.html"  # the lesson's page, in the same folder on the site
@@ -35,13 +38,15 @@ def example_notebook(
     page: str = PAGE,
     cells: tuple[Cell, ...] = (),
     ran: tuple[CellRun, ...] = (),
+    prose: Prose | None = None,
 ) -> Made:
     """The notebook file of the lesson at `folder` ("l/<slug>/"): `run` is what the example
     needs besides its code (the files it reads or imports, which the page offers beside it,
     and the lesson's env: as "NAME=value"), `stdout` the recorded output (None: not recorded
     yet, and the code cell has no output); `page`: the lesson page's address (absolute when
     course.yml says where the site is published, so a downloaded notebook still leads back);
-    `cells`: the example's cells, `ran`: what each recorded (by name)."""
+    `cells`: the example's cells, `ran`: what each recorded (by name); `prose`: the lesson
+    whose prose goes between them (builder/render/notebook_prose.py)."""
     name = f"{folder}{NOTEBOOK_FILE}"
     if cells:
         code = _code_cells(cells, ran, stdout)
@@ -49,6 +54,8 @@ def example_notebook(
         outputs = [] if stdout is None else [_stream(stdout)]
         whole = _cell("code", "example", source.decode("utf-8-sig"))
         code = [whole | {"execution_count": None if stdout is None else 1, "outputs": outputs}]
+    if prose is not None:
+        code = _interleaved(code, prose.pieces(_escaped))
     about = _intro(folder, title, course, run, stdout, provenance, page)
     notebook = {
         "cells": [_cell("markdown", "lesson", about), *code],
@@ -87,6 +94,22 @@ def _code_cells(
                 error = {"ename": ename, "evalue": run.raised.message, "traceback": [line]}
                 outputs.append(error | {"output_type": "error"})
         made.append(code | {"execution_count": count if run else None, "outputs": outputs})
+    return made
+
+
+def _interleaved(code: list[dict[str, Any]], pieces: list[Piece]) -> list[dict[str, Any]]:
+    """The code cells (in the file's order) with the prose's Markdown cells between them,
+    each code cell with the tags its placement gives it besides its own."""
+    by_id = {cell["id"]: cell for cell in code}
+    made, count = [], 0
+    for piece in pieces:
+        if piece.kind == "markdown":
+            count += 1
+            made.append(_cell("markdown", f"prose-{count}", piece.text))
+            continue
+        cell = by_id[f"cell-{piece.name}" if piece.name else "example"]
+        tags = list(dict.fromkeys([*cell["metadata"].get("tags", []), *piece.tags]))
+        made.append(cell | {"metadata": {"tags": tags} if tags else {}})
     return made
 
 

@@ -37,6 +37,13 @@ def value(page: PageEnv, args: Args, text: str) -> str:
     return macro("recorded_value", str(value), shown, note, recorded, source, provenance(recording))
 
 
+def shown_value(page: PageEnv, args: Args, text: str) -> str | None:
+    """The recorded value as the page shows it (None: it cannot be; the page says why)."""
+    assert page.recording is not None
+    found = _lookup(page, page.recording, args, text)
+    return None if found is None else _format(found[0], args.get("fmt", [""])[0], page, text)
+
+
 def _exact(value: float | str) -> str:
     """The recorded value in full, as a reader compares it with a rounded one."""
     if isinstance(value, str):
