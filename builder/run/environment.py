@@ -24,8 +24,19 @@ def child_environment(lesson: Lesson, scratch: Path) -> dict[str, str]:
     `PYTHONPATH` goes after the builder's (the harness imports `builder` from there). The
     supervisor hands it to the command it starts (the harness, or bwrap around it) and runs
     itself with `supervisor_environment`."""
+    env = clean_environment(scratch)
+    own = dict(lesson.meta.env)
+    if "PYTHONPATH" in own:
+        own["PYTHONPATH"] = os.pathsep.join(filter(None, (env["PYTHONPATH"], own["PYTHONPATH"])))
+    return env | own
+
+
+def clean_environment(scratch: Path) -> dict[str, str]:
+    """What every process of the course's code starts with (an example, and `rehearse`'s
+    render by the side interpreter): PASS_THROUGH of the builder's, and no other of its
+    variables; HOME and TMPDIR `scratch`, the locale, PYTHONPATH to the builder."""
     env = {name: os.environ[name] for name in PASS_THROUGH if name in os.environ}
-    env |= {
+    return env | {
         "HOME": str(scratch),
         "TMPDIR": str(scratch),
         "LANG": "C.UTF-8",
@@ -36,10 +47,6 @@ def child_environment(lesson: Lesson, scratch: Path) -> dict[str, str]:
         "PYTHONPATH": str(BUILDER_ROOT),
         "MPLBACKEND": "Agg",
     }
-    own = dict(lesson.meta.env)
-    if "PYTHONPATH" in own:
-        own["PYTHONPATH"] = os.pathsep.join(filter(None, (env["PYTHONPATH"], own["PYTHONPATH"])))
-    return env | own
 
 
 def supervisor_environment(example: dict[str, str]) -> dict[str, str]:
