@@ -34,18 +34,53 @@ def write_atomic(
 ) -> None:
     """Write `data` to a temporary file beside `path`, then rename it over `path`; with
     `root`, no link below it is followed (as `Staging` does; a file already holding `data`
-    is left as it is)."""
+    is left as it is). Without `root` (a file a user named: `schema --out`, `rehearse
+    --report`), what is at `path` must be a regular file or nothing: a link, a FIFO, a device
+    or a folder there is a BuildError naming it, and left as it was."""
     if root is not None:
         with Staging(root, durable=durable) as staging:
             staging.add({path.relative_to(root).as_posix(): data})
             staging.commit()
         return
+    replaceable(path)
     tmp = _stage(path, data, durable)
     try:
         os.replace(tmp, path)
     except BaseException:
         _discard([tmp])
         raise
+
+
+def replaceable(path: Path) -> None:
+    """Nothing, or a regular file (not a link), at `path`; else a BuildError naming it (a
+    command checks the file it is to write before its work, `write_atomic` again)."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    except OSError as error:
+        raise OSError(error.errno, error.strerror, str(path)) from None
+    if not stat.S_ISREG(mode):
+        raise BuildError(
+            f"is {file_kind(mode)}, not a file; the builder replaces only a regular file",
+            path=path,
+            hint="name a new file, or an ordinary file to write over",
+        )
+
+
+def file_kind(mode: int) -> str:
+    """What a file of `mode` (from stat or lstat) is, in words: "a folder", "a FIFO (named
+    pipe)", "a symbolic link", ...; "a regular file"."""
+    kinds = {
+        stat.S_ISREG: "a regular file",
+        stat.S_ISLNK: "a symbolic link",
+        stat.S_ISDIR: "a folder",
+        stat.S_ISFIFO: "a FIFO (named pipe)",
+        stat.S_ISSOCK: "a socket",
+        stat.S_ISCHR: "a character device",
+        stat.S_ISBLK: "a block device",
+    }
+    return next((name for test, name in kinds.items() if test(mode)), "a special file")
 
 
 class Staging:

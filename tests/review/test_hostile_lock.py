@@ -216,3 +216,33 @@ def test_the_plain_runner_is_not_taken_for_the_sandbox() -> None:
 
     assert not sandboxes(run_example)
     assert sandboxes(run_sandboxed) and sandboxes(InSandbox(run_example))
+
+
+def test_no_write_follows_a_link_in_the_rehearsals_folders(
+    attack: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """Issue 56 item 5: `rehearse --out` into a folder it marked followed a `cache` link
+    there and wrote two files elsewhere. A link at its `cache` or `site`, or at the cache's
+    `rehearse` folder, is removed (never its target) and a real folder made there."""
+    from builder.review.rehearse import MARKER
+
+    root, _ = attack
+    paths = make_paths(root)
+    elsewhere = {name: tmp_path / f"elsewhere-{name}" for name in ("cache", "site", "rehearse")}
+    for place in elsewhere.values():
+        place.mkdir()
+        (place / "theirs.txt").write_text("theirs")
+    out = tmp_path / "rehearsal"
+    out.mkdir()
+    (out / MARKER).write_text("# made by a rehearsal of python -m builder\n")
+    (out / "cache").symlink_to(elsewhere["cache"])
+    (out / "site").symlink_to(elsewhere["site"])
+    paths.cache.mkdir()
+    (paths.cache / "rehearse").symlink_to(elsewhere["rehearse"])
+    done = rehearse(root / "pr.lock", paths.content, paths.recordings, paths.cache, out=out)
+    assert not done.site_problem, done.site_problem
+    for place in elsewhere.values():
+        assert [p.name for p in place.iterdir()] == ["theirs.txt"]
+    for made in (out / "cache", out / "site", paths.cache / "rehearse"):
+        assert made.is_dir() and not made.is_symlink()
+    assert (out / "site" / "index.html").is_file()
