@@ -96,7 +96,7 @@ class Staging:
     def __init__(self, root: Path, *, durable: bool = False, refuse_links: bool = False) -> None:
         self.root = root
         self.durable = durable
-        self.refuse_links = refuse_links  # a link below the root: an error, not replaced
+        self.refuse_links = refuse_links  # a link (or FIFO, device) below the root: an error
         self.staged: list[tuple[tuple[str, ...], str, Path]] = []  # folder, temporary, file
         self.committed = False
         self._root: int | None = None
@@ -125,8 +125,11 @@ class Staging:
             *parts, leaf = name.split("/")
             try:
                 folder = self._folder(tuple(parts))
-                if self.refuse_links and _is_link(folder, leaf):
+                kind = _not_a_file(folder, leaf) if self.refuse_links else ""
+                if kind == "a symbolic link":
                     raise OSError(errno.ELOOP, "is a symbolic link, which is not followed")
+                if kind:
+                    raise OSError(errno.EEXIST, f"is {kind}; only a regular file is replaced")
                 if _holds(folder, leaf, data):
                     continue
                 tmp, fd = _create(folder, leaf)
@@ -253,11 +256,13 @@ def _open_folder(parent: int, part: str, make: bool, refuse_links: bool) -> int 
     return fd
 
 
-def _is_link(folder: int, name: str) -> bool:
+def _not_a_file(folder: int, name: str) -> str:
+    """What is at `name` in the open `folder` when it is there and not a regular file."""
     try:
-        return stat.S_ISLNK(os.stat(name, dir_fd=folder, follow_symlinks=False).st_mode)
+        mode = os.stat(name, dir_fd=folder, follow_symlinks=False).st_mode
     except FileNotFoundError:
-        return False
+        return ""
+    return "" if stat.S_ISREG(mode) else file_kind(mode)
 
 
 def _readable(folder: int) -> None:
@@ -412,6 +417,8 @@ REMEDIES = MappingProxyType(
         errno.EROFS: "that file system is mounted read-only: pass a folder on a writable one",
         errno.EACCES: "make the folder writable",
         errno.EPERM: "make the folder writable (chattr -i if it is immutable)",
+        errno.EEXIST: "remove what is there (or put an ordinary file there), or choose "
+        "another folder",
     }
 )
 

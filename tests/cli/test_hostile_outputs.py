@@ -95,3 +95,11 @@ def test_write_atomic_replaces_a_file_and_makes_a_missing_one(tmp_path: Path) ->
     write_atomic(tmp_path / "new.json", b"1")
     write_atomic(tmp_path / "new.json", b"2")
     assert (tmp_path / "new.json").read_bytes() == b"2"
+
+
+def test_new_force_replaces_a_file_but_not_a_fifo(tmp_path: Path) -> None:
+    """`new --force` replaces starter files of the same name; a FIFO there is not one."""
+    os.mkfifo(tmp_path / "Makefile")
+    assert main(["new", str(tmp_path), "--force"]) == 1
+    assert stat.S_ISFIFO(os.lstat(tmp_path / "Makefile").st_mode)
+    assert not (tmp_path / "content").exists()

@@ -246,3 +246,21 @@ def test_no_write_follows_a_link_in_the_rehearsals_folders(
     for made in (out / "cache", out / "site", paths.cache / "rehearse"):
         assert made.is_dir() and not made.is_symlink()
     assert (out / "site" / "index.html").is_file()
+
+
+@pytest.mark.parametrize("kind", ["/dev/zero", "fifo", "/etc/passwd"])
+def test_the_checkouts_lock_is_read_through_the_input_door(tmp_path: Path, kind: str) -> None:
+    """`check` reads requirements.lock's pins where jax is not installed (CI's light install):
+    a committed link to /dev/zero was a MemoryError, a FIFO a hang."""
+    from builder.core.errors import ContentError
+    from builder.course.rules import lock_pins
+
+    lock = tmp_path / "requirements.lock"
+    if kind == "fifo":
+        os.mkfifo(lock)
+    else:
+        lock.symlink_to(kind)
+    with pytest.raises(ContentError, match=r"requirements\.lock: is ") as caught:
+        lock_pins(lock)
+    assert "root:" not in str(caught.value)
+    assert lock_pins(tmp_path / "missing.lock") == {}
