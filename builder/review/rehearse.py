@@ -1,13 +1,16 @@
 """`python -m builder rehearse LOCKFILE`: what another lock file (the next JAX) would change,
 said before anyone takes it (docs/recordings.md, The next JAX, rehearsed).
 
+    lock         read through the input door and checked line by line before anything is
+                 made (builder/review/lock.py: a lock is code, and pip reads more than packages)
     environment  a side virtual environment from LOCKFILE under .cache/rehearse/<digest>/,
                  reused, never half-made; packages LOCKFILE does not name come from this
                  checkout's environment
     record       every lesson, run by the side interpreter, into the rehearsal's own
                  recordings (seeded with the committed ones: a lesson that fails keeps its
                  old recording and says so)
-    render       the site from those recordings, by the side interpreter
+    render       the site from those recordings, by the side interpreter, as an example
+                 runs (a clean environment; in the sandbox with --sandbox)
     report       per lesson same / timing only / changed / failed, against the committed
                  recordings, with the prose references, `check passed:` lines and pages
                  that would change; text, Markdown or JSON, as `diff` has
