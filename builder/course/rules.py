@@ -17,14 +17,20 @@ from typing import Any
 from ..cells import NAME  # the harness's names of cells, checked again on a recording
 from ..core.errors import ContentError
 from ..core.observe import NOT_INSTALLED, RECORDED
-from ..panels import MAX_BARS, MAX_POINTS  # the harness's bounds, checked again on a recording
+from ..panels import (
+    MAX_BARS,
+    MAX_POINTS,
+)  # the harness's bounds, checked again on a recording
+from ..panels import (
+    MAX_IMAGE as MAX_IMAGE,
+)
 from .files import Reads, json_files, read_file, read_text, reading, shallow_json
 
 SCHEMA_VERSION = 1
 MAX_RECORDING_BYTES = 20 * 1024 * 1024
 MAX_LESSON_BYTES = 256 * 1024  # many times the longest real lesson
 MAX_DRAWABLE = 1e300  # a panel value's size: floats end at 1.8e308; a margin for the axes
-MAX_PANELS = 32  # a lesson's panels, each a chart on its page (the course's most is 4)
+MAX_PANELS = 128  # a lesson's panels, each a chart on its page (the course's most is 4)
 LESSON_ID_PATTERN = r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$"
 SHA256_PATTERN = r"^[0-9a-f]{64}$"
 CELL_NAME_PATTERN = f"^{NAME.pattern}$"
@@ -92,19 +98,34 @@ def series_lengths_match(labels: list[Any], series: list[tuple[str, list[Any]]])
             raise ValueError(f"series {label!r} has {len(ys)} values for {len(labels)} labels")
 
 
-def xy_lengths_match(kind: str, x: list[Any], series: list[tuple[str, list[Any], bool]]) -> None:
-    """Every series of a line or scatter panel has one value per x value, the panel has at
-    most MAX_POINTS points (panels.line's own bound), and only a scatter panel has a fit."""
-    if len(x) * len(series) > MAX_POINTS:
-        raise ValueError(
-            f"{len(x)} x values x {len(series)} series is {len(x) * len(series)} points, "
-            f"more than {MAX_POINTS} in one panel"
-        )
-    for label, ys, fitted in series:
+def xy_lengths_match(
+    kind: str, series: list[tuple[str, list[Any], bool, list[Any], dict[str, list[Any]]]]
+) -> None:
+    """Every series of a line or scatter panel has one value per x value (its own x, or the
+    panel's) and as many of each of its other lists, the panel has at most MAX_POINTS
+    points (panels.line's own bound), and only a scatter panel has a fit."""
+    points = sum(len(ys) for _, ys, _, _, _ in series)
+    if points > MAX_POINTS:
+        raise ValueError(f"{points} points is more than {MAX_POINTS} in one panel")
+    for label, ys, fitted, x, more in series:
         if len(ys) != len(x):
             raise ValueError(f"series {label!r} has {len(ys)} values for {len(x)} x values")
+        for name, values in more.items():
+            if len(values) != len(ys):
+                raise ValueError(
+                    f"series {label!r} has {len(values)} {name} values for {len(ys)} y values"
+                )
         if fitted and kind != "scatter":
             raise ValueError(f"series {label!r} has a fit: only a scatter panel's series do")
+
+
+def image_shape_fits(widths: list[int], shape: list[int]) -> None:
+    """An image panel's rows are all as long, and no more of them (nor longer) than the
+    array the run drew (`shape`: its rows and columns)."""
+    if len(set(widths)) > 1:
+        raise ValueError(f"image rows differ in length: {sorted(set(widths))}")
+    if len(widths) > shape[0] or widths[0] > shape[1]:
+        raise ValueError(f"{len(widths)} x {widths[0]} values is more than its shape {shape}")
 
 
 def expected_versions(installed: dict[str, str]) -> dict[str, tuple[str, str]]:

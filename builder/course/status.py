@@ -9,6 +9,7 @@ import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from ..core.errors import RecordingError
@@ -31,6 +32,11 @@ class State(enum.StrEnum):
     NOT_CANONICAL = "not canonical"  # valid, but its bytes are not what saving writes
     ORPHAN = "orphan"
     NEEDS_GPU = "needs a GPU machine"  # a `requires: gpu` lesson, missing or stale
+    NEEDS_TPU = "needs a TPU machine"  # a `requires: tpu` lesson, missing or stale
+
+
+# By a lesson's `requires:`: the state of one whose recording is missing or stale.
+WAITING = MappingProxyType({"gpu": State.NEEDS_GPU, "tpu": State.NEEDS_TPU})
 
 
 @dataclass(frozen=True)
@@ -53,14 +59,19 @@ class LessonStatus:
         return self.state is State.FRESH
 
     @property
+    def waiting(self) -> bool:
+        """Missing or stale, and only a GPU or TPU machine can record it (WAITING)."""
+        return self.state in WAITING.values()
+
+    @property
     def needs_run(self) -> bool:
-        """On this machine: a lesson that needs a GPU runs only where one is asked for."""
-        return self.state not in (State.FRESH, State.ORPHAN, State.NEEDS_GPU)
+        """On this machine: a lesson that needs a GPU or TPU runs only where there is one."""
+        return not (self.waiting or self.state in (State.FRESH, State.ORPHAN))
 
     @property
     def passes(self) -> bool:
-        """What `check` accepts: fresh, or waiting for a GPU machine (CI runs on CPUs)."""
-        return self.state in (State.FRESH, State.NEEDS_GPU)
+        """What `check` accepts: fresh, or waiting for a GPU or TPU machine (CI runs on CPUs)."""
+        return self.fresh or self.waiting
 
 
 _RECORDABLE = (State.MISSING, State.STALE_CONTENT, State.STALE_HARNESS, State.STALE_ENVIRONMENT)
@@ -117,7 +128,7 @@ def _lesson_status(
     try:
         data = read_bytes(path, reads)
     except FileNotFoundError:
-        return _on_gpu(lesson, LessonStatus(lesson.id, State.MISSING, "never recorded", path))
+        return _on_device(lesson, LessonStatus(lesson.id, State.MISSING, "never recorded", path))
     except RecordingError as error:
         return LessonStatus(lesson.id, State.INVALID, error.problem, path)
     digest = fingerprint.sha256(data)
@@ -131,7 +142,7 @@ def _lesson_status(
     state, detail = _staleness(lesson, recording, renderer, expected, recordings, reads)
     if state is State.FRESH and differs:
         state, detail = State.NOT_CANONICAL, _NOT_CANONICAL.format(differs)
-    return _on_gpu(lesson, LessonStatus(lesson.id, state, detail, path, recording, digest))
+    return _on_device(lesson, LessonStatus(lesson.id, state, detail, path, recording, digest))
 
 
 _NOT_CANONICAL = (
@@ -140,13 +151,13 @@ _NOT_CANONICAL = (
 )
 
 
-def _on_gpu(lesson: Lesson, status: LessonStatus) -> LessonStatus:
-    """A `requires: gpu` lesson whose recording is missing or stale needs a GPU machine:
-    not a failure of a CPU machine's check. An invalid recording stays invalid."""
-    if not lesson.needs_gpu or status.state not in _RECORDABLE:
+def _on_device(lesson: Lesson, status: LessonStatus) -> LessonStatus:
+    """A `requires: gpu` (`tpu`) lesson whose recording is missing or stale needs a GPU (TPU)
+    machine: not a failure of a CPU machine's check. An invalid recording stays invalid."""
+    if lesson.accelerator is None or status.state not in _RECORDABLE:
         return status
     detail = f"{status.state}" + (f": {status.detail}" if status.detail else "")
-    return replace(status, state=State.NEEDS_GPU, detail=detail)
+    return replace(status, state=WAITING[lesson.accelerator], detail=detail)
 
 
 def _staleness(
@@ -164,8 +175,8 @@ def _staleness(
     if recording.rendererHash != renderer:
         return (
             State.STALE_HARNESS,
-            "the recording harness (builder/run/harness.py, builder/panels.py, builder/cells.py) "
-            "changed",
+            "the recording harness (builder/run/harness.py, builder/run/figures.py, "
+            "builder/panels.py, builder/cells.py) changed",
         )
     drift = environment_drift(recording, expected)
     if drift:

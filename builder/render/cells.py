@@ -1,7 +1,8 @@
 """`{{ cell NAME }}`: one of the example's cells (builder/cells.py) where the prose places
 it, its code numbered with the file's lines and, directly under it, what that cell alone
 recorded: its stdout, then the repr of its last expression or the exception it was to
-raise. `{{ cell NAME code }}` places the code alone; `{{ output cell=NAME ... }}`
+raise, then the charts of the matplotlib figures it drew (as Jupyter shows them).
+`{{ cell NAME code }}` places the code alone; `{{ output cell=NAME ... }}`
 (marks.py) quotes the cell's stdout with the filters `{{ output }}` takes.
 
 The first cell a page places carries the page's one caption: the file, its download link
@@ -18,7 +19,7 @@ from ..cells import Cell
 from ..core.errors import RenderError
 from . import code_notes
 from .figures import provenance, scrollable
-from .marks import EXAMPLE_FILE, Args, PageEnv, cell_run, line_range, python_code
+from .marks import EXAMPLE_FILE, Args, PageEnv, cell_run, line_range, panel_figures, python_code
 from .markup import macro
 from .terminal import clean_output, terminal_lines
 
@@ -102,7 +103,8 @@ def _outputs(page: PageEnv, cell: Cell) -> Markup:
     value = clean_output(run.value or "")
     raised = (run.raised.type, clean_output(run.raised.message)) if run.raised else None
     page.place("output", f"cell {cell.name}", _shown(printed, value, raised), f"cell-{cell.name}")
-    return macro("cell_outputs", said, printed, value, raised)
+    drawn = Markup(panel_figures(page, run.panels or []))  # its figures, under its output
+    return macro("cell_outputs", said, printed, value, raised) + drawn
 
 
 def _shown(printed: str, value: str, raised: tuple[str, str] | None) -> str:

@@ -25,7 +25,7 @@ from ..course.addresses import page_url
 from ..course.files import read_file
 from ..course.model import Arc, Course, CourseMeta, Lesson
 from ..course.recording import Panel, Recording
-from ..course.status import LessonStatus, State
+from ..course.status import LessonStatus
 from . import anchors, charts, figures, notebook, prose, reading
 from . import marks as recorded
 from .elsewhere import Elsewhere, elsewhere
@@ -387,10 +387,10 @@ def _lesson_page(
 
 
 def _notice(status: LessonStatus) -> str:
-    if status.state is State.NEEDS_GPU:
+    if status.waiting:
         return (
-            f"this lesson needs a GPU machine to be recorded ({status.detail}). What it shows "
-            "is from an earlier run, if any; record it on a Dask cluster with a GPU worker."
+            f"this lesson {status.state} to be recorded ({status.detail}). What it shows "
+            "is from an earlier run, if any; record it there (docs/recordings.md)."
         )
     if status.recording is None:
         return f"this lesson's recording is {status.state} ({status.detail}). Run `make record`."

@@ -32,7 +32,7 @@ from ..core.console import clock
 from ..core.errors import BuildError
 from ..core.scratch import scratch
 from ..course.files import read_file
-from ..course.model import FrontMatter, Lesson
+from ..course.model import ACCELERATORS, FrontMatter, Lesson
 from ..course.rules import EXAMPLE_FILE
 from .execute import Execution, Limits, Outcome, Runner
 from .workers import Roster, _good_workers, _worker_name, expected_versions, refusal
@@ -84,7 +84,7 @@ def task_of(lesson: Lesson, expected: dict[str, str]) -> Task:
     own `env:` says otherwise): on a GPU worker jax would take the GPU, and the recording
     would no longer be the one a CPU machine makes."""
     meta = lesson.meta
-    if not lesson.needs_gpu:
+    if lesson.accelerator is None:
         meta = replace(meta, env={"JAX_PLATFORMS": "cpu"} | dict(meta.env))
     data = {name: read_file(lesson.folder / name, None) for name in meta.data}
     return Task(meta, lesson.source, data, expected)
@@ -168,9 +168,11 @@ class Cluster:
         return max(1, sum(self._threads().values()))
 
     @property
-    def gpu(self) -> bool:
+    def accelerators(self) -> frozenset[str]:
+        """'gpu' ('tpu') when a worker has the resource GPU (TPU) to run such lessons."""
         info = self.client.scheduler_info()["workers"]
-        return any(info[w].get("resources", {}).get("GPU", 0) >= 1 for w in self.workers)
+        held = [info[w].get("resources", {}) for w in self.workers if w in info]
+        return frozenset(k for k in ACCELERATORS if any(r.get(k.upper(), 0) >= 1 for r in held))
 
     def __call__(
         self, lessons: list[Lesson], seconds: dict[str, float]
@@ -198,7 +200,7 @@ class Cluster:
             self.runner,
             key=f"record-{lesson.id}-{time.time_ns()}",
             priority=priority,
-            resources={"GPU": 1} if lesson.needs_gpu else None,
+            resources={lesson.accelerator.upper(): 1} if lesson.accelerator else None,
             # Only the workers that passed the version check: with loose restrictions Dask's
             # work stealing hands a queued lesson to any idle worker, a refused one too.
             workers=list(self.workers),

@@ -26,6 +26,7 @@ from pathlib import Path
 from ..core.errors import BuildError
 from ..core.observe import BUILDER
 from ..core.scratch import scratch
+from .environment import machine_path
 
 BWRAP = "bwrap"
 # the builder's package (not the checkout around it), the Python and its packages
@@ -79,12 +80,14 @@ def sandboxed(
 
 
 def needed_by(python: str) -> tuple[Path, ...]:
-    """What a run by `python` needs mounted: NEEDED, and when `python` is another
-    interpreter (`rehearse`'s side environment), the environment it is in
+    """What a run by `python` needs mounted: NEEDED, the folders of the builder's own
+    PYTHONPATH (a machine's own jax: builder/run/environment.py), and when `python` is
+    another interpreter (`rehearse`'s side environment), the environment it is in
     (`<venv>/bin/python`: `<venv>`)."""
+    needed = (*NEEDED, *map(Path, machine_path()))
     if not python or Path(python) == Path(sys.executable):
-        return NEEDED
-    return (*NEEDED, Path(python).absolute().parent.parent)
+        return needed
+    return (*needed, Path(python).absolute().parent.parent)
 
 
 def _mount(source: Path, target: Path) -> list[str]:

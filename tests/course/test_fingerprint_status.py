@@ -53,7 +53,7 @@ def test_hashes_can_be_recomputed_from_the_readme_recipe(recorded: Paths) -> Non
     builder = Path(fingerprint.__file__).parents[1]
     harness = {
         name.rpartition("/")[2]: _sha((builder / name).read_bytes().replace(b"\r\n", b"\n"))
-        for name in ("run/harness.py", "panels.py", "cells.py")
+        for name in ("run/harness.py", "panels.py", "cells.py", "run/figures.py")
     }
     folder = recorded.content / "lessons" / "speed-01"
     inputs = {

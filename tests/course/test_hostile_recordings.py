@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from builder.__main__ import main
 from builder.core.errors import RecordingError
 from builder.course import recording
+from builder.course.rules import MAX_PANELS
 from tests.helpers import REFERENCE, ROOT, cli, snapshot, write_course
 
 LESSON = "calm-01"
@@ -329,7 +330,7 @@ def test_a_deeply_nested_recording_is_one_line_in_validate_and_diff(
 
 
 def _many_panels(raw: dict[str, Any]) -> None:
-    raw["data"]["panels"] = raw["data"]["panels"][:1] * 33
+    raw["data"]["panels"] = raw["data"]["panels"][:1] * (MAX_PANELS + 1)
 
 
 def _many_labels(raw: dict[str, Any]) -> None:
@@ -341,10 +342,13 @@ def _many_labels(raw: dict[str, Any]) -> None:
 @pytest.mark.parametrize(
     ("damage", "message"),
     [
-        (_many_panels, "field data.panels: List should have at most 32 items after validation"),
+        (
+            _many_panels,
+            f"field data.panels: List should have at most {MAX_PANELS} items after validation",
+        ),
         (_many_labels, "100000 labels x 1 series is 100000 bars, more than 240 in one panel"),
     ],
-    ids=["33 panels", "100,000 labels"],
+    ids=["too many panels", "100,000 labels"],
 )
 def test_more_panels_or_bars_than_a_page_shows_are_invalid_when_loaded(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], damage: Any, message: str
