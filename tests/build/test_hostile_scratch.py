@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from builder.core.scratch import scratch, sweep
-from tests.helpers import cli, write_course
+from tests.helpers import alive, cli, wait_gone, write_course
 
-SLOW_PAGEFIND = '#!/bin/sh\n: > "$PAGEFIND_STARTED"\nexec sleep 120\n'
+SLOW_PAGEFIND = '#!/bin/sh\necho $$ > "$PAGEFIND_STARTED.tmp"\nmv "$PAGEFIND_STARTED.tmp" "$PAGEFIND_STARTED"\nexec sleep 120\n'
 
 
 def _slow_pagefind(root: Path) -> Path:
@@ -65,6 +65,37 @@ def test_a_build_killed_while_indexing_leaves_scratch_the_next_build_sweeps(
     )
     assert done.returncode == 0, done.stderr
     assert not any(p.exists() for p in left)
+    assert sorted(tmpdir.iterdir()) == []
+
+
+def test_pagefind_ends_with_a_builder_killed_alone(tmp_path: Path) -> None:
+    """The OOM killer ends the builder, not its process group: Pagefind (which asks for
+    SIGKILL when the builder dies) ends with it, and the next build sweeps its scratch."""
+    course, tmpdir = tmp_path / "course", tmp_path / "tmp"
+    write_course(course, {"calm-01": "print(1)\n"})
+    tmpdir.mkdir()
+    started = tmp_path / "pagefind-started"
+    here = str(Path(__file__).resolve().parents[2])
+    env = {**os.environ, "TMPDIR": str(tmpdir), "PAGEFIND_STARTED": str(started)}
+    env.pop("CI", None)
+    slow = {**env, "PYTHONPATH": f"{_slow_pagefind(tmp_path)}{os.pathsep}{here}"}
+    build = subprocess.Popen(cli(course, "render"), env=slow, stderr=subprocess.DEVNULL)
+    pagefind = None
+    try:
+        _wait_for(started)
+        pagefind = int(started.read_text())
+        build.kill()
+        build.wait()
+        assert wait_gone(pagefind), "Pagefind outlived the builder"
+    finally:
+        build.kill()
+        build.wait()
+        if pagefind is not None and alive(pagefind):
+            os.kill(pagefind, signal.SIGKILL)
+    done = subprocess.run(
+        cli(course, "render"), env={**env, "PYTHONPATH": here}, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
     assert sorted(tmpdir.iterdir()) == []
 
 
