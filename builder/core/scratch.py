@@ -27,7 +27,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from .lineage import alive
+from .lineage import alive, held
 
 PREFIX = "coursebuilder-"
 MEMORY = "/dev/shm"
@@ -43,16 +43,17 @@ def scratch(what: str, where: str | None = None) -> Iterator[Path]:
     """A new scratch folder in `where` (default: the temporary folder), held (locked) while
     the block runs and deleted after it; `what` ([a-z0-9-]) says what it is for."""
     folder = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-{what}-", dir=where))
-    held = None
+    lock = None
     try:
-        held = os.open(folder, _FOLDER)
-        fcntl.flock(held, fcntl.LOCK_EX)
-        _claim(held, folder.name)
-        yield folder
+        lock = os.open(folder, _FOLDER)
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        _claim(lock, folder.name)
+        with held(lock):  # a worker forked meanwhile (the preview's) lets go of it
+            yield folder
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-        if held is not None:
-            os.close(held)
+        if lock is not None:
+            os.close(lock)
 
 
 def sweep(places: tuple[str, ...] | None = None) -> list[str]:
