@@ -5,9 +5,9 @@ flock belongs to the open file, not to the process: a rendering worker left runn
 the builder was SIGKILLed (a cancelled CI job, the OOM killer) held `.cache/build.lock`,
 and every later build waited on a pid that no longer existed. So:
 
-- the builder names each lock it holds (`held`), and a worker's first act (`orphaned`) is
-  to let go of its copies (each is pointed at /dev/null: the file stays locked by the
-  builder, and the worker no longer shares it);
+- the builder names each lock it holds (`held`), and a forked process lets go of its
+  copies at once, before it runs anything else (`os.register_at_fork`): each is pointed at
+  /dev/null, so the file stays locked by the builder and the worker no longer shares it;
 - the worker asks the kernel for SIGKILL when the builder's thread that forked it ends
   (Linux `PR_SET_PDEATHSIG`), leaves at once if the builder is already gone, and, where
   there is no prctl, a thread of its own watches its parent and ends it when that changes;
@@ -57,9 +57,8 @@ def dies_with_parent() -> Callable[[], None] | None:
 
 
 def orphaned(parent: int) -> None:
-    """In a worker forked by `parent`: drop its locks, and end it (SIGKILL, or os._exit)
-    when `parent` ends, or at once if it already has."""
-    _let_go()
+    """In a worker forked by `parent` (its copies of the locks already let go): end it
+    (SIGKILL, or os._exit) when `parent` ends, or at once if it already has."""
     dies_with_parent = _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     if os.getppid() != parent:  # it ended before the line above
         os._exit(1)
@@ -108,3 +107,6 @@ def _libc_prctl() -> Callable[..., int] | None:
     except (OSError, AttributeError):
         return None
     return call
+
+
+os.register_at_fork(after_in_child=_let_go)

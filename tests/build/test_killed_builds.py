@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from builder.build.pipeline import build_lock
-from tests.helpers import alive, cli, synthetic_copy, wait_gone
+from tests.helpers import alive, cli, ends_with, synthetic_copy
 
 LESSONS = 80  # enough pages and charts for a cold render in forked workers (make.MIN_PER_WORKER)
 NEXT_BUILD_S = 90  # a cold build of LESSONS takes seconds; the one that waited took > 180
@@ -139,22 +139,18 @@ def test_a_worker_ends_with_its_builder_and_the_lock_is_free_at_once(
     report = tmp_path / "worker"
     source = _forked_worker(tmp_path / ".cache", report, prctl)
     builder = subprocess.Popen([sys.executable, "-c", source], cwd=Path(__file__).parents[2])
-    worker = None
     try:
         while not report.exists() or not report.read_text():
             assert builder.poll() is None, "the builder ended before it forked"
             time.sleep(0.02)
-        worker = int(report.read_text())
         builder.kill()
         builder.wait()
         with (tmp_path / ".cache" / "build.lock").open() as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)  # no wait: nobody holds it
-        assert wait_gone(worker), "the worker outlived its builder"
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)  # no wait, the worker ending or not
+        assert ends_with(builder, int(report.read_text())), "the worker outlived its builder"
     finally:
         builder.kill()
         builder.wait()
-        if worker is not None and alive(worker):
-            os.kill(worker, signal.SIGKILL)
 
 
 def test_a_worker_holds_no_copy_of_the_build_lock(tmp_path: Path) -> None:
@@ -162,13 +158,18 @@ def test_a_worker_holds_no_copy_of_the_build_lock(tmp_path: Path) -> None:
     start at once (an flock belongs to the open file, which fork() shares)."""
     from builder.core.lineage import orphaned
 
+    ready, said = os.pipe()
     with build_lock(tmp_path):
         parent = os.getpid()
         worker = os.fork()
         if worker == 0:
             orphaned(parent)
+            os.write(said, b"!")
             time.sleep(60)
             os._exit(0)
+        assert os.read(ready, 1) == b"!"  # the worker runs
+    os.close(ready)
+    os.close(said)
     try:
         with (tmp_path / "build.lock").open() as lock:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
