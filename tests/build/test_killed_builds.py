@@ -109,7 +109,7 @@ def test_a_cold_build_killed_at_any_moment_blocks_no_later_build(
 
 def _forked_worker(lock: Path, report: Path, prctl: bool) -> str:
     """A builder (a Python process) that holds the build lock and forks a worker as
-    builder.build.make does; it writes the worker's pid to `report` and sleeps."""
+    builder.build.make does; the worker, once it runs, writes its pid to `report`."""
     return textwrap.dedent(
         f"""
         import os, time
@@ -120,12 +120,12 @@ def _forked_worker(lock: Path, report: Path, prctl: bool) -> str:
             lineage._prctl = lambda option, value: False  # a system without prctl
         with build_lock(Path({str(lock)!r})):
             parent = os.getpid()
-            worker = os.fork()
-            if worker == 0:
+            if os.fork() == 0:
                 lineage.orphaned(parent)
+                Path({str(report)!r} + ".tmp").write_text(str(os.getpid()))
+                os.rename({str(report)!r} + ".tmp", {str(report)!r})
                 time.sleep(300)
                 os._exit(0)
-            Path({str(report)!r}).write_text(str(worker))
             time.sleep(300)
         """
     )
@@ -140,7 +140,7 @@ def test_a_worker_ends_with_its_builder_and_the_lock_is_free_at_once(
     source = _forked_worker(tmp_path / ".cache", report, prctl)
     builder = subprocess.Popen([sys.executable, "-c", source], cwd=Path(__file__).parents[2])
     try:
-        while not report.exists() or not report.read_text():
+        while not report.exists():
             assert builder.poll() is None, "the builder ended before it forked"
             time.sleep(0.02)
         builder.kill()
