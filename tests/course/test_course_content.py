@@ -38,9 +38,9 @@ def course() -> Course:
     return COURSE
 
 
-def test_course_has_three_arcs_labs_and_enough_lessons(course: Course) -> None:
+def test_course_has_its_arcs_labs_and_enough_lessons(course: Course) -> None:
     arcs = {arc.id: course.arc_lessons(arc) for arc in course.meta.arcs}
-    assert [a for a in arcs if a != "labs"] == ["jaxpr", "xla", "performance"]
+    assert [a for a in arcs if a != "labs"] == ["jaxpr", "xla", "performance", "tpu"]
     assert len(course.lessons) >= 15
     assert len(arcs["labs"]) >= 3
     assert {"jaxpr", "xla", "residuals"} <= {x.slug for x in course.lessons}
