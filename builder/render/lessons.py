@@ -55,6 +55,7 @@ class RunIt:
     python: str = ""  # the Python the recording ran with ("3.11.7"; "" if unknown)
     minor: str = ""  # its minor version ("3.11"), which the venv is made with
     venv: str = "python3 -m venv .venv"  # the command that makes a venv with that Python
+    accelerator: str = ""  # "TPU" for a `requires: tpu` lesson: it runs there and nowhere else
 
 
 @dataclass(frozen=True)
@@ -278,7 +279,7 @@ def run_it(lesson: Lesson, recording: Recording | None, root: str, python: str =
     if recording is not None:
         env = recording.environment
         pins = {"jax": env.jax, "numpy": env.numpy, "matplotlib": env.matplotlib}
-        install = "pip install " + " ".join(f"{p}=={pins[p]}" for p in RECORDED)
+        install = "pip install " + " ".join(_pin(p, pins[p], lesson) for p in RECORDED)
         name = f"{lesson.id}-example"
         cited = name if f"{name}:" in recording.stdout else ""
     settings = [f"{key}={shlex.quote(value)}" for key, value in lesson.meta.env.items()]
@@ -296,7 +297,16 @@ def run_it(lesson: Lesson, recording: Recording | None, root: str, python: str =
         python=python,
         minor=minor,
         venv=venv,
+        accelerator=(lesson.accelerator or "").upper(),
     )
+
+
+def _pin(package: str, version: str, lesson: Lesson) -> str:
+    """`jax==0.10.2`; for a `requires: tpu` lesson jax's TPU build, `"jax[tpu]==0.10.2"`
+    (quoted: a shell would read the brackets as a pattern), which brings the TPU runtime."""
+    if package == "jax" and lesson.accelerator == "tpu":
+        return f'"jax[tpu]=={version}"'
+    return f"{package}=={version}"
 
 
 def _chart_artifacts(
