@@ -15,7 +15,9 @@ from tests.helpers import ROOT
 COURSE = load_course(ROOT / "content")
 UNIT = re.compile(
     r"bytes|KiB|MiB|GiB|\bms\b|millisecond|seconds|equations|entries|instructions|operations|"
-    r"FLOP|traces|count|ratio|lines",
+    r"FLOP|traces|count|ratio|lines|"
+    # a ratio of like quantities ('time / bf16 time') is its own unit
+    r"^(\w[\w ]*) / \w+ \1$",
     re.IGNORECASE,
 )
 # A typed figure a run could produce: a decimal, or four or more digits.
