@@ -143,7 +143,7 @@ class Build:
         from ..run.batch import lessons_to_run, record_stale
 
         assert self.course is not None
-        due = lessons_to_run(self.course, self.statuses, force=force, gpu=True)
+        due = lessons_to_run(self.course, self.statuses, force=force, waiting=True)
         if due:
             self.proofread(due)
         done = record_stale(self.course, self.statuses, self.paths, jobs, force, runner, dask=dask)
