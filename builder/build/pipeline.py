@@ -193,12 +193,12 @@ class Build:
     def pages(self, kept: Kept, jobs: int, built: str, changes: Compared | None = None) -> Site:
         """Every page and chart, made or taken from `kept` and the store (no search
         bundles: what the preview serves first), with the page of each of course.yml's
-        moves (what it changed is kept in the store under its two commits)."""
+        moves (what it changed is read from content/moves/, committed)."""
         from .site import make_pages
 
         assert self.course is not None
         course, statuses, sidecars, reuse = self.course, self.statuses, self.sidecars, self.reuse
-        moves = _moves(course, self.paths.recordings, reuse)
+        moves = _moves(course, reuse)
         return make_pages(course, statuses, sidecars, reuse, kept, jobs, built, changes, moves)
 
     def search(self, pages: Site, kept: Kept, jobs: int, stop: Stop = None) -> Site:
@@ -307,13 +307,14 @@ def _changes(paths: Paths, since: str | None) -> Compared | None:
     return compared(paths.content, paths.recordings, since, None)
 
 
-def _moves(course: Course, recordings: Path, reuse: Reuse) -> tuple[tuple[Move, Compared], ...]:
-    """Each of course.yml's moves and what it changed (builder.review.moves)."""
+def _moves(course: Course, reuse: Reuse) -> tuple[tuple[Move, Compared], ...]:
+    """Each of course.yml's moves and what it changed, from its committed file
+    (builder.review.moves: no git)."""
     if not course.meta.moves:
         return ()
-    from ..review.moves import move_pages  # git: only when course.yml names a move
+    from ..review.moves import move_pages  # pydantic's adapter: only when course.yml names one
 
-    return move_pages(course, recordings, reuse.memo)
+    return move_pages(course, reuse.memo)
 
 
 @dataclass(frozen=True)

@@ -340,7 +340,7 @@ def _render_term(self: Any, tokens: list[Token], idx: int, options: Any, env: An
         f"card-{term.id}-{len(page.terms)}",
         term.term,
         code_spans(term.definition),
-        f"{page.root}{teacher.url}index.html",
+        "" if teacher.id == page.lesson.id else f"{page.root}{teacher.url}index.html",
         teacher.title,
     )
 
