@@ -38,7 +38,7 @@ _CONTROLS = "\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u2028\u2029\u
 _CONTROL = re.compile(f"[{_CONTROLS}]")
 _CONTROL_OR_LINE = re.compile(f"[{_CONTROLS}\t\n]")
 _COMMAND = re.compile(f"[{_CONTROLS}]|##\\[")  # GitHub's runner reads `##[command]` anywhere
-_COMMAND_START = re.compile(r"^(\s*):(?=:)", re.MULTILINE)  # `::command::`, after spaces
+_COMMAND_START = re.compile(r"^([^\S\n]*):(?=:)", re.MULTILINE)  # `::command::`, after spaces
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 

@@ -18,7 +18,8 @@ given), narrowed further by `is_safe_attribute`:
 And it is bounded (`Budget`): every value a template makes (an operator's, a filter's, a
 method's, a `~`) is at most MAX_VALUE characters in all (a list counts what printing it
 would), a number at most MAX_INT_BITS, a page at most MAX_PAGE characters, and rendering
-a page at most deadline.SECONDS (builder/render/deadline.py). `lipsum` is left out. A
+a page at most deadline.SECONDS, a build's pages at most deadline.BUILD_SECONDS in each
+process (builder/render/deadline.py). `lipsum` is left out. A
 template that breaks a rule stops with a SecurityError (a TemplateError), which
 builder/render/template_errors.py names in one line.
 """
@@ -452,7 +453,7 @@ def render(
     are) is a ContentError naming its file and line, the problem and what to do."""
     used = name
     try:
-        with deadline():
+        with deadline(budgeted=isinstance(environment, CourseSandbox)):
             template = environment.get_template(name)
             used = template.filename or name
             return generate(template.generate(**context))

@@ -23,7 +23,9 @@ from markupsafe import Markup
 
 from .marks import PageEnv
 
-_HEAD = re.compile(r"===(!?)[ \t]+(\S.*?)[ \t]*$")  # a tab's first line, its indent removed
+# a tab's first line, its indent removed; the title ends at its last character but a blank
+# (greedy: a lazy `.*?` before `[ \t]*$` retried a run of blanks at every step, issue 56)
+_HEAD = re.compile(r"===(!?)[ \t]+(\S(?:.*[^ \t])?)[ \t]*$")
 GROUPS = "tab_groups"  # in the parse's env: groups numbered so far on the page
 
 

@@ -359,3 +359,18 @@ def test_printing_text_numbers_and_fields_is_unchanged(recorded: Paths) -> None:
         '[Fixture course|Fixture course][][[1, &#39;a&#39;, None, 2.5]][{"a": [1]}][x-1][!][1][[(&#39;a&#39;, 1)]]'
         in home
     )
+
+
+def test_a_template_slow_on_every_page_stops_at_the_builds_budget(
+    recorded: Paths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 56, item 12: 0.8 s a page, under the page's 5 s, made a 41-page render take
+    35 s; the build's pages now take at most BUILD_SECONDS in all (here 1 s), per process."""
+    monkeypatch.setattr(deadline, "BUILD_SECONDS", 1.0)
+    _with(recorded, "{% for i in range(99999) %}{% for j in range(3) %}{% endfor %}{% endfor %}")
+    started = time.monotonic()
+    code, error = _built(recorded)
+    assert code != 0 and "Traceback" not in error, error
+    assert "line 3: too slow: this build's pages took over 1 s of rendering in all" in error
+    assert "a template slow on every page" in error
+    assert time.monotonic() - started < 30
