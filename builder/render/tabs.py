@@ -21,6 +21,7 @@ from markdown_it.rules_block import StateBlock
 from markdown_it.token import Token
 from markupsafe import Markup
 
+from ..course.rules import control_problem
 from .marks import PageEnv
 
 # a tab's first line, its indent removed; the title ends at its last character but a blank
@@ -64,6 +65,8 @@ def _head(state: StateBlock, line: int, end: int) -> tuple[bool, str, str] | Non
         return bool(match[1]), title, f'tab title {said} {why}: write === "{title}"'
     title = unescapeAll(said[1:-1])  # `\"` is a quote in it, as in a link's title
     problem = "" if title.strip() else 'a tab needs a title: === "Title"'
+    if control := control_problem(title):
+        problem = f"tab title {control}"
     return bool(match[1]), title, problem
 
 

@@ -90,6 +90,7 @@ RULES: dict[str, tuple[re.Pattern[Any], str, str]] = {
     "course.rules.DATA_NAME_PATTERN": (rules.DATA_NAME_PATTERN, "fullmatch", "a"),
     "course.rules.CONFLICT_MARKER": (rules.CONFLICT_MARKER, "search", "\n======="),
     "course.rules.PAGE_FILE": (rules.PAGE_FILE, "fullmatch", "index"),
+    "course.rules.CONTROL": (rules.CONTROL, "search", "a"),
     "preview.hub._LINE": (hub._LINE, "fullmatch", "line 1: "),
     "render.anchors._ANCHORED": (anchors._ANCHORED, "findall", "lesson:"),
     "render.anchors._CELL_LINE": (anchors._CELL_LINE, "match", "{{ cell "),
