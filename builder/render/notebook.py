@@ -172,3 +172,11 @@ def _needs(files: tuple[str, ...], settings: tuple[str, ...]) -> str:
             "set these in the environment Jupyter starts from."
         )
     return said
+
+
+def _escaped(text: str) -> str:
+    """A recorded text as literal Markdown: no emphasis, link or heading it did not mean."""
+    return "".join(f"\\{c}" if c in _MARKDOWN else c for c in text)
+
+
+_MARKDOWN = frozenset("\\`*_[]<>|~")  # inline marks; a title starts no block

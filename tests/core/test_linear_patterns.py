@@ -11,12 +11,13 @@ from __future__ import annotations
 import ast
 import re
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from builder.build import cells, myst, site_record
+from builder.build import cells, myst, rewrite, site_record
 from builder.cells import EXCEPTION as HARNESS_EXCEPTION
 from builder.cells import NAME as HARNESS_NAME
 from builder.core import escape, fsutil, machine, observe, scratch
@@ -31,6 +32,7 @@ from builder.render import (
     lessons,
     links,
     mathml,
+    notebook_prose,
     offline,
     prose,
     reading,
@@ -41,15 +43,16 @@ from builder.render import (
     tabs,
     terminal,
 )
-from builder.review import changes, rehearse
-from builder.run import leaks
+from builder.review import changes, lock, rehearse
+from builder.run import figures, leaks
 
 N = 10**5
 FILLERS = (" ", "\t", "\n", "*", "$", '"', "'", "`", "}}", "\ue000")
 BOUND = 1.0  # CPU seconds for one input; a linear pattern takes milliseconds
 
-# (pattern, how the builder applies it, what makes it start matching)
-RULES: dict[str, tuple[re.Pattern[Any], str, str]] = {
+# (pattern, how the builder applies it: a method's name or the function that calls it,
+# what makes it start matching)
+RULES: dict[str, tuple[re.Pattern[Any], str | Callable[[str], object], str]] = {
     "cells.NAME": (HARNESS_NAME, "fullmatch", "a"),
     "cells.EXCEPTION": (HARNESS_EXCEPTION, "fullmatch", "a."),
     "build.cells.NAME": (cells.NAME, "fullmatch", "a"),
@@ -68,6 +71,13 @@ RULES: dict[str, tuple[re.Pattern[Any], str, str]] = {
     "build.myst.BLANK_LINE": (myst.BLANK_LINE, "split", "\n"),
     "build.myst.LIST_ITEM": (myst.LIST_ITEM, "match", "1"),
     "build.myst.SENTENCE_END": (myst.SENTENCE_END, "split", "."),
+    "build.rewrite.TARGET": (rewrite.TARGET, "match", "(a"),
+    "build.rewrite.ROLE": (rewrite.ROLE, "sub", "{a}`"),
+    "build.rewrite.LINK": (rewrite.LINK, "sub", "[a]("),
+    "build.rewrite.API_NAME": (rewrite.API_NAME, "fullmatch", "a."),
+    "build.rewrite.OPEN": (rewrite.OPEN, "match", "```{note} a"),
+    "build.rewrite.OPTION": (rewrite.OPTION, "match", ":a: a"),
+    "build.rewrite.COMMENT": (rewrite.COMMENT, rewrite.uncommented, "<!--"),
     "build.site_record.IDENTITY": (site_record.IDENTITY, "fullmatch", "# identity: 1"),
     "build.site_record.PAGE": (site_record.PAGE, "fullmatch", "# index.html: "),
     "build.site_record._ANY_WRONG": (site_record._ANY_WRONG, "search", "a"),
@@ -109,6 +119,7 @@ RULES: dict[str, tuple[re.Pattern[Any], str, str]] = {
     "render.mathml._CONTROL": (mathml._CONTROL, "sub", "\x1b"),
     "render.mathml._COMMAND_TEXT": (mathml._COMMAND_TEXT, "search", "\\"),
     "render.mathml._ENVIRONMENT": (mathml._ENVIRONMENT, "sub", "\\begin"),
+    "render.notebook_prose._INDENT": (notebook_prose._INDENT, "sub", " "),
     "render.offline._UNSAFE": (offline._UNSAFE, "sub", "<"),
     "render.prose._BLOCK_LINE": (prose._BLOCK_LINE, "match", "{{ example "),
     "render.prose._MARKUP": (prose._MARKUP, "sub", "*"),
@@ -127,6 +138,10 @@ RULES: dict[str, tuple[re.Pattern[Any], str, str]] = {
     "review.changes._NUMBER": (changes._NUMBER, "match", "1,"),
     "review.changes._PADDED_HOLE": (changes._PADDED_HOLE, "sub", "\ue000"),
     "review.rehearse.CHECK_LINE": (rehearse.CHECK_LINE, "findall", "check passed:"),
+    "review.lock.COMMENT": (lock.COMMENT, "search", " "),
+    "review.lock.SCHEME": (lock.SCHEME, "match", "a"),
+    "review.lock.NAMED": (lock.NAMED, "match", "a"),
+    "run.figures.ADDRESS": (figures.ADDRESS, "sub", " at 0x"),
     "run.leaks.INVISIBLE": (leaks.INVISIBLE, "sub", "\u200b"),
     "run.leaks.ESCAPE": (leaks.ESCAPE, "sub", "\\u"),
     "run.leaks.SEPARATORS": (leaks.SEPARATORS, "sub", "/./"),
@@ -145,7 +160,10 @@ def _inputs(trigger: str) -> list[str]:
     return made
 
 
-def _apply(pattern: re.Pattern[Any], method: str, text: str) -> None:
+def _apply(pattern: re.Pattern[Any], method: str | Callable[[str], object], text: str) -> None:
+    if callable(method):
+        method(text)
+        return
     given: Any = (
         text.encode("utf-8", "surrogatepass") if isinstance(pattern.pattern, bytes) else text
     )
@@ -165,7 +183,7 @@ def test_every_pattern_over_course_text_takes_linear_time(name: str) -> None:
         _apply(pattern, method, text)
         took = time.process_time() - started
         assert took < BOUND, (
-            f"{name}.{method} took {took:.1f} s on {text[:20]!r}... ({len(text):,})"
+            f"{name} ({method}) took {took:.1f} s on {text[:20]!r}... ({len(text):,})"
         )
 
 
