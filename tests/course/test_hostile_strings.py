@@ -155,3 +155,14 @@ def test_the_sitemap_is_well_formed_xml_whatever_its_addresses_hold() -> None:
     locs = [e.text for e in tree.iter() if e.tag.endswith("loc")]
     assert locs == ["https://x.org/a&b%3C%07%3E%00/"]
     assert not re.search("[\x00-\x08]", made["sitemap.xml"].decode())
+
+
+def test_a_site_url_in_the_notebooks_prose_links_is_one_address() -> None:
+    """The notebook's prose makes a link to another lesson absolute under site_url."""
+    from builder.render.notebook_prose import _address
+
+    site = "https://x.org/)![pixel](https://evil.example/p.png)/"
+    made = _address("../../l/s2/index.html#part", None, site)  # type: ignore[arg-type]
+    kinds = _tokens(f"[next]({made})")
+    assert "image" not in kinds and kinds.count("link_open") == 1, made
+    assert made.endswith("/l/s2/#part") and not set("()[]!") & set(made)
