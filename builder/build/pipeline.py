@@ -253,10 +253,11 @@ def build(
         executed = run.record(jobs, force, runner, dask) if execute else ()
         run.shifted()
         run.inputs(run.index.sidecars(now, executed))
+        from ..render.deadline import build_budget
         from .make import Kept  # with the stages: not imported by a no-op
 
         kept = Kept.since(run.index, paths.out, now)
-        with run.reuse.templates():
+        with run.reuse.templates(), build_budget():
             pages = run.pages(kept, jobs, _built(paths), _changes(paths, since))
             site = run.search(pages, kept, jobs)
         run.store.commit()  # what it made: not held twice (made, and pickled) while publishing

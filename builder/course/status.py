@@ -143,7 +143,7 @@ def _lesson_status(
     if state is State.FRESH and (missing := incomplete(lesson, recording)):
         return LessonStatus(lesson.id, State.INVALID, missing, path, digest=digest)
     if state is State.FRESH and differs:
-        state, detail = State.NOT_CANONICAL, _NOT_CANONICAL.format(differs)
+        state, detail = State.NOT_CANONICAL, _not_canonical(data, differs)
     return _on_device(lesson, LessonStatus(lesson.id, state, detail, path, recording, digest))
 
 
@@ -151,6 +151,16 @@ _NOT_CANONICAL = (
     "not byte for byte what the builder writes, from line {} (a key's order, spacing or a "
     "number's spelling): a hand edit, or another tool's"
 )
+_CRLF = (
+    "has CRLF line endings, which the builder never writes: git's core.autocrlf? "
+    "see .gitattributes (`recordings/** -text`), then check the recordings out again"
+)
+
+
+def _not_canonical(data: bytes, line: int) -> str:
+    """Why a valid recording is not canonical: a line ending the builder never writes (a
+    string's CR is written `\\r`) is git's or an editor's doing, not a hand edit."""
+    return _CRLF if b"\r\n" in data else _NOT_CANONICAL.format(line)
 
 
 def incomplete(lesson: Lesson, recording: Recording) -> str:

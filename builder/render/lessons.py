@@ -37,7 +37,7 @@ from .notebook_prose import Prose
 from .renderer import Renderer, page
 
 SHIM = "static/builder.py"  # `from builder import panels` for a downloaded example
-_IMPORTS_BUILDER = re.compile(rb"^\s*(?:from\s+builder[\s.]|import\s+builder\b)", re.MULTILINE)
+_IMPORTS_BUILDER = re.compile(rb"^[^\S\n]*(?:from\s+builder[\s.]|import\s+builder\b)", re.MULTILINE)
 
 
 @dataclass(frozen=True)
