@@ -206,7 +206,7 @@ def test_ten_thousand_cells_import_in_bounded_time(
     cells = [v4.new_markdown_cell("# Long", id="title")]
     for n in range(5_000):  # ids given: 10,001 random 8-hex ids collide about once in 86 runs
         cells += [
-            v4.new_markdown_cell(f"Step {n}: {{func}}`f`.", id=f"md-{n}"),
+            v4.new_markdown_cell(f"Step {n}: {{eval}}`f`.", id=f"md-{n}"),
             v4.new_code_cell(f"x{n} = {n}", id=f"code-{n}"),
         ]
     page = tmp_path / "long.ipynb"
@@ -216,7 +216,7 @@ def test_ten_thousand_cells_import_in_bounded_time(
     assert main(["import", *_args(page), "--content", str(content)]) == 0
     assert time.monotonic() - started < 60
     err = capsys.readouterr().err.splitlines()
-    assert len(err) == 5_000  # each role, on its own line of the JSON
+    assert len(err) == 5_000  # each role import cannot rewrite ({eval}), on its own line
     lines = page.read_text().splitlines()
     assert all(f"Step {n}:" in lines[int(e.split(":")[1]) - 1] for n, e in enumerate(err))
     example = (content / "lessons" / "new-01" / "example.py").read_text()
