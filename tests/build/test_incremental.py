@@ -563,3 +563,25 @@ def test_a_cold_build_made_in_workers_equals_one_made_in_this_process(tmp_path: 
     build(serial, execute=False, jobs=1)
     assert len(files(forked.out)) > 150
     assert files(forked.out) == files(serial.out)
+
+
+def test_explain_says_which_path_made_each_lesson_read_again(
+    paths: Paths, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`render --explain` names, for each lesson read again, the path that changed; without
+    it, nothing is said; an unchanged lesson is never named."""
+    from builder.__main__ import main
+
+    args = ["--content", str(paths.content), "--recordings", str(paths.recordings)]
+    args += ["--out", str(paths.out), "--cache", str(paths.cache)]
+    assert main(["render", *args]) == 0
+    prose = lesson_md(paths)
+    prose.write_text(prose.read_text() + "\nOne more line.\n")
+    capsys.readouterr()
+    assert main(["render", *args, "--explain"]) == 0
+    said = capsys.readouterr().err
+    assert f"{LESSON}: read again ({prose} changed)" in said
+    assert said.count("read again") == 1
+    prose.write_text(prose.read_text() + "\nAnd another.\n")
+    assert main(["render", *args]) == 0
+    assert "read again" not in capsys.readouterr().err
