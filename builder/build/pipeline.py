@@ -155,14 +155,18 @@ class Build:
         force: bool = False,
         runner: Runner | None = None,
         dask: str | None = None,
+        only: tuple[str, ...] = (),
     ) -> tuple[str, ...]:
-        """Run what is not fresh (everything with `force`) and read the statuses again;
-        the lesson ids run (builder.run.batch, imported only when a build records)."""
+        """Run what is not fresh (everything with `force`; of `only`, when given) and read
+        the statuses again; the lesson ids run (builder.run.batch, imported only when a
+        build records). With `only` (the preview's background recorder, whose file events
+        bring the statuses again) they are not read here."""
         from ..run.batch import record_stale
 
         assert self.course is not None
-        done = record_stale(self.course, self.statuses, self.paths, jobs, force, runner, dask=dask)
-        if done:  # read again: what recording wrote
+        course, statuses, paths = self.course, self.statuses, self.paths
+        done = record_stale(course, statuses, paths, jobs, force, runner, only, dask)
+        if done and not only:  # read again: what recording wrote
             self.status()
         return done
 

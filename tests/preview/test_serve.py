@@ -415,6 +415,30 @@ def test_an_example_edit_is_re_recorded_in_the_background(recorded: Paths, runne
     preview.close()
 
 
+def test_the_background_recorder_waits_for_the_build_lock(recorded: Paths) -> None:
+    """The preview records as every build does, under the build lock: while another
+    build (here `make record`'s lock, held by this test) runs, its recording waits, and
+    writes once the lock is given back."""
+    from builder.build.pipeline import build_lock
+
+    preview = Preview(recorded, port=0, jobs=1, runner=canned_run)
+    preview.start()
+    recording = recorded.recordings / f"{LESSON}.json"
+    old = recording.read_bytes()
+    example = recorded.content / "lessons" / LESSON / "example.py"
+    example.write_text(example.read_text() + "# a comment changes the content hash\n")
+    assert preview.rebuild([str(example)]) and preview.session.course and preview.recorder
+    with build_lock(recorded.cache):
+        preview.recorder.poll(preview.session.course, preview.session.statuses)
+        thread = preview.recorder.thread
+        assert thread is not None
+        thread.join(1.0)
+        assert thread.is_alive() and recording.read_bytes() == old  # waiting for the lock
+    thread.join(10)
+    assert not thread.is_alive() and recording.read_bytes() != old
+    preview.close()
+
+
 def test_an_edit_made_during_the_first_build_is_not_lost(recorded: Paths) -> None:
     """The OS watches before the first build reads anything: an edit made after it read
     the lesson is the first rebuild."""
