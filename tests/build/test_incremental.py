@@ -585,3 +585,24 @@ def test_explain_says_which_path_made_each_lesson_read_again(
     prose.write_text(prose.read_text() + "\nAnd another.\n")
     assert main(["render", *args]) == 0
     assert "read again" not in capsys.readouterr().err
+
+
+def test_the_interpreter_reached_by_another_spelling_keeps_the_no_op(
+    paths: Paths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The interpreter and its package folders are keyed resolved: the same venv run
+    through a link (or a relative path) is no change, and the build after is a no-op."""
+    import sys
+
+    wall_clock(monkeypatch)
+    render(paths)
+    assert build(paths, execute=False, jobs=1).noop
+    link = tmp_path / "python"
+    link.symlink_to(sys.executable)
+    monkeypatch.setattr(sys, "executable", os.path.relpath(link))
+    [folder, *_] = [p for p in sys.path if "site-packages" in p]
+    spelled = tmp_path / "venv" / "site-packages"  # the venv's folder, through a link
+    spelled.parent.mkdir()
+    spelled.symlink_to(folder)
+    monkeypatch.setattr(sys, "path", [str(spelled) if p == folder else p for p in sys.path])
+    assert build(paths, execute=False, jobs=1).noop
