@@ -20,9 +20,11 @@ from markupsafe import Markup
 
 from ..core import machine
 from ..core.artifact import Artifact, Made, Trace
+from ..core.errors import ContentError
 from ..core.observe import RECORDED
 from ..course.addresses import page_url
 from ..course.files import read_file
+from ..course.fingerprint import sha256
 from ..course.model import Arc, Course, CourseMeta, Lesson
 from ..course.recording import Panel, Recording
 from ..course.status import LessonStatus, State
@@ -121,8 +123,8 @@ def lesson_columns(
     near: Sequence[NavItem] | None = None,
 ) -> tuple[list[Any], ...]:
     """What each lesson's artifacts read besides what every lesson's do (`Common`), as
-    columns in course order: the lesson, its data files (read here: what a lesson's page
-    offers of them is not in the Lesson), its status, its sidecar, the navigation entries
+    columns in course order: the lesson (its data files by their digests), its status, its
+    sidecar, the navigation entries
     of the lessons before and after it (`near`: each lesson's entry, made once whichever
     of its neighbours shows it; made here when not given), the ids of the lessons its
     anchored links lead to (so renaming a heading re-renders the pages that link to it,
@@ -136,7 +138,6 @@ def lesson_columns(
     near = list(map(item, lessons)) if near is None else list(near)
     return (
         list(lessons),
-        [_data(x) if x.meta.data else () for x in lessons],
         [by_id[x.id] for x in lessons],
         [(sidecars or {}).get(x.id) for x in lessons],
         [None, *near[:-1]],
@@ -166,7 +167,6 @@ def in_order(made: Iterable[tuple[A, tuple[tuple[str, A], ...], A]]) -> list[A]:
 def lesson_inputs(
     common: Common,
     lesson: Lesson,
-    data: tuple[tuple[str, bytes], ...],
     status: LessonStatus,
     sidecar: Any,
     before: NavItem | None,
@@ -176,7 +176,7 @@ def lesson_inputs(
     size: int = 0,
 ) -> LessonInputs:
     """What a lesson's artifacts are made from (`of_lesson`'s arguments), given what they
-    read besides it, its data files and its status: the machine its recording ran on and the
+    read besides it and its status: the machine its recording ran on and the
     Python version it ran with (from its sidecar), and the navigation entries of the lessons
     before and after it (what the page shows of them: a prose edit of one changes neither)."""
     facts = machine.of(sidecar) if status.recording else None
@@ -184,7 +184,6 @@ def lesson_inputs(
     return (
         common,
         lesson,
-        data,
         status,
         on,
         before,
@@ -198,7 +197,6 @@ def lesson_inputs(
 def of_lesson(
     common: Common,
     lesson: Lesson,
-    data: tuple[tuple[str, bytes], ...],
     status: LessonStatus,
     on: str,
     before: NavItem | None,
@@ -207,14 +205,13 @@ def of_lesson(
     place: tuple[int, int] = (0, 0),
     python: str = "",
 ) -> LessonArtifacts:
-    """A lesson's page, each of its panels' charts by file name, and its notebook; `data`:
-    the data files the page offers (read by the caller: an argument, as all it reads);
-    `on`: the machine its recording ran on, as the page says it (builder/core/machine.py);
-    `before` and `after`: the entries of the lessons the page links to as the previous and
-    the next (a prose edit of one changes neither); `linked`: the ids of the lessons its
-    anchored links lead to (anchors.linked_ids); `place`: its number in its arc and the
-    arc's size (the page says "Lesson 2 of 4 in Tracing"); `python`: the Python version it
-    ran with, which Run it yourself names."""
+    """A lesson's page, each of its panels' charts by file name, and its notebook; `on`: the
+    machine its recording ran on, as the page says it (builder/core/machine.py); `before`
+    and `after`: the entries of the lessons the page links to as the previous and the next
+    (a prose edit of one changes neither); `linked`: the ids of the lessons its anchored
+    links lead to (anchors.linked_ids); `place`: its number in its arc and the arc's size
+    (the page says "Lesson 2 of 4 in Tracing"); `python`: the Python version it ran with,
+    which Run it yourself names."""
     meta, renderer = common.meta, common.renderer
     page = renderer.artifact(
         "page",
@@ -222,7 +219,6 @@ def of_lesson(
         common.head,
         common.links,
         lesson,
-        data,
         status,
         next(arc for arc in meta.arcs if arc.id == lesson.meta.arc),
         (before, after),
@@ -238,9 +234,17 @@ def of_lesson(
     return page, panels, _notebook_artifact(meta, lesson, status, renderer)
 
 
-def _data(lesson: Lesson) -> tuple[tuple[str, bytes], ...]:
-    """The data files the page offers for download beside the example."""
-    return tuple((n, read_file(lesson.folder / n, None)) for n in lesson.meta.data)
+def _data(lesson: Lesson) -> dict[str, bytes]:
+    """The data files the page offers for download beside the example, by their site names:
+    the bytes the lesson's digests (in the page's key) name, or an error when one changed
+    since the lesson was loaded (build again)."""
+    files = {}
+    for name, digest in lesson.data:
+        files[f"{lesson.url}{name}"] = data = read_file(lesson.folder / name, None)
+        if sha256(data) != digest:
+            problem = "changed while the build was reading the course"
+            raise ContentError(problem, path=lesson.folder / name, hint="build again")
+    return files
 
 
 def run_it(lesson: Lesson, recording: Recording | None, root: str, python: str = "") -> RunIt:
@@ -328,7 +332,6 @@ def _lesson_page(
     head: SiteHead,
     links: Links,
     lesson: Lesson,
-    data: tuple[tuple[str, bytes], ...],
     status: LessonStatus,
     arc: Arc,
     near: tuple[NavItem | None, NavItem | None],
@@ -380,8 +383,7 @@ def _lesson_page(
     files = {
         f"{lesson.url}index.html": html,
         f"{lesson.url}{recorded.EXAMPLE_FILE}": lesson.source,  # the code figures' download link
-        # and the data files it reads, beside it as when it was recorded
-        **{f"{lesson.url}{name}": file for name, file in data},
+        **_data(lesson),  # and the data files it reads, beside it as when it was recorded
     }
     return Made(files, Trace(terms=tuple(rendered.terms), page=parts), tuple(errors))
 

@@ -180,12 +180,12 @@ def opened_inputs(monkeypatch: pytest.MonkeyPatch, paths: Paths) -> list[str]:
     opened: list[str] = []
     open_input = course_files.open_input
 
-    def counted(path: Path | str, *args: object) -> int:
+    def counted(path: Path | str, *args: object, **kwargs: object) -> int:
         path = Path(path)
         for root in (paths.content, paths.recordings):
             if path.is_relative_to(root):
                 opened.append(path.relative_to(root.parent).as_posix())
-        return open_input(path, *args)  # type: ignore[arg-type]
+        return open_input(path, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(course_files, "open_input", counted)
     return opened
@@ -606,3 +606,28 @@ def test_the_interpreter_reached_by_another_spelling_keeps_the_no_op(
     spelled.symlink_to(folder)
     monkeypatch.setattr(sys, "path", [str(spelled) if p == folder else p for p in sys.path])
     assert build(paths, execute=False, jobs=1).noop
+
+
+def test_a_prose_edit_opens_no_file_of_another_lesson(
+    recorded: Paths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A lesson's page is made from its data files' digests, kept in its index entry: a
+    prose edit to one lesson opens no file of another (speed-01's data file among them),
+    whatever opens it (every open of the OS counted), and the site is as a clean build's."""
+    wall_clock(monkeypatch)
+    render(recorded)
+    append(lesson_md(recorded, "basics-01"), "\nA new sentence.\n")
+    opened: list[str] = []
+    os_open = os.open
+
+    def counted(path: Any, *args: Any, **kwargs: Any) -> int:
+        opened.append(os.path.abspath(path))
+        return os_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", counted)
+    render(recorded)
+    monkeypatch.undo()
+    lessons = str(recorded.content / "lessons")
+    others = [p for p in opened if p.startswith(lessons) and "/basics-01/" not in p]
+    assert others == [] and any("/basics-01/" in p for p in opened)
+    assert_like_a_clean_build(recorded, tmp_path)
