@@ -102,19 +102,6 @@ class Common:
         return cls(site_head(course), links, course.meta, course.root, renderer)
 
 
-def lesson_artifacts(
-    course: Course,
-    statuses: list[LessonStatus],
-    renderer: Renderer,
-    sidecars: dict[str, Any] | None = None,
-) -> list[Artifact]:
-    """Each lesson's artifacts, in the order `in_order` gives (`sidecars`: what each
-    recording's sidecar says, the machine it ran on, builder/core/machine.py)."""
-    columns = lesson_columns(course, statuses, sidecars, renderer)
-    common = Common.of(course, renderer)
-    return in_order(of_lesson(*lesson_inputs(common, *row)) for row in zip(*columns, strict=True))
-
-
 def lesson_columns(
     course: Course,
     statuses: list[LessonStatus],
@@ -342,7 +329,8 @@ def _lesson_page(
     place: tuple[int, int] = (0, 0),
     python: str = "",
 ) -> Made:
-    """A lesson's page, its example and its data files: made from these arguments alone."""
+    """A lesson's page, its example and its data files: made from these arguments (the data
+    files' bytes read as their digests in `lesson` name them)."""
     recording = status.recording
     root = "../../"
     rendered, errors = prose.render_prose(
