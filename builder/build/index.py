@@ -202,6 +202,7 @@ class Changes:
     paths: frozenset[str] = frozenset()
     everything: bool = False  # no last build to compare with: every value read
     code: bool = False  # the builder's templates: every key made anew (Build.rekey)
+    folders: tuple[str, ...] = ()  # of `paths`, those no file is at: all beneath changed
 
     @classmethod
     def observed(cls, head: Head | None, now: Observed) -> Changes:
@@ -215,23 +216,25 @@ class Changes:
     def events(cls, paths: Paths, files: Iterable[str]) -> Changes:
         """File events' paths, as the door spells them: under the input folders as `paths`
         name them (the watcher names them absolute)."""
-        folders = (paths.content, paths.recordings)
-        roots = [(os.path.join(os.path.abspath(r), ""), str(r)) for r in folders]
+        inputs = (paths.content, paths.recordings)
+        roots = [(os.path.join(os.path.abspath(r), ""), str(r)) for r in inputs]
         found, code = set[str](), False
         for name in map(os.path.abspath, files):
             found.update(os.path.join(r, name[len(a) :]) for a, r in roots if name.startswith(a))
             code = code or name.startswith(os.path.join(TEMPLATES, ""))
-        return cls(frozenset(found), code=code)
+        folders = tuple(os.path.join(p, "") for p in found if not os.path.isfile(p))
+        return cls(frozenset(found), code=code, folders=folders)  # a folder moved in or out
 
     def __or__(self, other: Changes) -> Changes:
         everything, code = self.everything or other.everything, self.code or other.code
-        return Changes(self.paths | other.paths, everything, code)
+        return Changes(self.paths | other.paths, everything, code, self.folders + other.folders)
 
     def why(self, read: Read | None) -> str | None:
         """The first path of `read` that changed ("" with none to compare: read anew)."""
         if read is None or self.everything:
             return ""
-        return next((path for path in read.paths if path in self.paths), None)
+        changed, folders = self.paths, self.folders
+        return next((p for p in read.paths if p in changed or p.startswith(folders)), None)
 
 
 @dataclass(frozen=True)

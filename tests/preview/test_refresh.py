@@ -6,6 +6,7 @@ collector (builder.preview.heap). The preview's behaviour is in test_serve.py.""
 from __future__ import annotations
 
 import gc
+import shutil
 import signal
 import subprocess
 import threading
@@ -413,4 +414,21 @@ def test_a_lesson_reading_another_lessons_file_is_refreshed_when_that_file_chang
     note.write_text("Third words.\n")
     build(recorded, execute=False, jobs=1)
     assert b"Third words." in (recorded.out / "l/first/index.html").read_bytes()
+    session.close()
+
+
+def test_a_lesson_folder_swapped_in_whole_is_read_again(recorded: Paths, tmp_path: Path) -> None:
+    """A folder moved in names only itself in the file events, not the files beneath it:
+    every value read from beneath it is read again (the prose of the folder moved in is
+    served), as a one-shot build, which sees each file's metadata, reads it."""
+    session = Session(recorded, execute=False)
+    session.start()
+    folder = recorded.content / "lessons" / LESSON
+    other = tmp_path / LESSON
+    shutil.copytree(folder, other)
+    edit(other / "lesson.md", "{{ panel 1 }}", "Moved in whole.\n\n{{ panel 1 }}")
+    folder.rename(tmp_path / "gone")
+    other.rename(folder)
+    session.refresh(Changes.events(recorded, [str(folder)]))
+    assert b"Moved in whole." in session.served()["l/first/index.html"]
     session.close()
