@@ -19,7 +19,7 @@ LINT_DIRS := builder tests $(wildcard bench)
 # shells set PYTHONDONTWRITEBYTECODE, and then every build recompiles builder/ (~0.1 s).
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: site test check record render serve diff rehearse lint bench bench-floor bench-cluster schemas clean
+.PHONY: site test check record render serve diff rehearse lint bench bench-floor bench-cluster schemas wheels-offline clean
 
 $(STAMP): $(LOCK) pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
@@ -81,6 +81,17 @@ bench-floor: $(STAMP)
 
 bench-cluster: $(STAMP)
 	$(PY) bench/cluster.py $(ARGS)
+
+# Wheels of what `record` needs beside a machine's own jax (requirements-record.txt), for a
+# machine without network (docs/recordings.md): into WHEELS, for CPython WHEELS_PYTHON on
+# any of WHEELS_PLATFORMS (pip does not widen a manylinux_2_x tag to older ones itself).
+WHEELS ?= wheels
+WHEELS_PYTHON ?= 3.11
+WHEELS_PLATFORMS ?= manylinux2014_x86_64 manylinux_2_27_x86_64 manylinux_2_28_x86_64
+wheels-offline: $(STAMP)
+	$(PY) -m pip download --quiet --disable-pip-version-check --no-deps --only-binary=:all: \
+	  --python-version $(WHEELS_PYTHON) $(foreach p,$(WHEELS_PLATFORMS),--platform $(p)) \
+	  --dest $(WHEELS) -r requirements-record.txt
 
 # After changing a type in builder/course/model.py or recording.py (tests/course/test_recording.py fails).
 schemas: $(STAMP)

@@ -1,7 +1,7 @@
 """coursebuilder (or python -m builder): a course site whose every number comes from a run
 
-Commands: site | record | check | render | serve | diff | rehearse | validate | schema | new |
-import.
+Commands: site | record | check | render | serve | diff | moves | rehearse | validate | schema |
+new | import.
 
 Errors the user can fix are printed as one message, without a traceback, and exit 1.
 Heavy modules (jinja2, markdown-it, matplotlib, jax) are imported only by the commands
@@ -225,15 +225,28 @@ def _diff(args: argparse.Namespace) -> int:
     return 0
 
 
+def _moves(args: argparse.Namespace) -> int:
+    """write content/moves/<slug>.json for each of course.yml's moves, from git (once, when a
+    move is made, where git has both revisions); commit them: the site's move pages are made
+    from these files, so a copy without history builds them"""
+    from .review.moves import write_moves
+
+    for path in write_moves(args.content, args.recordings):
+        logger.info("Wrote %s.", path)
+    return 0
+
+
 def _rehearse(args: argparse.Namespace) -> int:
     """record and render the course in a side environment made from another lock file,
     and say what it would change; recordings/, site/ and the lock are only read"""
-    from .core.fsutil import write_atomic
+    from .core.fsutil import replaceable, write_atomic
     from .review.rehearsal_report import render
     from .review.rehearse import rehearse
     from .run.execute import run_example
 
     untouched = "recordings/, site/ and requirements.lock were not touched"
+    if args.report:
+        replaceable(args.report)  # before the work, not after it
     try:
         rehearsal = rehearse(
             *(args.lock, args.content, args.recordings, args.cache),
@@ -286,6 +299,7 @@ COMMANDS: tuple[tuple[str, Callable[[argparse.Namespace], int], tuple[str, ...]]
     ("record", _record, (*FOLDERS, "sandbox", "jobs", "dask", "shard", "record-force", "lessons")),
     ("check", _check, (*FOLDERS, "check-format", "json")),
     ("diff", _diff, ("base", "head", "format", "content", "recordings", "no-pages")),
+    ("moves", _moves, ("content", "recordings")),
     (
         "rehearse",
         _rehearse,

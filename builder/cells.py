@@ -9,8 +9,9 @@
     # %% aside show
 
 A marker line starts `# %%` at the first column and gives the cell's name, then its options:
-`hide` (runs, not shown), `show` (shown, never run), `timeit` (timed as IPython's %timeit)
-and `raises` or `raises=Name` (it must raise that exception). A cell is the lines after its
+`hide` (runs, not shown), `show` (shown, never run), `timeit` (timed as IPython's %timeit),
+`raises` or `raises=Name` (it must raise that exception) and `nofigure` (the matplotlib
+figures it draws are not recorded). A cell is the lines after its
 marker up to the next one; code before the first marker is the cell `preamble`, run and
 not shown (imports, setup), as Jupytext and VS Code take it. A file without a marker is one
 example, as it always was.
@@ -29,7 +30,7 @@ MARKER = "# %%"
 PREAMBLE = "preamble"  # the code before the first marker: a `hide` cell
 NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,47}")
 EXCEPTION = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
-FLAGS = ("hide", "show", "timeit")
+FLAGS = ("hide", "show", "timeit", "nofigure")
 # What `raises` cannot catch: not an Exception, it stops the run (sys.exit, Ctrl-C).
 UNCAUGHT = ("BaseException", "SystemExit", "KeyboardInterrupt", "GeneratorExit")
 MAX_VALUE = 64 * 1024  # characters of a cell's value or exception message a recording keeps
@@ -54,6 +55,7 @@ class Cell:
     show: bool = False
     timeit: bool = False
     raises: str | None = None  # an exception's name; "" for any Exception
+    nofigure: bool = False  # the matplotlib figures it draws are closed, not recorded
 
     @property
     def first(self) -> int:
@@ -124,8 +126,8 @@ def _cell(marker: str, line: int, code: str) -> Cell:
         else:
             raise CellError(
                 line,
-                f"cell {name!r}: {option[:60]!r} is not an option (hide, show, timeit, raises, "
-                "raises=ExceptionName)",
+                f"cell {name!r}: {option[:60]!r} is not an option (hide, show, timeit, nofigure, "
+                "raises, raises=ExceptionName)",
             )
     for a, b in CLASHES:
         if a in found and b in found:

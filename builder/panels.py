@@ -34,6 +34,7 @@ from typing import Any
 MAX_BARS = 240
 MAX_POINTS = 1000  # x values times series, in one line or scatter panel
 MAX_TEXT = 200
+MAX_IMAGE = 64  # rows and columns of an image panel (a figure's imshow, sampled evenly)
 FITS = ("linear",)
 
 emitted: list[dict[str, Any]] = []

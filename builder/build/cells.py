@@ -13,18 +13,23 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
 from typing import Any
 
 from ..render.foreign import Refusal
 from ..render.syntax import foreign_syntax
-from . import myst
+from . import myst, rewrite
+from .rewrite import Context
 
 NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,47}")
 EXCEPTION = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
-HIDE_TAGS = frozenset({"remove-cell", "hide-cell", "remove-input", "hide-input"})
-CODE_ONLY_TAGS = frozenset({"remove-output", "hide-output"})  # placed without its output
+# How MyST-NB shows a cell's code and its output, by tag: folded, or removed.
+FOLD_TAGS = MappingProxyType({"hide-input": "code", "hide-output": "output", "hide-cell": "cell"})
+REMOVE_TAGS = MappingProxyType(
+    {"remove-input": "code", "remove-output": "output", "remove-cell": "cell"}
+)
 SHOW_TAGS = frozenset({"skip-execution"})  # shown, never run
 RAISES_TAG = "raises-exception"
 
@@ -51,7 +56,7 @@ class Part:
 
     code: str
     options: list[str]
-    placement: str  # "cell", "code" (without its output) or "" (hidden: never placed)
+    placement: str = ""  # what follows NAME in {{ cell NAME ... }}; "-": hidden, never placed
     wanted: str = ""  # a name the notebook gave it
     name: str = ""
 
@@ -78,14 +83,19 @@ class _Page:
         self.notes.append(Note(cell, line, text, what, todo))
 
 
-def convert(cells: list[Mapping[str, Any]], page: str, stem: str) -> Converted:
-    """The lesson made of `cells` (nbformat cells), read from the file named `page`."""
+def convert(
+    cells: list[Mapping[str, Any]], page: str, stem: str, context: Context | None = None
+) -> Converted:
+    """The lesson made of `cells` (nbformat cells), read from the file named `page`, its
+    MyST rewritten to lead to what `context` says the course has."""
     state = _Page()
+    prose = [_text(c.get("source", "")) for c in cells if c.get("cell_type") == "markdown"]
+    context = replace(context or Context(), labels=rewrite.labels(prose, _anchors()))
     for index, cell in enumerate(cells):
         source = _text(cell.get("source", ""))
         kind = cell.get("cell_type")
         if kind == "markdown":
-            _markdown(state, index, source)
+            _markdown(state, index, source, context)
         elif kind == "code":
             _code(state, index, cell, source)
         elif source.strip():
@@ -117,16 +127,38 @@ def _text(source: Any) -> str:
 
 
 def _placement(part: Part) -> str:
-    return f"{{{{ cell {part.name}{' code' if part.placement == 'code' else ''} }}}}"
+    return f"{{{{ cell {' '.join([part.name, *part.placement.split()])} }}}}"
+
+
+def _anchors() -> Callable[[str], str]:
+    """A heading's anchor, as the lesson's page will make it: the id of its text as
+    markdown-it reads it (code spans' contents included), unique in the page's order."""
+    from markdown_it import MarkdownIt
+    from mdit_py_plugins.anchors.index import unique_slug
+
+    from ..render.links import heading_id
+
+    md, taken = MarkdownIt("commonmark"), set[str]()
+
+    def anchor(text: str) -> str:
+        children = md.parseInline(text)[0].children or []
+        words = "".join(c.content for c in children if c.type in ("text", "code_inline"))
+        return unique_slug(heading_id(words), taken)
+
+    return anchor
 
 
 # -- prose -------------------------------------------------------------------------------
 
 
-def _markdown(state: _Page, index: int, source: str) -> None:
-    """A markdown cell: its text into lesson.md (the first heading becomes the title), and
-    a note for each thing the builder's Markdown does not have: the foreign syntax the site
+def _markdown(state: _Page, index: int, source: str, context: Context) -> None:
+    """A markdown cell: its text, rewritten where that is mechanical (rewrite.py), into
+    lesson.md (the first heading becomes the title), and a note for each thing the
+    builder's Markdown does not have: what a rewrite lost, the foreign syntax the site
     refuses, found by its own rules, and what else myst.line_notes finds."""
+    source, lost = rewrite.rewrite(source, context)
+    for number, text, what, todo in lost:
+        state.note(index, number, text, what, todo)
     lines = source.split("\n")
     refused: dict[int, list[Refusal]] = {}
     for refusal in foreign_syntax(source):
@@ -135,8 +167,8 @@ def _markdown(state: _Page, index: int, source: str) -> None:
     math = False
     title = len(lines)  # the line that became the title, taken out
     for number, line in enumerate(lines):
-        if not (fence or math or state.title) and (heading := myst.HEADING.match(line)):
-            state.title = myst.plain(heading.group(2))[: myst.MAX_SUMMARY] or "Untitled"
+        if not (fence or math or state.title) and (heading := myst.heading(line)) is not None:
+            state.title = myst.plain(heading)[: myst.MAX_SUMMARY] or "Untitled"
             title = number
             continue
         for refusal in refused.get(number, ()):
@@ -168,24 +200,25 @@ def _code(state: _Page, index: int, cell: Mapping[str, Any], source: str) -> Non
     metadata = cell.get("metadata") or {}
     tags = [str(t) for t in metadata.get("tags") or () if isinstance(t, str | int)]
     options: list[str] = []
-    placement = "cell"
+    folded, removed = set(), set()
     for tag in tags:
-        if tag in HIDE_TAGS:
-            options.append("hide")
+        if tag in FOLD_TAGS:
+            folded.add(FOLD_TAGS[tag])
+        elif tag in REMOVE_TAGS:
+            removed.add(REMOVE_TAGS[tag])
         elif tag in SHOW_TAGS:
             options.append("show")
-        elif tag in CODE_ONLY_TAGS:
-            placement = "code"
         elif tag != RAISES_TAG:
             what = f"cell tag {tag!r}, which has no equivalent, dropped"
             state.note(index, 0, _first(source), what, "place or write the cell by hand")
+    placement = _shown(folded, removed)
+    if placement == "-":
+        options.insert(0, "hide")
     options = sorted(set(options), key=options.index)
-    if "hide" in options:
-        placement = ""
-        if "show" in options:
-            options.remove("show")
-            what = "a cell both hidden and never run, kept hidden (run)"
-            state.note(index, 0, _first(source), what, "delete the cell if it must not run")
+    if "hide" in options and "show" in options:
+        options.remove("show")
+        what = "a cell both hidden and never run, kept hidden (run)"
+        state.note(index, 0, _first(source), what, "delete the cell if it must not run")
     raises = _raises(tags, cell)
     parts = list(_split(state, index, source))
     if not parts:
@@ -207,8 +240,22 @@ def _code(state: _Page, index: int, cell: Mapping[str, Any], source: str) -> Non
         part.placement = placement
         part.wanted = wanted if number == 0 else ""
         state.parts.append(part)
-        if placement:
+        if placement != "-":
             state.pieces.append(part)
+
+
+def _shown(folded: set[str], removed: set[str]) -> str:
+    """The words of a cell's placement that show what MyST-NB shows of it: `output` (its
+    code removed), `code` (its output removed), `fold=code|output|cell`; "-" when nothing
+    is shown (a `hide` cell, which runs)."""
+    if "cell" in removed or removed >= {"code", "output"}:
+        return "-"
+    for gone, kept in (("code", "output"), ("output", "code")):
+        if gone in removed:
+            return kept + f" fold={kept}" * bool(folded & {kept, "cell"})
+    if "cell" in folded or folded >= {"code", "output"}:
+        return "fold=cell"
+    return " ".join(f"fold={x}" for x in sorted(folded))
 
 
 def _first(source: str) -> str:
@@ -241,11 +288,11 @@ def _split(state: _Page, index: int, source: str) -> Iterator[Part]:
         body = "\n".join(lines[1:]).strip("\n")
         if magic == "timeit" and body:
             _timeit_options(state, index, 0, lines[0], args)
-            yield Part(body, ["timeit"], "cell")
+            yield Part(body, ["timeit"])
             return
         what = f"cell magic %%{magic}: the whole cell is commented out"
         state.note(index, 0, lines[0], what, "rewrite it in Python, or delete it")
-        yield Part("\n".join(f"# {line}" if line else "#" for line in lines), [], "cell")
+        yield Part("\n".join(f"# {line}" if line else "#" for line in lines), [])
         return
     magics = not _parses(source)
     chunk: list[str] = []
@@ -256,9 +303,9 @@ def _split(state: _Page, index: int, source: str) -> Iterator[Part]:
             line = "# (%%)" + line[4:]
         elif magics and line.startswith("%timeit ") and line[8:].strip():
             if "\n".join(chunk).strip():
-                yield Part("\n".join(chunk).strip("\n"), [], "cell")
+                yield Part("\n".join(chunk).strip("\n"), [])
             chunk = []
-            yield Part(_timeit_options(state, index, number, line, line[8:]), ["timeit"], "cell")
+            yield Part(_timeit_options(state, index, number, line, line[8:]), ["timeit"])
             continue
         elif magics and (found := MAGIC.match(line)):
             shell = found.group(1) == "!"
@@ -273,7 +320,7 @@ def _split(state: _Page, index: int, source: str) -> Iterator[Part]:
         if not _parses(code):
             what = "a code cell that does not parse as Python, copied as it is"
             state.note(index, 0, _first(code), what, "fix it: the lesson's example must run")
-        yield Part(code, [], "cell")
+        yield Part(code, [])
 
 
 def _timeit_options(state: _Page, index: int, number: int, line: str, args: str) -> str:

@@ -24,12 +24,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from ..core.errors import BuildError, ContentError
-from ..course.files import input_folder, read_text, shallow_json
+from ..course.files import input_folder, read_text, shallow_json, yaml_without_aliases
 from ..course.rules import EXAMPLE_FILE, LESSON_FILE, LESSON_ID_PATTERN, SLUG_PATTERN
 from .cells import Converted, Note, convert
+from .rewrite import Context
+
+if TYPE_CHECKING:
+    from ..course.model import Course
 
 MAX_PAGE_BYTES = 32 * 1024 * 1024  # a notebook with its outputs; far beyond any tutorial
 FORMATS = MappingProxyType(
@@ -76,10 +80,13 @@ def import_page(
         )
     text = read_text(page, MAX_PAGE_BYTES, hint="split the notebook into several pages")
     cells = _cells(page, text, fmt)
-    converted = convert(cells, page.name, page.stem)
+    from ..course.load import load_course
+
+    course = load_course(content)
+    converted = convert(cells, page.name, page.stem, _context(course))
     if not converted.parts:
         raise ContentError("has no code cell; a lesson needs an example to run", path=page)
-    front = _front_matter(content, page, lesson_id, slug, arc, order, converted)
+    front = _front_matter(course, content, page, lesson_id, slug, arc, order, converted)
     files = {LESSON_FILE: f"---\n{front}---\n\n{converted.body}", EXAMPLE_FILE: converted.example}
     _check_sizes(page, files)
     notes = _located(page, text, fmt, cells, converted.notes)
@@ -98,7 +105,10 @@ def _cells(page: Path, text: str, fmt: str) -> list[Mapping[str, Any]]:
         guessed, _ = jupytext.guess_format(text, ".md")
         fmt = "md:myst" if guessed == "myst" or "{code-cell}" in text else "md"
     try:
-        notebook = jupytext.reads(text, fmt=fmt)
+        with yaml_without_aliases(page):  # Jupytext reads YAML: its header, cell options
+            notebook = jupytext.reads(text, fmt=fmt)
+    except BuildError:
+        raise
     except Exception as error:  # a third party's parser of any text: its every failure
         raise ContentError(
             f"cannot be read as a notebook ({type(error).__name__}: {str(error)[:200]})",
@@ -109,7 +119,24 @@ def _cells(page: Path, text: str, fmt: str) -> list[Mapping[str, Any]]:
     return [cell for cell in cells or () if isinstance(cell, Mapping)]
 
 
+def _context(course: Course) -> Context:
+    """What the course has that the page's MyST may lead to: api_links' prefixes, the
+    glossary's terms, its lessons by id, slug and alias (a page's file name, made a slug,
+    finds the lesson imported from it)."""
+
+    def lesson(key: str) -> str | None:
+        found = course.lesson(key)
+        return found.slug if found else None
+
+    return Context(
+        api=frozenset(course.meta.api_links),
+        has_term=lambda term: course.term(term) is not None,
+        lesson=lesson,
+    )
+
+
 def _front_matter(
+    course: Course,
     content: Path,
     page: Path,
     lesson_id: str,
@@ -122,11 +149,9 @@ def _front_matter(
     of course.yml, a slug no lesson has, and by default the next order in the arc."""
     import yaml
 
-    from ..course.load import load_course
     from ..course.model import FrontMatter
     from ..course.validation import problems, validate
 
-    course = load_course(content)
     arcs = [a.id for a in course.meta.arcs]
     if arc not in arcs:
         said = "needs --arc" if arc is None else f"--arc {arc!r} is not an arc of course.yml"

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from ..core.lineage import alive, held
 from ..core.observe import Observed, Paths
 from ..core.store import Store
 from .index import (
@@ -62,6 +63,9 @@ if TYPE_CHECKING:
     from .write import Written
 
 logger = logging.getLogger(__name__)
+NOT_RECORDED = (
+    "nothing was recorded: these need no recording to be found; fix them, then build again"
+)
 
 
 @dataclass(frozen=True)
@@ -159,16 +163,31 @@ class Build:
     ) -> tuple[str, ...]:
         """Run what is not fresh (everything with `force`; of `only`, when given) and read
         the statuses again; the lesson ids run (builder.run.batch, imported only when a
-        build records). With `only` (the preview's background recorder, whose file events
-        bring the statuses again) they are not read here."""
-        from ..run.batch import record_stale
+        build records). The prose of the lessons about to run is checked first: a problem
+        no recording can change is reported, all at once, before any example runs. With
+        `only` (the preview's background recorder, whose file events bring the statuses
+        again) the statuses are not read here."""
+        from ..run.batch import lessons_to_run, record_stale
 
         assert self.course is not None
         course, statuses, paths = self.course, self.statuses, self.paths
+        due = lessons_to_run(course, statuses, force=force, only=only, waiting=True)
+        if due:
+            self.proofread(due)
         done = record_stale(course, statuses, paths, jobs, force, runner, only, dask)
         if done and not only:  # read again: what recording wrote
             self.status()
         return done
+
+    def proofread(self, lessons: list[Lesson]) -> None:
+        """Each problem of `lessons`' prose that needs no recording to be found, raised
+        together (builder.render.lessons.unrecorded_problems), with nothing recorded."""
+        from ..core.errors import BuildErrors
+        from ..render.lessons import unrecorded_problems
+
+        assert self.course is not None
+        if errors := unrecorded_problems(self.course, self.statuses, lessons):
+            raise BuildErrors(errors, hint=NOT_RECORDED)
 
     def shifted(self) -> None:
         """Each `lines=` reference whose lines moved under it since the last build (an
@@ -201,12 +220,12 @@ class Build:
     def pages(self, kept: Kept, jobs: int, built: str, changes: Compared | None = None) -> Site:
         """Every page and chart, made or taken from `kept` and the store (no search
         bundles: what the preview serves first), with the page of each of course.yml's
-        moves (what it changed is kept in the store under its two commits)."""
+        moves (what it changed is read from content/moves/, committed)."""
         from .site import make_pages
 
         assert self.course is not None
         course, statuses, sidecars, reuse = self.course, self.statuses, self.sidecars, self.reuse
-        moves = _moves(course, self.paths.recordings, reuse)
+        moves = _moves(course, reuse)
         return make_pages(course, statuses, sidecars, reuse, kept, jobs, built, changes, moves)
 
     def search(self, pages: Site, kept: Kept, jobs: int, stop: Stop = None) -> Site:
@@ -262,10 +281,11 @@ def build(
         executed = run.record(jobs, force, runner, dask) if execute else ()
         run.shifted()
         run.inputs({n: v for n, v in taken.sidecars.items() if n not in executed})
+        from ..render.deadline import build_budget
         from .make import Kept  # with the stages: not imported by a no-op
 
         kept = Kept.since(run.index, paths.out, now)
-        with run.reuse.templates():
+        with run.reuse.templates(), build_budget():
             pages = run.pages(kept, jobs, _built(paths), _changes(paths, since))
             site = run.search(pages, kept, jobs)
         run.store.commit()  # what it made: not held twice (made, and pickled) while publishing
@@ -316,13 +336,14 @@ def _changes(paths: Paths, since: str | None) -> Compared | None:
     return compared(paths.content, paths.recordings, since, None)
 
 
-def _moves(course: Course, recordings: Path, reuse: Reuse) -> tuple[tuple[Move, Compared], ...]:
-    """Each of course.yml's moves and what it changed (builder.review.moves)."""
+def _moves(course: Course, reuse: Reuse) -> tuple[tuple[Move, Compared], ...]:
+    """Each of course.yml's moves and what it changed, from its committed file
+    (builder.review.moves: no git)."""
     if not course.meta.moves:
         return ()
-    from ..review.moves import move_pages  # git: only when course.yml names a move
+    from ..review.moves import move_pages  # pydantic's adapter: only when course.yml names one
 
-    return move_pages(course, recordings, reuse.memo)
+    return move_pages(course, reuse.memo)
 
 
 @dataclass(frozen=True)
@@ -358,13 +379,12 @@ def _warn(message: str) -> None:
 @contextlib.contextmanager
 def build_lock(cache: Path) -> Iterator[None]:
     """One build at a time per cache folder: a second one waits, and says so."""
-    with _lock_file(cache) as handle:
+    with _lock_file(cache) as handle, held(handle.fileno()):
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             handle.seek(0)
-            holder = handle.read().strip() or "another process"
-            logger.info("Another build is running (%s); waiting for it to finish...", holder)
+            logger.info("%s; waiting for it to finish...", _holder(handle.read().strip()))
             fcntl.flock(handle, fcntl.LOCK_EX)
         with contextlib.suppress(OSError):  # who holds it only informs; a full disk may not
             handle.seek(0)
@@ -372,6 +392,15 @@ def build_lock(cache: Path) -> Iterator[None]:
             handle.write(f"pid {os.getpid()}")
             handle.flush()
         yield
+
+
+def _holder(said: str) -> str:
+    """Who holds the lock, from what its holder wrote ("pid N"): a build that is gone
+    may have left processes that have not ended yet (they end within a moment)."""
+    pid = said.removeprefix("pid ")
+    if not pid.isdigit() or alive(int(pid)):
+        return f"Another build is running ({said or 'another process'})"
+    return f"The build that held the lock ({said}) has ended; its workers are ending"
 
 
 def _lock_file(cache: Path) -> TextIO:

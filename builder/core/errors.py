@@ -44,13 +44,13 @@ class ExecutionError(BuildError):
 class BuildErrors(BuildError):
     """Several problems found in one pass, reported together."""
 
-    def __init__(self, errors: Iterable[BuildError]) -> None:
+    def __init__(self, errors: Iterable[BuildError], hint: str = "") -> None:
         self.errors = list(errors)
         lines = [str(error) for error in self.errors]
-        super().__init__(f"{len(self.errors)} problem(s):\n" + "\n".join(lines))
+        super().__init__(f"{len(self.errors)} problem(s):\n" + "\n".join(lines), hint=hint)
 
     def __reduce__(self) -> tuple[object, ...]:
-        return (BuildErrors, (self.errors,))
+        return (BuildErrors, (self.errors, self.hint))
 
 
 def _revive(kind: type[BuildError], problem: str, path: str | None, hint: str) -> BuildError:

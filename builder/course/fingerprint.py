@@ -32,6 +32,7 @@ HARNESS_FILES = (
     ("harness.py", ("run", "harness.py")),
     ("panels.py", ("panels.py",)),
     ("cells.py", ("cells.py",)),
+    ("figures.py", ("run", "figures.py")),
 )
 # How an example is run, where that is not in the files above: the environment it gets
 # (builder/run/environment.py), the interpreter's flags and the supervisor that starts it.

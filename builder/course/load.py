@@ -34,7 +34,7 @@ from .model import (
     GlossaryTerm,
     Lesson,
 )
-from .rules import EXAMPLE_FILE, LESSON_FILE, MAX_LESSON_BYTES, same_name
+from .rules import EXAMPLE_FILE, LESSON_FILE, MAX_LESSON_BYTES, control_problem, same_name
 from .validation import Cache, problems, uncached, validate
 
 Shared = tuple[CourseMeta, tuple[GlossaryTerm, ...]]  # course.yml and glossary.yml, loaded
@@ -117,11 +117,27 @@ def _listed(folder: Path) -> list[os.DirEntry[str]]:
 def _validate(kind: type[Any], raw: Any, path: Path, what: str) -> Any:
     from pydantic import ValidationError
 
+    if found := [f"{what} field '{at}': {problem}" for at, problem in _controls(raw)]:
+        raise ContentError("; ".join(found), path=path)
     try:
         return validate(kind, raw)
     except ValidationError as error:
         found = [f"{what} field '{where or what}': {msg}" for where, msg in problems(error)]
         raise ContentError("; ".join(found), path=path) from None
+
+
+def _controls(raw: Any) -> list[tuple[str, str]]:
+    """(field, problem) for every string in `raw` (parsed YAML, its fields as pydantic
+    names them: `arcs.0.title`) that holds a control character, in field order."""
+    found, stack = [], [("", raw)]
+    while stack:
+        at, value = stack.pop()
+        if isinstance(value, str) and (problem := control_problem(value)):
+            found.append((at, problem))
+        elif isinstance(value, dict | list):
+            items = value.items() if isinstance(value, dict) else enumerate(value)
+            stack.extend((f"{at}.{key}" if at else str(key), item) for key, item in items)
+    return sorted(found)
 
 
 def _load_meta(path: Path, cache: Cache, reads: Reads | None) -> CourseMeta:

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Annotated, Any, Literal, Protocol, TypeVar
+from typing import Annotated, Any, Literal, Protocol, TypeVar, get_args
 
 from annotated_types import Interval, Len, MaxLen, MinLen
 
@@ -32,6 +32,9 @@ from .validation import FORBID, Check, Pattern
 Slug = Annotated[str, Pattern(SLUG_PATTERN), MaxLen(64)]
 LessonId = Annotated[str, Pattern(LESSON_ID_PATTERN), MaxLen(64)]
 Line = Annotated[str, Len(1, 300)]
+# What a lesson's `requires:` may name: the jax backend its recording must come from.
+Accelerator = Literal["gpu", "tpu"]
+ACCELERATORS = frozenset(get_args(Accelerator))
 
 
 @dataclass(frozen=True)
@@ -51,8 +54,9 @@ class FrontMatter:
     env: Annotated[dict[str, str], Check(env_names)] = field(default_factory=dict)
     # Old slugs, kept alive after a rename: each gets a page at l/<alias>/ that redirects here.
     aliases: tuple[Slug, ...] = ()
-    # `gpu`: recorded only on a GPU (a Dask worker started with `--resources GPU=1`).
-    requires: Literal["gpu"] | None = None
+    # `gpu`, `tpu`: recorded only where jax has that backend (this machine, or a Dask worker
+    # started with `--resources GPU=1` or `TPU=1`).
+    requires: Accelerator | None = None
 
 
 @dataclass(frozen=True)
@@ -81,8 +85,9 @@ class Lesson:
         return self.meta.title
 
     @property
-    def needs_gpu(self) -> bool:
-        return self.meta.requires == "gpu"
+    def accelerator(self) -> str | None:
+        """The jax backend its recording must be made on ('gpu', 'tpu'), or None: any."""
+        return self.meta.requires
 
     @property
     def lesson_path(self) -> Path:

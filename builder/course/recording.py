@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
 from .panel_data import BarPanel as BarPanel
 from .panel_data import Fit as Fit
+from .panel_data import ImagePanel as ImagePanel
 from .panel_data import Number as Number
 from .panel_data import Panel as Panel
 from .panel_data import PanelData, Text, _not_null
@@ -59,6 +60,9 @@ class Environment:
     jax: Text
     numpy: Text
     matplotlib: Text
+    # Optional (still schemaVersion 1): the accelerator's kind as jax names it ('TPU v5
+    # lite'); absent for the CPU, whose model the sidecar keeps (builder/core/machine.py).
+    deviceKind: Annotated[Text | None, Check(_not_null, before=True)] = None
 
 
 @dataclass(frozen=True)
@@ -105,6 +109,10 @@ class CellRun:
     end: Annotated[int, Interval(ge=0)]
     value: Annotated[str | None, MaxLen(MAX_VALUE), Check(_not_null, before=True)] = None
     raised: Annotated[Raised | None, Check(_not_null, before=True)] = None
+    # Optional: the panels (1-based) of the matplotlib figures the cell drew, in order.
+    panels: Annotated[
+        list[Annotated[int, Interval(ge=1)]] | None, Check(_not_null, before=True)
+    ] = None
 
 
 @dataclass(frozen=True)
@@ -135,13 +143,20 @@ class Recording:
         return Check(_cells_fit).__get_pydantic_core_schema__(source, handler)
 
     @property
-    def panels(self) -> list[BarPanel | XYPanel]:
+    def panels(self) -> list[Panel]:
         return self.data.panels
 
     @property
     def device(self) -> str:
         """The instrument in words: 'CPU' for recorded_cpu_computation."""
         return self.provenance.removeprefix("recorded_").removesuffix("_computation").upper()
+
+    @property
+    def devices(self) -> str:
+        """'1 device', '8 devices · TPU v5 lite': how many, and their kind where known."""
+        env = self.environment
+        count = f"{env.deviceCount} device" + ("s" if env.deviceCount != 1 else "")
+        return f"{count} · {env.deviceKind}" if env.deviceKind else count
 
 
 def _cells_fit(recording: Recording) -> Recording:
@@ -164,21 +179,19 @@ def _cells_fit(recording: Recording) -> Recording:
 
 
 def dumps(recording: Recording) -> bytes:
-    """The recording's bytes on disk: 2-space indent, schema key order, no final newline."""
-    fields = asdict(recording)
-    for optional in ("timings", "cells"):
-        if fields[optional] is None:
-            del fields[optional]
-    for cell in fields.get("cells") or ():
-        for optional in ("value", "raised"):
-            if cell[optional] is None:
-                del cell[optional]
-    for panel in fields["data"]["panels"]:
-        for series in panel["series"]:
-            if series.get("fit", 0) is None:
-                del series["fit"]
-    text = json.dumps(fields, indent=2, ensure_ascii=False)
+    """The recording's bytes on disk: 2-space indent, schema key order, no final newline;
+    an optional field that is absent (None) is left out, never written as null."""
+    text = json.dumps(_present(asdict(recording)), indent=2, ensure_ascii=False)
     return text.encode("utf-8")
+
+
+def _present(value: Any) -> Any:
+    """`value` with every None-valued key of its objects, at any depth, left out."""
+    if isinstance(value, dict):
+        return {k: _present(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_present(v) for v in value]
+    return value
 
 
 def loads(data: bytes, source: Path | str) -> Recording:
@@ -250,30 +263,44 @@ def json_schema() -> dict[str, Any]:
     from .validation import json_schema
 
     schema = json_schema(Recording)
-    schema["properties"]["timings"] = {  # optional; when present, an object (never null)
-        "$ref": "#/$defs/Timings",
-        "description": "Optional. The timings the example declared (builder.panels.timing, "
-        "bar(timing=True)); absent in recordings made before examples declared them.",
-    }
-    cell = schema["$defs"]["CellRun"]["properties"]  # optional; when present, never null
-    cell["value"] = {"type": "string", "maxLength": MAX_VALUE, "title": "Value"}
-    cell["raised"] = {"$ref": "#/$defs/Raised"}
-    schema["properties"]["cells"] = {
-        "type": "array",
-        "items": {"$ref": "#/$defs/CellRun"},
-        "description": "Optional. The example's cells that ran, in order, each with its part "
+    for part in [schema, *schema["$defs"].values()]:
+        for name, field in part["properties"].items():
+            part["properties"][name] = _never_null(field)
+    schema["properties"]["timings"]["description"] = (
+        "Optional. The timings the example declared (builder.panels.timing, "
+        "bar(timing=True)); absent in recordings made before examples declared them."
+    )
+    schema["properties"]["cells"]["description"] = (
+        "Optional. The example's cells that ran, in order, each with its part "
         "of stdout (characters start to end, end excluded), the repr of its last expression "
         "(value) or the exception it was declared to raise (raised); absent for an example "
-        "without cells.",
-    }
-    schema["$defs"]["XYSeries"]["properties"]["fit"] = {  # optional; when present, never null
-        "$ref": "#/$defs/Fit",
-        "description": "Optional, on a scatter panel only: the least-squares line the run "
-        'fitted to the series\' points (builder.panels.scatter(fit="linear")).',
-    }
+        "without cells."
+    )
+    schema["$defs"]["XYSeries"]["properties"]["fit"]["description"] = (
+        "Optional, on a scatter panel only: the least-squares line the run "
+        'fitted to the series\' points (builder.panels.scatter(fit="linear")).'
+    )
+    kind = schema["$defs"]["Environment"]["properties"]["deviceKind"]
+    kind |= {"minLength": 1, "maxLength": 200}
+    kind["description"] = (
+        "Optional. The kind of device jax ran on, as jax names it "
+        "(jax.devices()[0].device_kind, e.g. 'TPU v5 lite'), measured by the provenance "
+        "probe; absent for the CPU (the lesson's sidecar names the CPU's model) and in "
+        "recordings made before it was kept."
+    )
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["$id"] = "recording.schema.json"
     return schema
+
+
+def _never_null(field: dict[str, Any]) -> dict[str, Any]:
+    """An optional field's schema: when present, what it is (never null)."""
+    options = field.get("anyOf", [])
+    if field.get("default", 0) is not None or {"type": "null"} not in options:
+        return field
+    (kind,) = [option for option in options if option != {"type": "null"}]
+    said = {k: v for k, v in field.items() if k not in ("anyOf", "default")}
+    return {**kind, **said}
 
 
 _TOO_BIG = "an example printing this much is a mistake; trim its output and re-record"
@@ -331,4 +358,4 @@ def _describe(error: Exception) -> str:
 
 # pydantic puts a panel's kind in the path of what is wrong in it (data.panels.0.bar.title):
 # said without it, the path is the file's own (data.panels.0.title)
-_KIND_IN_PATH = re.compile(r"(panels\.\d+)\.(?:bar|line|scatter)\b")
+_KIND_IN_PATH = re.compile(r"(panels\.\d+)\.(?:bar|line|scatter|image)\b")

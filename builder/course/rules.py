@@ -17,14 +17,20 @@ from typing import Any
 from ..cells import NAME  # the harness's names of cells, checked again on a recording
 from ..core.errors import ContentError
 from ..core.observe import NOT_INSTALLED, RECORDED
-from ..panels import MAX_BARS, MAX_POINTS  # the harness's bounds, checked again on a recording
-from .files import Reads, json_files, read_file, reading, shallow_json
+from ..panels import (
+    MAX_BARS,
+    MAX_POINTS,
+)  # the harness's bounds, checked again on a recording
+from ..panels import (
+    MAX_IMAGE as MAX_IMAGE,
+)
+from .files import Reads, json_files, read_file, read_text, reading, shallow_json
 
 SCHEMA_VERSION = 1
 MAX_RECORDING_BYTES = 20 * 1024 * 1024
 MAX_LESSON_BYTES = 256 * 1024  # many times the longest real lesson
 MAX_DRAWABLE = 1e300  # a panel value's size: floats end at 1.8e308; a margin for the axes
-MAX_PANELS = 32  # a lesson's panels, each a chart on its page (the course's most is 4)
+MAX_PANELS = 128  # a lesson's panels, each a chart on its page (the course's most is 4)
 LESSON_ID_PATTERN = r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$"
 SHA256_PATTERN = r"^[0-9a-f]{64}$"
 CELL_NAME_PATTERN = f"^{NAME.pattern}$"
@@ -33,6 +39,9 @@ ENV_NAME_PATTERN = re.compile(r"^[A-Z_][A-Z0-9_]*$")
 INTERPRETER_ENV = frozenset({"PYTHONHOME", "PYTHONPLATLIBDIR"})  # refused in a lesson's env:
 DATA_NAME_PATTERN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 CONFLICT_MARKER = re.compile(rb"^(<{7}|={7}|>{7})( |$)", re.MULTILINE)
+# Unicode's control characters (Cc) but tab and newline: NUL, BEL, ESC in a title or an
+# address made sitemap.xml ill-formed XML and reached the reader's terminal and notebook.
+CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 DEFAULT_TIMEOUT = 120.0
 LESSON_FILE = "lesson.md"
 EXAMPLE_FILE = "example.py"
@@ -92,19 +101,34 @@ def series_lengths_match(labels: list[Any], series: list[tuple[str, list[Any]]])
             raise ValueError(f"series {label!r} has {len(ys)} values for {len(labels)} labels")
 
 
-def xy_lengths_match(kind: str, x: list[Any], series: list[tuple[str, list[Any], bool]]) -> None:
-    """Every series of a line or scatter panel has one value per x value, the panel has at
-    most MAX_POINTS points (panels.line's own bound), and only a scatter panel has a fit."""
-    if len(x) * len(series) > MAX_POINTS:
-        raise ValueError(
-            f"{len(x)} x values x {len(series)} series is {len(x) * len(series)} points, "
-            f"more than {MAX_POINTS} in one panel"
-        )
-    for label, ys, fitted in series:
+def xy_lengths_match(
+    kind: str, series: list[tuple[str, list[Any], bool, list[Any], dict[str, list[Any]]]]
+) -> None:
+    """Every series of a line or scatter panel has one value per x value (its own x, or the
+    panel's) and as many of each of its other lists, the panel has at most MAX_POINTS
+    points (panels.line's own bound), and only a scatter panel has a fit."""
+    points = sum(len(ys) for _, ys, _, _, _ in series)
+    if points > MAX_POINTS:
+        raise ValueError(f"{points} points is more than {MAX_POINTS} in one panel")
+    for label, ys, fitted, x, more in series:
         if len(ys) != len(x):
             raise ValueError(f"series {label!r} has {len(ys)} values for {len(x)} x values")
+        for name, values in more.items():
+            if len(values) != len(ys):
+                raise ValueError(
+                    f"series {label!r} has {len(values)} {name} values for {len(ys)} y values"
+                )
         if fitted and kind != "scatter":
             raise ValueError(f"series {label!r} has a fit: only a scatter panel's series do")
+
+
+def image_shape_fits(widths: list[int], shape: list[int]) -> None:
+    """An image panel's rows are all as long, and no more of them (nor longer) than the
+    array the run drew (`shape`: its rows and columns)."""
+    if len(set(widths)) > 1:
+        raise ValueError(f"image rows differ in length: {sorted(set(widths))}")
+    if len(widths) > shape[0] or widths[0] > shape[1]:
+        raise ValueError(f"{len(widths)} x {widths[0]} values is more than its shape {shape}")
 
 
 def expected_versions(installed: dict[str, str]) -> dict[str, tuple[str, str]]:
@@ -122,11 +146,11 @@ def expected_versions(installed: dict[str, str]) -> dict[str, tuple[str, str]]:
 
 
 def lock_pins(path: Path) -> dict[str, str]:
-    """`name==version` lines of a requirements file, by lower-case name; {} if unreadable."""
-    try:
-        lines = path.read_text("utf-8").splitlines()
-    except OSError:
-        return {}
+    """`name==version` lines of a requirements file, by lower-case name; {} when it is not
+    there. Read through the input door (`read_text`): a link, a FIFO or a device there is a
+    ContentError naming it (a committed `requirements.lock -> /dev/zero` filled `check`'s
+    memory, a FIFO hung it)."""
+    lines = read_text(path, missing="").splitlines()
     pairs = [line.split("#")[0].strip().partition("==") for line in lines]
     return {name.strip().lower(): version.strip() for name, eq, version in pairs if eq}
 
@@ -228,3 +252,14 @@ def paired_backticks(text: str) -> str:
             "as `jax.jit`"
         )
     return text
+
+
+def control_problem(text: str) -> str:
+    """What is wrong with `text` when it holds a control character (tab and newline are
+    text), else ""."""
+    if not (found := CONTROL.search(text)):
+        return ""
+    return (
+        f"holds the control character \\x{ord(found[0]):02x} at character {found.start() + 1}, "
+        "which no page, sitemap or notebook can show: remove it"
+    )

@@ -9,6 +9,7 @@ import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from ..core.errors import RecordingError
@@ -31,6 +32,11 @@ class State(enum.StrEnum):
     NOT_CANONICAL = "not canonical"  # valid, but its bytes are not what saving writes
     ORPHAN = "orphan"
     NEEDS_GPU = "needs a GPU machine"  # a `requires: gpu` lesson, missing or stale
+    NEEDS_TPU = "needs a TPU machine"  # a `requires: tpu` lesson, missing or stale
+
+
+# By a lesson's `requires:`: the state of one whose recording is missing or stale.
+WAITING = MappingProxyType({"gpu": State.NEEDS_GPU, "tpu": State.NEEDS_TPU})
 
 
 @dataclass(frozen=True)
@@ -53,14 +59,19 @@ class LessonStatus:
         return self.state is State.FRESH
 
     @property
+    def waiting(self) -> bool:
+        """Missing or stale, and only a GPU or TPU machine can record it (WAITING)."""
+        return self.state in WAITING.values()
+
+    @property
     def needs_run(self) -> bool:
-        """On this machine: a lesson that needs a GPU runs only where one is asked for."""
-        return self.state not in (State.FRESH, State.ORPHAN, State.NEEDS_GPU)
+        """On this machine: a lesson that needs a GPU or TPU runs only where there is one."""
+        return not (self.waiting or self.state in (State.FRESH, State.ORPHAN))
 
     @property
     def passes(self) -> bool:
-        """What `check` accepts: fresh, or waiting for a GPU machine (CI runs on CPUs)."""
-        return self.state in (State.FRESH, State.NEEDS_GPU)
+        """What `check` accepts: fresh, or waiting for a GPU or TPU machine (CI runs on CPUs)."""
+        return self.fresh or self.waiting
 
 
 _RECORDABLE = (State.MISSING, State.STALE_CONTENT, State.STALE_HARNESS, State.STALE_ENVIRONMENT)
@@ -117,7 +128,7 @@ def _lesson_status(
     try:
         data = read_bytes(path, reads)
     except FileNotFoundError:
-        return _on_gpu(lesson, LessonStatus(lesson.id, State.MISSING, "never recorded", path))
+        return _on_device(lesson, LessonStatus(lesson.id, State.MISSING, "never recorded", path))
     except RecordingError as error:
         return LessonStatus(lesson.id, State.INVALID, error.problem, path)
     digest = fingerprint.sha256(data)
@@ -129,24 +140,57 @@ def _lesson_status(
         detail = f"its lessonId is {recording.lessonId!r}, not {lesson.id!r}"
         return LessonStatus(lesson.id, State.INVALID, detail, path, digest=digest)
     state, detail = _staleness(lesson, recording, renderer, expected, recordings, reads)
+    if state is State.FRESH and (missing := incomplete(lesson, recording)):
+        return LessonStatus(lesson.id, State.INVALID, missing, path, digest=digest)
     if state is State.FRESH and differs:
-        state, detail = State.NOT_CANONICAL, _NOT_CANONICAL.format(differs)
-    return _on_gpu(lesson, LessonStatus(lesson.id, state, detail, path, recording, digest))
+        state, detail = State.NOT_CANONICAL, _not_canonical(data, differs)
+    return _on_device(lesson, LessonStatus(lesson.id, state, detail, path, recording, digest))
 
 
 _NOT_CANONICAL = (
     "not byte for byte what the builder writes, from line {} (a key's order, spacing or a "
     "number's spelling): a hand edit, or another tool's"
 )
+_CRLF = (
+    "has CRLF line endings, which the builder never writes: git's core.autocrlf? "
+    "see .gitattributes (`recordings/** -text`), then check the recordings out again"
+)
 
 
-def _on_gpu(lesson: Lesson, status: LessonStatus) -> LessonStatus:
-    """A `requires: gpu` lesson whose recording is missing or stale needs a GPU machine:
-    not a failure of a CPU machine's check. An invalid recording stays invalid."""
-    if not lesson.needs_gpu or status.state not in _RECORDABLE:
+def _not_canonical(data: bytes, line: int) -> str:
+    """Why a valid recording is not canonical: a line ending the builder never writes (a
+    string's CR is written `\\r`) is git's or an editor's doing, not a hand edit."""
+    return _CRLF if b"\r\n" in data else _NOT_CANONICAL.format(line)
+
+
+def incomplete(lesson: Lesson, recording: Recording) -> str:
+    """What a recording of `lesson` lacks that a run of its example writes, or "": one
+    record of each of the example's cells that runs (all but `show` cells), in order
+    (builder/cells.py), whichever executor made it (a Dask worker that lost the cells wrote
+    a recording that rendering refuses)."""
+    wanted = [cell.name for cell in lesson.cells if not cell.show]
+    found = [cell.name for cell in recording.cells or ()]
+    if wanted == found:
+        return ""
+    if recording.cells is None:
+        said = f"has no `cells`, and its example runs {len(wanted)} cells ({', '.join(wanted)})"
+    elif not wanted:
+        said = "lists cells, and its example has none"
+    else:
+        gone = [name for name in wanted if name not in found]
+        said = f"lists the cells {', '.join(found) or 'none'}, not {', '.join(wanted)}" + (
+            f" (missing: {', '.join(gone)})" if gone else ""
+        )
+    return f"{said}: a run of it records each cell"
+
+
+def _on_device(lesson: Lesson, status: LessonStatus) -> LessonStatus:
+    """A `requires: gpu` (`tpu`) lesson whose recording is missing or stale needs a GPU (TPU)
+    machine: not a failure of a CPU machine's check. An invalid recording stays invalid."""
+    if lesson.accelerator is None or status.state not in _RECORDABLE:
         return status
     detail = f"{status.state}" + (f": {status.detail}" if status.detail else "")
-    return replace(status, state=State.NEEDS_GPU, detail=detail)
+    return replace(status, state=WAITING[lesson.accelerator], detail=detail)
 
 
 def _staleness(
@@ -164,8 +208,8 @@ def _staleness(
     if recording.rendererHash != renderer:
         return (
             State.STALE_HARNESS,
-            "the recording harness (builder/run/harness.py, builder/panels.py, builder/cells.py) "
-            "changed",
+            "the recording harness (builder/run/harness.py, builder/run/figures.py, "
+            "builder/panels.py, builder/cells.py) changed",
         )
     drift = environment_drift(recording, expected)
     if drift:

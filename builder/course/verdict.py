@@ -10,7 +10,7 @@ from typing import TextIO
 
 from ..core.escape import json_text, one_line, workflow_command, write_command
 from .rules import EXAMPLE_FILE
-from .status import LessonStatus
+from .status import WAITING, LessonStatus
 
 FORMATS = ("table", "json", "github")
 FIXES = MappingProxyType(  # by state: the next step, as docs/recordings.md's table says it
@@ -24,12 +24,14 @@ FIXES = MappingProxyType(  # by state: the next step, as docs/recordings.md's ta
         "orphan": "delete the recording, or restore its lesson",
         "needs a GPU machine": "record it with `record --dask ADDRESS` on a cluster with a "
         "GPU worker (dask worker --resources GPU=1)",
+        "needs a TPU machine": "record it on a TPU machine with `python -m builder record ID` "
+        "(docs/recordings.md, Recording on a machine without network)",
     }
 )
 
 
 def passed(statuses: list[LessonStatus]) -> bool:
-    """Every recording fresh (a lesson only a GPU machine can record does not fail it)."""
+    """Every recording fresh (a lesson only a GPU or TPU machine can record does not fail it)."""
     return all(status.passes for status in statuses)
 
 
@@ -63,11 +65,13 @@ def _table(bad: list[LessonStatus]) -> str:
 
 
 def _verdict(bad: list[LessonStatus], statuses: list[LessonStatus]) -> str:
-    gpu = sum(not status.fresh for status in statuses) - len(bad)
-    if not bad and gpu:
+    waiting = [status for status in statuses if status.waiting]
+    if not bad and waiting:
+        kinds = [kind for kind, state in WAITING.items() if any(s.state is state for s in waiting)]
         return (
-            f"All {len(statuses) - gpu} recordings are fresh; {gpu} lesson(s) need a GPU machine "
-            "to be recorded (requires: gpu), which this check does not count as a failure."
+            f"All {len(statuses) - len(waiting)} recordings are fresh; {len(waiting)} lesson(s) "
+            f"need a {' or '.join(k.upper() for k in kinds)} machine to be recorded (requires: "
+            f"{' or '.join(kinds)}), which this check does not count as a failure."
         )
     if not bad:
         return f"All {len(statuses)} recordings are fresh."

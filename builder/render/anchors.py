@@ -15,7 +15,7 @@ that link to it, and a prose edit elsewhere none.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 from urllib.parse import unquote
 
@@ -25,13 +25,14 @@ from markdown_it.token import Token
 from mdit_py_plugins.anchors.index import unique_slug
 
 from ..course.model import Course, Lesson
+from ..course.rules import MAX_PANELS
 from ..course.status import LessonStatus
 from .links import heading_id
 
 RUN_IT = "run-it-yourself"
 LINKED = "linked_ids"  # the markdown-it env's key: {lesson id: its page's ids}
 # Where a lesson: link names an anchor; a spelling this misses is refused (`_lesson_link`).
-_ANCHORED = re.compile(r"lesson:([^\s()<>\[\]#\"'`\\]+)#")
+_ANCHORED = re.compile(r"lesson:([^\s()<>\[\]#\"'`\\:]+)#")  # no ":": one scan a "lesson:"
 _CELL_LINE = re.compile(r"\{\{\s*cell\s+(\S+)")
 _API_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 _SHOWN = 12  # existing anchors an error lists
@@ -78,18 +79,24 @@ def _placed_cells(tokens: list[Token], lesson: Lesson) -> tuple[str, ...]:
 _TITLE_PARTS = ("text", "text_special", "code_inline")  # what markdown-it's anchors read
 
 
-def figure_ids(panels: int) -> tuple[str, ...]:
-    """The ids of a page's figures beside its cells: each recorded panel's, and the
+def figure_ids(panels: int | None) -> tuple[str, ...]:
+    """The ids of a page's figures beside its cells: each recorded panel's (None: its
+    recording is about to be made, and may have as many as a lesson may emit), and the
     "Run it yourself" section's."""
-    return (*(f"panel-{n}" for n in range(1, panels + 1)), RUN_IT)
+    count = MAX_PANELS if panels is None else panels
+    return (*(f"panel-{n}" for n in range(1, count + 1)), RUN_IT)
 
 
 def linked_ids(
-    course: Course, statuses: Sequence[LessonStatus], ids: Callable[[Lesson], tuple[str, ...]]
+    course: Course,
+    statuses: Sequence[LessonStatus],
+    ids: Callable[[Lesson], tuple[str, ...]],
+    pending: Collection[str] = (),
 ) -> list[tuple[tuple[str, tuple[str, ...]], ...]]:
     """For each lesson in course order, the ids of the other lessons its anchored links
     lead to, by lesson id (`ids`: page_ids, cached by the build): what its page checks
-    those anchors against, and so one of what its page is made from."""
+    those anchors against, and so one of what its page is made from. The lessons in
+    `pending` (by id) are about to be recorded: their panels are not known yet."""
     panels = {s.lesson_id: len(s.recording.panels) if s.recording else 0 for s in statuses}
     made: dict[str, tuple[str, ...]] = {}
     column: list[tuple[tuple[str, tuple[str, ...]], ...]] = []
@@ -100,7 +107,8 @@ def linked_ids(
             if other is None or other.id == lesson.id or other.id in found:
                 continue
             if other.id not in made:
-                made[other.id] = ids(other) + figure_ids(panels.get(other.id, 0))
+                count = None if other.id in pending else panels.get(other.id, 0)
+                made[other.id] = ids(other) + figure_ids(count)
             found[other.id] = made[other.id]
         column.append(tuple(sorted(found.items())))
     return column
@@ -128,7 +136,7 @@ def _own_ids(tokens: list[Token], page: Any) -> tuple[str, ...]:
     """The ids this page has, as `page_ids` and `figure_ids` find another's."""
     headings = [str(t.attrs["id"]) for t in tokens if t.type == "heading_open" if t.attrs.get("id")]
     recording = page.recording
-    figures = figure_ids(len(recording.panels) if recording else 0)
+    figures = figure_ids(None if page.pending else len(recording.panels) if recording else 0)
     return (*headings, *_placed_cells(tokens, page.lesson), *figures)
 
 
@@ -142,6 +150,8 @@ def _check(
     token = children[at]
     href = str(token.attrs.get("href", ""))
     text, kind = "", "text"  # what an empty link reads
+    token.meta["checked"] = href.startswith(("lesson:", "api:"))  # prose: made, not typed
+    token.meta["typed"] = href if token.meta["checked"] else ""  # what the notebook finds
     if href.startswith("lesson:"):
         token.attrs["href"], text = _lesson_link(href, page, own, linked)
     elif href.startswith("api:"):
@@ -153,6 +163,7 @@ def _check(
         return
     if text:
         filler = Token(kind, "code" if kind == "code_inline" else "", 0, content=text)
+        filler.meta["filled"] = True
         children.insert(at + 1, filler)
     elif not href.startswith(("lesson:", "api:")):  # those have said what is wrong
         page.error(f"link {href!r} has no text: write what it reads, [text]({href})")

@@ -1,7 +1,8 @@
 """`{{ cell NAME }}`: one of the example's cells (builder/cells.py) where the prose places
 it, its code numbered with the file's lines and, directly under it, what that cell alone
 recorded: its stdout, then the repr of its last expression or the exception it was to
-raise. `{{ cell NAME code }}` places the code alone; `{{ output cell=NAME ... }}`
+raise, then the charts of the matplotlib figures it drew (as Jupyter shows them).
+`{{ cell NAME code }}` places the code alone; `{{ output cell=NAME ... }}`
 (marks.py) quotes the cell's stdout with the filters `{{ output }}` takes.
 
 The first cell a page places carries the page's one caption: the file, its download link
@@ -18,23 +19,27 @@ from ..cells import Cell
 from ..core.errors import RenderError
 from . import code_notes
 from .figures import provenance, scrollable
-from .marks import EXAMPLE_FILE, Args, PageEnv, cell_run, line_range, python_code
+from .marks import EXAMPLE_FILE, Args, PageEnv, cell_run, line_range, panel_figures, python_code
 from .markup import macro
 from .terminal import clean_output, terminal_lines
+
+FOLDS = ("code", "output", "cell")  # fold=: what the reader opens to see
 
 
 def cell_block(page: PageEnv, args: Args) -> str:
     words = args.get("", [])
-    code_only = words[1:] == ["code"]
-    if (
-        not words
-        or len(words) > 2
-        or not (code_only or len(words) == 1)
-        or set(args) - {"", "lines"}
-    ):
-        return page.fail("write {{ cell NAME }}, or {{ cell NAME code }} for its code alone")
-    if "lines" in args and not code_only:
+    shown = words[1:] if words[1:] in ([], ["code"], ["output"]) else None
+    fold = args.get("fold", [""])[0]
+    if not words or shown is None or set(args) - {"", "lines", "fold"}:
+        return page.fail(
+            "write {{ cell NAME }}, {{ cell NAME code }} for its code alone, or "
+            "{{ cell NAME output }} for its output alone"
+        )
+    if "lines" in args and shown != ["code"]:
         return page.fail("lines= shows part of a cell's code: write {{ cell NAME code lines=A-B }}")
+    if fold and (fold not in FOLDS or (shown and fold != shown[0])):
+        said = shown[0] if shown else "code, output or cell"
+        return page.fail(f"fold={fold[:40]!r}: fold the part the placement shows ({said})")
     cell = next((c for c in page.lesson.cells if c.name == words[0]), None)
     if cell is None:
         return page.fail(_no_such_cell(page, words[0]))
@@ -42,12 +47,21 @@ def cell_block(page: PageEnv, args: Args) -> str:
         return page.fail(
             f"cell {cell.name!r} is `hide`: it runs but is not shown; drop `hide` to place it"
         )
+    return _figure(page, cell, shown[0] if shown else "", fold, args.get("lines", [""])[0])
+
+
+def _figure(page: PageEnv, cell: Cell, only: str, fold: str, part: str) -> str:
+    """The cell's figure: its code and outputs (`only` one of them), `fold` folded."""
     first = cell.name not in page.placed_cells
     page.placed_cells.append(cell.name)
-    code = _code(page, cell, args.get("lines", [""])[0])
+    code = _code(page, cell, part) if only != "output" else Markup()
     if code is None:
         return ""
-    out = Markup() if code_only else _outputs(page, cell)
+    out = Markup() if only == "code" else _outputs(page, cell)
+    if fold in ("code", "cell"):
+        code = macro("cell_fold", "code", code)
+    if fold in ("output", "cell") and out:
+        out = macro("cell_fold", "output", out)
     caption = _caption(page) if not page.cell_caption_shown else Markup()
     page.cell_caption_shown = True
     anchor = f"cell-{cell.name}" if first else ""
@@ -102,7 +116,8 @@ def _outputs(page: PageEnv, cell: Cell) -> Markup:
     value = clean_output(run.value or "")
     raised = (run.raised.type, clean_output(run.raised.message)) if run.raised else None
     page.place("output", f"cell {cell.name}", _shown(printed, value, raised), f"cell-{cell.name}")
-    return macro("cell_outputs", said, printed, value, raised)
+    drawn = Markup(panel_figures(page, run.panels or []))  # its figures, under its output
+    return macro("cell_outputs", said, printed, value, raised) + drawn
 
 
 def _shown(printed: str, value: str, raised: tuple[str, str] | None) -> str:

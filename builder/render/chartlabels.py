@@ -100,14 +100,17 @@ def linear_ylim(ys: list[Number]) -> tuple[float, float]:
 
 
 def data_axis(
-    vs: list[Number], bins: int = 5
+    vs: list[Number], bins: int = 5, log: bool | None = None
 ) -> tuple[tuple[float, float], list[float], list[str], bool]:
     """A line or scatter chart's axis: limits that span the data with MARGIN of air each
     side (not from zero: a line's shape is in its changes), its ticks, their labels counted
     in the power of ten `factor_of` says, and whether it is a log scale. On a log scale the
     air is a share of the logarithm's span, the same on both sides as drawn, and the ticks
-    are the decades inside the limits (a ratio of LOG_RATIO spans two at least)."""
-    if is_log(vs):
+    are the decades inside the limits (a ratio of LOG_RATIO spans two at least); `log`:
+    the scale a captured figure set (its values that are not positive are not drawn)."""
+    if log:
+        vs = [v for v in vs if v > 0] or [1]
+    if is_log(vs) if log is None else log:
         air = (max(vs) / min(vs)) ** MARGIN
         low, high = min(vs) / air, max(vs) * air
         decades = range(math.ceil(math.log10(low)), math.floor(math.log10(high)) + 1)

@@ -15,12 +15,12 @@ re-dresses the wide one's figure when its bars stand upright in both.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import fields, is_dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from ..course.recording import BarPanel, Panel, XYPanel
+from ..course.recording import BarPanel, ImagePanel, Panel, XYPanel
 from . import chartlabels as text
-from . import plots
+from . import images, plots
 from .chartlabels import log_scale as log_scale  # the alt text says the scale
 from .chartplan import BAR, LIFT, TICK, Plan, pad, plan
 from .chartplan import NARROW as NARROW
@@ -46,10 +46,13 @@ def sized_svgs(panel: Panel, sizes: Mapping[str, Size] = SIZES) -> dict[str, dic
     """The panel's SVGs per size (by its name in `sizes`) and theme. Bars: from one figure,
     drawn at the first size, then re-sized and re-dressed for the next (the axes, bars and
     y axis are the same); each the same bytes as `bar_svgs(panel, size)` gives. Lines and
-    points: builder/render/plots.py."""
-    light = (
-        plots.light_svgs(panel, sizes) if isinstance(panel, XYPanel) else _light_svgs(panel, sizes)
-    )
+    points: builder/render/plots.py; images: builder/render/images.py."""
+    if isinstance(panel, XYPanel):
+        light = plots.light_svgs(panel, sizes)
+    elif isinstance(panel, ImagePanel):
+        light = images.light_svgs(panel, sizes)
+    else:
+        light = _light_svgs(panel, sizes)
     return {name: {theme: recolour(svg, theme) for theme in THEMES} for name, svg in light.items()}
 
 
@@ -61,8 +64,24 @@ def drawn(panel: Panel) -> Panel:
 
 def drawing(panel: Panel) -> str:
     """What the chart draws, as text: the name of its drawing in the store's keys (its
-    size, its SVGs) and, digested, in its file's name (figures.chart_file)."""
-    return repr(drawn(panel))
+    size, its SVGs) and, digested, in its file's name (figures.chart_file). The fields
+    added for captured figures are left out where absent, so that a chart of a panel made
+    before them keeps its name (and its cached drawing)."""
+    return _described(drawn(panel))
+
+
+ADDED = frozenset({"axes", "x", "mark", "low", "high", "of"})  # optional, since figures
+
+
+def _described(value: object) -> str:
+    """repr(value), without the ADDED fields that are None."""
+    if isinstance(value, list):
+        return "[" + ", ".join(map(_described, value)) + "]"
+    if not is_dataclass(value):
+        return repr(value)
+    shown = [(f.name, getattr(value, f.name)) for f in fields(value)]
+    said = [f"{k}={_described(v)}" for k, v in shown if v is not None or k not in ADDED]
+    return f"{type(value).__name__}({', '.join(said)})"
 
 
 def pixels(panel: Panel, size: Size = WIDE) -> tuple[int, int]:
@@ -70,6 +89,8 @@ def pixels(panel: Panel, size: Size = WIDE) -> tuple[int, int]:
     known before drawing, which needs no matplotlib."""
     if isinstance(panel, XYPanel):
         return plots.pixels(panel, size)
+    if isinstance(panel, ImagePanel):
+        return images.pixels(panel, size)
     return round(size.width * 4 / 3), round(plan(panel, size).height * 4 / 3)
 
 

@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 from markupsafe import Markup
 
-from ..course.recording import Panel, Recording, XYPanel
+from ..course.recording import ImagePanel, Panel, Recording, XYPanel
 from .markup import macro
 
 
@@ -107,6 +107,8 @@ def chart_alt(panel: Panel) -> str:
 
     if isinstance(panel, XYPanel):
         return _plot_alt(panel)
+    if isinstance(panel, ImagePanel):
+        return _image_alt(panel)
     parts = [
         f"{series.label}: "
         + ", ".join(
@@ -128,7 +130,7 @@ def _plot_alt(panel: XYPanel) -> str:
     head = f"{kind}, {panel.title}: {panel.ylabel} against {panel.xlabel}, as (x, y). "
     parts = []
     for series in panel.series:
-        points = list(zip(panel.x, series.y, strict=True))
+        points = list(zip(series.xs(panel), series.y, strict=True))
         if len(points) <= ALT_POINTS:
             said = ", ".join(f"({_n(x)}, {_n(y)})" for x, y in points)
         else:
@@ -141,7 +143,36 @@ def _plot_alt(panel: XYPanel) -> str:
             )
         fit = f"; linear fit {equation(series.fit)}" if series.fit else ""
         parts.append(f"{series.label}: {said}{fit}")
-    return head + "; ".join(parts) + ". The table lists every value."
+    return head + "; ".join(parts) + ". " + " ".join(notes(panel)) + "The table lists every value."
+
+
+def _image_alt(panel: ImagePanel) -> str:
+    flat = [v for row in panel.pixels for v in row]
+    return (
+        f"Image, {panel.title}: {len(panel.pixels)} rows of {len(panel.pixels[0])} values, "
+        f"{panel.ylabel} down, {panel.xlabel} across, from {_n(min(flat))} to {_n(max(flat))}. "
+        + " ".join(notes(panel))
+        + "The table lists every value."
+    )
+
+
+def notes(panel: Panel) -> list[str]:
+    """What a page says of a captured figure beyond its numbers: what was sampled, and its
+    reference lines."""
+    said = []
+    if isinstance(panel, ImagePanel) and [len(panel.pixels), len(panel.pixels[0])] != panel.shape:
+        rows, columns = panel.shape
+        said.append(
+            f"Sampled evenly to {len(panel.pixels)} x {len(panel.pixels[0])} of the "
+            f"{rows} x {columns} values drawn."
+        )
+    for series in panel.series if isinstance(panel, XYPanel) else ():
+        if series.of:
+            said.append(f"{series.label}: {len(series.y):,} of the {series.of:,} points drawn.")
+    for reference in panel.axes.references if panel.axes else ():
+        name = f" ({reference.label})" if reference.label else ""
+        said.append(f"A reference line at {reference.axis} = {_n(reference.at)}{name}.")
+    return said
 
 
 def _n(value: float) -> str:
@@ -152,23 +183,46 @@ def panel_table(panel: Panel) -> Markup:
     """The panel's numbers as a table, in its own sideways scroll container, left out of
     the search index: a row per label (bars) or x value (lines and points), a column per
     series, and a line or scatter panel's fitted lines in its caption."""
+    caption = "; ".join([panel.ylabel, *notes(panel)])
+    if isinstance(panel, ImagePanel):
+        columns = [str(n) for n in range(1, len(panel.pixels[0]) + 1)]
+        return macro("panel_table", panel.title, caption, columns, panel_rows(panel), "row")
     series = [s.label for s in panel.series]
     if not isinstance(panel, XYPanel):
-        return macro("panel_table", panel.title, panel.ylabel, series, panel_rows(panel))
+        return macro("panel_table", panel.title, caption, series, panel_rows(panel))
     from .plots import equation
 
     fits = [f"{s.label}: linear fit {equation(s.fit)}" for s in panel.series if s.fit]
-    caption = "; ".join([panel.ylabel, *fits])
+    caption = "; ".join([caption, *fits])
+    if panel.axes is not None:  # a row a point: the series may have x values of their own
+        series = ["series", panel.ylabel] + ["low", "high"] * any(s.bounds() for s in panel.series)
     return macro("panel_table", panel.title, caption, series, panel_rows(panel), panel.xlabel)
 
 
 def panel_rows(panel: Panel) -> list[tuple[str, list[str]]]:
     """The rows of a panel's table: each label (or x value) and its value in each series,
     as shown."""
+    if isinstance(panel, ImagePanel):
+        return [(str(r), [format_number(v) for v in row]) for r, row in enumerate(panel.pixels, 1)]
+    if isinstance(panel, XYPanel) and panel.axes is not None:
+        return _point_rows(panel)
     labels = panel.labels if not isinstance(panel, XYPanel) else map(format_number, panel.x)
     return [
         (label, [format_number(s.y[i]) for s in panel.series]) for i, label in enumerate(labels)
     ]
+
+
+def _point_rows(panel: XYPanel) -> list[tuple[str, list[str]]]:
+    """A captured figure's table: a row a point, its series, y, and its band's or error
+    bars' ends where the panel has them."""
+    bounded = any(s.bounds() for s in panel.series)
+    rows = []
+    for s in panel.series:
+        ends = list(zip(s.low or s.y, s.high or s.y, strict=True))
+        for x, y, (low, high) in zip(s.xs(panel), s.y, ends, strict=True):
+            more = [format_number(low), format_number(high)] if bounded else []
+            rows.append((format_number(x), [s.label, format_number(y), *more]))
+    return rows
 
 
 def panel_shown(panel: Panel) -> str:
@@ -183,10 +237,9 @@ def format_number(value: float) -> str:
 
 
 def provenance(recording: Recording) -> str:
-    """'Recorded CPU computation · jax 0.9.2 · 1 device · 2026-10-20'."""
-    env = recording.environment
-    devices = f"{env.deviceCount} device" + ("s" if env.deviceCount != 1 else "")
+    """'Recorded CPU computation · jax 0.9.2 · 1 device · 2026-10-20', the device's kind
+    after the count where the recording names it ('1 device · TPU v5 lite')."""
     return (
-        f"Recorded {recording.device} computation · jax {env.jax} · {devices} · "
-        f"{recording.generatedAt[:10]}"
+        f"Recorded {recording.device} computation · jax {recording.environment.jax} · "
+        f"{recording.devices} · {recording.generatedAt[:10]}"
     )

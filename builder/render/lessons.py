@@ -20,24 +20,25 @@ from markupsafe import Markup
 
 from ..core import machine
 from ..core.artifact import Artifact, Made, Trace
-from ..core.errors import ContentError
+from ..core.errors import ContentError, RenderError
 from ..core.observe import RECORDED
 from ..course.addresses import page_url
 from ..course.files import read_file
 from ..course.fingerprint import sha256
 from ..course.model import Arc, Course, CourseMeta, Lesson
 from ..course.recording import Panel, Recording
-from ..course.status import LessonStatus, State
+from ..course.status import LessonStatus
 from . import anchors, charts, figures, notebook, prose, reading
 from . import marks as recorded
 from .elsewhere import Elsewhere, elsewhere
 from .links import Links
 from .nav import NavItem, SiteHead, item, site_head
 from .notebook import PAGE
+from .notebook_prose import Prose
 from .renderer import Renderer, page
 
 SHIM = "static/builder.py"  # `from builder import panels` for a downloaded example
-_IMPORTS_BUILDER = re.compile(rb"^\s*(?:from\s+builder[\s.]|import\s+builder\b)", re.MULTILINE)
+_IMPORTS_BUILDER = re.compile(rb"^[^\S\n]*(?:from\s+builder[\s.]|import\s+builder\b)", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,7 @@ class RunIt:
     python: str = ""  # the Python the recording ran with ("3.11.7"; "" if unknown)
     minor: str = ""  # its minor version ("3.11"), which the venv is made with
     venv: str = "python3 -m venv .venv"  # the command that makes a venv with that Python
+    accelerator: str = ""  # "TPU" for a `requires: tpu` lesson: it runs there and nowhere else
 
 
 @dataclass(frozen=True)
@@ -133,6 +135,26 @@ def lesson_columns(
         [number[x.id] for x in lessons],
         [len(by_arc[x.meta.arc]) for x in lessons],
     )
+
+
+def unrecorded_problems(
+    course: Course, statuses: list[LessonStatus], lessons: Iterable[Lesson]
+) -> list[RenderError]:
+    """Every problem of `lessons`' prose that no recording can change (foreign syntax, a
+    dangling link, a glossary term or a cell that does not exist, a bad placement): each
+    rendered as its page would be before its recording is made (`pending`), where a recorded
+    mark checks nothing of the run. What a build about to record them reports first."""
+    pending = {lesson.id for lesson in lessons}
+    ids = anchors.linked_ids(course, statuses, Renderer().page_ids, pending)
+    linked, links = dict(zip((x.id for x in course.lessons), ids, strict=True)), Links.of(course)
+    return [
+        error
+        for lesson in course.lessons
+        if lesson.id in pending
+        for error in prose.render_prose(
+            lesson, links, None, "../../", linked=linked[lesson.id], pending=True
+        )[1]
+    ]
 
 
 def in_order(made: Iterable[tuple[A, tuple[tuple[str, A], ...], A]]) -> list[A]:
@@ -218,7 +240,7 @@ def of_lesson(
         label=lesson.id,
     )
     panels = _chart_artifacts(lesson, status, renderer)
-    return page, panels, _notebook_artifact(meta, lesson, status, renderer)
+    return page, panels, _notebook_artifact(meta, lesson, status, renderer, common.links)
 
 
 def _data(lesson: Lesson) -> dict[str, bytes]:
@@ -247,7 +269,7 @@ def run_it(lesson: Lesson, recording: Recording | None, root: str, python: str =
     if recording is not None:
         env = recording.environment
         pins = {"jax": env.jax, "numpy": env.numpy, "matplotlib": env.matplotlib}
-        install = "pip install " + " ".join(f"{p}=={pins[p]}" for p in RECORDED)
+        install = "pip install " + " ".join(_pin(p, pins[p], lesson) for p in RECORDED)
         name = f"{lesson.id}-example"
         cited = name if f"{name}:" in recording.stdout else ""
     settings = [f"{key}={shlex.quote(value)}" for key, value in lesson.meta.env.items()]
@@ -265,7 +287,16 @@ def run_it(lesson: Lesson, recording: Recording | None, root: str, python: str =
         python=python,
         minor=minor,
         venv=venv,
+        accelerator=(lesson.accelerator or "").upper(),
     )
+
+
+def _pin(package: str, version: str, lesson: Lesson) -> str:
+    """`jax==0.10.2`; for a `requires: tpu` lesson jax's TPU build, `"jax[tpu]==0.10.2"`
+    (quoted: a shell would read the brackets as a pattern), which brings the TPU runtime."""
+    if package == "jax" and lesson.accelerator == "tpu":
+        return f'"jax[tpu]=={version}"'
+    return f"{package}=={version}"
 
 
 def _chart_artifacts(
@@ -282,10 +313,10 @@ def _chart_artifacts(
 
 
 def _notebook_artifact(
-    meta: CourseMeta, lesson: Lesson, status: LessonStatus, renderer: Renderer
+    meta: CourseMeta, lesson: Lesson, status: LessonStatus, renderer: Renderer, links: Links
 ) -> Artifact:
-    """The example as a notebook with its recorded output (builder/render/notebook.py),
-    made from exactly what it shows: a prose edit does not make it again."""
+    """The lesson as a notebook: its prose between its code cells, with their recorded
+    outputs (builder/render/notebook.py), made from exactly what it shows."""
     recording = status.recording
     files = tuple(name for _, name in run_it(lesson, recording, "").files[1:])  # all but .py
     settings = tuple(f"{key}={shlex.quote(value)}" for key, value in lesson.meta.env.items())
@@ -302,6 +333,7 @@ def _notebook_artifact(
         page_url(site, f"{lesson.url}index.html") if (site := meta.site_url) else PAGE,
         lesson.cells,
         tuple(recording.cells or ()) if recording else (),
+        Prose(lesson, links, recording, meta.site_url or ""),
         label=lesson.id,
     )
 
@@ -377,10 +409,10 @@ def _lesson_page(
 
 
 def _notice(status: LessonStatus) -> str:
-    if status.state is State.NEEDS_GPU:
+    if status.waiting:
         return (
-            f"this lesson needs a GPU machine to be recorded ({status.detail}). What it shows "
-            "is from an earlier run, if any; record it on a Dask cluster with a GPU worker."
+            f"this lesson {status.state} to be recorded ({status.detail}). What it shows "
+            "is from an earlier run, if any; record it there (docs/recordings.md)."
         )
     if status.recording is None:
         return f"this lesson's recording is {status.state} ({status.detail}). Run `make record`."

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import re
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -78,6 +79,8 @@ class PageEnv:
     root: str
     highlight: Highlighter
     size: Sizer = chart_size
+    pending: bool = False  # its recording is about to be made: what only that decides is not
+    # checked (a recorded mark shows "not recorded yet", a link to a panel any panel it may have)
     errors: list[RenderError] = field(default_factory=list)
     placed_panels: list[int] = field(default_factory=list)
     terms: list[str] = field(default_factory=list)
@@ -318,7 +321,25 @@ def panel_figures(page: PageEnv, numbers: list[int]) -> str:
         page.placed_panels.append(number)
         page.placed.append(panel_placed(recording, number, page.section[0]))
         out.append(figure_html(recording, number, page.root, page.size))
-    return "".join(out)
+    return "".join(grids(recording, numbers, out))
+
+
+def grids(recording: Recording, numbers: list[int], shown: Sequence[str]) -> list[str]:
+    """The figures `shown` of panels `numbers`, those of one captured matplotlib figure of
+    several columns in a grid as the figure had them (one column on a phone)."""
+    out: list[str] = []
+    group: list[str] = []
+    for index, (number, html) in enumerate(zip(numbers, shown, strict=False)):
+        axes = recording.panels[number - 1].axes if 1 <= number <= len(recording.panels) else None
+        group.append(html)
+        following = numbers[index + 1] if index + 1 < len(numbers) else 0
+        later = recording.panels[following - 1].axes if following else None
+        if axes and later and later.figure == axes.figure:
+            continue
+        columns = min(axes.columns, 3) if axes else 1
+        out.append(macro("panel_grid", columns, group) if columns > 1 else "".join(group))
+        group = []
+    return out
 
 
 def panel_placed(recording: Recording, number: int, section: str) -> Placed:

@@ -13,11 +13,15 @@ bytes (fixed cell ids, sorted keys, no run-time metadata).
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..cells import Cell
 from ..core.artifact import Made
+from ..core.escape import encoded_address, markdown_code, markdown_text
 from ..course.recording import CellRun
+
+if TYPE_CHECKING:  # prose.py, which notebook_prose reads with, imports this module's names
+    from .notebook_prose import Piece, Prose
 
 NOTEBOOK_FILE = "example.ipynb"  # beside marks.EXAMPLE_FILE in each lesson's folder
 PAGE = "index.html"  # the lesson's page, in the same folder on the site
@@ -35,13 +39,15 @@ def example_notebook(
     page: str = PAGE,
     cells: tuple[Cell, ...] = (),
     ran: tuple[CellRun, ...] = (),
+    prose: Prose | None = None,
 ) -> Made:
     """The notebook file of the lesson at `folder` ("l/<slug>/"): `run` is what the example
     needs besides its code (the files it reads or imports, which the page offers beside it,
     and the lesson's env: as "NAME=value"), `stdout` the recorded output (None: not recorded
     yet, and the code cell has no output); `page`: the lesson page's address (absolute when
     course.yml says where the site is published, so a downloaded notebook still leads back);
-    `cells`: the example's cells, `ran`: what each recorded (by name)."""
+    `cells`: the example's cells, `ran`: what each recorded (by name); `prose`: the lesson
+    whose prose goes between them (builder/render/notebook_prose.py)."""
     name = f"{folder}{NOTEBOOK_FILE}"
     if cells:
         code = _code_cells(cells, ran, stdout)
@@ -49,6 +55,8 @@ def example_notebook(
         outputs = [] if stdout is None else [_stream(stdout)]
         whole = _cell("code", "example", source.decode("utf-8-sig"))
         code = [whole | {"execution_count": None if stdout is None else 1, "outputs": outputs}]
+    if prose is not None:
+        code = _interleaved(code, prose.pieces(_escaped))
     about = _intro(folder, title, course, run, stdout, provenance, page)
     notebook = {
         "cells": [_cell("markdown", "lesson", about), *code],
@@ -90,6 +98,22 @@ def _code_cells(
     return made
 
 
+def _interleaved(code: list[dict[str, Any]], pieces: list[Piece]) -> list[dict[str, Any]]:
+    """The code cells (in the file's order) with the prose's Markdown cells between them,
+    each code cell with the tags its placement gives it besides its own."""
+    by_id = {cell["id"]: cell for cell in code}
+    made, count = [], 0
+    for piece in pieces:
+        if piece.kind == "markdown":
+            count += 1
+            made.append(_cell("markdown", f"prose-{count}", piece.text))
+            continue
+        cell = by_id[f"cell-{piece.name}" if piece.name else "example"]
+        tags = list(dict.fromkeys([*cell["metadata"].get("tags", []), *piece.tags]))
+        made.append(cell | {"metadata": {"tags": tags} if tags else {}})
+    return made
+
+
 # The tags Jupyter Book and MyST-NB read, by the cell option that gives them.
 _TAGS = (("hide-input", "hide"), ("skip-execution", "show"), ("raises-exception", "raises"))
 
@@ -120,36 +144,38 @@ def _intro(
     provenance: str,
     page: str,
 ) -> str:
-    link = f"[{_escaped(title)}]({page})"
+    link = f"[{markdown_text(title)}]({encoded_address(page)})"  # course.yml's site_url in it
     output = (
-        f"The output under the code is the recorded one ({provenance}), "
+        f"The output under the code is the recorded one ({markdown_text(provenance)}), "
         "not a run on your machine: running the cells prints yours."
         if stdout is not None
         else "This lesson has no recording yet, so the code cell has no output."
     )
     return (
-        f"# {_escaped(title)}\n\n"
-        f"The example of the lesson {link} (`{folder}` of the site of *{_escaped(course)}*), "
+        f"# {markdown_text(title)}\n\n"
+        f"The example of the lesson {link} ({markdown_code(folder)} of the site of "
+        f"*{markdown_text(course)}*), "
         f"as a notebook.{_needs(*run)}\n\n{output}"
     )
 
 
 def _needs(files: tuple[str, ...], settings: tuple[str, ...]) -> str:
-    """What it takes besides the notebook, as the page's "Run it yourself" says."""
+    """What it takes besides the notebook, as the page's "Run it yourself" says (each as
+    code: a backtick in an `env:` value ended a plain span, and raw HTML followed)."""
     said = ""
     if files:
-        names = ", ".join(f"`{name}`" for name in files)
+        names = ", ".join(markdown_code(name) for name in files)
         said += f" Put {names} (downloads on the lesson's page) in the notebook's folder."
     if settings:
         said += (
-            f" The lesson runs it with `{' '.join(settings)}`: "
+            f" The lesson runs it with {markdown_code(' '.join(settings))}: "
             "set these in the environment Jupyter starts from."
         )
     return said
 
 
 def _escaped(text: str) -> str:
-    """`text` as literal Markdown: no emphasis, link or heading it did not mean."""
+    """A recorded text as literal Markdown: no emphasis, link or heading it did not mean."""
     return "".join(f"\\{c}" if c in _MARKDOWN else c for c in text)
 
 

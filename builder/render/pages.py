@@ -330,8 +330,7 @@ def _recording_row(lesson: NavItem, status: LessonStatus, seconds: float | None)
         state=status.state,
         detail=status.detail,
         recorded=_minute(recording.generatedAt),
-        provenance=f"{recording.device}, {env.deviceCount} device"
-        + ("s" if env.deviceCount != 1 else ""),
+        provenance=f"{recording.device}, {recording.devices}",
         environment=f"jax {env.jax} · numpy {env.numpy} · matplotlib {env.matplotlib}",
         content_hash=recording.contentHash,
         panels=len(recording.panels),

@@ -7,7 +7,9 @@ there are few; a scatter panel draws each point, and each fitted line the record
 dashed across the data's x range with its equation in the legend: straight where both
 axes are linear, a curve of FIT_SAMPLES points where one is log, always inside the axes.
 The height is counted before drawing, so a page sizes its `<img>` without matplotlib. The
-series carry ids (`series-S`, `fit-S`) for tests.
+series carry ids (`series-S`, `fit-S`) for tests. A panel captured from a figure (its `axes`)
+keeps the figure's scales, spans at least its limits, draws its reference lines, each series
+at its own x values in the order drawn, as points, a band or a line with error bars.
 """
 
 from __future__ import annotations
@@ -16,10 +18,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..course.recording import Fit, Number, XYPanel
+from ..course.recording import Fit, Number, XYPanel, XYSeries
 from . import chartlabels as text
 from .chartplan import AXES, EDGE, EM, LINE, SIZES, TICK, WIDE, Size
-from .chartsvg import PALETTE, settings, svg
+from .chartsvg import COLOURS, PALETTE, settings, svg
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -47,9 +49,9 @@ def plan(panel: XYPanel, size: Size) -> XYPlan:
     columns = (width - 2 * EDGE - 30) / (EM * small) if size.stacked else 18
     legend = [text.wrap(entry, columns) for entry in entries] if len(entries) > 1 else []
     stacked = sum(text.lines(t) * small * LINE + 4 for t in legend) + 8 if size.stacked else 0.0
-    xs, ys = [*panel.x], y_values(panel)
-    xlabel = panel.xlabel + text.factor_of(xs) + (" (log scale)" if text.is_log(xs) else "")
-    ylabel = panel.ylabel + text.factor_of(ys) + (" (log scale)" if text.is_log(ys) else "")
+    xs, ys = x_values(panel), y_values(panel)
+    xlabel = panel.xlabel + text.factor_of(xs) + (" (log scale)" if is_log(panel, "x") else "")
+    ylabel = panel.ylabel + text.factor_of(ys) + (" (log scale)" if is_log(panel, "y") else "")
     xlabel = text.wrap(xlabel, (width - 2 * EDGE - 40) / (EM * font))
     ylabel = text.wrap(ylabel, 0.9 * AXES / (EM * font))
     below = TICK + font * LINE + 4 + text.lines(xlabel) * font * LINE  # ticks, labelpad, label
@@ -75,10 +77,33 @@ def equation(fit: Fit) -> str:
     return said.replace(" ", "\u00a0")
 
 
+def x_values(panel: XYPanel) -> list[float]:
+    """Every x the chart spans: the points', and a captured figure's limits and references."""
+    xs: list[float] = [x for series in panel.series for x in series.xs(panel)]
+    return xs + _captured(panel, "x")
+
+
+def _captured(panel: XYPanel, axis: str) -> list[float]:
+    if panel.axes is None:
+        return []
+    limits = panel.axes.xlim if axis == "x" else panel.axes.ylim
+    return [*limits, *(r.at for r in panel.axes.references if r.axis == axis)]
+
+
+def is_log(panel: XYPanel, axis: str) -> bool:
+    """The axis is drawn on a log scale: as the captured figure set it, else where its
+    values are all positive and far apart."""
+    if panel.axes is not None:
+        return bool((panel.axes.xscale if axis == "x" else panel.axes.yscale) == "log")
+    return text.is_log(x_values(panel) if axis == "x" else y_values(panel))
+
+
 def y_values(panel: XYPanel) -> list[float]:
-    """Every y the chart shows: the points, and each fitted line at its ends (a straight
-    line's lowest and highest)."""
+    """Every y the chart shows: the points, bands and error bars, a captured figure's limits
+    and references, and each fitted line at its ends (a straight line's lowest and highest)."""
     ys: list[float] = [y for series in panel.series for y in series.y]
+    ys += [v for series in panel.series for b in series.bounds().values() for v in b]
+    ys += _captured(panel, "y")
     for series in panel.series:
         if series.fit is not None:
             ys += fit_line(series.fit, panel.x, bends=False)[1]
@@ -119,30 +144,17 @@ def figure(panel: XYPanel, size: Size) -> Figure:
     drawn.patch.set_visible(False)
     axes = drawn.add_subplot()
     axes.patch.set_visible(False)
-    xlim, xticks, xlabels, xlog = text.data_axis([*panel.x], planned.bins)
-    ylim, yticks, ylabels, ylog = text.data_axis(y_values(panel), planned.bins)
+    xlog, ylog = (is_log(panel, a) if panel.axes else None for a in "xy")
+    xlim, xticks, xlabels, xlog = text.data_axis(x_values(panel), planned.bins, xlog)
+    ylim, yticks, ylabels, ylog = text.data_axis(y_values(panel), planned.bins, ylog)
     if xlog:
         axes.set_xscale("log")
     if ylog:
         axes.set_yscale("log")
     handles: list[Any] = []
-    shown: Any
-    xs = [float(x) for x in panel.x]
     for index, series in enumerate(panel.series):
         colour = PALETTE[index % len(PALETTE)]
-        if panel.kind == "line":
-            order = sorted(range(len(xs)), key=xs.__getitem__)
-            marker = "o" if len(xs) <= MARKERS else ""
-            (shown,) = axes.plot(
-                [xs[k] for k in order],
-                [series.y[k] for k in order],
-                color=colour,
-                linewidth=1.8,
-                marker=marker,
-                markersize=4,
-            )
-        else:
-            shown = axes.scatter(xs, series.y, s=size.small * 3, color=colour, linewidths=0)
+        shown = _series(axes, panel, series, colour, size)
         shown.set_gid(f"series-{index}")
         handles.append(shown)
         if series.fit is not None:
@@ -150,6 +162,9 @@ def figure(panel: XYPanel, size: Size) -> Figure:
             (fitted,) = axes.plot(fx, fy, color=colour, linewidth=1.4, linestyle=(0, (5, 3)))
             fitted.set_gid(f"fit-{index}")
             handles.append(fitted)
+    for reference in panel.axes.references if panel.axes else ():
+        across = axes.axhline if reference.axis == "y" else axes.axvline
+        across(reference.at, color=COLOURS["light"]["text"], linewidth=1.0, linestyle=":")
     axes.set(xlim=xlim, ylim=ylim)
     axes.set_xticks(xticks, xlabels)
     axes.set_yticks(yticks, ylabels)
@@ -166,3 +181,29 @@ def figure(panel: XYPanel, size: Size) -> Figure:
             assert handle is not None
             handle.set_gid(f"legend-{index}")
     return drawn
+
+
+def _series(axes: Any, panel: XYPanel, series: XYSeries, colour: str, size: Size) -> Any:
+    """One series drawn as its mark says (a line panel's: a line; a scatter panel's: points),
+    a line's error bars from `low` to `high`; what the legend shows for it."""
+    xs = [float(x) for x in series.xs(panel)]
+    mark = series.mark or ("line" if panel.kind == "line" else "points")
+    if mark == "band" and series.low is not None:
+        return axes.fill_between(xs, series.low, series.y, color=colour, alpha=0.3, linewidth=0)
+    if series.low is not None and series.high is not None:
+        axes.vlines(xs, series.low, series.high, color=colour, linewidth=1.2)
+    if mark == "points":
+        return axes.scatter(xs, series.y, s=size.small * 3, color=colour, linewidths=0)
+    order = list(range(len(xs)))  # a captured line as drawn; a panels.line left to right
+    if panel.axes is None:
+        order = sorted(order, key=xs.__getitem__)
+    marker = "o" if len(xs) <= MARKERS else ""
+    (shown,) = axes.plot(
+        [xs[k] for k in order],
+        [series.y[k] for k in order],
+        color=colour,
+        linewidth=1.8,
+        marker=marker,
+        markersize=4,
+    )
+    return shown

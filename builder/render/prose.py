@@ -40,11 +40,13 @@ from ..course.model import Course, Lesson
 from ..course.recording import Recording
 from . import anchors, code_notes, reading, syntax
 from .cells import cell_block, unplaced_cells
+from .deadline import Overtime, deadline
 from .figures import Sizer, chart_size, scrollable, table_scroll_open
 from .highlight import Highlighter, code_block
 from .links import Links, heading_id
-from .marks import BLOCKS, PageEnv, Placed, parse_args
+from .marks import BLOCKS, EXAMPLE_FILE, PageEnv, Placed, parse_args
 from .markup import code_spans, macro
+from .notebook import NOTEBOOK_FILE
 from .syntax import MAX_PARAGRAPH as MAX_PARAGRAPH  # tests build a paragraph just over it
 from .values import value
 
@@ -52,6 +54,7 @@ _BLOCKS = MappingProxyType({**BLOCKS, "cell": cell_block})
 BLOCK_DIRECTIVES = ("example", "output", "panel", "panels", "reveal", "cell")
 HEADINGS = ("h2", "h3")  # anchored, linked and listed in the page's contents
 SAFE_SCHEMES = ("http:", "https:", "mailto:")
+SECONDS = 20.0  # to render one lesson's prose; a real lesson takes well under a second
 _BLOCK_LINE = re.compile(r"^\{\{\s*(example|output|panel|panels|reveal|cell)\b(.*?)\}\}\s*$")
 
 
@@ -74,12 +77,38 @@ def render_prose(
     highlight: Highlighter = code_block,
     size: Sizer = chart_size,
     linked: tuple[tuple[str, tuple[str, ...]], ...] = (),
+    pending: bool = False,
 ) -> tuple[RenderedProse, list[RenderError]]:
     """The lesson's prose as HTML; `course`: what its links and glossary cards lead to;
     `highlight` turns code into HTML (a cached highlight.code_block, when the build has a
-    store); `linked`: the ids of the lessons its anchored links lead to (anchors.linked_ids)."""
+    store); `linked`: the ids of the lessons its anchored links lead to (anchors.linked_ids);
+    `pending`: its recording (None) is about to be made (PageEnv.pending).
+    Within SECONDS, as a page's template (builder/render/deadline.py): past them, a
+    RenderError naming lesson.md (every rule is meant to be linear; one that is not stops)."""
+    try:
+        with deadline(SECONDS):
+            parts = (lesson, course, recording, root, highlight, size, linked, pending)
+            return _render_prose(*parts)
+    except Overtime:
+        raise RenderError(
+            f"rendering its prose ran over {SECONDS:g} s",
+            path=lesson.lesson_path,
+            hint="split the lesson, and report the text that is this slow (a bug)",
+        ) from None
+
+
+def _render_prose(
+    lesson: Lesson,
+    course: Course | Links,
+    recording: Recording | None,
+    root: str,
+    highlight: Highlighter,
+    size: Sizer,
+    linked: tuple[tuple[str, tuple[str, ...]], ...],
+    pending: bool,
+) -> tuple[RenderedProse, list[RenderError]]:
     links = course if isinstance(course, Links) else Links.of(course)
-    env = PageEnv(lesson, links, recording, root, highlight, size)
+    env = PageEnv(lesson, links, recording, root, highlight, size, pending)
     md = parser()
     tokens = md.parse(lesson.body, {"page": env, anchors.LINKED: dict(linked)})
     env.reveals = any(t.type == "recorded_block" and t.info == "reveal" for t in tokens)
@@ -337,7 +366,7 @@ def _render_term(self: Any, tokens: list[Token], idx: int, options: Any, env: An
         f"card-{term.id}-{len(page.terms)}",
         term.term,
         code_spans(term.definition),
-        f"{page.root}{teacher.url}index.html",
+        "" if teacher.id == page.lesson.id else f"{page.root}{teacher.url}index.html",
         teacher.title,
     )
 
@@ -351,6 +380,9 @@ def _render_link_open(self: Any, tokens: list[Token], idx: int, options: Any, en
         href = "#"
     elif not _scheme(href) and (problem := _outside(href, page.root)):
         page.error(f"link {href!r}: {problem}: use a relative path, lesson:slug or https://")
+        href = "#"
+    elif not (_scheme(href) or token.meta.get("checked")) and (problem := _dangling(href, page)):
+        page.error(f"link {href!r}: {problem}")
         href = "#"
     token.attrs["href"] = href
     rendered: str = self.renderToken(tokens, idx, options, env)
@@ -371,6 +403,36 @@ def _render_image(self: Any, tokens: list[Token], idx: int, options: Any, env: A
         )
     rendered: str = self.image(tokens, idx, options, env)
     return rendered
+
+
+# Where a relative link may lead: the lesson's own files beside its page, another lesson's
+# page (l/SLUG/), or a page of the site's own that is no source file of another tool.
+_PAGE_SOURCES = (".md", ".ipynb", ".rst", ".myst")
+
+
+def _dangling(url: str, page: PageEnv) -> str:
+    """Why the relative `url` (not `#x`, nor made from lesson: or api:) leads to nothing of
+    the course; "" when it is one of the lesson's files, or a lesson's page."""
+    path = unquote(re.split(r"[?#]", url, maxsplit=1)[0])
+    if not path:
+        return ""
+    if "/" not in path:
+        files = (EXAMPLE_FILE, NOTEBOOK_FILE, *page.lesson.meta.data)
+        if path in files:
+            return ""
+        return (
+            f"neither a lesson nor a file of this lesson ({', '.join(files)}): write "
+            "[text](lesson:SLUG) or [text](lesson:SLUG#anchor) for a lesson, list a file in "
+            "the lesson's data:, or write a full https:// address"
+        )
+    resolved = ["l", page.lesson.slug]  # where a lesson's page is, as its links are written
+    for part in (p for p in path.split("/") if p not in (".", "")):
+        resolved = resolved[:-1] if part == ".." else [*resolved, part]
+    if resolved[:1] == ["l"] and len(resolved) > 1 and page.links.lesson(resolved[1]) is None:
+        return f"no lesson has the slug {resolved[1]!r}: write [text](lesson:SLUG)"
+    if path.lower().endswith(_PAGE_SOURCES):
+        return "a source page of another site, not a page of this course: write [text](lesson:SLUG)"
+    return ""
 
 
 def _scheme(url: str) -> bool:

@@ -1,7 +1,7 @@
 """The Markdown a lesson is written in, as markdown-it-py parses it: CommonMark without raw
-HTML, tables, strikethrough, footnotes, callouts (callouts.py), content tabs (tabs.py), `$`
-math (mathml.py), the MyST and Sphinx constructs it refuses (foreign.py), and no paragraph
-over MAX_PARAGRAPH.
+HTML (an HTML comment is a comment: comments.py), tables, strikethrough, footnotes,
+callouts (callouts.py), content tabs (tabs.py), `$` math (mathml.py), the MyST and Sphinx
+constructs it refuses (foreign.py), and no paragraph over MAX_PARAGRAPH.
 
 builder/render/prose.py adds the builder's own marks to `markdown()` for the site;
 `foreign_syntax` parses a text with it alone, so that `coursebuilder import`
@@ -17,7 +17,7 @@ from markdown_it import MarkdownIt
 from markdown_it.rules_core import StateCore
 from mdit_py_plugins.footnote import footnote_plugin
 
-from . import callouts, foreign, tabs
+from . import callouts, comments, foreign, tabs
 from .mathml import math_plugin
 
 MAX_PARAGRAPH = 64 * 1024  # characters; see _bounded_paragraphs
@@ -28,7 +28,7 @@ def markdown() -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": False})
     md.enable(["table", "strikethrough"])
     md.use(footnote_plugin).use(callouts.plugin).use(foreign.plugin).use(math_plugin)
-    md.use(tabs.plugin)
+    md.use(tabs.plugin).use(comments.plugin)
     md.core.ruler.before("inline", "bounded_paragraphs", _bounded_paragraphs)
     return md
 

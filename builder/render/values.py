@@ -8,7 +8,7 @@ import unicodedata
 
 from markupsafe import Markup
 
-from ..course.recording import BarPanel, Recording, Series, XYPanel, XYSeries
+from ..course.recording import BarPanel, ImagePanel, Number, Recording, Series, XYPanel, XYSeries
 from .bounded import format_value
 from .figures import format_number, provenance
 from .marks import Args, PageEnv, search_pattern
@@ -35,6 +35,13 @@ def value(page: PageEnv, args: Args, text: str) -> str:
     page.place("value", source, shown)
     page.read.append(shown)  # its note is not read as prose: it opens on the value
     return macro("recorded_value", str(value), shown, note, recorded, source, provenance(recording))
+
+
+def shown_value(page: PageEnv, args: Args, text: str) -> str | None:
+    """The recorded value as the page shows it (None: it cannot be; the page says why)."""
+    assert page.recording is not None
+    found = _lookup(page, page.recording, args, text)
+    return None if found is None else _format(found[0], args.get("fmt", [""])[0], page, text)
 
 
 def _exact(value: float | str) -> str:
@@ -74,6 +81,8 @@ def _panel_value(
     panel = recording.panels[int(number) - 1]
     if isinstance(panel, XYPanel):
         return _plot_value(page, panel, number, args, text)
+    if isinstance(panel, ImagePanel):
+        return _image_value(page, panel, number, args, text)
     labels = [_nfc(label) for label in panel.labels]  # "é" typed one way finds it typed another
     label = _nfc(args.get("label", [""])[0])
     if label not in labels:
@@ -111,10 +120,10 @@ def _plot_value(
     where = f"panel {number} “{panel.title}”, {wanted}"
     if "fit" in args:
         return _fit_value(page, series, args["fit"][0], where, text)
-    index = _point(page, panel, number, args, text)
+    index = _point(page, panel, series.xs(panel), number, args, text)
     if index is None:
         return None
-    at = format_number(panel.x[index])
+    at = format_number(series.xs(panel)[index])
     return series.y[index], f"{where}, at {panel.xlabel} {at}, in {panel.ylabel}"
 
 
@@ -130,9 +139,28 @@ def _fit_value(
     return getattr(series.fit, which), f"{where}, the linear fit's {which}"
 
 
-def _point(page: PageEnv, panel: XYPanel, number: str, args: Args, text: str) -> int | None:
-    """The 0-based index of the point `x=` or `point=` names, or None having said why."""
-    count = len(panel.x)
+def _image_value(
+    page: PageEnv, panel: ImagePanel, number: str, args: Args, text: str
+) -> tuple[float, str] | None:
+    """An image panel's value at `row=` and `column=` (1-based, as its table numbers them)."""
+    rows, columns = len(panel.pixels), len(panel.pixels[0])
+    row, column = args.get("row", [""])[0], args.get("column", [""])[0]
+    if not (row.isdigit() and column.isdigit()):
+        page.error(f"{{{{ {text} }}}}: panel {number} is an image: say row=R column=C")
+        return None
+    if not (1 <= int(row) <= rows and 1 <= int(column) <= columns):
+        page.error(f"{{{{ {text} }}}}: panel {number} has rows 1 to {rows}, columns 1 to {columns}")
+        return None
+    value = panel.pixels[int(row) - 1][int(column) - 1]
+    return value, f"panel {number} “{panel.title}”, row {row} column {column}"
+
+
+def _point(
+    page: PageEnv, panel: XYPanel, xs: list[Number], number: str, args: Args, text: str
+) -> int | None:
+    """The 0-based index of the point `x=` or `point=` names among `xs` (the series' x
+    values), or None having said why."""
+    count = len(xs)
     if "point" in args:
         point = args["point"][0]
         if point.isdigit() and 1 <= int(point) <= count:
@@ -149,14 +177,14 @@ def _point(page: PageEnv, panel: XYPanel, number: str, args: Args, text: str) ->
         x = float(args["x"][0])
     except ValueError:
         x = float("nan")
-    found = [k for k, value in enumerate(panel.x) if value == x]
+    found = [k for k, value in enumerate(xs) if value == x]
     if len(found) == 1:
         return found[0]
     if found:
         points = ", ".join(str(k + 1) for k in found)
         page.error(f"{{{{ {text} }}}}: points {points} share that x; say point=N")
         return None
-    shown = [format_number(v) for v in panel.x[:12]] + (["..."] if count > 12 else [])
+    shown = [format_number(v) for v in xs[:12]] + (["..."] if count > 12 else [])
     page.error(f"{{{{ {text} }}}}: panel {number} has no x {args['x'][0]}; its x values: {shown}")
     return None
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,10 +23,10 @@ from ..core.errors import BuildError, ExecutionError, RecordingError
 from ..core.fsutil import check_writable, write_atomic
 from ..core.observe import Paths
 from ..course import fingerprint
-from ..course.model import Course, Lesson
+from ..course.model import ACCELERATORS, Course, Lesson
 from ..course.recording import dumps
 from ..course.rules import MAX_PANELS, inputs_path, read_inputs, run_seconds
-from ..course.status import LessonStatus, State, recording_path
+from ..course.status import LessonStatus, recording_path
 from ..panels import MAX_BARS
 from .environment import BUILDER_ROOT, child_environment
 from .execute import Execution, Limits, Outcome, Runner, allow_runs, kill_all, run_example
@@ -54,18 +54,18 @@ def lessons_to_run(
     *,
     force: bool,
     only: Iterable[str] = (),
-    gpu: bool = False,
+    waiting: bool = False,
 ) -> list[Lesson]:
     """The lessons `only` names, or every lesson with `force`, or those not fresh; a
-    lesson that `requires: gpu` only when the executor has a GPU (`gpu`)."""
+    lesson that `requires: gpu` or `tpu` only with `waiting` (the executor may have one)."""
     wanted = set(only)
-    due = {s.lesson_id for s in statuses if s.needs_run or (gpu and s.state is State.NEEDS_GPU)}
+    due = {s.lesson_id for s in statuses if s.needs_run or (waiting and s.waiting)}
     chosen = [
         lesson
         for lesson in course.lessons
         if (lesson.id in wanted or lesson.slug in wanted if wanted else force or lesson.id in due)
     ]
-    return [lesson for lesson in chosen if gpu or not lesson.needs_gpu]
+    return [lesson for lesson in chosen if waiting or lesson.accelerator is None]
 
 
 class Executor(Protocol):
@@ -78,8 +78,8 @@ class Executor(Protocol):
         """'with -j 2', for the first line of a record."""
 
     @property
-    def gpu(self) -> bool:
-        """Whether `requires: gpu` lessons can run there."""
+    def accelerators(self) -> frozenset[str]:
+        """The backends of `requires:` ('gpu', 'tpu') whose lessons can run there."""
 
     @property
     def slots(self) -> int:
@@ -96,11 +96,16 @@ class Local:
 
     jobs: int
     runner: Runner = run_example
-    gpu = False
+    backend: Callable[[], str] = lambda: this_backend()
 
     @property
     def where(self) -> str:
         return f"with -j {self.jobs}"
+
+    @property
+    def accelerators(self) -> frozenset[str]:
+        """The backend jax takes here, as the provenance probe sees it, if an accelerator."""
+        return frozenset({self.backend()} & ACCELERATORS)
 
     @property
     def slots(self) -> int:
@@ -111,6 +116,18 @@ class Local:
     ) -> Iterable[tuple[Lesson, Execution, str]]:
         for lesson, execution in _run_all(lessons, self.runner, self.jobs):
             yield lesson, execution, ""
+
+
+def this_backend() -> str:
+    """The backend jax takes on this machine (its default environment), by the provenance
+    probe; 'cpu', said in the log, when the probe cannot tell."""
+    from .probe import ProbeError, measure
+
+    try:
+        return str(measure({}, sandbox=False)["backend"])
+    except ProbeError as error:
+        logger.warning("Cannot tell whether this machine has a GPU or TPU: %s", error)
+        return "cpu"
 
 
 def record(
@@ -184,9 +201,10 @@ def _keep(
 ) -> Execution:
     if not execution.ok:
         return execution
-    if lesson.needs_gpu and execution.environment.get("backend") != "gpu":
-        backend = execution.environment.get("backend")
-        detail = f"it `requires: gpu`, but jax ran it on {backend!r}; nothing was kept"
+    backend = execution.environment.get("backend")
+    if lesson.accelerator and backend != lesson.accelerator:
+        said = f"it `requires: {lesson.accelerator}`, but jax ran it on {backend!r}"
+        detail = f"{said}; nothing was kept"
         return Execution(lesson.id, Outcome.WRONG_DEVICE, execution.seconds, detail=detail)
     if len(execution.panels) > MAX_PANELS:
         detail = f"{len(execution.panels)} panels is more than the {MAX_PANELS} a lesson may emit"
@@ -280,7 +298,9 @@ def _advice(execution: Execution, lesson: Lesson | None) -> str:
         "the one that wrote the file, restore the file (git status), then run `make record`; "
         "`--sandbox` makes the checkout read-only to examples",
         Outcome.BAD_DATA: "keep data files as regular files in the lesson folder, not links",
-        Outcome.WRONG_DEVICE: "record it on a Dask worker that has a GPU jax can use",
+        Outcome.WRONG_DEVICE: "record it where jax takes the backend its `requires:` names: "
+        "on such a machine (check that jax.default_backend() says so there), or on a Dask "
+        "worker started with --resources GPU=1 (TPU=1)",
         Outcome.REFUSED: "install this checkout's pinned versions on that worker "
         "(requirements.lock), or leave it out of the cluster",
         Outcome.LOST: "run the same command again: only what is not fresh re-runs",
@@ -311,22 +331,27 @@ def record_stale(
             f"no lesson in {paths.content} has the id or slug {', '.join(unknown)}",
             hint="`python -m builder check --json` lists every lesson id",
         )
-    due = lessons_to_run(course, statuses, force=force, only=only, gpu=True)
+    due = lessons_to_run(course, statuses, force=force, only=only, waiting=True)
     if not due:
         return ()  # and no cluster to reach
     chosen = course_runner(runner or run_example, course.meta.sandbox)
     with _executor(dask, jobs, chosen) as executor:
-        lessons = _runnable(due, executor.gpu, paths, shard)
+        lessons = _runnable(due, executor, paths, shard)
         return _record(course, lessons, paths, executor) if lessons else ()
 
 
-def _runnable(due: list[Lesson], gpu: bool, paths: Paths, shard: Shard | None) -> list[Lesson]:
-    """Of the lessons due, those the executor can run (`requires: gpu` ones only with a GPU),
-    and of those, this shard's."""
-    lessons = [lesson for lesson in due if gpu or not lesson.needs_gpu]
-    if len(due) > len(lessons):
-        names = ", ".join(x.id for x in due if x.needs_gpu)
-        logger.info("Not recorded here, they need a GPU machine (requires: gpu): %s", names)
+def _runnable(
+    due: list[Lesson], executor: Executor, paths: Paths, shard: Shard | None
+) -> list[Lesson]:
+    """Of the lessons due, those the executor can run (a `requires: gpu` or `tpu` one only
+    where jax has that backend, asked only when one is due), and of those, this shard's."""
+    wanted = {x.accelerator for x in due} - {None}
+    kinds = executor.accelerators if wanted else frozenset()
+    lessons = [lesson for lesson in due if lesson.accelerator in (None, *kinds)]
+    for kind in sorted(wanted - kinds, key=str):
+        names = ", ".join(x.id for x in due if x.accelerator == kind)
+        need = f"a {str(kind).upper()} machine (requires: {kind})"
+        logger.info("Not recorded here, they need %s: %s", need, names)
     if shard is None:
         return lessons
     mine = shard.pick(lessons, run_seconds(read_inputs(paths.recordings)))

@@ -16,10 +16,12 @@ reach. The example's stdout is left alone: it is the recording.
 An example in cells (builder/cells.py) runs cell by cell in one namespace, as a notebook's
 kernel would: each cell's place in stdout, the repr of its last expression (as IPython
 shows it) or the exception it was declared to raise goes into the result as `cells`. A
-`show` cell does not run; a `timeit` cell is timed as IPython's %timeit times it.
+`show` cell does not run; a `timeit` cell is timed as IPython's %timeit times it. The
+matplotlib figures a cell drew become panels (builder/run/figures.py), listed with the cell.
 
-This file, cells.py and panels.py are hashed into every recording's rendererHash: keep them small
-and stable. Standard library only.
+This file, figures.py, cells.py and panels.py are hashed into every recording's
+rendererHash: keep them small and stable. Standard library only (figures.py reads matplotlib
+only where the example imported it).
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from builder import cells, panels
+from builder.run import figures
 
 
 def run(lesson_id: str, source_path: str, ran: list[dict[str, Any]], relays: Relays) -> str | int:
@@ -60,13 +63,14 @@ def run(lesson_id: str, source_path: str, ran: list[dict[str, Any]], relays: Rel
         parts = cells.parse(source)
         if not parts:
             exec(compile(source, name, "exec", dont_inherit=True), namespace)
+            figures.capture("example.py", None, True, lesson_id)
         relay = relays.make() if parts else None
         for cell in parts:
             if relay and not cell.show:
                 ran.append(_run_cell(cell, name, namespace, relay))
     except SystemExit as stop:
         return _exit_code(stop.code)
-    except CellDidNotRaise as error:
+    except (CellDidNotRaise, figures.FigureError) as error:
         print(error, file=sys.stderr)
         return "raised"
     except BaseException as error:  # the example's own failure, shown as its traceback
@@ -89,6 +93,7 @@ def _run_cell(
         raise
     ast.increment_lineno(tree, cell.line)  # positions read as lines of the whole file
     record: dict[str, Any] = {"name": cell.name, "start": relay.position()}
+    value: Any = None
     last = tree.body[-1] if tree.body else None
     if not isinstance(last, ast.Expr) or cell.timeit or _quiet(cell.code):
         last = None  # no value to show: the cell runs whole
@@ -101,22 +106,23 @@ def _run_cell(
             exec(compile(tree, name, "exec", dont_inherit=True), namespace)
             if last is not None:
                 value = eval(compile(ast.Expression(last.value), name, "eval"), namespace)
-                if value is not None:
-                    record["value"] = _bounded(repr(value), cell, "the repr of its last expression")
+                record |= _value(value, cell)
     except Exception as error:
         if cell.raises is None or not _is(error, cell.raises):
             if cell.raises is not None:
                 said = f"cell {cell.name!r} raised {type(error).__name__}, not {cell.raises}"
                 error.add_note(f"{said} (raises={cell.raises})")
             raise
-        message = _bounded(str(error), cell, "its exception's message")
+        message = _bounded(figures.plain(str(error)), cell, "its exception's message")
         record["raised"] = {"type": _type_name(error), "message": message}
     else:
         if cell.raises is not None:
             said = f"raises={cell.raises}" if cell.raises else "raises"
             raise CellDidNotRaise(f"cell {cell.name!r} ({said}) did not raise")
     record["end"] = relay.position()
-    return {k: record[k] for k in ("name", "start", "end", "value", "raised") if k in record}
+    record |= _drew(cell, value, name.removesuffix("-example"))
+    keys = ("name", "start", "end", "value", "raised", "panels")
+    return {k: record[k] for k in keys if k in record}
 
 
 class Relays:
@@ -180,6 +186,20 @@ class CellDidNotRaise(Exception):
 
 class CellTooLong(Exception):
     """A cell's value or exception message is longer than a recording keeps."""
+
+
+def _value(value: Any, cell: cells.Cell) -> dict[str, Any]:
+    """The cell's value as the recording holds it: none for None or a figure (the figure is
+    its output), else its repr without memory addresses (figures.plain)."""
+    if value is None or figures.is_figure(value):
+        return {}
+    return {"value": _bounded(figures.plain(repr(value)), cell, "the repr of its last expression")}
+
+
+def _drew(cell: cells.Cell, value: Any, lesson_id: str) -> dict[str, Any]:
+    """The panels of the figures the cell drew (figures.capture), if it drew any."""
+    numbers = figures.capture(cell.name, value, not cell.nofigure, lesson_id)
+    return {"panels": numbers} if numbers else {}
 
 
 def _bounded(text: str, cell: cells.Cell, what: str) -> str:

@@ -26,6 +26,7 @@ from pathlib import Path
 from ..core.errors import BuildError
 from ..core.observe import BUILDER
 from ..core.scratch import scratch
+from .environment import machine_path
 
 BWRAP = "bwrap"
 # the builder's package (not the checkout around it), the Python and its packages
@@ -50,11 +51,18 @@ ETC = (  # what Python, numpy, jax and matplotlib read of /etc (strace), and the
 )
 
 
-def sandboxed(scratch: Path, needed: Iterable[Path] = NEEDED) -> list[str]:
+def sandboxed(
+    scratch: Path,
+    needed: Iterable[Path] = NEEDED,
+    *,
+    writable: Iterable[Path] = (),
+    read_only: Iterable[Path] = (),
+) -> list[str]:
     """The bwrap command line that runs a command in the sandbox for `scratch`: the host's
     system folders (`SYSTEM`, a link such as /bin -> usr/bin kept a link) and `ETC` files
     that exist, and what the example's process needs (`needed`, as given and resolved),
-    read-only over an otherwise empty, read-only root; `scratch` writable."""
+    read-only over an otherwise empty, read-only root; `scratch` and `writable` writable,
+    and then `read_only` (folders inside those) read-only again."""
     return [
         shutil.which(BWRAP) or BWRAP,  # found on the builder's PATH, not the lesson's `env:`
         *("--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts"),
@@ -64,18 +72,22 @@ def sandboxed(scratch: Path, needed: Iterable[Path] = NEEDED) -> list[str]:
         *("--tmpfs", "/tmp", "--dev", "/dev", "--proc", "/proc"),
         *(arg for path in _needed(needed) for arg in ("--ro-bind", path, path)),
         *("--bind", str(scratch), str(scratch), "--chdir", str(scratch)),
+        *(arg for path in writable for arg in ("--bind", str(path), str(path))),
+        *(arg for path in read_only for arg in ("--ro-bind", str(path), str(path))),
         *("--remount-ro", "/"),  # the empty root bwrap makes: nothing is written there
         "--",
     ]
 
 
 def needed_by(python: str) -> tuple[Path, ...]:
-    """What a run by `python` needs mounted: NEEDED, and when `python` is another
-    interpreter (`rehearse`'s side environment), the environment it is in
+    """What a run by `python` needs mounted: NEEDED, the folders of the builder's own
+    PYTHONPATH (a machine's own jax: builder/run/environment.py), and when `python` is
+    another interpreter (`rehearse`'s side environment), the environment it is in
     (`<venv>/bin/python`: `<venv>`)."""
+    needed = (*NEEDED, *map(Path, machine_path()))
     if not python or Path(python) == Path(sys.executable):
-        return NEEDED
-    return (*NEEDED, Path(python).absolute().parent.parent)
+        return needed
+    return (*needed, Path(python).absolute().parent.parent)
 
 
 def _mount(source: Path, target: Path) -> list[str]:

@@ -8,21 +8,26 @@ from __future__ import annotations
 
 import ast
 import importlib.metadata
+import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from builder.build.pipeline import check
 from builder.core.observe import Paths
-from tests.helpers import ROOT, edit
+from tests.helpers import ROOT, edit, make_paths, write_course
 
 WORKFLOW = ROOT / ".github" / "workflows" / "check.yml"
 LIGHT = ROOT / "requirements-check.txt"
+CARRIED = ROOT / "requirements-record.txt"  # beside a machine's own jax (issue 58)
+MACHINES = ("jax", "jaxlib", "ml_dtypes", "opt_einsum", "scipy")  # a TPU machine's own
 HEAVY = (
     "jax",
     "jaxlib",
@@ -236,13 +241,21 @@ def _light_venv(dest: Path) -> Path:
         text=True,
         check=True,
     ).stdout.strip()
-    for name in _pins(LIGHT):
+    _link(_pins(LIGHT), Path(site))
+    return python
+
+
+def _link(names: Iterable[str], folder: Path) -> Path:
+    """`folder` holding the distributions `names` (their files and dist-info) as links to
+    this interpreter's: as `pip install --target folder` would leave them, without pip."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in names:
         dist = importlib.metadata.distribution(name)
         for top in {Path(str(f)).parts[0] for f in dist.files or [] if ".." not in str(f)}:
             source = Path(str(dist.locate_file(top)))
-            if not (Path(site) / top).exists() and source.exists():
-                (Path(site) / top).symlink_to(source)
-    return python
+            if not (folder / top).exists() and source.exists():
+                (folder / top).symlink_to(source)
+    return folder
 
 
 def test_check_runs_in_a_venv_with_only_the_light_install(recorded: Paths, tmp_path: Path) -> None:
@@ -257,3 +270,51 @@ def test_check_runs_in_a_venv_with_only_the_light_install(recorded: Paths, tmp_p
         cwd=ROOT,
     )
     assert (done.returncode, done.stdout) == (0, "All 3 recordings are fresh.\n"), done.stderr
+
+
+def test_what_record_carries_to_a_machine_with_its_own_jax_is_pinned_as_in_the_lock() -> None:
+    carried, lock = _pins(CARRIED), _pins(ROOT / "requirements.lock")
+    assert carried == {name: lock[name] for name in carried}
+    assert set(_pins(LIGHT)) <= set(carried), "record imports what check imports"
+    assert {"numpy", "matplotlib"} <= set(carried), "the probe reads their versions"
+    assert not {"jax", "jaxlib"} & set(carried), "the machine's jax is the one used"
+    make = (ROOT / "Makefile").read_text()
+    assert "wheels-offline:" in make and "-r requirements-record.txt" in make
+
+
+def test_record_on_a_machine_whose_jax_is_only_on_its_pythonpath(tmp_path: Path) -> None:
+    """docs/recordings.md's offline path, without pip: an interpreter with no packages, the
+    machine's jax in a folder its PYTHONPATH names, requirements-record.txt's packages in
+    another put in front (as `pip install --target` leaves them), and a variable the
+    machine's runtime needs. `record hostile-01` records the one lesson named, and the
+    recording is fresh where the lock's versions are installed."""
+    python = _light_venv(tmp_path / "venv")  # the light packages; jax cannot be imported
+    machine = _link(MACHINES, tmp_path / "machine-site")
+    carried = _link(_pins(CARRIED), tmp_path / "record-deps")
+    write_course(
+        tmp_path,
+        {
+            "hostile-01": "import os, jax\nprint(jax.numpy.ones(3).sum(), os.environ['TPU_X'])\n",
+            "hostile-02": "print('not chosen')\n",
+        },
+    )
+    where = [f"--{name}={tmp_path / name}" for name in ("content", "recordings")]
+    env = {
+        "PATH": os.environ["PATH"],
+        "PYTHONPATH": f"{carried}{os.pathsep}{machine}",
+        "TPU_X": "from-the-machine",
+    }
+    done = subprocess.run(
+        [str(python), "-m", "builder", "record", *where, "-j", "1", "hostile-01"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    recording = json.loads((tmp_path / "recordings" / "hostile-01.json").read_text())
+    assert recording["stdout"] == "3.0 from-the-machine\n"
+    assert recording["environment"]["jax"] == importlib.metadata.version("jax")
+    assert not (tmp_path / "recordings" / "hostile-02.json").exists()
+    statuses = {s.lesson_id: str(s.state) for s in check(make_paths(tmp_path)).statuses}
+    assert statuses == {"hostile-01": "fresh", "hostile-02": "missing"}

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from builder.__main__ import main
 from builder.core.errors import RecordingError
 from builder.course import recording
+from builder.course.rules import MAX_PANELS
 from tests.helpers import REFERENCE, ROOT, cli, snapshot, write_course
 
 LESSON = "calm-01"
@@ -329,7 +330,7 @@ def test_a_deeply_nested_recording_is_one_line_in_validate_and_diff(
 
 
 def _many_panels(raw: dict[str, Any]) -> None:
-    raw["data"]["panels"] = raw["data"]["panels"][:1] * 33
+    raw["data"]["panels"] = raw["data"]["panels"][:1] * (MAX_PANELS + 1)
 
 
 def _many_labels(raw: dict[str, Any]) -> None:
@@ -341,10 +342,13 @@ def _many_labels(raw: dict[str, Any]) -> None:
 @pytest.mark.parametrize(
     ("damage", "message"),
     [
-        (_many_panels, "field data.panels: List should have at most 32 items after validation"),
+        (
+            _many_panels,
+            f"field data.panels: List should have at most {MAX_PANELS} items after validation",
+        ),
         (_many_labels, "100000 labels x 1 series is 100000 bars, more than 240 in one panel"),
     ],
-    ids=["33 panels", "100,000 labels"],
+    ids=["too many panels", "100,000 labels"],
 )
 def test_more_panels_or_bars_than_a_page_shows_are_invalid_when_loaded(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], damage: Any, message: str
@@ -467,3 +471,16 @@ def test_validate_says_a_valid_recording_is_not_in_the_builders_bytes(tmp_path: 
     lines = validated.stdout.splitlines()
     assert lines[0] == f"{path}: valid (not canonical from line 2: `make record` writes it anew)"
     assert lines[1] == f"{REFERENCE}: valid"
+
+
+def test_a_recording_with_crlf_line_endings_names_the_cause(
+    recorded: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 56, item 9: git's core.autocrlf made every recording `not canonical`, with a
+    message about hand edits; the message now names the line endings and .gitattributes."""
+    path = recorded.recordings / f"{FIRST}.json"
+    path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
+    assert main(cli(recorded.content.parent, "check")[3:]) == 1
+    out = capsys.readouterr().out
+    assert "not canonical" in out and "has CRLF line endings" in out, out
+    assert "core.autocrlf" in out and ".gitattributes" in out, out

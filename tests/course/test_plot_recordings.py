@@ -77,7 +77,7 @@ def test_the_reference_recording_still_round_trips_byte_for_byte() -> None:
         ({**LINE, "x": [0, 1, 1e301]}, "must be at most 1e+300 in size"),
         (
             {**LINE, "x": list(range(1001)), "series": [{"label": "a", "y": [0] * 1001}]},
-            "1001 points, more than 1000 in one panel",
+            "1001 points is more than 1000 in one panel",
         ),
         ({**LINE, "title": "t" * 201}, "field data.panels.2.title"),
         (

@@ -110,3 +110,27 @@ def test_committed_json_schema_is_current(tmp_path: Path) -> None:
     schema = json.loads(out.read_text())
     assert list(schema["properties"]) == [*json.loads(REFERENCE.read_text()), "timings", "cells"]
     assert schema["required"] == list(json.loads(REFERENCE.read_text()))
+
+
+def test_a_recording_that_names_its_device_kind_validates_and_round_trips() -> None:
+    """environment.deviceKind (issue 58) is optional: written when a run names it, absent
+    (never null) when not, and the schema says so as pydantic does."""
+    import fastjsonschema
+
+    text = REFERENCE.read_text()
+    raw = json.loads(text)
+    raw["environment"]["deviceKind"] = "TPU v5 lite"
+    data = json.dumps(raw, indent=2, ensure_ascii=False).encode()
+    loaded = recording.loads(data, "tpu.json")
+    assert loaded.environment.deviceKind == "TPU v5 lite"
+    assert recording.dumps(loaded) == data
+    assert loaded.devices == "1 device · TPU v5 lite"
+    assert recording.loads(REFERENCE.read_bytes(), REFERENCE).environment.deviceKind is None
+    schema = json.loads((HERE.parent / "builder/course/schema/recording.schema.json").read_text())
+    fastjsonschema.compile(schema)(raw)
+    for bad in (None, "", "x" * 201):
+        raw["environment"]["deviceKind"] = bad
+        with pytest.raises(RecordingError, match=r"environment\.deviceKind"):
+            recording.loads(json.dumps(raw).encode(), "tpu.json")
+        with pytest.raises(fastjsonschema.JsonSchemaException):
+            fastjsonschema.compile(schema)(raw)

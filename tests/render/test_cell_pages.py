@@ -317,9 +317,15 @@ def test_the_whole_example_places_every_cell(course: Course, recording: Recordin
     [
         ("{{ example lines=4-7 }}", "example.py has cells: place one with {{ cell NAME }}"),
         ("{{ output lines=1-2 }}", "output lines=1-2: example.py has cells"),
-        ("{{ cell }}", "write {{ cell NAME }}, or {{ cell NAME code }}"),
-        ("{{ cell greet numbers }}", "write {{ cell NAME }}, or {{ cell NAME code }}"),
-        ("{{ cell greet code extra }}", "write {{ cell NAME }}, or {{ cell NAME code }}"),
+        ("{{ cell }}", "write {{ cell NAME }}, {{ cell NAME code }} for its code alone"),
+        (
+            "{{ cell greet numbers }}",
+            "write {{ cell NAME }}, {{ cell NAME code }} for its code alone",
+        ),
+        (
+            "{{ cell greet code extra }}",
+            "write {{ cell NAME }}, {{ cell NAME code }} for its code alone",
+        ),
         ("{{ cell greet lines=1 }}", "write {{ cell NAME code lines=A-B }}"),
         ("{{ output cell=nosuch }}", "output cell='nosuch': no cell of that name ran"),
         ("{{ output cell=aside }}", "output cell='aside': no cell of that name ran"),
@@ -431,3 +437,75 @@ def test_part_of_a_cells_code_is_numbered_with_the_files_lines(
     assert "second line" in part and "bold" not in part and "row" not in part
     _, errors = rendered(course, recording, PLACED + "\n{{ cell greet code lines=2-9 }}\n")
     assert len(errors) == 1 and "lines=2-9: it has 3 lines" in errors[0]
+
+
+# -- issue 57: what MyST-NB's tags show, comments, dangling links ------------------------------
+
+
+def test_output_alone_shows_no_code_and_fold_folds_the_part_named(
+    course: Course, recording: Recording
+) -> None:
+    body = PLACED.replace("{{ cell greet }}", "{{ cell greet output }}").replace(
+        "{{ cell numbers }}", "{{ cell numbers fold=code }}"
+    )
+    html, errors = rendered(course, recording, body)
+    assert errors == []
+    greet, _, _, numbers = figures(html)
+    assert "cell-stdout" in greet and "lineno" not in greet  # its output, no code
+    folded = re.search(
+        r'<details class="cell-fold"><summary>Show the code</summary>.*?</details>', numbers, re.S
+    )
+    assert folded and "lineno" in folded[0] and "row 4" not in folded[0]  # the code folded
+    assert "row 4" in numbers.split("</details>")[-1]  # its output shown
+    html, errors = rendered(course, recording, PLACED.replace("greet }}", "greet fold=output }}"))
+    assert errors == [] and "Show the output" in figures(html)[0]
+
+
+@pytest.mark.parametrize(
+    "mark",
+    [
+        "{{ cell greet output lines=1-2 }}",
+        "{{ cell greet output fold=code }}",
+        "{{ cell greet fold=everything }}",
+        "{{ cell greet code output }}",
+    ],
+)
+def test_a_placement_that_contradicts_itself_is_an_error(
+    course: Course, recording: Recording, mark: str
+) -> None:
+    _, errors = rendered(course, recording, PLACED.replace("{{ cell greet }}", mark))
+    assert errors and all("lesson.md" in e for e in errors), errors
+
+
+def test_an_html_comment_is_not_shown_and_other_html_stays_escaped(
+    course: Course, recording: Recording
+) -> None:
+    body = "<!-- freshness: reviewed -->\n\nText <!-- inline --> here <b>x</b>.\n\n" + PLACED
+    html, errors = rendered(course, recording, body)
+    assert errors == []
+    assert "freshness" not in html and "inline" not in html and "&lt;b&gt;x&lt;/b&gt;" in html
+
+
+@pytest.mark.parametrize(
+    ("link", "said"),
+    [
+        ("[Tracing](tracing-tutorial)", "neither a lesson nor a file of this lesson"),
+        ("[Other](other.md)", "neither a lesson nor a file"),
+        ("[Other](../nobody/)", "no lesson has the slug 'nobody'"),
+        ("[Other](../../docs/guide.md)", "a source page of another site"),
+    ],
+)
+def test_a_relative_link_to_nothing_of_the_course_is_an_error(
+    course: Course, recording: Recording, link: str, said: str
+) -> None:
+    _, errors = rendered(course, recording, f"See {link}.\n\n" + PLACED)
+    assert len(errors) == 1 and said in errors[0] and "lesson.md" in errors[0], errors
+    assert "line " in errors[0]
+
+
+@pytest.mark.parametrize("link", ["[code](example.py)", "[nb](example.ipynb)", "[me](../calm/)"])
+def test_a_relative_link_to_the_lessons_files_or_a_lesson_is_kept(
+    course: Course, recording: Recording, link: str
+) -> None:
+    _, errors = rendered(course, recording, f"See {link}.\n\n" + PLACED)
+    assert errors == []

@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -31,7 +32,7 @@ from builder.core.observe import Paths
 from builder.course.load import load_course
 from builder.course.model import Lesson
 from builder.run.batch import record_stale
-from builder.run.execute import Execution, Limits, run_example
+from builder.run.execute import Execution, Limits, Runner, run_example
 from tests.helpers import ROOT, canned_run, copy_course, logged, make_paths
 
 distributed = pytest.importorskip("distributed")
@@ -45,14 +46,22 @@ def slow_canned_run(lesson: Lesson, limits: Limits) -> Execution:
 
 def gpu_canned_run(lesson: Lesson, limits: Limits) -> Execution:
     """The canned run as a GPU worker's jax would report it."""
-    execution = canned_run(lesson, limits)
+    return _on(canned_run(lesson, limits), {"backend": "gpu"})
+
+
+def tpu_canned_run(lesson: Lesson, limits: Limits) -> Execution:
+    """The canned run as a TPU worker's jax would report it."""
+    return _on(canned_run(lesson, limits), {"backend": "tpu", "deviceKind": "TPU v5 lite"})
+
+
+def _on(execution: Execution, machine: dict[str, str]) -> Execution:
     return Execution(
         execution.lesson_id,
         execution.outcome,
         execution.seconds,
         stdout=execution.stdout,
         panels=execution.panels,
-        environment=execution.environment | {"backend": "gpu"},
+        environment=execution.environment | machine,
     )
 
 
@@ -332,7 +341,7 @@ def test_a_task_on_a_worker_with_other_versions_runs_nothing(tmp_path: Path) -> 
 
     lesson = load_course(copy_course(tmp_path, broken=False).content).lessons[0]
     task = task_of(lesson, expected_versions())
-    odd = Task(task.meta, task.source, task.data, task.expected | {"jax": "0.4.1"})
+    odd = Task(task.lesson, task.data, task.expected | {"jax": "0.4.1"})
     calls: list[str] = []
     _, execution = work(odd, lambda lesson, limits: calls.append(lesson.id))  # type: ignore[arg-type,func-returns-value]
     assert calls == [] and execution.outcome.name == "REFUSED"
@@ -498,34 +507,41 @@ def _wait_for(condition: object, seconds: float) -> None:
         time.sleep(0.05)
 
 
-def test_a_gpu_lesson_goes_only_to_a_gpu_worker_and_says_so(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize(("kind", "run"), [("gpu", gpu_canned_run), ("tpu", tpu_canned_run)])
+def test_an_accelerator_lesson_goes_only_to_such_a_worker_and_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str, run: Runner
 ) -> None:
+    """`requires: gpu` and `requires: tpu`, one mechanism: a worker with the resource."""
     paths = copy_course(tmp_path / "course", broken=False)
     lesson_md = paths.content / "lessons" / "basics-02" / "lesson.md"
-    lesson_md.write_text(lesson_md.read_text().replace("\n---\n", "\nrequires: gpu\n---\n", 1))
+    front = f"\nrequires: {kind}\n---\n"
+    lesson_md.write_text(lesson_md.read_text().replace("\n---\n", front, 1))
     with logged() as log:
         record_stale(load_course(paths.content), check(paths).statuses, paths, 2, runner=canned_run)
-    assert "need a GPU machine (requires: gpu): basics-02" in log.getvalue()
+    said = f"need a {kind.upper()} machine (requires: {kind}): basics-02"
+    assert said in log.getvalue()
     assert not (paths.recordings / "basics-02.json").exists()
     where = ["--content", str(paths.content), "--recordings", str(paths.recordings)]
     where += ["--cache", str(paths.cache)]
     assert main(["check", "--format", "github", *where]) == 0
     assert "::warning file=" in capsys.readouterr().out
     assert main(["check", *where]) == 0
-    with _local_cluster(tmp_path / "dask", workers=1, resources={"GPU": 1}) as gpu_cluster:
-        assert _record(paths, gpu_cluster.scheduler_address, gpu_canned_run) == ("basics-02",)
+    other = {"gpu": "TPU", "tpu": "GPU"}[kind]  # a worker with the other accelerator
+    with _local_cluster(tmp_path / "other", workers=1, resources={other: 1}) as elsewhere:
+        assert _record(paths, elsewhere.scheduler_address, run) == ()
+    with _local_cluster(tmp_path / "dask", workers=1, resources={kind.upper(): 1}) as cluster:
+        assert _record(paths, cluster.scheduler_address, run) == ("basics-02",)
     recording = json.loads((paths.recordings / "basics-02.json").read_bytes())
-    assert recording["provenance"] == "recorded_gpu_computation"
-    assert recording["environment"]["backend"] == "gpu"
+    assert recording["provenance"] == f"recorded_{kind}_computation"
+    assert recording["environment"]["backend"] == kind
     assert all(status.fresh for status in check(paths).statuses)
     build(paths, execute=False, jobs=1)
     page = (paths.out / "recordings" / "index.html").read_text()
-    assert "GPU, 1 device" in page and "CPU, 1 device" in page
-    gpu_lesson = load_course(paths.content).lesson("basics-02")
-    assert gpu_lesson is not None
-    lesson = (paths.out / gpu_lesson.url / "index.html").read_text()
-    assert "Recorded GPU computation" in lesson
+    assert f"{kind.upper()}, 1 device" in page and "CPU, 1 device" in page
+    device_lesson = load_course(paths.content).lesson("basics-02")
+    assert device_lesson is not None
+    lesson = (paths.out / device_lesson.url / "index.html").read_text()
+    assert f"Recorded {kind.upper()} computation" in lesson
 
 
 @pytest.mark.slow
@@ -539,3 +555,29 @@ def test_real_examples_on_workers_record_the_bytes_a_local_run_records(
     record_stale(course, check(here).statuses, here, 2, runner=run_example)
     _record(there, cluster.scheduler_address, run_example)
     _same_recordings(here.recordings, there.recordings)
+
+
+@pytest.mark.slow
+def test_a_lesson_in_cells_recorded_on_a_worker_is_byte_for_byte_the_local_one(
+    cluster: distributed.LocalCluster, tmp_path: Path
+) -> None:
+    """A real scheduler and workers on loopback, the real runner: the cells lesson's
+    recording (it lost its `cells` on a worker once) is the local one's bytes, its
+    generatedAt aside, and check calls it fresh."""
+    here = copy_course(tmp_path / "here", broken=False, cells=True)
+    there = make_paths(tmp_path / "there")
+    shutil.copytree(here.content, there.content)
+    course, address = load_course(here.content), cluster.scheduler_address
+    for paths, dask in ((here, None), (there, address)):
+        cells = [x for x in check(paths).statuses if x.lesson_id == "basics-03"]
+        record_stale(course, cells, paths, 1, runner=run_example, dask=dask)
+    name = "basics-03.json"
+    local, remote = (_stamped_aside(p.recordings / name) for p in (here, there))
+    assert b'"cells": [' in remote and remote == local
+    assert {s.lesson_id: str(s.state) for s in check(there).statuses}["basics-03"] == "fresh"
+
+
+def _stamped_aside(path: Path) -> bytes:
+    """The recording's bytes with its generatedAt (the one field that tells runs apart here:
+    the example prints no time) blanked."""
+    return re.sub(rb'"generatedAt": "[^"]*"', b'"generatedAt": ""', path.read_bytes())
