@@ -57,6 +57,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(argv: list[str] | None) -> int:
     args = _parser().parse_args(argv)
+    explained = logging.INFO if getattr(args, "explain", False) else logging.WARNING
+    logging.getLogger("builder.explain").setLevel(explained)  # builder.build.index
     previous = signal.signal(signal.SIGTERM, _terminate)
     try:
         return int(args.run(args))
@@ -289,7 +291,11 @@ def _schema(args: argparse.Namespace) -> int:
 
 # (name, the function that runs it, whose docstring says what it does, its options)
 COMMANDS: tuple[tuple[str, Callable[[argparse.Namespace], int], tuple[str, ...]], ...] = (
-    ("site", _site, (*FOLDERS, "no-execute", "sandbox", "jobs", "dask", "force", "since")),
+    (
+        "site",
+        _site,
+        (*FOLDERS, "no-execute", "sandbox", "jobs", "dask", "force", "since", "explain"),
+    ),
     ("record", _record, (*FOLDERS, "sandbox", "jobs", "dask", "shard", "record-force", "lessons")),
     ("check", _check, (*FOLDERS, "check-format", "json")),
     ("diff", _diff, ("base", "head", "format", "content", "recordings", "no-pages")),
@@ -309,8 +315,8 @@ COMMANDS: tuple[tuple[str, Callable[[argparse.Namespace], int], tuple[str, ...]]
             "jobs",
         ),
     ),
-    ("render", _render, (*FOLDERS, "jobs", "since", "reread")),
-    ("serve", _serve, (*FOLDERS, "port", "no-execute", "sandbox", "jobs")),
+    ("render", _render, (*FOLDERS, "jobs", "since", "reread", "explain")),
+    ("serve", _serve, (*FOLDERS, "port", "no-execute", "sandbox", "jobs", "explain")),
     ("validate", _validate, ("files",)),
     ("schema", _schema, ("schema-out", "dir")),
     ("import", _import, ("page", "lesson-id", "slug", "arc", "order", "content")),

@@ -17,7 +17,7 @@ import pytest
 from builder.core.observe import Paths
 from builder.course.load import load_course
 from builder.course.recording import load
-from tests.helpers import edit, load_errors
+from tests.helpers import edit, load_errors, rendered
 
 LESSONS = ("lessons", "basics-01", "lesson.md")
 
@@ -255,17 +255,16 @@ def test_the_contents_read_a_heading_without_its_markdown(course_copy: Paths) ->
 def test_an_edit_link_only_when_the_course_names_its_source(course_copy: Paths) -> None:
     import shutil
 
-    from builder.build.site import render_files
     from builder.course.status import course_status
 
     shutil.rmtree(course_copy.content / "lessons" / "speed-02")
     course = load_course(course_copy.content)
-    files = render_files(course, course_status(course, course_copy.recordings))
+    files = rendered(course, course_status(course, course_copy.recordings), course_copy.cache)
     assert b"Edit this page" not in files["l/first/index.html"]
     with (course_copy.content / "course.yml").open("a") as handle:
         handle.write("source_url: https://example.org/course/edit/main/content\n")
     course = load_course(course_copy.content)
-    files = render_files(course, course_status(course, course_copy.recordings))
+    files = rendered(course, course_status(course, course_copy.recordings), course_copy.cache)
     link = '<a href="https://example.org/course/edit/main/content/lessons/basics-01/lesson.md">'
     assert f"{link}Edit this page</a>".encode() in files["l/first/index.html"]
 
