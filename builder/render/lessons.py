@@ -1,9 +1,9 @@
-"""Course + recordings -> the lesson pages and their charts, as artifacts (builder.build.make).
+"""Course + recordings -> the lesson pages and their charts, as artifacts (builder.pipeline.make).
 
 For each lesson, what its artifacts are made from (`lesson_inputs`) and what it makes of
 them (`of_lesson`); each artifact is a function and exactly the values it is made from
 (`Renderer.artifact`), so the same inputs give byte-identical files. Which lessons' are
-taken from an earlier build is the build's (builder.build.reuse). The site's other pages
+taken from an earlier build is the build's (builder.pipeline.reuse). The site's other pages
 are builder/render/pages.py's; nothing here reads or writes site/.
 """
 
@@ -120,7 +120,7 @@ def lesson_columns(
     and no other), and its place in its arc:
     its number there and how many lessons the arc has, two columns of ints (the last two),
     which a build keeps as the last build's objects when they are the same
-    (builder.build.reuse), so that a refresh tells them by identity."""
+    (builder.pipeline.reuse), so that a refresh tells them by identity."""
     by_id, lessons = {status.lesson_id: status for status in statuses}, course.lessons
     by_arc = course.by_arc()
     number = {x.id: n for arc in by_arc.values() for n, x in enumerate(arc, start=1)}

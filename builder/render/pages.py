@@ -1,5 +1,5 @@
 """Course + recordings -> the site's pages other than lessons, and its static files, as
-artifacts (builder.build.make): the course home, arc pages, glossary, recordings page, search
+artifacts (builder.pipeline.make): the course home, arc pages, glossary, recordings page, search
 page, 404 page, a redirect at each lesson's old address (`aliases:`), the sidebar's data
 (static/nav.js), the style sheets and scripts, and the one-file `builder.py` a downloaded
 example imports its panels from.
@@ -98,7 +98,7 @@ def page_artifacts(
 
     What the glossary and recordings pages are made from is, lesson by lesson, the very
     objects the lessons' artifacts and statuses hold, so that a build that keeps the last
-    build's objects (builder.build.reuse) tells them by identity, not entry by entry."""
+    build's objects (builder.pipeline.reuse) tells them by identity, not entry by entry."""
     lessons = course.lessons
     lesson_statuses = tuple(statuses[: len(lessons)])  # in course order, then the orphans
     seconds = tuple(run_seconds.get(x.id) for x in lessons)

@@ -1,6 +1,6 @@
 """The whole course as one page to print (print/index.html): its title, a contents list,
 then every lesson in course order, each arc's under its title, as artifacts
-(builder.build.make).
+(builder.pipeline.make).
 
 Each lesson's body is its page's, as rendered (builder/render/relocate.py moves it), with
 its figures and recorded output: the page is made from the lesson pages' bytes and keyed
