@@ -116,12 +116,13 @@ class Reuse:
 
         # each lesson's navigation entry, which its neighbours show: the last build's objects
         near = self.digests.again_each(item, course.lessons, slot="near")
-        *read, numbers, sizes = render.lesson_columns(course, statuses, sidecars, renderer, near)
-        # the places in the arcs: ints made again each build, kept as the last build's
+        found = render.lesson_columns(course, statuses, sidecars, renderer, near)
+        # the places in the course: ints made again each build, kept as the last build's
         places = [
-            self.digests.kept(tuple(c), slot=("places", n)) for n, c in enumerate((numbers, sizes))
+            self.digests.kept(tuple(c), slot=("places", n))
+            for n, c in enumerate(found[-render.PLACE :])
         ]
-        columns: list[Sequence[Any]] = [*read, *places]
+        columns: list[Sequence[Any]] = [*found[: -render.PLACE], *places]
         common = [self.digests.kept(render.Common.of(course, renderer), slot="lessons")]
         made = self.digests.again_each(
             self._lesson, common * len(columns[0]), *columns, slot="lessons"

@@ -149,6 +149,7 @@ def _navigation(
     bundles = [search.bundle_folder(b) for b in search.bundles(course)]
     meta = course.meta
     root = urlsplit(meta.site_url).path.rstrip("/") + "/" if meta.site_url else ""  # for 404
+    missing = {"site_root": root, "site_folders": top_folders(course)}
     more: dict[str, Any] = {"note": meta.note, "audience": meta.audience, "changes": changes}
     more["print_page"] = meta.print_page
     home = _context("", "Course", "", meta.summary, **more)
@@ -164,10 +165,20 @@ def _navigation(
         ("index.html", "home.html", home),
         *((f"a/{arc}/index.html", "arc.html", context) for arc, context in arcs),
         ("search/index.html", "search.html", _context("../", "Search", "", SEARCH)),
-        ("404.html", "404.html", _context("", "Page not found", "", NOT_FOUND, site_root=root)),
+        ("404.html", "404.html", _context("", "Page not found", "", NOT_FOUND, **missing)),
         ("static/nav.js", "nav.js", script),
     ]
     return [renderer.artifact("", _page, name, tpl, nav, context) for name, tpl, context in pages]
+
+
+# The site's top folders a reader's address may lead into, besides its lessons' (404.html).
+FOLDERS = ("a", "glossary", "search", "print", "moves", "recordings", "charts", "static")
+
+
+def top_folders(course: Course) -> list[str]:
+    """The folders at the site's root that hold its pages and files: what tells the 404
+    page, served at /course/l/old-slug/, that its root is /course/."""
+    return sorted({*FOLDERS, *(x.url.split("/")[0] for x in course.lessons)})
 
 
 SEARCH = "Full-text search over lessons and glossary."
