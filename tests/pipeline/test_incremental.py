@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+import builder.pipeline.build as pipeline
 from bench.generate import generate, write_recordings
 from builder.core import observe
 from builder.core.artifact import Artifact
@@ -24,7 +25,7 @@ from builder.core.errors import BuildError
 from builder.core.observe import Paths
 from builder.core.store import Store
 from builder.course import files as course_files
-from builder.pipeline import index, make, pipeline, reuse, site, traced
+from builder.pipeline import index, make, reuse, site, traced
 from builder.pipeline.build import build
 from builder.pipeline.index import Head
 from builder.pipeline.keys import Digests, Keyed

@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
+import builder.pipeline.build as pipeline
 from builder.core.observe import Observed, Paths
-from builder.pipeline import pipeline
 from builder.pipeline.build import build
 from tests.helpers import (
     assert_like_a_clean_build,
