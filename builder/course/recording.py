@@ -152,11 +152,16 @@ class Recording:
         return self.provenance.removeprefix("recorded_").removesuffix("_computation").upper()
 
     @property
+    def device_count(self) -> str:
+        """'1 device', '8 devices'."""
+        count = self.environment.deviceCount
+        return f"{count} device" + ("s" if count != 1 else "")
+
+    @property
     def devices(self) -> str:
         """'1 device', '8 devices · TPU v5 lite': how many, and their kind where known."""
-        env = self.environment
-        count = f"{env.deviceCount} device" + ("s" if env.deviceCount != 1 else "")
-        return f"{count} · {env.deviceKind}" if env.deviceKind else count
+        kind = self.environment.deviceKind
+        return f"{self.device_count} · {kind}" if kind else self.device_count
 
 
 def _cells_fit(recording: Recording) -> Recording:

@@ -25,6 +25,7 @@ from ..core.observe import BUILDER, TEMPLATES, editor_file
 from ..course.addresses import page_url
 from ..course.files import read_file
 from ..course.model import Course, GlossaryTerm
+from ..course.recording import Recording
 from ..course.status import LessonStatus
 from . import printed, search, sitemap
 from .highlight import stylesheet
@@ -316,18 +317,29 @@ def _recordings(
     items = nav.items()
     rows = zip(statuses, seconds, strict=True)
     shown = [_recording_row(items[status.lesson_id], status, s) for status, s in rows]
-    shared = _shared(shown)
-    if shared:  # said once above the table rather than on every row
-        shown = [replace(row, provenance="", environment="") for row in shown]
-    context = _context("../", "Recordings", "", RECORDINGS, rows=shown, shared=shared)
+    on, env = _shared(shown, "provenance"), _shared(shown, "environment")
+    # what every row shares is said once above the table rather than on every row
+    shown = [replace(row, provenance="" if on else row.provenance) for row in shown]
+    shown = [replace(row, environment="" if env else row.environment) for row in shown]
+    context = _context("../", "Recordings", "", RECORDINGS, rows=shown, on=on, env=env)
     return _page("recordings/index.html", "recordings.html", nav, context)
 
 
-def _shared(rows: list[RecordingRow]) -> str:
-    """What every recording ran on and with ("CPU, 1 device · jax 0.9.2 · ..."), when it is
-    the same for all of them ("" when not, or when none is recorded)."""
-    said = {f"{row.provenance} · {row.environment}" for row in rows if row.recorded}
+def _shared(rows: list[RecordingRow], field: str) -> str:
+    """What every recording ran on ("CPU, 1 device") or with ("jax 0.9.2 · ..."), `field`,
+    when it is the same for all of them ("" when not, or when none is recorded): a course
+    of CPU and TPU lessons shares its packages, not its instrument."""
+    said = {getattr(row, field) for row in rows if row.recorded}
     return said.pop() if len(said) == 1 else ""
+
+
+def _instrument(recording: Recording) -> str:
+    """'CPU', 'TPU v5 lite', 'GPU, 8 devices': the device's kind where it is known, and how
+    many only where more than one (a column of a table that must fit a laptop; each
+    lesson's page says it whole)."""
+    env = recording.environment
+    kind = env.deviceKind or recording.device
+    return kind if env.deviceCount == 1 else f"{kind}, {recording.device_count}"
 
 
 def _recording_row(lesson: NavItem, status: LessonStatus, seconds: float | None) -> RecordingRow:
@@ -341,7 +353,7 @@ def _recording_row(lesson: NavItem, status: LessonStatus, seconds: float | None)
         state=status.state,
         detail=status.detail,
         recorded=_minute(recording.generatedAt),
-        provenance=f"{recording.device}, {recording.devices}",
+        provenance=_instrument(recording),
         environment=f"jax {env.jax} · numpy {env.numpy} · matplotlib {env.matplotlib}",
         content_hash=recording.contentHash,
         panels=len(recording.panels),

@@ -214,15 +214,15 @@ def test_identifiers_the_glossary_marks_are_in_code_font_in_definitions_and_card
 # -- 3. the recordings table at 1280 px ----------------------------------------------------
 
 
-def test_the_recordings_table_fits_a_laptop_and_says_the_shared_environment_once(
+def test_the_recordings_table_fits_a_laptop_and_says_the_shared_packages_once(
     new_page: Any, course_url: str, course: Course
 ) -> None:
     from builder.course.recording import load
 
     envs = {load(REPO / "recordings" / f"{x.id}.json").environment for x in course.lessons}
-    assert len(envs) == 1  # the course was recorded on one environment
-    env = envs.pop()
-    said = f"jax {env.jax} · numpy {env.numpy} · matplotlib {env.matplotlib}"
+    packages = {f"jax {e.jax} · numpy {e.numpy} · matplotlib {e.matplotlib}" for e in envs}
+    assert len(packages) == 1 and {e.backend for e in envs} == {"cpu", "tpu"}
+    said = packages.pop()  # one set of packages, two instruments: the packages said once
     page = new_page("light", LAPTOP)
     page.goto(f"{course_url}recordings/index.html")
     main = page.locator("main").inner_text()
@@ -232,7 +232,8 @@ def test_the_recordings_table_fits_a_laptop_and_says_the_shared_environment_once
     assert said in above.inner_text()
     assert above.bounding_box()["y"] < table.bounding_box()["y"]
     headers = table.locator("thead th").all_inner_texts()
-    assert "Environment" not in headers
+    assert "Environment" not in headers and "Provenance" in headers
+    assert "TPU v5 lite" in table.inner_text()
     # nothing squeezed: every date, hash, count and time on one line, no sideways scroll
     region = page.locator(".table-scroll:has(table.recordings)")
     assert region.evaluate("e => e.scrollWidth <= e.clientWidth")
