@@ -31,7 +31,7 @@ def value(page: PageEnv, args: Args, text: str) -> str:
     page.values += 1
     exact = _exact(value)
     recorded = f"Recorded value {exact}, from" if exact != shown else "From"
-    note = f"value-note-{page.values}"
+    note = page.id(f"value-note-{page.values}")
     page.place("value", source, shown)
     page.read.append(shown)  # its note is not read as prose: it opens on the value
     return macro("recorded_value", str(value), shown, note, recorded, source, provenance(recording))
