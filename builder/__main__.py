@@ -226,12 +226,14 @@ def _diff(args: argparse.Namespace) -> int:
 def _rehearse(args: argparse.Namespace) -> int:
     """record and render the course in a side environment made from another lock file,
     and say what it would change; recordings/, site/ and the lock are only read"""
-    from .core.fsutil import write_atomic
+    from .core.fsutil import replaceable, write_atomic
     from .review.rehearsal_report import render
     from .review.rehearse import rehearse
     from .run.execute import run_example
 
     untouched = "recordings/, site/ and requirements.lock were not touched"
+    if args.report:
+        replaceable(args.report)  # before the work, not after it
     try:
         rehearsal = rehearse(
             *(args.lock, args.content, args.recordings, args.cache),

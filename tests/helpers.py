@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -316,6 +317,17 @@ def wait_gone(pid: int) -> bool:
         if not alive(pid):
             return True
         time.sleep(0.05)
+    return False
+
+
+def ends_with(builder: subprocess.Popen[Any], pid: int) -> bool:
+    """SIGKILL `builder` alone (as the OOM killer does): whether `pid`, a process it
+    started, ended with it (else it is killed here)."""
+    builder.kill()
+    builder.wait()
+    if wait_gone(pid):
+        return True
+    os.kill(pid, signal.SIGKILL)
     return False
 
 

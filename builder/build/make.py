@@ -28,6 +28,7 @@ from typing import Any
 from ..core.artifact import Made
 from ..core.console import TICK_SECONDS, Progress
 from ..core.errors import BuildError, raise_all
+from ..core.lineage import orphaned
 from ..core.observe import Observed
 from ..core.store import Store
 from .index import Index, Published
@@ -170,7 +171,8 @@ def _in_workers(
     pipes, processes = [], []
     for _ in range(workers):
         receive, send = context.Pipe(duplex=False)
-        process = context.Process(target=_worker, args=(artifacts, rest, taken, store, send))
+        work = (artifacts, rest, taken, store, send, os.getpid())
+        process = context.Process(target=_worker, args=work)
         process.start()
         send.close()
         pipes.append(receive)
@@ -238,8 +240,9 @@ def _received(sent: Any, artifacts: Sequence[Keyed], store: Store, results: dict
 
 
 def _worker(
-    artifacts: Sequence[Keyed], missing: list[int], taken: Any, store: Store, send: Any
+    artifacts: Sequence[Keyed], missing: list[int], taken: Any, store: Store, send: Any, parent: int
 ) -> None:
+    orphaned(parent)  # no lock of the build's held here, and no life after the builder's
     # The CLI runs with the cyclic collector off (builder/__main__.py); a worker makes a
     # matplotlib figure per chart, each a web of cycles: collect them, but never walk the
     # course and everything else inherited from the parent (frozen).

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from ..core.lineage import alive, held
 from ..core.observe import Observed, Paths
 from ..core.store import Store
 from .index import STAGES, Head, Index, Reads, Recorder, code_digest, index_salt, installed_versions
@@ -143,7 +144,7 @@ class Build:
         from ..run.batch import lessons_to_run, record_stale
 
         assert self.course is not None
-        due = lessons_to_run(self.course, self.statuses, force=force, gpu=True)
+        due = lessons_to_run(self.course, self.statuses, force=force, waiting=True)
         if due:
             self.proofread(due)
         done = record_stale(self.course, self.statuses, self.paths, jobs, force, runner, dask=dask)
@@ -348,13 +349,12 @@ def _warn(message: str) -> None:
 @contextlib.contextmanager
 def build_lock(cache: Path) -> Iterator[None]:
     """One build at a time per cache folder: a second one waits, and says so."""
-    with _lock_file(cache) as handle:
+    with _lock_file(cache) as handle, held(handle.fileno()):
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             handle.seek(0)
-            holder = handle.read().strip() or "another process"
-            logger.info("Another build is running (%s); waiting for it to finish...", holder)
+            logger.info("%s; waiting for it to finish...", _holder(handle.read().strip()))
             fcntl.flock(handle, fcntl.LOCK_EX)
         with contextlib.suppress(OSError):  # who holds it only informs; a full disk may not
             handle.seek(0)
@@ -362,6 +362,15 @@ def build_lock(cache: Path) -> Iterator[None]:
             handle.write(f"pid {os.getpid()}")
             handle.flush()
         yield
+
+
+def _holder(said: str) -> str:
+    """Who holds the lock, from what its holder wrote ("pid N"): a build that is gone
+    may have left processes that have not ended yet (they end within a moment)."""
+    pid = said.removeprefix("pid ")
+    if not pid.isdigit() or alive(int(pid)):
+        return f"Another build is running ({said or 'another process'})"
+    return f"The build that held the lock ({said}) has ended; its workers are ending"
 
 
 def _lock_file(cache: Path) -> TextIO:

@@ -34,18 +34,53 @@ def write_atomic(
 ) -> None:
     """Write `data` to a temporary file beside `path`, then rename it over `path`; with
     `root`, no link below it is followed (as `Staging` does; a file already holding `data`
-    is left as it is)."""
+    is left as it is). Without `root` (a file a user named: `schema --out`, `rehearse
+    --report`), what is at `path` must be a regular file or nothing: a link, a FIFO, a device
+    or a folder there is a BuildError naming it, and left as it was."""
     if root is not None:
         with Staging(root, durable=durable) as staging:
             staging.add({path.relative_to(root).as_posix(): data})
             staging.commit()
         return
+    replaceable(path)
     tmp = _stage(path, data, durable)
     try:
         os.replace(tmp, path)
     except BaseException:
         _discard([tmp])
         raise
+
+
+def replaceable(path: Path) -> None:
+    """Nothing, or a regular file (not a link), at `path`; else a BuildError naming it (a
+    command checks the file it is to write before its work, `write_atomic` again)."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    except OSError as error:
+        raise OSError(error.errno, error.strerror, str(path)) from None
+    if not stat.S_ISREG(mode):
+        raise BuildError(
+            f"is {file_kind(mode)}, not a file; the builder replaces only a regular file",
+            path=path,
+            hint="name a new file, or an ordinary file to write over",
+        )
+
+
+def file_kind(mode: int) -> str:
+    """What a file of `mode` (from stat or lstat) is, in words: "a folder", "a FIFO (named
+    pipe)", "a symbolic link", ...; "a regular file"."""
+    kinds = {
+        stat.S_ISREG: "a regular file",
+        stat.S_ISLNK: "a symbolic link",
+        stat.S_ISDIR: "a folder",
+        stat.S_ISFIFO: "a FIFO (named pipe)",
+        stat.S_ISSOCK: "a socket",
+        stat.S_ISCHR: "a character device",
+        stat.S_ISBLK: "a block device",
+    }
+    return next((name for test, name in kinds.items() if test(mode)), "a special file")
 
 
 class Staging:
@@ -61,7 +96,7 @@ class Staging:
     def __init__(self, root: Path, *, durable: bool = False, refuse_links: bool = False) -> None:
         self.root = root
         self.durable = durable
-        self.refuse_links = refuse_links  # a link below the root: an error, not replaced
+        self.refuse_links = refuse_links  # a link (or FIFO, device) below the root: an error
         self.staged: list[tuple[tuple[str, ...], str, Path]] = []  # folder, temporary, file
         self.committed = False
         self._root: int | None = None
@@ -90,8 +125,11 @@ class Staging:
             *parts, leaf = name.split("/")
             try:
                 folder = self._folder(tuple(parts))
-                if self.refuse_links and _is_link(folder, leaf):
+                kind = _not_a_file(folder, leaf) if self.refuse_links else ""
+                if kind == "a symbolic link":
                     raise OSError(errno.ELOOP, "is a symbolic link, which is not followed")
+                if kind:
+                    raise OSError(errno.EEXIST, f"is {kind}; only a regular file is replaced")
                 if _holds(folder, leaf, data):
                     continue
                 tmp, fd = _create(folder, leaf)
@@ -218,11 +256,13 @@ def _open_folder(parent: int, part: str, make: bool, refuse_links: bool) -> int 
     return fd
 
 
-def _is_link(folder: int, name: str) -> bool:
+def _not_a_file(folder: int, name: str) -> str:
+    """What is at `name` in the open `folder` when it is there and not a regular file."""
     try:
-        return stat.S_ISLNK(os.stat(name, dir_fd=folder, follow_symlinks=False).st_mode)
+        mode = os.stat(name, dir_fd=folder, follow_symlinks=False).st_mode
     except FileNotFoundError:
-        return False
+        return ""
+    return "" if stat.S_ISREG(mode) else file_kind(mode)
 
 
 def _readable(folder: int) -> None:
@@ -377,6 +417,8 @@ REMEDIES = MappingProxyType(
         errno.EROFS: "that file system is mounted read-only: pass a folder on a writable one",
         errno.EACCES: "make the folder writable",
         errno.EPERM: "make the folder writable (chattr -i if it is immutable)",
+        errno.EEXIST: "remove what is there (or put an ordinary file there), or choose "
+        "another folder",
     }
 )
 

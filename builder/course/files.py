@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..core.errors import BuildError, ContentError
+from ..core.fsutil import file_kind
 
 MAX_SOURCE_BYTES = 1024 * 1024  # an example, course.yml, glossary.yml
 MAX_JSON_DEPTH = 64  # arrays and objects inside each other; a recording needs 7
@@ -157,7 +158,7 @@ def open_input(
     if not stat.S_ISREG(mode):
         os.close(fd)
         raise error(
-            f"is {_file_kind(mode)}, not a regular file",
+            f"is {file_kind(mode)}, not a regular file",
             path=path,
             hint="replace it with an ordinary file",
         )
@@ -233,23 +234,12 @@ def special_file(path: Path | str) -> str:
         mode = os.stat(path).st_mode
     except OSError:
         return ""
-    return "" if stat.S_ISREG(mode) else _file_kind(mode)
+    return "" if stat.S_ISREG(mode) else file_kind(mode)
 
 
 def _not_readable(path: Path | str, failure: OSError) -> str:
     kind = special_file(path)
     return f"is {kind}, not a regular file" if kind else f"cannot be read: {failure.strerror}"
-
-
-def _file_kind(mode: int) -> str:
-    kinds = {
-        stat.S_ISDIR: "a folder",
-        stat.S_ISFIFO: "a FIFO (named pipe)",
-        stat.S_ISSOCK: "a socket",
-        stat.S_ISCHR: "a character device",
-        stat.S_ISBLK: "a block device",
-    }
-    return next((name for test, name in kinds.items() if test(mode)), "a special file")
 
 
 def _size(count: int, digits: int = 1) -> str:

@@ -24,7 +24,7 @@ from ..panels import (
 from ..panels import (
     MAX_IMAGE as MAX_IMAGE,
 )
-from .files import Reads, json_files, read_file, reading, shallow_json
+from .files import Reads, json_files, read_file, read_text, reading, shallow_json
 
 SCHEMA_VERSION = 1
 MAX_RECORDING_BYTES = 20 * 1024 * 1024
@@ -143,11 +143,11 @@ def expected_versions(installed: dict[str, str]) -> dict[str, tuple[str, str]]:
 
 
 def lock_pins(path: Path) -> dict[str, str]:
-    """`name==version` lines of a requirements file, by lower-case name; {} if unreadable."""
-    try:
-        lines = path.read_text("utf-8").splitlines()
-    except OSError:
-        return {}
+    """`name==version` lines of a requirements file, by lower-case name; {} when it is not
+    there. Read through the input door (`read_text`): a link, a FIFO or a device there is a
+    ContentError naming it (a committed `requirements.lock -> /dev/zero` filled `check`'s
+    memory, a FIFO hung it)."""
+    lines = read_text(path, missing="").splitlines()
     pairs = [line.split("#")[0].strip().partition("==") for line in lines]
     return {name.strip().lower(): version.strip() for name, eq, version in pairs if eq}
 

@@ -9,7 +9,7 @@ from typing import TextIO
 
 from ..core.errors import BuildError
 from ..core.escape import one_line
-from ..core.fsutil import write_atomic
+from ..core.fsutil import replaceable, write_atomic
 from .model import json_schemas
 from .recording import json_schema, read, read_bytes
 from .rules import INPUTS_DIR
@@ -37,7 +37,10 @@ def write_schemas(folder: Path | None, file: Path | None, out: TextIO) -> None:
     """Every schema (recording, front matter, course.yml, glossary.yml) into `folder`; or the
     recording's into `file`; or on `out`."""
     if folder:
-        for name, schema in {"recording.schema.json": json_schema(), **json_schemas()}.items():
+        schemas = {"recording.schema.json": json_schema(), **json_schemas()}
+        for name in schemas:
+            replaceable(folder / name)  # each checked before any is written
+        for name, schema in schemas.items():
             write_atomic(folder / name, _text(schema).encode())
     elif file:
         write_atomic(file, _text(json_schema()).encode())

@@ -6,6 +6,7 @@ builder/preview/serve.py makes the site it serves."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import ipaddress
 import mimetypes
@@ -14,6 +15,7 @@ import resource
 import socket
 import sys
 import threading
+import time
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -28,7 +30,8 @@ KEEP_ALIVE = 15.0  # seconds between SSE comments, so proxies and browsers keep 
 # A connection that sends no whole request, or takes no data, for this long is closed: idle
 # sockets held open one thread each until the process ran out of files.
 IDLE_TIMEOUT = 10.0
-MAX_CONNECTIONS = 64  # at once (open pages' streams among them); more are turned away at once
+MAX_CONNECTIONS = 64  # at once (open pages' streams among them); see Server for one more
+EVICT_WAIT = 1.0  # seconds a new connection waits for the idle one it displaces to end
 LOOPBACK = ("localhost", "127.0.0.1", "[::1]")  # the names of a loopback address in a Host
 METHODS = "GET, HEAD"
 NO_BUILD = b"<!doctype html><html><body><h1>No build yet</h1></body></html>"
@@ -64,8 +67,12 @@ def listen(host: str, port: int, handler: Any) -> Server:
 
 class Server(ThreadingHTTPServer):
     """One thread a connection, at most `slots` at once, well below the open files the
-    process may have: a connection over that is answered 503 and closed at once. A client
-    that goes away (or times out) is no error to print."""
+    process may have. A connection over that takes the place of the one idle longest (one
+    waiting for a request: that has sent none, or only part of one, or is kept alive
+    between two), closed at once; when none is idle it is answered 503 and closed. So any
+    local process's idle sockets cannot keep the preview from its own browser (200 idle
+    sockets had everyone answered 503 for up to IDLE_TIMEOUT). A client that goes away
+    (or times out) is no error to print."""
 
     daemon_threads = True
     # Connections the OS holds until they are taken (5 by default): over it, a burst (a page
@@ -78,9 +85,32 @@ class Server(ThreadingHTTPServer):
         if files == resource.RLIM_INFINITY:
             files = MAX_CONNECTIONS * 4
         self.slots = threading.BoundedSemaphore(max(4, min(MAX_CONNECTIONS, files // 4)))
+        self.idle: dict[socket.socket, float] = {}  # waiting for a request, since when
+        self.idle_lock = threading.Lock()
+
+    def waiting(self, connection: socket.socket, idle: bool) -> None:
+        """`connection` now waits for a request (`idle`), or has one to answer."""
+        with self.idle_lock:
+            if idle:
+                self.idle.setdefault(connection, time.monotonic())
+            else:
+                self.idle.pop(connection, None)
+
+    def _slot(self) -> bool:
+        """A slot for a new connection: a free one, else the one idle longest's."""
+        if self.slots.acquire(blocking=False):
+            return True
+        with self.idle_lock:
+            if not self.idle:
+                return False
+            oldest = min(self.idle, key=self.idle.__getitem__)
+            del self.idle[oldest]
+        with contextlib.suppress(OSError):  # its thread reads the end of it, and ends
+            oldest.shutdown(socket.SHUT_RDWR)
+        return self.slots.acquire(timeout=EVICT_WAIT)
 
     def process_request(self, request: Any, client_address: Any) -> None:
-        if not self.slots.acquire(blocking=False):
+        if not self._slot():
             _turn_away(request)
             self.shutdown_request(request)
             return
@@ -94,6 +124,7 @@ class Server(ThreadingHTTPServer):
         try:
             super().process_request_thread(request, client_address)
         finally:
+            self.waiting(request, idle=False)
             self.slots.release()
 
     def handle_error(self, request: Any, client_address: Any) -> None:
@@ -145,6 +176,7 @@ def _why(error: Exception) -> str:
 
 class Handler(BaseHTTPRequestHandler):
     timeout = IDLE_TIMEOUT  # on every read and write of the connection
+    server: Server
 
     def __init__(self, preview: Served, *args: Any, **kwargs: Any) -> None:
         self.preview = preview
@@ -153,11 +185,16 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         pass
 
+    def handle_one_request(self) -> None:
+        self.server.waiting(self.connection, idle=True)  # until its request is read whole
+        super().handle_one_request()
+
     def parse_request(self) -> bool:
         """A request for the address served (Host: this server's), by GET or HEAD; any
         other is answered here (421, 405) and goes no further."""
         if not super().parse_request():
             return False
+        self.server.waiting(self.connection, idle=False)
         hosts = self.headers.get_all("Host") or []
         if len(hosts) != 1 or hosts[0].strip().lower() not in self.preview.hosts:
             self._refuse(421, f"this preview answers only at {self.preview.url}")

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 from ..core.artifact import Artifact, Made
 from ..core.errors import BuildError, PutOff
 from ..core.fsutil import REMEDIES, cannot_write
+from ..core.lineage import dies_with_parent
 from ..core.scratch import MEMORY, scratch
 from .offline import script
 
@@ -185,7 +186,9 @@ def _run(command: list[str], stop: Stop = None, output: Path | None = None) -> N
     if stop is not None and stop():
         raise PutOff
     deadline = time.monotonic() + RUN_S
-    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as process:
+    with subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=dies_with_parent()
+    ) as process:
         while True:
             try:  # communicate() again after its timeout loses no output
                 out, err = process.communicate(timeout=STOP_POLL_S if stop else RUN_S)

@@ -1,13 +1,16 @@
 """`python -m builder rehearse LOCKFILE`: what another lock file (the next JAX) would change,
 said before anyone takes it (docs/recordings.md, The next JAX, rehearsed).
 
+    lock         read through the input door and checked line by line before anything is
+                 made (builder/review/lock.py: a lock is code, and pip reads more than packages)
     environment  a side virtual environment from LOCKFILE under .cache/rehearse/<digest>/,
                  reused, never half-made; packages LOCKFILE does not name come from this
                  checkout's environment
     record       every lesson, run by the side interpreter, into the rehearsal's own
                  recordings (seeded with the committed ones: a lesson that fails keeps its
                  old recording and says so)
-    render       the site from those recordings, by the side interpreter
+    render       the site from those recordings, by the side interpreter, as an example
+                 runs (a clean environment; in the sandbox with --sandbox)
     report       per lesson same / timing only / changed / failed, against the committed
                  recordings, with the prose references, `check passed:` lines and pages
                  that would change; text, Markdown or JSON, as `diff` has
@@ -19,7 +22,6 @@ folder holding it is the old `recordings/` deleted.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -28,14 +30,20 @@ import shutil
 import site
 import subprocess
 import sys
+import sysconfig
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from ..core.errors import BuildError
-from ..core.fsutil import claim
-from ..run.execute import Execution, Limits, Runner, course_runner, run_example
+from ..core.fsutil import claim, write_atomic
+from ..core.scratch import scratch
+from ..run.environment import PASS_THROUGH, clean_environment
+from ..run.execute import Execution, Limits, Runner, course_runner, run_example, sandboxes
+from ..run.leaks import builder_secrets, redact
+from ..run.sandbox import needed_by, sandboxed
 from . import git as revision
 from .changes import CourseChanges, PageMark, _camel, compare
+from .lock import Lock, read_lock
 from .moves import environment_moved
 
 CHECK_LINE = re.compile(r"^.*\bcheck passed:.*$", re.MULTILINE)
@@ -88,22 +96,28 @@ class Rehearsal:
 
 # -- the side environment ------------------------------------------------------------------
 
+# Of the builder's environment, what pip gets besides a clean one: where your mirror, proxy
+# and certificates are (`PIP_*` too). pip builds a source package the lock names with it.
+FOR_PIP = (
+    "HOME",
+    "http_proxy",
+    "https_proxy",
+    "no_proxy",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "NO_PROXY",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "REQUESTS_CA_BUNDLE",
+)
+FALLBACK = "zz-builder-rehearse-fallback.pth"
 
-def lock_digest(lock: Path) -> str:
-    """The lock file's identity: sha256 of its bytes, line endings normalized."""
-    try:
-        data = lock.read_bytes()
-    except OSError as error:
-        raise BuildError(
-            f"cannot be read: {error.strerror}", path=lock, hint="name an existing lock file"
-        ) from None
-    return hashlib.sha256(data.replace(b"\r\n", b"\n")).hexdigest()
 
-
-def side_environment(lock: Path, home: Path) -> Path:
+def side_environment(lock: Lock, home: Path) -> Path:
     """The interpreter of the side environment made from `lock` under `home` (made once and
     reused: its `.installed` mark is written last, so a half-made one is made again);
-    raises BuildError saying why when the lock cannot be installed."""
+    raises BuildError saying why when the lock cannot be installed. Nothing of the side
+    environment runs here: pip installs it, and its interpreter runs only as examples do."""
     venv = home / "venv"
     python = venv / "bin" / "python"
     if not venv.is_symlink() and (venv / ".installed").is_file() and python.exists():
@@ -111,40 +125,50 @@ def side_environment(lock: Path, home: Path) -> Path:
         return python
     _remove(venv)
     home.mkdir(parents=True, exist_ok=True)
-    logger.info("Side environment: installing %s into %s ...", lock, venv)
+    logger.info("Side environment: installing %s into %s ...", lock.path, venv)
     try:
-        _run([sys.executable, "-m", "venv", str(venv)], lock, "create a virtual environment")
+        _run([sys.executable, "-m", "venv", str(venv)], lock.path, "create a virtual environment")
+        write_atomic(home / "lock.txt", lock.text.encode(), root=home)  # what was checked
         pip = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
-        _run([*pip, "-r", str(lock.resolve())], lock, "install it")
-        _fall_back(python)
-        (venv / ".installed").write_text(lock_digest(lock) + "\n")
+        _run([*pip, "-r", str(home / "lock.txt")], lock.path, "install it")
+        _fall_back(venv)
+        write_atomic(venv / ".installed", f"{lock.digest}\n".encode(), root=venv)
     except BaseException:
         _remove(venv)  # half-made: never reused
         raise
     return python
 
 
-def _fall_back(python: Path) -> None:
+def _fall_back(venv: Path) -> None:
     """What the lock does not name (the builder's own packages, for a lock of a few pins)
-    comes from this checkout's environment, after the side environment's own packages."""
-    purelib = subprocess.run(
-        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
+    comes from this checkout's environment, after the side environment's own packages. Its
+    package folder is found as `venv` made it, never by starting its interpreter (a `.pth`
+    the lock installed would run here)."""
+    where = {"base": str(venv), "platbase": str(venv)}
+    purelib = Path(sysconfig.get_path("purelib", "venv", where))
     fallback = "".join(f"{path}\n" for path in site.getsitepackages())
-    Path(purelib, "zz-builder-rehearse-fallback.pth").write_text(fallback)
+    write_atomic(purelib / FALLBACK, fallback.encode(), root=venv)
+
+
+def pip_environment() -> dict[str, str]:
+    """pip's environment: a clean one (as an example's: PATH, the locale) and FOR_PIP."""
+    env = {name: os.environ[name] for name in PASS_THROUGH if name in os.environ}
+    env |= {name: value for name, value in os.environ.items() if name.startswith("PIP_")}
+    env |= {name: os.environ[name] for name in FOR_PIP if name in os.environ}
+    return env | {"LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "PYTHONIOENCODING": "utf-8"}
 
 
 def _run(command: list[str], lock: Path, what: str) -> None:
+    env = pip_environment()
     try:
         done = subprocess.run(
             command,
             capture_output=True,
             text=True,
+            errors="replace",
             timeout=INSTALL_TIMEOUT,
             stdin=subprocess.DEVNULL,
+            env=env,
         )
     except subprocess.TimeoutExpired:
         raise BuildError(
@@ -154,15 +178,21 @@ def _run(command: list[str], lock: Path, what: str) -> None:
             hint="recordings/, site/ and requirements.lock are untouched; check the network",
         ) from None
     if done.returncode != 0:
-        last = [line for line in (done.stderr or done.stdout).splitlines() if line.strip()]
         raise BuildError(
             f"cannot be installed: could not {what} (exit {done.returncode}): "
-            f"{last[-1] if last else 'no message'}",
+            f"{_last_line(done.stderr or done.stdout, env)}",
             path=lock,
             hint="fix the lock file (pip install -r LOCK shows the whole error); "
             "recordings/, site/ and requirements.lock are untouched",
         )
     logger.info("  %s: done", what)
+
+
+def _last_line(text: str, env: dict[str, str]) -> str:
+    """The last line of what a process of the rehearsal said, the builder's secrets masked
+    (builder/run/leaks.py, as an example's stderr is)."""
+    last = [line for line in text.splitlines() if line.strip()]
+    return redact(last[-1], builder_secrets(env)) if last else ""
 
 
 def side_runner(python: Path, runner: Runner = run_example) -> Runner:
@@ -190,15 +220,17 @@ def rehearse(
     from ..course.load import load_course
     from ..run.batch import record
 
-    digest = lock_digest(lock)
-    home = (cache / "rehearse" / digest[:16]).absolute()  # examples run in other folders
+    checked = read_lock(lock, content.absolute().parent)  # refused before anything is made
+    home = (cache / "rehearse" / checked.digest[:16]).absolute()  # examples run elsewhere
     folder = (out or home).absolute()
     _refuse_checkout_folders(folder, recordings, content)
+    _unlink(home.parent, home)  # the cache's own folders: a link there is not followed
     claim(home, MARKER, "a rehearsal", adopt=True)  # the cache's own, made before markers
     claim(folder, MARKER, "a rehearsal")
+    _unlink(folder / "site", folder / "cache")
     course = load_course(content)
     runner = course_runner(runner, course.meta.sandbox)  # refused before installing anything
-    python = side_environment(lock, home)
+    python = side_environment(checked, home)
     side_recordings, side_site = folder / "recordings", folder / "site"
     _seed(recordings, side_recordings)
     logger.info("Recording %d lesson(s) into %s ...", len(course.lessons), side_recordings)
@@ -209,8 +241,9 @@ def rehearse(
         runner=side_runner(python, runner),
     )
     failures = tuple(_failure(x) for x in report.failures)
-    problem = _render(python, content, side_recordings, side_site, folder / "cache")
-    return _report(lock, digest, content, recordings, side_recordings, side_site, failures, problem)
+    problem = _render(python, content.absolute(), folder, sandboxes(runner))
+    side = (side_recordings, side_site)
+    return _report(lock, checked.digest, content, recordings, *side, failures, problem)
 
 
 def _refuse_checkout_folders(folder: Path, recordings: Path, content: Path) -> None:
@@ -232,6 +265,14 @@ def _remove(path: Path) -> None:
     shutil.rmtree(path, ignore_errors=True)
 
 
+def _unlink(*paths: Path) -> None:
+    """Each of `paths` (the rehearsal's own folders) that is a link, deleted (not what it
+    points to): the rehearsal then makes a real folder there."""
+    for path in paths:
+        if path.is_symlink():
+            path.unlink()
+
+
 def _seed(recordings: Path, side: Path) -> None:
     """The committed recordings, copied: a lesson that fails in the rehearsal keeps its."""
     _remove(side)
@@ -245,23 +286,34 @@ def _failure(execution: Execution) -> Failure:
     return Failure(execution.lesson_id, str(execution.outcome), execution.detail, tail)
 
 
-def _render(python: Path, content: Path, recordings: Path, out: Path, cache: Path) -> str:
-    """The rehearsal's site, rendered by the side interpreter (so its versions are the
-    recordings' and no page says it is stale); what went wrong, or ""."""
-    command = [str(python), "-m", "builder", "render"]
-    command += ["--content", str(content), "--recordings", str(recordings)]
-    command += ["--out", str(out), "--cache", str(cache)]
-    from ..run.environment import BUILDER_ROOT
-
-    env = {**os.environ, "PYTHONPATH": str(BUILDER_ROOT)}
-    logger.info("Rendering the rehearsal's site into %s ...", out)
-    done = subprocess.run(
-        command, capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL
-    )
+def _render(python: Path, content: Path, folder: Path, sandbox: bool) -> str:
+    """The rehearsal's site (`folder`/site), rendered by the side interpreter (so its versions
+    are the recordings' and no page says it is stale) as an example runs: with a clean
+    environment, and in the sandbox when the examples were (`folder` writable, its
+    recordings and the side environment not); what went wrong, or ""."""
+    recordings, venv = folder / "recordings", python.parent.parent
+    command = [str(python), "-m", "builder", "render", "--content", str(content)]
+    command += ["--recordings", str(recordings), "--out", str(folder / "site")]
+    command += ["--cache", str(folder / "cache")]
+    logger.info("Rendering the rehearsal's site into %s ...", folder / "site")
+    with scratch("rehearse-render") as temp:
+        env = clean_environment(temp)
+        needed = (*needed_by(str(python)), content)
+        kept = (recordings, venv)
+        wrap = sandboxed(temp, needed, writable=(folder,), read_only=kept) if sandbox else []
+        done = subprocess.run(
+            [*wrap, *command],
+            capture_output=True,
+            text=True,
+            errors="replace",
+            env=env,
+            cwd=temp,
+            stdin=subprocess.DEVNULL,
+        )
     if done.returncode == 0:
         return ""
-    last = [line for line in done.stderr.splitlines() if line.strip()]
-    return last[-1].removeprefix("error: ") if last else f"render exited {done.returncode}"
+    last = _last_line(done.stderr, env).removeprefix("error: ")
+    return last or f"render exited {done.returncode}"
 
 
 def _report(

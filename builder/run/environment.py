@@ -40,9 +40,20 @@ BUILDER_ROOT = Path(__file__).resolve().parents[2]
 # builder.course.fingerprint.RUN_PROTOCOL with it (every recording goes stale).
 def child_environment(lesson: Lesson, scratch: Path) -> dict[str, str]:
     """The example's environment: a clean one, and the lesson's `env:` over it, but its
-    `PYTHONPATH` goes after the builder's (the harness imports `builder` from there). The
-    supervisor hands it to the command it starts (the harness, or bwrap around it) and runs
-    itself with `supervisor_environment`."""
+    `PYTHONPATH` goes after the builder's (the harness imports `builder` from there) and
+    before the machine's. The supervisor hands it to the command it starts (the harness, or
+    bwrap around it) and runs itself with `supervisor_environment`."""
+    env = clean_environment(scratch)
+    own = dict(lesson.meta.env)
+    path = (str(BUILDER_ROOT), own.pop("PYTHONPATH", ""), *machine_path())
+    return env | own | {"PYTHONPATH": os.pathsep.join(filter(None, path))}
+
+
+def clean_environment(scratch: Path) -> dict[str, str]:
+    """What every process of the course's code starts with (an example, and `rehearse`'s
+    render by the side interpreter): PASS_THROUGH and the machine's settings
+    (`machine_environment`) of the builder's, and no other of its variables; HOME and
+    TMPDIR `scratch`, the locale, PYTHONPATH to the builder (then the machine's folders)."""
     env = {name: os.environ[name] for name in PASS_THROUGH if name in os.environ}
     env |= {
         "HOME": str(scratch),
@@ -55,9 +66,7 @@ def child_environment(lesson: Lesson, scratch: Path) -> dict[str, str]:
         "MPLBACKEND": "Agg",
     }
     env |= machine_environment()
-    own = dict(lesson.meta.env)
-    path = (str(BUILDER_ROOT), own.pop("PYTHONPATH", ""), *machine_path())
-    return env | own | {"PYTHONPATH": os.pathsep.join(filter(None, path))}
+    return env | {"PYTHONPATH": os.pathsep.join((str(BUILDER_ROOT), *machine_path()))}
 
 
 def machine_environment() -> dict[str, str]:

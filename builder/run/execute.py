@@ -118,7 +118,12 @@ def course_runner(runner: Runner, sandbox: bool) -> Runner:
     if not sandbox:
         return runner
     require_sandbox("course.yml says `sandbox: true`, so its examples run only in the sandbox")
-    return runner if runner is run_sandboxed or isinstance(runner, InSandbox) else InSandbox(runner)
+    return runner if sandboxes(runner) else InSandbox(runner)
+
+
+def sandboxes(runner: Runner) -> bool:
+    """Whether `runner` runs every example in the sandbox."""
+    return runner is run_sandboxed or isinstance(runner, InSandbox)
 
 
 @dataclass(frozen=True)

@@ -51,11 +51,18 @@ ETC = (  # what Python, numpy, jax and matplotlib read of /etc (strace), and the
 )
 
 
-def sandboxed(scratch: Path, needed: Iterable[Path] = NEEDED) -> list[str]:
+def sandboxed(
+    scratch: Path,
+    needed: Iterable[Path] = NEEDED,
+    *,
+    writable: Iterable[Path] = (),
+    read_only: Iterable[Path] = (),
+) -> list[str]:
     """The bwrap command line that runs a command in the sandbox for `scratch`: the host's
     system folders (`SYSTEM`, a link such as /bin -> usr/bin kept a link) and `ETC` files
     that exist, and what the example's process needs (`needed`, as given and resolved),
-    read-only over an otherwise empty, read-only root; `scratch` writable."""
+    read-only over an otherwise empty, read-only root; `scratch` and `writable` writable,
+    and then `read_only` (folders inside those) read-only again."""
     return [
         shutil.which(BWRAP) or BWRAP,  # found on the builder's PATH, not the lesson's `env:`
         *("--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts"),
@@ -65,6 +72,8 @@ def sandboxed(scratch: Path, needed: Iterable[Path] = NEEDED) -> list[str]:
         *("--tmpfs", "/tmp", "--dev", "/dev", "--proc", "/proc"),
         *(arg for path in _needed(needed) for arg in ("--ro-bind", path, path)),
         *("--bind", str(scratch), str(scratch), "--chdir", str(scratch)),
+        *(arg for path in writable for arg in ("--bind", str(path), str(path))),
+        *(arg for path in read_only for arg in ("--ro-bind", str(path), str(path))),
         *("--remount-ro", "/"),  # the empty root bwrap makes: nothing is written there
         "--",
     ]

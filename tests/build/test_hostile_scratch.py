@@ -5,20 +5,23 @@ while it lives; a folder is swept only when that process is gone and nobody hold
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from builder.core.scratch import scratch, sweep
-from tests.helpers import cli, write_course
+from builder.core.scratch import CLAIM, scratch, sweep
+from tests.helpers import cli, ends_with, write_course
 
-SLOW_PAGEFIND = '#!/bin/sh\n: > "$PAGEFIND_STARTED"\nexec sleep 120\n'
+SLOW_PAGEFIND = '#!/bin/sh\necho $$ > "$PAGEFIND_STARTED.tmp"\nmv "$PAGEFIND_STARTED.tmp" "$PAGEFIND_STARTED"\nexec sleep 120\n'
 
 
 def _slow_pagefind(root: Path) -> Path:
@@ -39,9 +42,11 @@ def _wait_for(path: Path, seconds: float = 60) -> None:
         time.sleep(0.02)
 
 
-def test_a_build_killed_while_indexing_leaves_scratch_the_next_build_sweeps(
-    tmp_path: Path,
-) -> None:
+@contextlib.contextmanager
+def _indexing(tmp_path: Path, **popen: Any) -> Iterator[subprocess.Popen[bytes]]:
+    """A render whose Pagefind waits (its pid in tmp_path/pagefind-started), once it
+    indexes; after the block (the test kills it), the next build must sweep its scratch
+    from tmp_path/tmp."""
     course, tmpdir = tmp_path / "course", tmp_path / "tmp"
     write_course(course, {"calm-01": "print(1)\n", "calm-02": "print(2)\n"})
     tmpdir.mkdir()
@@ -50,13 +55,12 @@ def test_a_build_killed_while_indexing_leaves_scratch_the_next_build_sweeps(
     env = {**os.environ, "TMPDIR": str(tmpdir), "PAGEFIND_STARTED": str(started)}
     env.pop("CI", None)
     slow = {**env, "PYTHONPATH": f"{_slow_pagefind(tmp_path)}{os.pathsep}{here}"}
-    build = subprocess.Popen(
-        cli(course, "render"), env=slow, start_new_session=True, stderr=subprocess.DEVNULL
-    )
+    build = subprocess.Popen(cli(course, "render"), env=slow, stderr=subprocess.DEVNULL, **popen)
     try:
         _wait_for(started)
+        yield build
     finally:
-        os.killpg(build.pid, signal.SIGKILL)  # the builder and its Pagefind, as the OOM killer
+        build.kill()
         build.wait()
     left = sorted(tmpdir.glob("coursebuilder-*search-*"))
     assert left and any(p.is_file() for p in left[0].rglob("*")), "the kill left scratch"
@@ -64,8 +68,22 @@ def test_a_build_killed_while_indexing_leaves_scratch_the_next_build_sweeps(
         cli(course, "render"), env={**env, "PYTHONPATH": here}, capture_output=True, text=True
     )
     assert done.returncode == 0, done.stderr
-    assert not any(p.exists() for p in left)
     assert sorted(tmpdir.iterdir()) == []
+
+
+def test_a_build_killed_while_indexing_leaves_scratch_the_next_build_sweeps(
+    tmp_path: Path,
+) -> None:
+    with _indexing(tmp_path, start_new_session=True) as build:
+        os.killpg(build.pid, signal.SIGKILL)  # the builder and its Pagefind
+
+
+def test_pagefind_ends_with_a_builder_killed_alone(tmp_path: Path) -> None:
+    """The OOM killer ends the builder, not its process group: Pagefind (which asks for
+    SIGKILL when the builder dies) ends with it, and the next build sweeps its scratch."""
+    with _indexing(tmp_path) as build:
+        pagefind = int((tmp_path / "pagefind-started").read_text())
+        assert ends_with(build, pagefind), "Pagefind outlived the builder"
 
 
 @pytest.fixture
@@ -75,30 +93,39 @@ def gone_pid() -> int:
     return child.pid
 
 
+def _claimed(place: Path, pid: int, what: str = "search", random: str = "abc_1234") -> Path:
+    """A folder as `scratch` makes it (its name and the builder's claim), with a page."""
+    path = place / f"coursebuilder-{pid}-{what}-{random}"
+    path.mkdir()
+    (path / CLAIM).write_text(f"coursebuilder scratch {pid} {random}\n")
+    (path / "page.html").write_text("x")
+    return path
+
+
+def _users(place: Path, name: str) -> Path:
+    path = place / name
+    path.mkdir()
+    (path / "page.html").write_text("x")
+    return path
+
+
 def test_only_scratch_of_a_process_that_is_gone_and_unlocked_is_swept(
     tmp_path: Path, gone_pid: int
 ) -> None:
     place = tmp_path / "tmp"
     place.mkdir()
-
-    def folder(name: str) -> Path:
-        path = place / name
-        path.mkdir()
-        (path / "page.html").write_text("x")
-        return path
-
-    dead = folder(f"coursebuilder-{gone_pid}-search-abc_12")
+    dead = _claimed(place, gone_pid)
     live_child = subprocess.Popen(["sleep", "60"])
     try:
-        live = folder(f"coursebuilder-{live_child.pid}-search-abc_12")
-        mine = folder(f"coursebuilder-{os.getpid()}-search-x")
-        no_pid = folder("coursebuilder-search-abc_12")  # an older builder's: no owner proven
-        theirs = folder("other-tool-123")
-        locked = folder(f"coursebuilder-{gone_pid}-example-y")  # held in another pid namespace
+        live = _claimed(place, live_child.pid)
+        mine = _claimed(place, os.getpid())
+        no_pid = _users(place, "coursebuilder-search-abc_1234")  # an older builder's: no owner
+        theirs = _users(place, "other-tool-123")
+        locked = _claimed(place, gone_pid, "example")  # held in another pid namespace
         held = os.open(locked, os.O_RDONLY | os.O_DIRECTORY)
         fcntl.flock(held, fcntl.LOCK_EX)
-        target = folder("target")
-        link = place / f"coursebuilder-{gone_pid}-search-link"
+        target = _users(place, "target")
+        link = place / f"coursebuilder-{gone_pid}-search-link_123"
         link.symlink_to(target)
         try:
             assert sweep((str(place),)) == [str(dead)]
@@ -110,6 +137,70 @@ def test_only_scratch_of_a_process_that_is_gone_and_unlocked_is_swept(
     finally:
         live_child.kill()
         live_child.wait()
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "coursebuilder-2024-notes",  # a user's folders, deleted by the sweep of issue 38
+        "coursebuilder-999996-home-x",
+        "coursebuilder-999996-home-abc_1234-x",  # the rule's shape, with more after it
+        "coursebuilder-999996--abc_1234",  # no `what`
+        "coursebuilder-0999996-home-abc_1234",  # not a pid as the builder writes one
+        "coursebuilder-999996-Home-abc_1234",  # `what` is never upper case
+        "coursebuilder-999996-home-abc_12345",  # mkdtemp's part is 8 characters
+    ],
+)
+def test_a_folder_named_almost_like_scratch_is_never_swept(tmp_path: Path, name: str) -> None:
+    """Even with a claim naming its pid and last part: the name must be exactly the rule."""
+    folder = _users(tmp_path, name)
+    pid, _, last = name.removeprefix("coursebuilder-").partition("-")
+    (folder / CLAIM).write_text(f"coursebuilder scratch {pid} {last.rpartition('-')[2]}\n")
+    assert sweep((str(tmp_path),)) == []
+    assert (folder / "page.html").read_text() == "x"
+
+
+def test_scratch_without_the_builders_claim_is_never_swept(tmp_path: Path, gone_pid: int) -> None:
+    """Named exactly as the builder names its scratch, its process gone, its lock free:
+    without the claim (missing, a link to a true claim, a folder, another folder's claim,
+    a FIFO, an empty file), it is not the builder's."""
+    (tmp_path / "true-claim").write_text(f"coursebuilder scratch {gone_pid} linked12\n")
+    missing = _users(tmp_path, f"coursebuilder-{gone_pid}-search-missing_")
+    linked = _users(tmp_path, f"coursebuilder-{gone_pid}-search-linked12")
+    (linked / CLAIM).symlink_to(tmp_path / "true-claim")
+    folder = _users(tmp_path, f"coursebuilder-{gone_pid}-search-folder12")
+    (folder / CLAIM).mkdir()
+    other = _claimed(tmp_path, gone_pid, "search", "other123")
+    copied = _users(tmp_path, f"coursebuilder-{gone_pid}-search-copied12")
+    (copied / CLAIM).write_bytes((other / CLAIM).read_bytes())
+    fifo = _users(tmp_path, f"coursebuilder-{gone_pid}-search-fifo1234")
+    os.mkfifo(fifo / CLAIM)
+    empty = _users(tmp_path, f"coursebuilder-{gone_pid}-search-empty123")
+    (empty / CLAIM).write_text("")
+    assert sweep((str(tmp_path),)) == [str(other)]
+    for kept in (missing, linked, folder, copied, fifo, empty):
+        assert (kept / "page.html").read_text() == "x", kept
+    assert (tmp_path / "true-claim").exists()
+
+
+def test_scratch_of_a_killed_process_is_swept(tmp_path: Path) -> None:
+    """A real one: made by `scratch` in a process SIGKILLed while it held it."""
+    made = tmp_path / "made"
+    source = (
+        "import os, signal, sys\n"
+        "from builder.core.scratch import scratch\n"
+        f"with scratch('lab-j3', {str(tmp_path)!r}) as folder:\n"
+        "    (folder / 'page.html').write_text('x')\n"
+        f"    open({str(made)!r}, 'w').write(str(folder))\n"
+        "    os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    here = Path(__file__).resolve().parents[2]
+    killed = subprocess.run([sys.executable, "-c", source], cwd=here, check=False)
+    assert killed.returncode == -signal.SIGKILL
+    folder = Path(made.read_text())
+    assert (folder / CLAIM).is_file()
+    assert sweep((str(tmp_path),)) == [str(folder)]
+    assert not folder.exists()
 
 
 def test_a_scratch_folder_is_named_locked_and_removed(tmp_path: Path) -> None:

@@ -6,15 +6,19 @@ figure, hostile labels and a re-record; the rest run one example each."""
 
 from __future__ import annotations
 
+import json
 import re
 import textwrap
 from pathlib import Path
 
 import pytest
 
+from builder.course.panel_data import PanelData
 from builder.course.recording import ImagePanel, Recording, XYPanel, load
+from builder.course.validation import validate_json
 from builder.course.status import recording_path
 from builder.panels import MAX_IMAGE, MAX_POINTS
+from builder.render.figures import notes
 from builder.review.changes import lesson_change
 from builder.run.batch import record
 from tests.helpers import build_cli
@@ -97,7 +101,8 @@ summary: Cells.
 
 {{{{ cell value }}}}
 
-The square at 2 is {{{{ value panel=1 series=square x=2 }}}}.
+The square at 2 is {{{{ value panel=1 series=square x=2 }}}}; the matrix's middle is
+{{{{ value panel=9 row=2 column=2 }}}}.
 """
 
 
@@ -199,7 +204,9 @@ def test_the_page_draws_the_figures_under_their_cells(plotted: tuple[Path, Recor
     assert any(c.endswith("-dark-narrow.svg") for c in charts)
     assert "Sampled evenly to 64 x 64 of the 200 x 100 values drawn." in page
     assert "A reference line at y = 2.5 (target)." in page
-    assert "The square at 2 is <" in page or "The square at 2 is 4" in page
+    assert 'The square at 2 is <span class="rv-mark"><data class="rv" value="4.0"' in page
+    assert "panel 1 “Lines”, square, at t 2, in v" in page
+    assert 'middle is\n<span class="rv-mark"><data class="rv" value="1.0"' in page
 
 
 def test_hostile_labels_are_escaped(plotted: tuple[Path, Recording]) -> None:
@@ -272,6 +279,8 @@ def test_a_million_points_are_sampled_and_say_so(tmp_path: Path) -> None:
     [series] = execution.panels[0]["series"]
     assert len(series["y"]) == MAX_POINTS and series["of"] == 10**6
     assert execution.panels[0]["x"][-1] == 999_999.0 and series["y"][-1] == 1_999_998.0
+    panel = validate_json(PanelData, json.dumps({"kind": "panels", "panels": execution.panels}))
+    assert "series 1: 1,000 of the 1,000,000 points drawn." in notes(panel.panels[0])
 
 
 def test_without_matplotlib_nothing_is_imported(tmp_path: Path) -> None:

@@ -202,3 +202,37 @@ def test_an_xla_flags_that_names_a_file_does_not_reach_the_probe() -> None:
     """XLA reads its flags from a file when XLA_FLAGS is not flags: a file the example
     could write after its own run read it."""
     assert "XLA_FLAGS" not in probe_environment({"XLA_FLAGS": "/tmp/forge/flags"})
+
+
+def test_a_pth_dropped_into_site_packages_fails_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 56 item 11: outside the sandbox an example can write a `.pth` into the
+    interpreter's own site-packages, which the probe after it then runs (its recording said
+    TPU, 256 devices). The record's watch lists those folders' names: a name that appears
+    while examples run fails the run, naming it, and nothing is recorded."""
+    import builder.run.guard
+    from builder.course.load import load_course
+    from builder.run.batch import record
+    from builder.run.outcome import Outcome
+    from tests.helpers import canned_run, copy_course
+
+    site = tmp_path / "site-packages"
+    (site / "__pycache__").mkdir(parents=True)
+    monkeypatch.setattr(
+        builder.run.guard, "environment_files", lambda: [Path(sys.executable), site]
+    )
+    paths = copy_course(tmp_path / "course", broken=False)
+    lessons = list(load_course(paths.content).lessons)
+
+    def drops_a_pth(lesson, limits):  # type: ignore[no-untyped-def]
+        (site / "__pycache__" / "x.pyc").write_bytes(b"")  # Python's own: not a change
+        if lesson.id == lessons[0].id:
+            (site / "zz-forge.pth").write_text("import os\n")
+        return canned_run(lesson, limits)
+
+    report = record(lessons[:1], paths.recordings, runner=drops_a_pth)
+    (failed,) = report.failures
+    assert failed.outcome is Outcome.TAMPERED
+    assert f"{site / 'zz-forge.pth'} appeared while examples ran" in failed.detail
+    assert not list(paths.recordings.glob("*.json"))

@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import signal
 import subprocess
@@ -352,11 +353,14 @@ def test_a_sigkilled_builder_leaves_no_example_running_and_no_scratch_folder(
     tmp_path: Path,
 ) -> None:
     """The supervisors get SIGTERM when the builder dies (PR_SET_PDEATHSIG), end every
-    process of their run and remove its scratch folder."""
+    process of their run and remove its scratch folder; none holds the build lock, which
+    the next build takes at once."""
     builder, piddir, systmp = start_hanging_build(tmp_path)
     with reaped(piddir):
         builder.kill()
         builder.communicate(timeout=60)
+        with (tmp_path / ".cache" / "build.lock").open() as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)  # while the supervisors end
         pids = pids_in(piddir)
         assert all(wait_gone(pid) for pid in pids), [pid for pid in pids if alive(pid)]
         assert gone_soon(systmp), list(systmp.iterdir())
