@@ -1,7 +1,8 @@
 """The site, made: every artifact of it (builder.build.make) by key, in the order they were made:
 the lesson pages and charts first, then the pages that list what the lessons use (the
-glossary lists the terms each page uses) and the printable course, keyed by the lesson pages'
-keys (`make_pages`), then the search bundles, which index the pages' bytes (`with_search`).
+glossary lists the terms each page uses), then the search bundles, which index the pages'
+bytes, and the printable course, keyed by the lesson pages' keys (`make_pages`, then
+`with_search`: the preview makes these when the edits pause).
 """
 
 from __future__ import annotations
@@ -75,18 +76,22 @@ def make_pages(
         _changes_pages(changes, moves),
     )
     artifacts = pages.page_artifacts(course, nav, statuses, used, seconds, renderer, changed, built)
-    if course.meta.print_page:
-        keys = Site(lessons).names()
-        artifacts.append(printed.print_artifact(course, statuses, nav, keys, renderer))
     return Site(lessons | make(reuse.keyed(artifacts), store, kept, jobs))
 
 
 def with_search(
-    site: Site, course: Course, reuse: Reuse, kept: Kept, jobs: int, stop: search.Stop = None
+    site: Site,
+    course: Course,
+    statuses: list[LessonStatus],
+    reuse: Reuse,
+    kept: Kept,
+    jobs: int,
+    stop: search.Stop = None,
 ) -> Site:
-    """The site and the search bundles that index its pages (made of their bytes); `stop`:
-    asked while Pagefind runs, which it stops when it says so (PutOff: the preview's settle
-    gives way to an edit)."""
+    """The site, the search bundles that index its pages (made of their bytes) and the
+    printable course (its lessons' prose rendered again, keyed by their pages' keys);
+    `stop`: asked while Pagefind runs, which it stops when it says so (PutOff: the
+    preview's settle gives way to an edit)."""
     assert reuse.memo.store is not None
     files, names, renderer = site.files(), site.names(), reuse.renderer()
 
@@ -96,6 +101,10 @@ def with_search(
     store = reuse.memo.store
     bundles = search.bundle_artifacts(course, names, read, renderer, stop)
     made = make(reuse.keyed(bundles), store, kept, jobs, threads=True)
+    if course.meta.print_page:
+        nav = reuse.nav(course, renderer)
+        whole = printed.print_artifact(course, statuses, nav, names, renderer)
+        made |= make(reuse.keyed([whole]), store, kept, jobs)
     return Site(site.made | made)
 
 

@@ -93,7 +93,8 @@ def render_prose(
     env.reveals = any(t.type == "recorded_block" and t.info == "reveal" for t in tokens)
     _collect_toc(tokens, env)
     context = {"page": env, "docId": moved.held[moved.page]} if moved else {"page": env}
-    body, solution = [], []  # what its reveals hold, apart when moved
+    body: list[str] = []
+    solution: list[str] = []  # what its reveals hold, apart when moved
     for part in _parts(tokens) if moved else [tokens]:
         rendered = md.renderer.render(part, md.options, context)
         (solution if moved and env.revealing else body).append(rendered)
