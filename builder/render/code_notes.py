@@ -228,4 +228,4 @@ def _unexplained(page: PageEnv, cell: Cell, line: int, number: int) -> None:
 
 
 def _example_error(page: PageEnv, line: int, message: str) -> None:
-    page.errors.append(RenderError(f"line {line}: {message}", path=page.lesson.example_path))
+    page.errors.append(RenderError(message, path=page.lesson.example_path, line=line))

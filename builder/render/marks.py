@@ -47,6 +47,8 @@ class Placed:
     anchor: str  # that heading's id, or the panel's own ("panel-2")
     source: str  # what it reads: "recorded output", "panel 2", "recorded output, line 3"...
     shown: str  # its text as the reader sees it (a panel: its table's rows)
+    line: int = 0  # the line of the recorded output a value reads (0: none)
+    panel: int = 0  # the panel it is, or a value reads (0: none)
 
 
 @dataclass(frozen=True)
@@ -101,7 +103,6 @@ class PageEnv:
     read: list[str] = field(default_factory=list)  # its text a reader reads (reading.py)
     moved: Move | None = None  # rendered into another page (the printable course): where
     _shown: list[str] | None = None
-    _lines: dict[int, int] = field(default_factory=dict)  # id of an error -> its line
 
     def id(self, name: str) -> str:
         """`name` as an id of the page the prose is rendered into (relocate.Move)."""
@@ -125,16 +126,15 @@ class PageEnv:
     def error(self, message: str) -> None:
         """A problem of the lesson's at the current line, collected (the page goes on)."""
         at = self.lesson.body_line + self.line
-        error = RenderError(f"line {at}: {message}", path=self.lesson.lesson_path)
-        self._lines[id(error)] = at
-        self.errors.append(error)
+        self.errors.append(RenderError(message, path=self.lesson.lesson_path, line=at))
 
     def ordered_errors(self) -> list[RenderError]:
         """The errors in the order of the lesson's lines, then those of its other files (the
         example's) as found. Each rule finds its own in its own pass (foreign syntax and
         links while parsing, math and recorded marks while rendering), so the order found
         is the order of the checks, not the page's."""
-        return sorted(self.errors, key=lambda error: self._lines.get(id(error), math.inf))
+        lesson = str(self.lesson.lesson_path)
+        return sorted(self.errors, key=lambda e: (e.path == lesson and e.line) or math.inf)
 
     def fail(self, message: str) -> Markup:
         """The problem collected, and the place of the mark that failed, saying why."""
@@ -146,9 +146,11 @@ class PageEnv:
         self.place("broken", "a reference this recording cannot resolve", "")
         return Markup('<mark class="broken">%s</mark>') % message
 
-    def place(self, kind: str, source: str, shown: str, anchor: str = "") -> None:
+    def place(
+        self, kind: str, source: str, shown: str, anchor: str = "", line: int = 0, panel: int = 0
+    ) -> None:
         section, heading = self.section
-        self.placed.append(Placed(kind, section, anchor or heading, source, shown))
+        self.placed.append(Placed(kind, section, anchor or heading, source, shown, line, panel))
 
 
 # -- block directives --------------------------------------------------------------------
@@ -360,7 +362,7 @@ def grids(recording: Recording, numbers: list[int], shown: Sequence[str]) -> lis
 def panel_placed(recording: Recording, number: int, section: str) -> Placed:
     """Panel `number` as a page shows it, under the heading `section`."""
     shown = panel_shown(recording.panels[number - 1])
-    return Placed("panel", section, f"panel-{number}", f"panel {number}", shown)
+    return Placed("panel", section, f"panel-{number}", f"panel {number}", shown, panel=number)
 
 
 REVEAL_SUMMARY = "Show the solution and the recorded answer"

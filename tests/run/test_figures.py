@@ -15,8 +15,8 @@ import pytest
 
 from builder.course.panel_data import PanelData
 from builder.course.recording import ImagePanel, Recording, XYPanel, load
-from builder.course.validation import validate_json
 from builder.course.status import recording_path
+from builder.course.validation import validate_json
 from builder.panels import MAX_IMAGE, MAX_POINTS
 from builder.render.figures import notes
 from builder.review.changes import lesson_change
