@@ -96,7 +96,8 @@ def _caption(page: PageEnv) -> Markup:
     exercise: the file holds the answer) and the instrument of every output under them."""
     hidden = page.reveals and not page.revealing
     recorded = provenance(page.recording) if page.recording else "not recorded yet"
-    return macro("cell_caption", EXAMPLE_FILE, not hidden, recorded)
+    download = "" if hidden else page.href(EXAMPLE_FILE, authored=True)
+    return macro("cell_caption", EXAMPLE_FILE, download, recorded)
 
 
 def _outputs(page: PageEnv, cell: Cell) -> Markup:

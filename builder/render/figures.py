@@ -107,6 +107,7 @@ def figure_html(
     return macro(
         "panel_figure",
         anchor,
+        moved is None,  # a lazy image may not be loaded when a moved page is printed
         panel.title,
         provenance(recording),
         chart_alt(panel),

@@ -224,7 +224,8 @@ def _example_figure(
     where = "" if (first, last) == (1, total) else f", lines {first}–{last} of {total}"
     numbers = "\n".join(str(n) for n in range(first, last + 1))
     code = scrollable(python_code(page, "".join(lines)), page.region(f"{EXAMPLE_FILE}{where}"))
-    return macro("example_figure", kind, EXAMPLE_FILE, where, numbers, code, not hidden)
+    download = "" if hidden else page.href(EXAMPLE_FILE, authored=True)
+    return macro("example_figure", kind, EXAMPLE_FILE, where, numbers, code, download)
 
 
 def python_code(page: PageEnv, code: str) -> str:

@@ -24,4 +24,3 @@ def test_a_message_that_says_line_is_not_read_as_one() -> None:
     error = ContentError("line 9: said by the author", path="course.yml")
     [problem] = problems(error)
     assert problem["line"] == 0 and problem["message"] == "line 9: said by the author"
-
