@@ -1,7 +1,7 @@
 """coursebuilder (or python -m builder): a course site whose every number comes from a run
 
-Commands: site | record | check | render | serve | diff | rehearse | validate | schema | new |
-import.
+Commands: site | record | check | render | serve | diff | moves | rehearse | validate | schema |
+new | import.
 
 Errors the user can fix are printed as one message, without a traceback, and exit 1.
 Heavy modules (jinja2, markdown-it, matplotlib, jax) are imported only by the commands
@@ -57,6 +57,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(argv: list[str] | None) -> int:
     args = _parser().parse_args(argv)
+    explained = logging.INFO if getattr(args, "explain", False) else logging.WARNING
+    logging.getLogger("builder.explain").setLevel(explained)  # builder.build.index
     previous = signal.signal(signal.SIGTERM, _terminate)
     try:
         return int(args.run(args))
@@ -223,6 +225,17 @@ def _diff(args: argparse.Namespace) -> int:
     return 0
 
 
+def _moves(args: argparse.Namespace) -> int:
+    """write content/moves/<slug>.json for each of course.yml's moves, from git (once, when a
+    move is made, where git has both revisions); commit them: the site's move pages are made
+    from these files, so a copy without history builds them"""
+    from .review.moves import write_moves
+
+    for path in write_moves(args.content, args.recordings):
+        logger.info("Wrote %s.", path)
+    return 0
+
+
 def _rehearse(args: argparse.Namespace) -> int:
     """record and render the course in a side environment made from another lock file,
     and say what it would change; recordings/, site/ and the lock are only read"""
@@ -278,10 +291,15 @@ def _schema(args: argparse.Namespace) -> int:
 
 # (name, the function that runs it, whose docstring says what it does, its options)
 COMMANDS: tuple[tuple[str, Callable[[argparse.Namespace], int], tuple[str, ...]], ...] = (
-    ("site", _site, (*FOLDERS, "no-execute", "sandbox", "jobs", "dask", "force", "since")),
+    (
+        "site",
+        _site,
+        (*FOLDERS, "no-execute", "sandbox", "jobs", "dask", "force", "since", "explain"),
+    ),
     ("record", _record, (*FOLDERS, "sandbox", "jobs", "dask", "shard", "record-force", "lessons")),
     ("check", _check, (*FOLDERS, "check-format", "json")),
     ("diff", _diff, ("base", "head", "format", "content", "recordings", "no-pages")),
+    ("moves", _moves, ("content", "recordings")),
     (
         "rehearse",
         _rehearse,
@@ -297,8 +315,8 @@ COMMANDS: tuple[tuple[str, Callable[[argparse.Namespace], int], tuple[str, ...]]
             "jobs",
         ),
     ),
-    ("render", _render, (*FOLDERS, "jobs", "since", "reread")),
-    ("serve", _serve, (*FOLDERS, "port", "no-execute", "sandbox", "jobs")),
+    ("render", _render, (*FOLDERS, "jobs", "since", "reread", "explain")),
+    ("serve", _serve, (*FOLDERS, "port", "no-execute", "sandbox", "jobs", "explain")),
     ("validate", _validate, ("files",)),
     ("schema", _schema, ("schema-out", "dir")),
     ("import", _import, ("page", "lesson-id", "slug", "arc", "order", "content")),

@@ -74,6 +74,7 @@ OPTIONS: MappingProxyType[str, Option] = MappingProxyType(
             "file metadata)",
         ),
         "record-force": _switch("--force", "re-record every lesson"),
+        "explain": _switch("--explain", "say why each lesson is read again: the path that changed"),
         "reread": _switch(
             "--force", "read every input again, trusting no file metadata (the last build's index)"
         ),

@@ -26,8 +26,9 @@ import pytest
 from builder.core.errors import BuildError
 from builder.core.observe import Paths
 from builder.course.load import load_course
-from builder.course.model import FrontMatter, Lesson
+from builder.course.model import Course, FrontMatter, Lesson
 from builder.course.recording import BarPanel, dumps, loads
+from builder.course.status import LessonStatus
 from builder.run.execute import (
     Execution,
     Limits,
@@ -443,3 +444,17 @@ FOREIGN_SYNTAX = [
     ),
     (":::{figure} plot.png\n:::", "MyST directive", "write ![alt text](file.png)"),
 ]
+
+
+def rendered(course: Course, statuses: list[LessonStatus], cache: Path) -> dict[str, bytes]:
+    """Every page and chart of `course` with these statuses (no search bundles), made by the
+    build's own render stage (builder.build.site.make_pages) with a store in `cache`: for
+    a course or status made in memory, which no content folder holds."""
+    from builder.build.make import Kept
+    from builder.build.reuse import Reuse
+    from builder.build.site import make_pages
+    from builder.core.store import Store
+
+    with contextlib.closing(Store(cache, lambda message: None)) as store:
+        kept = Kept(None, cache / "site", frozenset())
+        return make_pages(course, statuses, {}, Reuse(store, "tests"), kept, 1, "").files()

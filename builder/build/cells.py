@@ -167,8 +167,8 @@ def _markdown(state: _Page, index: int, source: str, context: Context) -> None:
     math = False
     title = len(lines)  # the line that became the title, taken out
     for number, line in enumerate(lines):
-        if not (fence or math or state.title) and (heading := myst.HEADING.match(line)):
-            state.title = myst.plain(heading.group(2))[: myst.MAX_SUMMARY] or "Untitled"
+        if not (fence or math or state.title) and (heading := myst.heading(line)) is not None:
+            state.title = myst.plain(heading)[: myst.MAX_SUMMARY] or "Untitled"
             title = number
             continue
         for refusal in refused.get(number, ()):

@@ -27,7 +27,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ..core.errors import BuildError, ContentError
-from ..course.files import input_folder, read_text, shallow_json
+from ..course.files import input_folder, read_text, shallow_json, yaml_without_aliases
 from ..course.rules import EXAMPLE_FILE, LESSON_FILE, LESSON_ID_PATTERN, SLUG_PATTERN
 from .cells import Converted, Note, convert
 from .rewrite import Context
@@ -105,7 +105,10 @@ def _cells(page: Path, text: str, fmt: str) -> list[Mapping[str, Any]]:
         guessed, _ = jupytext.guess_format(text, ".md")
         fmt = "md:myst" if guessed == "myst" or "{code-cell}" in text else "md"
     try:
-        notebook = jupytext.reads(text, fmt=fmt)
+        with yaml_without_aliases(page):  # Jupytext reads YAML: its header, cell options
+            notebook = jupytext.reads(text, fmt=fmt)
+    except BuildError:
+        raise
     except Exception as error:  # a third party's parser of any text: its every failure
         raise ContentError(
             f"cannot be read as a notebook ({type(error).__name__}: {str(error)[:200]})",

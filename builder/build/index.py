@@ -38,10 +38,12 @@ only: the no-op is decided before Jinja2 or markdown-it are imported.
 from __future__ import annotations
 
 import contextlib
+import logging
 import operator
+import os
 import pickle
 import zlib
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -49,6 +51,7 @@ from ..core.observe import (
     BUILDER,
     TEMPLATES,
     Observed,
+    Paths,
     Snapshot,
     editor_file,
     metadata,
@@ -71,6 +74,7 @@ if TYPE_CHECKING:
 PARTS = 64
 SITE = f"{INDEX}/site"  # read only by a build that is not a no-op
 STAGES = ("lesson", "status", "sidecar")  # what an entry holds, each read on its own
+explain = logging.getLogger("builder.explain")  # why a lesson was read again: --explain
 
 
 def racy(stat: tuple[int, ...], since: int) -> bool:
@@ -189,6 +193,77 @@ class Recorder:
 
 
 @dataclass(frozen=True)
+class Changes:
+    """What changed since a build's values were read: paths, spelled as the input door notes
+    them. A one-shot build's are the inputs whose metadata differs from what its head
+    observed, or is racy (`observed`); the preview's are its file events' (`events`). Both
+    are looked up the same way, in what each value was read from (`Values.taken`)."""
+
+    paths: frozenset[str] = frozenset()
+    everything: bool = False  # no last build to compare with: every value read
+    code: bool = False  # the builder's templates: every key made anew (Build.rekey)
+    folders: tuple[str, ...] = ()  # of `paths`, those no file is at: all beneath changed
+
+    @classmethod
+    def observed(cls, head: Head | None, now: Observed) -> Changes:
+        if head is None:
+            return cls(everything=True)
+        then, since = head.seen.inputs, head.seen.since
+        differ = {path for path, _ in then.items() ^ now.inputs.items()}
+        return cls(frozenset(differ.union([p for p, m in then.items() if racy(m, since)])))
+
+    @classmethod
+    def events(cls, paths: Paths, files: Iterable[str]) -> Changes:
+        """File events' paths, as the door spells them: under the input folders as `paths`
+        name them (the watcher names them absolute)."""
+        inputs = (paths.content, paths.recordings)
+        roots = [(os.path.join(os.path.abspath(r), ""), str(r)) for r in inputs]
+        found, code = set[str](), False
+        for name in map(os.path.abspath, files):
+            found.update(os.path.join(r, name[len(a) :]) for a, r in roots if name.startswith(a))
+            code = code or name.startswith(os.path.join(TEMPLATES, ""))
+        folders = tuple(os.path.join(p, "") for p in found if not os.path.isfile(p))
+        return cls(frozenset(found), code=code, folders=folders)  # a folder moved in or out
+
+    def __or__(self, other: Changes) -> Changes:
+        everything, code = self.everything or other.everything, self.code or other.code
+        return Changes(self.paths | other.paths, everything, code, self.folders + other.folders)
+
+    def why(self, read: Read | None) -> str | None:
+        """The first path of `read` that changed ("" with none to compare: read anew)."""
+        if read is None or self.everything:
+            return ""
+        changed, folders = self.paths, self.folders
+        return next((p for p in read.paths if p in changed or p.startswith(folders)), None)
+
+
+@dataclass(frozen=True)
+class Values:
+    """What a build holds read before: lessons by folder name, statuses and sidecars by
+    lesson id, course.yml and glossary.yml as loaded (None: read them)."""
+
+    lessons: Mapping[str, Lesson] = field(default_factory=dict)
+    statuses: Mapping[str, LessonStatus] = field(default_factory=dict)
+    sidecars: Mapping[str, Any] = field(default_factory=dict)
+    shared: Loaded | None = None
+
+    def taken(self, changes: Changes, reads: Reads) -> Values:
+        """Those of them read from no path that `changes` names: a lesson whose files are
+        as they were, its status when its recording is too, its sidecar likewise. Why each
+        lesson is read again is logged to builder.explain (`--explain`)."""
+        lesson, status, sidecar = (reads[stage] for stage in STAGES)
+        lessons = {n: x for n, x in self.lessons.items() if changes.why(lesson.get(n)) is None}
+        for name in sorted(self.lessons.keys() - lessons.keys()):
+            why = changes.why(lesson.get(name))
+            explain.info("%s: read again (%s)", name, f"{why} changed" if why else "no last read")
+        same = [n for n in self.statuses if n in lessons and changes.why(status.get(n)) is None]
+        statuses = {n: self.statuses[n] for n in same}
+        sidecars = {n: v for n, v in self.sidecars.items() if changes.why(sidecar.get(n)) is None}
+        shared = None if changes.why(lesson.get(COURSE_FILES)) is not None else self.shared
+        return Values(lessons, statuses, sidecars, shared)
+
+
+@dataclass(frozen=True)
 class Index:
     salt: str  # the code digest and the versions recordings are checked against
     head: Head | None = None
@@ -245,40 +320,15 @@ class Index:
             reads[STAGES[0]][COURSE_FILES] = self.shared.read
         return reads
 
-    def course_files(self, now: Observed) -> Loaded | None:
-        """course.yml and glossary.yml as loaded, when what was read for them is as it was."""
-        shared, same = self.shared, self._same(now)
-        return shared.values if shared is not None and same(shared.read.paths) else None
-
-    def lessons(self, now: Observed) -> dict[str, Lesson]:
-        """The lessons (by folder name) whose files are as they were, and not racy."""
-        same = self._same(now)
-        return {n: e.lesson for n, e in self.entries.items() if same(e.reads[0].paths)}
-
-    def statuses(self, now: Observed) -> dict[str, LessonStatus]:
-        """The statuses (by lesson id) whose lesson and recording are as they were."""
-        entries, same = self.entries.items(), self._same(now)
-        read = ((n, e, e.reads[0].paths + e.reads[1].paths) for n, e in entries)
-        return {n: e.status for n, e, paths in read if e.status and same(paths)}
-
-    def sidecars(self, now: Observed, recorded: Iterable[str] = ()) -> dict[str, Any]:
-        """The sidecars (by lesson id) as they were, but for the lessons `recorded` now."""
-        skip, same, entries = frozenset(recorded), self._same(now), self.entries.items()
-        return {n: e.sidecar for n, e in entries if n not in skip and same(e.reads[2].paths)}
-
-    def _same(self, now: Observed) -> Callable[[Iterable[str]], bool]:
-        """Whether every one of some paths is as the head has it (or still absent), and
-        older than it (racy). The paths that are not are found once for each observation,
-        by set operations over both snapshots, not path by path for each value."""
-        if self.head is None:
-            return lambda paths: False
-        found = self.__dict__.get("_changed")
-        if found is None or found[0] is not now or found[1] is not self.head:
-            then, since = self.head.seen.inputs, self.head.seen.since
-            differ = {path for path, _ in then.items() ^ now.inputs.items()}
-            changed = frozenset(differ.union([p for p, m in then.items() if racy(m, since)]))
-            found = self.__dict__["_changed"] = (now, self.head, changed)  # frozen: no field
-        return found[2].isdisjoint
+    def values(self) -> Values:
+        """What its entries hold: the last good build's values, read before."""
+        entries, shared = self.entries.items(), self.shared
+        return Values(
+            {n: e.lesson for n, e in entries},
+            {n: e.status for n, e in entries if e.status},
+            {n: e.sidecar for n, e in entries},
+            shared.values if shared is not None else None,
+        )
 
     def appeared(self, inputs: Snapshot) -> Snapshot:
         """`inputs` (observed before the build read) with the paths its values were read

@@ -12,12 +12,17 @@ import re
 from ..render.foreign import ROLE, role_shown
 
 MAX_SUMMARY = 300  # the front matter's Line
-HEADING = re.compile(r"^ {0,3}(#{1,6})\s+(.*?)(?:\s+#+)?\s*$")
+HEADING = re.compile(r"^ {0,3}(#{1,6})\s+(.*)$")  # its closing #s are taken off by `heading`
 FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 BACKTICKS = re.compile(r"`+")
 IMAGE = re.compile(r"!\[[^\[\]]*\]\(\s*<?([^)\s>]*)")
 LINK = re.compile(r"(?<!!)\[[^\[\]]*\]\(\s*<?([^)\s>]*)")
 HTML = re.compile(r"<(?:!--|/?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>)")
+MARKED_LINK = re.compile(r"!?\[([^\[\]]*)\]\([^)\[]*\)")  # `[` ends a try: one scan each
+MARKS = re.compile(r"[*_`]")
+BLANK_LINE = re.compile(r"\n\s*\n")
+LIST_ITEM = re.compile(r"\d+[.)]\s")
+SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 SAFE_LINKS = ("http://", "https://", "mailto:", "#", "lesson:")
 MAX_CHECKED = 20_000  # a longer line of prose is noted, not searched
 
@@ -96,18 +101,28 @@ def short(text: str) -> str:
 def plain(text: str) -> str:
     """Markdown as plain text, for the title and summary: roles, links and marks undone."""
     text = ROLE.sub(lambda m: role_shown(m[2]), text)
-    text = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", text)
-    return " ".join(re.sub(r"[*_`]", "", text).split())
+    text = MARKED_LINK.sub(r"\1", text)
+    return " ".join(MARKS.sub("", text).split())
+
+
+def heading(line: str) -> str | None:
+    """The text of `line` when it is a heading (`## Title ##`: its closing #s taken off, as
+    CommonMark does), else None."""
+    if not (match := HEADING.match(line)):
+        return None
+    text = match[2].rstrip()
+    bare = text.rstrip("#")
+    return bare if bare != text and (not bare or bare[-1].isspace()) else text
 
 
 def summary(lines: list[str]) -> str:
     """The first sentence of the first paragraph of plain prose, at most MAX_SUMMARY long."""
-    for paragraph in re.split(r"\n\s*\n", "\n".join(lines)):
+    for paragraph in BLANK_LINE.split("\n".join(lines)):
         first = paragraph.lstrip()
-        if not first or first[0] in "#(<`:~-*+>|$!{[" or re.match(r"\d+[.)]\s", first):
+        if not first or first[0] in "#(<`:~-*+>|$!{[" or LIST_ITEM.match(first):
             continue
         text = plain(paragraph)
-        sentence = re.split(r"(?<=[.!?])\s", text, maxsplit=1)[0]
+        sentence = SENTENCE_END.split(text, maxsplit=1)[0]
         if len(sentence) > MAX_SUMMARY:
             sentence = sentence[: MAX_SUMMARY - 3].rsplit(" ", 1)[0] + "..."
         return sentence

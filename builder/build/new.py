@@ -2,7 +2,8 @@
 `make check`, written from the files in builder/build/starter/ (package data).
 
 The starter holds course.yml, glossary.yml, one lesson (a small JAX example with a panel),
-a Makefile, a lock file, .gitignore, the CI workflow, the pre-commit hook and a README for
+a Makefile, a lock file, .gitignore, .gitattributes (recordings and lessons byte-exact:
+no core.autocrlf rewriting), the CI workflow, the pre-commit hook and a README for
 the course's author. Files named `dot-x` there are written as `.x` (a wheel's package data
 leaves dotfiles out); the lock's `coursebuilder==VERSION` line gets this builder's version.
 Standard library only: `new` needs none of the builder's heavy dependencies.

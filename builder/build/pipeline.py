@@ -29,7 +29,7 @@ import errno
 import fcntl
 import logging
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -37,7 +37,18 @@ from typing import TYPE_CHECKING, Any, TextIO
 from ..core.lineage import alive, held
 from ..core.observe import Observed, Paths
 from ..core.store import Store
-from .index import STAGES, Head, Index, Reads, Recorder, code_digest, index_salt, installed_versions
+from .index import (
+    STAGES,
+    Changes,
+    Head,
+    Index,
+    Reads,
+    Recorder,
+    Values,
+    code_digest,
+    index_salt,
+    installed_versions,
+)
 
 if TYPE_CHECKING:
     from ..course.load import Shared
@@ -110,7 +121,19 @@ class Build:
 
         self.reuse = Reuse(self.store, code_digest(self.versions))
 
-    def load(self, kept: dict[str, Lesson], shared: Shared | None = None) -> Course:
+    def taken(self, changes: Changes) -> Values:
+        """What this build holds, read before (the last good build's index; in the
+        preview, the last refresh), that `changes` leaves as it was: one question, whether
+        the paths came from file metadata or from file events."""
+        course = self.course
+        if course is None:
+            return self.index.values().taken(changes, self.reads)
+        statuses = {s.lesson_id: s for s in self.statuses}
+        lessons = {x.folder.name: x for x in course.lessons}
+        held = Values(lessons, statuses, self.sidecars, (course.meta, course.glossary))
+        return held.taken(changes, self.reads)
+
+    def load(self, kept: Mapping[str, Lesson], shared: Shared | None = None) -> Course:
         """content/ -> Course; the lessons in `kept` (by folder name) are not read again,
         nor course.yml and glossary.yml when `shared` holds them."""
         from ..course.load import load_course
@@ -119,7 +142,7 @@ class Build:
         self.course = load_course(self.paths.content, memo, kept, reads, shared)
         return self.course
 
-    def status(self, kept: dict[str, LessonStatus] | None = None) -> list[LessonStatus]:
+    def status(self, kept: Mapping[str, LessonStatus] | None = None) -> list[LessonStatus]:
         """Each lesson's status against recordings/; those in `kept` (by id) are not
         read again."""
         from ..course.status import course_status
@@ -136,19 +159,23 @@ class Build:
         force: bool = False,
         runner: Runner | None = None,
         dask: str | None = None,
+        only: tuple[str, ...] = (),
     ) -> tuple[str, ...]:
-        """Run what is not fresh (everything with `force`) and read the statuses again;
-        the lesson ids run (builder.run.batch, imported only when a build records). The
-        prose of the lessons about to run is checked first: a problem no recording can
-        change is reported, all at once, before any example runs."""
+        """Run what is not fresh (everything with `force`; of `only`, when given) and read
+        the statuses again; the lesson ids run (builder.run.batch, imported only when a
+        build records). The prose of the lessons about to run is checked first: a problem
+        no recording can change is reported, all at once, before any example runs. With
+        `only` (the preview's background recorder, whose file events bring the statuses
+        again) the statuses are not read here."""
         from ..run.batch import lessons_to_run, record_stale
 
         assert self.course is not None
-        due = lessons_to_run(self.course, self.statuses, force=force, waiting=True)
+        course, statuses, paths = self.course, self.statuses, self.paths
+        due = lessons_to_run(course, statuses, force=force, only=only, waiting=True)
         if due:
             self.proofread(due)
-        done = record_stale(self.course, self.statuses, self.paths, jobs, force, runner, dask=dask)
-        if done:  # read again: what recording wrote
+        done = record_stale(course, statuses, paths, jobs, force, runner, only, dask)
+        if done and not only:  # read again: what recording wrote
             self.status()
         return done
 
@@ -182,7 +209,7 @@ class Build:
         if errors:
             raise BuildErrors(errors)
 
-    def inputs(self, kept: dict[str, Any]) -> dict[str, Any]:
+    def inputs(self, kept: Mapping[str, Any]) -> dict[str, Any]:
         """What each recording's sidecar says; those in `kept` (by id) are not read again."""
         from ..course.rules import read_inputs
 
@@ -193,12 +220,12 @@ class Build:
     def pages(self, kept: Kept, jobs: int, built: str, changes: Compared | None = None) -> Site:
         """Every page and chart, made or taken from `kept` and the store (no search
         bundles: what the preview serves first), with the page of each of course.yml's
-        moves (what it changed is kept in the store under its two commits)."""
+        moves (what it changed is read from content/moves/, committed)."""
         from .site import make_pages
 
         assert self.course is not None
         course, statuses, sidecars, reuse = self.course, self.statuses, self.sidecars, self.reuse
-        moves = _moves(course, self.paths.recordings, reuse)
+        moves = _moves(course, reuse)
         return make_pages(course, statuses, sidecars, reuse, kept, jobs, built, changes, moves)
 
     def search(self, pages: Site, kept: Kept, jobs: int, stop: Stop = None) -> Site:
@@ -248,15 +275,17 @@ def build(
 
         sweep()  # the scratch folders of killed builds
         run.begin(now, head, reread=force)
-        run.load(run.index.lessons(now), run.index.course_files(now))
-        run.status(run.index.statuses(now))
+        taken = run.taken(Changes.observed(head, now))
+        run.load(taken.lessons, taken.shared)
+        run.status(taken.statuses)
         executed = run.record(jobs, force, runner, dask) if execute else ()
         run.shifted()
-        run.inputs(run.index.sidecars(now, executed))
+        run.inputs({n: v for n, v in taken.sidecars.items() if n not in executed})
+        from ..render.deadline import build_budget
         from .make import Kept  # with the stages: not imported by a no-op
 
         kept = Kept.since(run.index, paths.out, now)
-        with run.reuse.templates():
+        with run.reuse.templates(), build_budget():
             pages = run.pages(kept, jobs, _built(paths), _changes(paths, since))
             site = run.search(pages, kept, jobs)
         run.store.commit()  # what it made: not held twice (made, and pickled) while publishing
@@ -307,13 +336,14 @@ def _changes(paths: Paths, since: str | None) -> Compared | None:
     return compared(paths.content, paths.recordings, since, None)
 
 
-def _moves(course: Course, recordings: Path, reuse: Reuse) -> tuple[tuple[Move, Compared], ...]:
-    """Each of course.yml's moves and what it changed (builder.review.moves)."""
+def _moves(course: Course, reuse: Reuse) -> tuple[tuple[Move, Compared], ...]:
+    """Each of course.yml's moves and what it changed, from its committed file
+    (builder.review.moves: no git)."""
     if not course.meta.moves:
         return ()
-    from ..review.moves import move_pages  # git: only when course.yml names a move
+    from ..review.moves import move_pages  # pydantic's adapter: only when course.yml names one
 
-    return move_pages(course, recordings, reuse.memo)
+    return move_pages(course, reuse.memo)
 
 
 @dataclass(frozen=True)
@@ -329,9 +359,9 @@ def check(paths: Paths) -> Checked:
     stay unloaded: the stages it runs do not need them."""
     with Build.opened(paths, lock=False) as run:
         now = observe(paths, ())
-        run.begin(now, Head.load(run.store))
-        course = run.load(run.index.lessons(now), run.index.course_files(now))
-        statuses = run.status(run.index.statuses(now))
+        run.begin(now, head := Head.load(run.store))
+        taken = run.taken(Changes.observed(head, now))
+        course, statuses = run.load(taken.lessons, taken.shared), run.status(taken.statuses)
         run.store.commit()  # a store that cannot be written only costs time (and says so)
     return Checked(course, statuses)
 

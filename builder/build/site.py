@@ -12,14 +12,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..core.artifact import Made, Trace
-from ..core.errors import raise_all
 from ..course.model import Course
 from ..course.rules import run_seconds
 from ..course.status import LessonStatus
-from ..render import lessons as render
 from ..render import pages, printed, search
-from ..render.nav import site_nav
-from ..render.renderer import Renderer
 from .make import Kept, make
 from .reuse import Reuse
 
@@ -106,22 +102,6 @@ def with_search(
         whole = printed.print_artifact(course, statuses, nav, names, renderer)
         made |= make(reuse.keyed([whole]), store, kept, jobs)
     return Site(site.made | made)
-
-
-def render_files(
-    course: Course, statuses: list[LessonStatus], changes: Compared | None = None, moves: Moves = ()
-) -> dict[str, bytes]:
-    """Every page and chart, made in this process without a store and without search
-    bundles: the same bytes a build writes (for tests and tools)."""
-    renderer = Renderer()
-    lessons = [a.make() for a in render.lesson_artifacts(course, statuses, renderer)]
-    raise_all([error for made in lessons for error in made.errors])
-    used = pages.terms_used(lessons)
-    changed = _changes_pages(changes, moves)
-    nav = site_nav(course)
-    artifacts = pages.page_artifacts(course, nav, statuses, used, {}, renderer, changed)
-    others = [a.make() for a in artifacts]
-    return {name: data for made in [*lessons, *others] for name, data in (made.files or {}).items()}
 
 
 def _changes_pages(changes: Compared | None, moves: Moves) -> tuple[pages.ChangesPage, ...]:

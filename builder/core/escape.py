@@ -17,6 +17,8 @@ every output kind has one function here, and the places that write call it:
                (actions/runner ActionCommand.cs: `%`, CR, LF; in a property also `:`, `,`)
     markdown   text in a paragraph or table cell (`markdown_text`), a name as inline code
                (`markdown_code`): no raw HTML, link, image or new block
+    address    `encoded_address`: an address in a Markdown link or an XML file, everything
+               but its own syntax percent-encoded
     json       `json_text`: what a tool reads; the characters a terminal would act on as
                `\\uXXXX` escapes, so the JSON is equal and inert
 """
@@ -30,6 +32,7 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from typing import Any, TextIO
+from urllib.parse import quote
 
 # C0 but tab and newline, DEL, C1, bidirectional embeddings, overrides and isolates (text
 # shown in another order than it is read), line and paragraph separators, lone surrogates
@@ -38,7 +41,7 @@ _CONTROLS = "\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u2028\u2029\u
 _CONTROL = re.compile(f"[{_CONTROLS}]")
 _CONTROL_OR_LINE = re.compile(f"[{_CONTROLS}\t\n]")
 _COMMAND = re.compile(f"[{_CONTROLS}]|##\\[")  # GitHub's runner reads `##[command]` anywhere
-_COMMAND_START = re.compile(r"^(\s*):(?=:)", re.MULTILINE)  # `::command::`, after spaces
+_COMMAND_START = re.compile(r"^([^\S\n]*):(?=:)", re.MULTILINE)  # `::command::`, after spaces
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
@@ -116,6 +119,14 @@ def markdown_code(text: str) -> str:
     ticks = "`" * (max((len(run) for run in re.findall("`+", text)), default=0) + 1)
     pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
     return f"{ticks}{pad}{text}{pad}{ticks}"
+
+
+def encoded_address(address: str) -> str:
+    """An address as a Markdown link's destination or in XML: every character that could
+    end the link or make other Markdown (a blank, brackets, parentheses, `!`, `*`, a
+    backtick, a quote), or that XML cannot hold (a control character), percent-encoded, so
+    it stays one address, the same one."""
+    return quote(address, safe="/:?#=&%@+,;~._-")
 
 
 def markdown_fence(language: str, lines: list[str]) -> str:

@@ -85,8 +85,8 @@ def sentence(machine: dict[str, Any] | None) -> str:
         )
     parts = []
     cpu, cores = str(machine.get("cpu", "")), machine.get("cores")
-    if cpu or cores:
-        cpu_text = cpu or "unknown CPU"
+    if cpu or cores:  # "unknown": what _cpu says on a machine that names no model
+        cpu_text = cpu if cpu not in ("", "unknown") else "unknown CPU"
         parts.append(f"{cpu_text}, {cores} core{'s' if cores != 1 else ''}" if cores else cpu_text)
     if machine.get("os"):
         parts.append(str(machine["os"]))

@@ -143,9 +143,10 @@ def restat(taken: Snapshot, root: Path, names: Iterable[str]) -> Snapshot:
 def environment_files() -> list[Path]:
     """The interpreter and the folders packages are installed into (not their contents:
     installing or removing a package adds or removes a *.dist-info folder, which changes
-    the folder's own mtime)."""
-    folders = [Path(p) for p in sys.path if p and "site-packages" in p and Path(p).is_dir()]
-    return [Path(sys.executable), *folders]
+    the folder's own mtime), resolved: the same interpreter reached through a link or a
+    relative path is the same, and keeps the no-op."""
+    folders = [p for p in sys.path if p and "site-packages" in p and os.path.isdir(p)]
+    return [Path(os.path.realpath(p)) for p in (sys.executable, *folders)]
 
 
 def environment_snapshot() -> Snapshot:

@@ -11,6 +11,7 @@ import os
 import re
 import stat
 from array import array
+from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from itertools import accumulate
 from pathlib import Path
@@ -249,11 +250,13 @@ def _size(count: int, digits: int = 1) -> str:
 
 
 def load_yaml(text: str, path: Path | str) -> Any:
-    """YAML by libyaml's safe loader when PyYAML has it (much faster than PyYAML's own)."""
+    """YAML by libyaml's safe loader when PyYAML has it (much faster than PyYAML's own),
+    without aliases (`no_aliases`) nor deep nesting (`_shallow_yaml`)."""
     import yaml
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     _shallow_yaml(text, path)
+    no_aliases(text, path)
     try:
         return yaml.load(text, Loader=loader)
     except yaml.YAMLError as error:
@@ -261,6 +264,49 @@ def load_yaml(text: str, path: Path | str) -> Any:
         where = f" at line {mark.line + 1}" if mark is not None else ""
         problem = getattr(error, "problem", None) or "invalid YAML"
         raise ContentError(f"YAML error{where}: {problem}", path=path) from None
+
+
+def no_aliases(text: str, path: Path | str) -> None:
+    """A ContentError when the YAML `text` uses an alias (`*name`): nine nested aliases of
+    ten ("billion laughs") expand to 10^9 values, which took 28 s and 3 GB before a
+    MemoryError. Read as events, which are never expanded; a YAML mistake is left to the
+    loader, which names it."""
+    if "*" not in text:
+        return  # no alias: the common case, unparsed
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    with contextlib.suppress(yaml.YAMLError):
+        for event in yaml.parse(text, Loader=loader):
+            if isinstance(event, yaml.AliasEvent):
+                raise ContentError(
+                    f"uses the YAML alias *{event.anchor}: aliases are not allowed",
+                    path=path,
+                    hint="write the value out where the alias stands",
+                )
+
+
+@contextlib.contextmanager
+def yaml_without_aliases(path: Path | str) -> Iterator[None]:
+    """Inside the block, PyYAML's `safe_load` and `safe_load_all` (which a third party's
+    parser calls: Jupytext, on a notebook's front matter and cell options) refuse aliases
+    as `load_yaml` does, naming `path`."""
+    import yaml
+
+    kept = yaml.safe_load, yaml.safe_load_all
+
+    def checked(load: Any) -> Any:
+        def load_checked(stream: Any) -> Any:
+            no_aliases(stream if isinstance(stream, str) else str(stream), path)
+            return load(stream)
+
+        return load_checked
+
+    yaml.safe_load, yaml.safe_load_all = map(checked, kept)
+    try:
+        yield
+    finally:
+        yaml.safe_load, yaml.safe_load_all = kept
 
 
 def split_front_matter(text: str, path: Path | str) -> tuple[str, str, int]:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # standard library only at run time
+    from .files import Reads
     from .model import Lesson
 
 # What runs inside the example's process, by the names they had when recordings were first
@@ -66,17 +67,17 @@ def inputs(
     return {
         "lessonId": lesson_id,
         "example": sha256(normalize_source(source)),
-        "data": {name: _file_sha256(Path(folder, name)) for name in data},
+        "data": {name: file_sha256(Path(folder, name)) for name in data},
         "env": dict(env),
     }
 
 
-def _file_sha256(path: Path) -> str:
+def file_sha256(path: Path, reads: Reads | None = None) -> str:
     """Streamed: a data file may be large (weights), and is never held in memory whole;
-    read as every input is (builder.course.files.open_input)."""
+    read as every input is (builder.course.files.open_input, noted into `reads`)."""
     from .files import open_input
 
-    with open(open_input(path), "rb") as file:
+    with open(open_input(path, reads=reads), "rb") as file:
         return hashlib.file_digest(file, "sha256").hexdigest()
 
 

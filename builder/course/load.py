@@ -22,11 +22,11 @@ from .files import (
     front_matter_fields,
     input_folder,
     load_yaml,
-    open_input,
     read_text,
     reading,
     split_front_matter,
 )
+from .fingerprint import file_sha256
 from .model import (
     Course,
     CourseMeta,
@@ -34,7 +34,7 @@ from .model import (
     GlossaryTerm,
     Lesson,
 )
-from .rules import EXAMPLE_FILE, LESSON_FILE, MAX_LESSON_BYTES, same_name
+from .rules import EXAMPLE_FILE, LESSON_FILE, MAX_LESSON_BYTES, control_problem, same_name
 from .validation import Cache, problems, uncached, validate
 
 Shared = tuple[CourseMeta, tuple[GlossaryTerm, ...]]  # course.yml and glossary.yml, loaded
@@ -117,11 +117,27 @@ def _listed(folder: Path) -> list[os.DirEntry[str]]:
 def _validate(kind: type[Any], raw: Any, path: Path, what: str) -> Any:
     from pydantic import ValidationError
 
+    if found := [f"{what} field '{at}': {problem}" for at, problem in _controls(raw)]:
+        raise ContentError("; ".join(found), path=path)
     try:
         return validate(kind, raw)
     except ValidationError as error:
         found = [f"{what} field '{where or what}': {msg}" for where, msg in problems(error)]
         raise ContentError("; ".join(found), path=path) from None
+
+
+def _controls(raw: Any) -> list[tuple[str, str]]:
+    """(field, problem) for every string in `raw` (parsed YAML, its fields as pydantic
+    names them: `arcs.0.title`) that holds a control character, in field order."""
+    found, stack = [], [("", raw)]
+    while stack:
+        at, value = stack.pop()
+        if isinstance(value, str) and (problem := control_problem(value)):
+            found.append((at, problem))
+        elif isinstance(value, dict | list):
+            items = value.items() if isinstance(value, dict) else enumerate(value)
+            stack.extend((f"{at}.{key}" if at else str(key), item) for key, item in items)
+    return sorted(found)
 
 
 def _load_meta(path: Path, cache: Cache, reads: Reads | None) -> CourseMeta:
@@ -175,8 +191,7 @@ def _load_lesson(folder: Path, cache: Cache, reads: Reads | None) -> Lesson:
             path=source_path,
             hint="write the example (it may just print), or remove the lesson folder",
         )
-    for name in meta.data:
-        _check_data_file(folder / name, name, path, reads)
+    data = tuple((name, _data_digest(folder / name, name, path, reads)) for name in meta.data)
     cells = cache("cells", (source,), lambda: _cells(source, source_path))
     return Lesson(
         meta=meta,
@@ -186,6 +201,7 @@ def _load_lesson(folder: Path, cache: Cache, reads: Reads | None) -> Lesson:
         source=source.encode("utf-8"),
         front=front,
         cells=cells,
+        data=data,
     )
 
 
@@ -198,11 +214,13 @@ def _cells(source: str, path: Path) -> tuple[Cell, ...]:
         ) from None
 
 
-def _check_data_file(data: Path, name: str, lesson_file: Path, reads: Reads | None) -> None:
-    """A data file is a regular file inside the lesson folder (`open_input`): never a link,
-    which would stage (and record, and publish) whatever it points to on the machine."""
+def _data_digest(data: Path, name: str, lesson_file: Path, reads: Reads | None) -> str:
+    """The sha256 of a data file, a regular file inside the lesson folder (`open_input`):
+    never a link, which would stage (and record, and publish) whatever it points to on the
+    machine. The lesson's page is keyed by it: a build that takes the lesson from its
+    index opens no data file."""
     try:
-        os.close(open_input(data, reads=reads))
+        return file_sha256(data, reads)
     except FileNotFoundError:
         missing = f"declares data file {name!r}, which is missing"
         raise ContentError(missing, path=lesson_file) from None

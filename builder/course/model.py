@@ -70,6 +70,7 @@ class Lesson:
     source: bytes
     front: str = ""  # the front matter block as written
     cells: tuple[Cell, ...] = ()  # the example's cells (builder/cells.py); () for one example
+    data: tuple[tuple[str, str], ...] = ()  # each data file's name and sha256, as loaded
 
     @property
     def id(self) -> str:

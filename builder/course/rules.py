@@ -39,6 +39,9 @@ ENV_NAME_PATTERN = re.compile(r"^[A-Z_][A-Z0-9_]*$")
 INTERPRETER_ENV = frozenset({"PYTHONHOME", "PYTHONPLATLIBDIR"})  # refused in a lesson's env:
 DATA_NAME_PATTERN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 CONFLICT_MARKER = re.compile(rb"^(<{7}|={7}|>{7})( |$)", re.MULTILINE)
+# Unicode's control characters (Cc) but tab and newline: NUL, BEL, ESC in a title or an
+# address made sitemap.xml ill-formed XML and reached the reader's terminal and notebook.
+CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 DEFAULT_TIMEOUT = 120.0
 LESSON_FILE = "lesson.md"
 EXAMPLE_FILE = "example.py"
@@ -249,3 +252,14 @@ def paired_backticks(text: str) -> str:
             "as `jax.jit`"
         )
     return text
+
+
+def control_problem(text: str) -> str:
+    """What is wrong with `text` when it holds a control character (tab and newline are
+    text), else ""."""
+    if not (found := CONTROL.search(text)):
+        return ""
+    return (
+        f"holds the control character \\x{ord(found[0]):02x} at character {found.start() + 1}, "
+        "which no page, sitemap or notebook can show: remove it"
+    )

@@ -140,8 +140,10 @@ def _lesson_status(
         detail = f"its lessonId is {recording.lessonId!r}, not {lesson.id!r}"
         return LessonStatus(lesson.id, State.INVALID, detail, path, digest=digest)
     state, detail = _staleness(lesson, recording, renderer, expected, recordings, reads)
+    if state is State.FRESH and (missing := incomplete(lesson, recording)):
+        return LessonStatus(lesson.id, State.INVALID, missing, path, digest=digest)
     if state is State.FRESH and differs:
-        state, detail = State.NOT_CANONICAL, _NOT_CANONICAL.format(differs)
+        state, detail = State.NOT_CANONICAL, _not_canonical(data, differs)
     return _on_device(lesson, LessonStatus(lesson.id, state, detail, path, recording, digest))
 
 
@@ -149,6 +151,37 @@ _NOT_CANONICAL = (
     "not byte for byte what the builder writes, from line {} (a key's order, spacing or a "
     "number's spelling): a hand edit, or another tool's"
 )
+_CRLF = (
+    "has CRLF line endings, which the builder never writes: git's core.autocrlf? "
+    "see .gitattributes (`recordings/** -text`), then check the recordings out again"
+)
+
+
+def _not_canonical(data: bytes, line: int) -> str:
+    """Why a valid recording is not canonical: a line ending the builder never writes (a
+    string's CR is written `\\r`) is git's or an editor's doing, not a hand edit."""
+    return _CRLF if b"\r\n" in data else _NOT_CANONICAL.format(line)
+
+
+def incomplete(lesson: Lesson, recording: Recording) -> str:
+    """What a recording of `lesson` lacks that a run of its example writes, or "": one
+    record of each of the example's cells that runs (all but `show` cells), in order
+    (builder/cells.py), whichever executor made it (a Dask worker that lost the cells wrote
+    a recording that rendering refuses)."""
+    wanted = [cell.name for cell in lesson.cells if not cell.show]
+    found = [cell.name for cell in recording.cells or ()]
+    if wanted == found:
+        return ""
+    if recording.cells is None:
+        said = f"has no `cells`, and its example runs {len(wanted)} cells ({', '.join(wanted)})"
+    elif not wanted:
+        said = "lists cells, and its example has none"
+    else:
+        gone = [name for name in wanted if name not in found]
+        said = f"lists the cells {', '.join(found) or 'none'}, not {', '.join(wanted)}" + (
+            f" (missing: {', '.join(gone)})" if gone else ""
+        )
+    return f"{said}: a run of it records each cell"
 
 
 def _on_device(lesson: Lesson, status: LessonStatus) -> LessonStatus:

@@ -1,6 +1,6 @@
 """The preview's background recording: each lesson whose recording is not fresh is
-re-recorded through the build's own path (builder.build.pipeline.record_stale, builder.run.batch and
-its runner), one lesson at a time, in a thread beside the server.
+re-recorded by a Build's own record step (builder.build.pipeline `Build.record`), under the
+build lock as every build records, one lesson at a time, in a thread beside the server.
 
 The pages of the lesson being recorded say "re-recording..." (the Hub's `recording`). A
 success writes the recording, and its file event rebuilds the page with the new output; a
@@ -14,10 +14,10 @@ import logging
 import threading
 from typing import TYPE_CHECKING
 
+from ..build.pipeline import Build
 from ..core.errors import BuildError
 from ..core.observe import Paths
 from ..course import fingerprint
-from ..run.batch import record_stale
 from .hub import problems
 
 if TYPE_CHECKING:
@@ -56,9 +56,9 @@ class Recorder:
             errors = {**self.hub.record_errors}
             errors.pop(lesson.id, None)
             try:
-                record_stale(
-                    course, statuses, self.paths, self.jobs, False, self.runner, only=(lesson.id,)
-                )
+                with Build.opened(self.paths) as run:  # the lock: one writer of recordings/
+                    run.course, run.statuses = course, statuses
+                    run.record(self.jobs, runner=self.runner, only=(lesson.id,))
             except Exception as error:  # shown until the example changes; never fatal
                 found = problems(error)
                 if isinstance(error, BuildError) and not error.path:

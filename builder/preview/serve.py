@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..build.index import Changes
 from ..core.artifact import Parts
 from ..core.errors import BuildError
 from ..core.fsutil import TEMPORARY
@@ -32,7 +33,7 @@ from ..core.observe import TEMPLATES, Paths, editor_file
 from . import heap
 from .http import Handler, listen, served_hosts
 from .hub import Hub, page_update, problems
-from .session import Changed, Session
+from .session import Session
 
 if TYPE_CHECKING:
     from ..run.execute import Runner
@@ -171,9 +172,9 @@ class Preview:
         session = self.session
         if session.course is None:  # the first build failed: start again
             return self.apply(session.start, reload=True)
-        changed = Changed.of(self.paths, files)
-        with heap.paused(not (changed.templates or changed.everything)):
-            return self.apply(lambda: session.refresh(changed), reload=changed.templates)
+        changes = Changes.events(self.paths, files)
+        with heap.paused(not changes.code):
+            return self.apply(lambda: session.refresh(changes), reload=changes.code)
 
     def apply(
         self, step: Callable[[], list[str] | None], what: str = "Rebuilt", *, reload: bool = False

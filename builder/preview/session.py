@@ -1,8 +1,9 @@
 """The preview's build, kept in memory between edits (python -m builder serve).
 
 A Session keeps one Build (builder/build/pipeline.py) between edits, with the course, every
-lesson's status and every artifact it made. File events (`Changed`) say what an edit
-touched:
+lesson's status and every artifact it made. A batch of file events is a change-set
+(builder.build.index `Changes.events`), looked up in what each value was read from as a
+one-shot build looks up the paths whose metadata changed:
 
     refresh   the changed lessons loaded again, their statuses, and the pages whose keys
               changed made again; every other artifact comes from memory -> the names of
@@ -18,75 +19,22 @@ site and the inputs, which costs more than rendering one page, so it waits for a
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
+from ..build.index import Changes
 from ..build.make import Kept
 from ..build.pipeline import Build, build_lock, clock, observe, open_store, settings
 from ..build.site import Site
 from ..core.artifact import Made, Parts
 from ..core.errors import PutOff
-from ..core.observe import TEMPLATES, Paths
+from ..core.observe import Paths
 from ..core.store import Store
-from ..course.load import Shared
-from ..course.model import Course, Lesson
-from ..course.rules import INPUTS_DIR
+from ..course.model import Course
 from ..course.status import LessonStatus
 from ..review.git import built_from
 
 JOBS = 2  # forked workers only when many artifacts are missing (a template edit)
-
-
-@dataclass(frozen=True)
-class Changed:
-    """What a batch of file events touched, as the session's stages see it."""
-
-    lessons: frozenset[str] = frozenset()  # lesson folder names
-    recordings: frozenset[str] = frozenset()  # lesson ids: a recording or its sidecar
-    templates: bool = False  # every page's key (the code digest covers templates/)
-    shared: bool = False  # a file beside lessons/: course.yml and glossary.yml read again
-    everything: bool = False  # anything else: load and compare all again
-
-    @classmethod
-    def of(cls, paths: Paths, files: Iterable[str]) -> Changed:
-        lessons, recordings = set(), set()
-        templates = shared = everything = False
-        sidecars = paths.recordings.resolve() / INPUTS_DIR
-        content, folders = paths.content.resolve(), paths.content.resolve() / "lessons"
-        for name in files:
-            path = Path(name).resolve()
-            if path.is_relative_to(folders) and path != folders:
-                lessons.add(path.relative_to(folders).parts[0])
-            elif path.parent in (paths.recordings.resolve(), sidecars) and path.suffix == ".json":
-                recordings.add(path.stem)  # a stale lesson's detail reads its sidecar
-            elif path.is_relative_to(TEMPLATES):
-                templates = True
-            elif path.parent != content or path == folders:
-                everything = True
-            else:
-                shared = True
-        return cls(frozenset(lessons), frozenset(recordings), templates, shared, everything)
-
-    def __or__(self, other: Changed) -> Changed:
-        return Changed(
-            self.lessons | other.lessons,
-            self.recordings | other.recordings,
-            self.templates or other.templates,
-            self.shared or other.shared,
-            self.everything or other.everything,
-        )
-
-
-@dataclass(frozen=True)
-class Unchanged:
-    """What a build takes as read before: lessons by folder name, statuses and sidecars by
-    lesson id, course.yml and glossary.yml as loaded (None: read them)."""
-
-    lessons: dict[str, Lesson] = field(default_factory=dict)
-    statuses: dict[str, LessonStatus] = field(default_factory=dict)
-    sidecars: dict[str, Any] = field(default_factory=dict)
-    shared: Shared | None = None
 
 
 class Session:
@@ -103,9 +51,7 @@ class Session:
         self.read_since = 0  # the file system's clock when the last refresh started reading
         self.built = ""  # the revision the footer says (git, asked at start and each settle)
         self.untold: list[str] = []  # files a put-off settle changed (a new revision's nav.js)
-        self.unbuilt = (
-            Changed()
-        )  # what refreshes that failed were told: read again until one builds
+        self.unbuilt = Changes()  # what failed refreshes were told: read again until one builds
 
     @property
     def course(self) -> Course | None:
@@ -130,31 +76,30 @@ class Session:
         self.built = built_from(self.paths.content)
         last = run.index.published
         self.on_disk = {n: last.files[n] for n in kept.intact if n in last.files} if last else {}
-        index = run.index
-        lessons, statuses = index.lessons(now), index.statuses(now)
-        unchanged = Unchanged(lessons, statuses, index.sidecars(now), index.course_files(now))
-        return self._build(kept, unchanged)
+        return self._build(kept, Changes.observed(run.index.head, now))
 
-    def refresh(self, changed: Changed) -> list[str]:
-        """Build again after `changed` (and what refreshes that failed since the last that
-        built were told); the names of the site files that changed."""
+    def refresh(self, changes: Changes) -> list[str]:
+        """Build again after `changes` (a batch of file events: Changes.events), and what
+        refreshes that failed since the last that built were told; the names of the site
+        files that changed."""
         self.read_since = clock(self.paths)
-        self.unbuilt = changed = self.unbuilt | changed
-        if changed.templates:
+        self.unbuilt = changes = self.unbuilt | changes
+        if changes.code:
             self.build.rekey()
         kept = Kept(None, self.paths.out, frozenset(), self._held())
-        built = self._build(kept, self._unchanged(changed))
-        self.unbuilt = Changed()
+        built = self._build(kept, changes)
+        self.unbuilt = Changes()
         return built
 
-    def _build(self, kept: Kept, unchanged: Unchanged) -> list[str]:
-        """What `unchanged` holds, read before, is not read again."""
+    def _build(self, kept: Kept, changes: Changes) -> list[str]:
+        """What the build holds and `changes` leaves as it was is not read again."""
         run = self.build
+        taken = run.taken(changes)
         run.reuse.turn()  # what the last build made is reused (builder.build.reuse)
-        run.load(unchanged.lessons, unchanged.shared)
-        run.status(unchanged.statuses)
+        run.load(taken.lessons, taken.shared)
+        run.status(taken.statuses)
         run.shifted()
-        run.inputs(unchanged.sidecars)
+        run.inputs(taken.sidecars)
         pages = run.pages(kept, JOBS, self.built)
         before, self.pages = self.pages.made, _filled(pages, self.paths.out)
         after = self.pages.made  # a key names its files: those of the keys gone or new changed
@@ -165,22 +110,6 @@ class Session:
                 for n in (before.get(k) or after[k]).trace.names
             }
         )
-
-    def _unchanged(self, changed: Changed) -> Unchanged:
-        """The lessons read before whose folders the events did not touch, their statuses
-        and sidecars when their recordings (and sidecars) did not change either, and
-        course.yml and glossary.yml as loaded unless an event touched them."""
-        run = self.build
-        course = run.course
-        if course is None or changed.everything:
-            return Unchanged()
-        lessons = {x.folder.name: x for x in course.lessons}
-        lessons = {name: x for name, x in lessons.items() if name not in changed.lessons}
-        kept = {x.id for x in lessons.values()} - changed.recordings
-        statuses = {s.lesson_id: s for s in run.statuses if s.lesson_id in kept}
-        sidecars = {i: v for i, v in run.sidecars.items() if i in kept}
-        shared = None if changed.shared else (course.meta, course.glossary)
-        return Unchanged(lessons, statuses, sidecars, shared)
 
     def _held(self) -> dict[str, Made]:
         return {**self.bundles, **self.pages.made}
@@ -237,7 +166,7 @@ class Session:
             return []
         self.built = built
         kept = Kept(None, self.paths.out, frozenset(), self._held())
-        return self._build(kept, self._unchanged(Changed()))
+        return self._build(kept, Changes())
 
     def close(self) -> None:
         self.build.store.close()

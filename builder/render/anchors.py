@@ -32,7 +32,7 @@ from .links import heading_id
 RUN_IT = "run-it-yourself"
 LINKED = "linked_ids"  # the markdown-it env's key: {lesson id: its page's ids}
 # Where a lesson: link names an anchor; a spelling this misses is refused (`_lesson_link`).
-_ANCHORED = re.compile(r"lesson:([^\s()<>\[\]#\"'`\\]+)#")
+_ANCHORED = re.compile(r"lesson:([^\s()<>\[\]#\"'`\\:]+)#")  # no ":": one scan a "lesson:"
 _CELL_LINE = re.compile(r"\{\{\s*cell\s+(\S+)")
 _API_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 _SHOWN = 12  # existing anchors an error lists

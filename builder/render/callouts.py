@@ -23,6 +23,7 @@ from markdown_it.token import Token
 from markupsafe import Markup
 from mdit_py_plugins.admon import admon_plugin
 
+from ..course.rules import control_problem
 from .marks import PageEnv
 
 
@@ -135,6 +136,8 @@ def _title_open(self: Any, tokens: list[Token], idx: int, options: Any, env: Any
     opening = tokens[idx - 1]  # admonition_open, then its title
     kind = _rendered_kind(opening)
     title = tokens[idx + 1].content
+    if problem := control_problem(title):
+        env["page"].error(f"callout title {problem}")
     return str(_title(env["page"], kind, opening.markup.startswith("?"), title))
 
 

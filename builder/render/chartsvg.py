@@ -21,7 +21,8 @@ if TYPE_CHECKING:
     from matplotlib.transforms import Transform
 
 THEMES: tuple[str, ...] = ("light", "dark")
-PALETTE = ("#2b6cb0", "#dd6b20", "#2f855a", "#9b2c2c", "#6b46c1", "#975a16")
+# Eight: a panel of more series than this repeats colours (tpu-02's throughput has seven).
+PALETTE = ("#2b6cb0", "#dd6b20", "#2f855a", "#9b2c2c", "#6b46c1", "#975a16", "#b83280", "#2c7a7b")
 COLOURS = MappingProxyType(  # every theme's colours must differ from the palette's (recolour)
     {
         "light": MappingProxyType({"text": "#1a202c", "grid": "#d5dbe3"}),

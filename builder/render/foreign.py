@@ -31,7 +31,7 @@ ROLE_NAME = re.compile(r"\{([A-Za-z0-9_+:.-]+)\}")
 ROLE = re.compile(ROLE_NAME.pattern + r"`([^`]*)`")  # in plain text: a role and its body
 FOUND = "foreign"  # the parse env's key: the refusals, in the page's order
 DIRECTIVE = re.compile(r"\{([^{}\s]*)\}\s*(.*)")
-LABELLED = re.compile(r"(.*?)\s*<[^<>]*>")
+LABELLED = re.compile(r"(.*?)(?<!\s)\s*<[^<>]*>")  # a blank run is tried from its start only
 CODE_ROLES = frozenset(
     [
         "func",

@@ -20,10 +20,11 @@ from markupsafe import Markup
 
 from ..core import machine
 from ..core.artifact import Artifact, Made, Trace
-from ..core.errors import RenderError
+from ..core.errors import ContentError, RenderError
 from ..core.observe import RECORDED
 from ..course.addresses import page_url
 from ..course.files import read_file
+from ..course.fingerprint import sha256
 from ..course.model import Arc, Course, CourseMeta, Lesson
 from ..course.recording import Panel, Recording
 from ..course.status import LessonStatus
@@ -37,7 +38,7 @@ from .notebook_prose import Prose
 from .renderer import Renderer, page
 
 SHIM = "static/builder.py"  # `from builder import panels` for a downloaded example
-_IMPORTS_BUILDER = re.compile(rb"^\s*(?:from\s+builder[\s.]|import\s+builder\b)", re.MULTILINE)
+_IMPORTS_BUILDER = re.compile(rb"^[^\S\n]*(?:from\s+builder[\s.]|import\s+builder\b)", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,7 @@ class RunIt:
     python: str = ""  # the Python the recording ran with ("3.11.7"; "" if unknown)
     minor: str = ""  # its minor version ("3.11"), which the venv is made with
     venv: str = "python3 -m venv .venv"  # the command that makes a venv with that Python
+    accelerator: str = ""  # "TPU" for a `requires: tpu` lesson: it runs there and nowhere else
 
 
 @dataclass(frozen=True)
@@ -103,19 +105,6 @@ class Common:
         return cls(site_head(course), links, course.meta, course.root, renderer)
 
 
-def lesson_artifacts(
-    course: Course,
-    statuses: list[LessonStatus],
-    renderer: Renderer,
-    sidecars: dict[str, Any] | None = None,
-) -> list[Artifact]:
-    """Each lesson's artifacts, in the order `in_order` gives (`sidecars`: what each
-    recording's sidecar says, the machine it ran on, builder/core/machine.py)."""
-    columns = lesson_columns(course, statuses, sidecars, renderer)
-    common = Common.of(course, renderer)
-    return in_order(of_lesson(*lesson_inputs(common, *row)) for row in zip(*columns, strict=True))
-
-
 def lesson_columns(
     course: Course,
     statuses: list[LessonStatus],
@@ -124,8 +113,8 @@ def lesson_columns(
     near: Sequence[NavItem] | None = None,
 ) -> tuple[list[Any], ...]:
     """What each lesson's artifacts read besides what every lesson's do (`Common`), as
-    columns in course order: the lesson, its data files (read here: what a lesson's page
-    offers of them is not in the Lesson), its status, its sidecar, the navigation entries
+    columns in course order: the lesson (its data files by their digests), its status, its
+    sidecar, the navigation entries
     of the lessons before and after it (`near`: each lesson's entry, made once whichever
     of its neighbours shows it; made here when not given), the ids of the lessons its
     anchored links lead to (so renaming a heading re-renders the pages that link to it,
@@ -139,7 +128,6 @@ def lesson_columns(
     near = list(map(item, lessons)) if near is None else list(near)
     return (
         list(lessons),
-        [_data(x) if x.meta.data else () for x in lessons],
         [by_id[x.id] for x in lessons],
         [(sidecars or {}).get(x.id) for x in lessons],
         [None, *near[:-1]],
@@ -189,7 +177,6 @@ def in_order(made: Iterable[tuple[A, tuple[tuple[str, A], ...], A]]) -> list[A]:
 def lesson_inputs(
     common: Common,
     lesson: Lesson,
-    data: tuple[tuple[str, bytes], ...],
     status: LessonStatus,
     sidecar: Any,
     before: NavItem | None,
@@ -199,7 +186,7 @@ def lesson_inputs(
     size: int = 0,
 ) -> LessonInputs:
     """What a lesson's artifacts are made from (`of_lesson`'s arguments), given what they
-    read besides it, its data files and its status: the machine its recording ran on and the
+    read besides it and its status: the machine its recording ran on and the
     Python version it ran with (from its sidecar), and the navigation entries of the lessons
     before and after it (what the page shows of them: a prose edit of one changes neither)."""
     facts = machine.of(sidecar) if status.recording else None
@@ -207,7 +194,6 @@ def lesson_inputs(
     return (
         common,
         lesson,
-        data,
         status,
         on,
         before,
@@ -221,7 +207,6 @@ def lesson_inputs(
 def of_lesson(
     common: Common,
     lesson: Lesson,
-    data: tuple[tuple[str, bytes], ...],
     status: LessonStatus,
     on: str,
     before: NavItem | None,
@@ -230,14 +215,13 @@ def of_lesson(
     place: tuple[int, int] = (0, 0),
     python: str = "",
 ) -> LessonArtifacts:
-    """A lesson's page, each of its panels' charts by file name, and its notebook; `data`:
-    the data files the page offers (read by the caller: an argument, as all it reads);
-    `on`: the machine its recording ran on, as the page says it (builder/core/machine.py);
-    `before` and `after`: the entries of the lessons the page links to as the previous and
-    the next (a prose edit of one changes neither); `linked`: the ids of the lessons its
-    anchored links lead to (anchors.linked_ids); `place`: its number in its arc and the
-    arc's size (the page says "Lesson 2 of 4 in Tracing"); `python`: the Python version it
-    ran with, which Run it yourself names."""
+    """A lesson's page, each of its panels' charts by file name, and its notebook; `on`: the
+    machine its recording ran on, as the page says it (builder/core/machine.py); `before`
+    and `after`: the entries of the lessons the page links to as the previous and the next
+    (a prose edit of one changes neither); `linked`: the ids of the lessons its anchored
+    links lead to (anchors.linked_ids); `place`: its number in its arc and the arc's size
+    (the page says "Lesson 2 of 4 in Tracing"); `python`: the Python version it ran with,
+    which Run it yourself names."""
     meta, renderer = common.meta, common.renderer
     page = renderer.artifact(
         "page",
@@ -245,7 +229,6 @@ def of_lesson(
         common.head,
         common.links,
         lesson,
-        data,
         status,
         next(arc for arc in meta.arcs if arc.id == lesson.meta.arc),
         (before, after),
@@ -261,9 +244,17 @@ def of_lesson(
     return page, panels, _notebook_artifact(meta, lesson, status, renderer, common.links)
 
 
-def _data(lesson: Lesson) -> tuple[tuple[str, bytes], ...]:
-    """The data files the page offers for download beside the example."""
-    return tuple((n, read_file(lesson.folder / n, None)) for n in lesson.meta.data)
+def _data(lesson: Lesson) -> dict[str, bytes]:
+    """The data files the page offers for download beside the example, by their site names:
+    the bytes the lesson's digests (in the page's key) name, or an error when one changed
+    since the lesson was loaded (build again)."""
+    files = {}
+    for name, digest in lesson.data:
+        files[f"{lesson.url}{name}"] = data = read_file(lesson.folder / name, None)
+        if sha256(data) != digest:
+            problem = "changed while the build was reading the course"
+            raise ContentError(problem, path=lesson.folder / name, hint="build again")
+    return files
 
 
 def run_it(lesson: Lesson, recording: Recording | None, root: str, python: str = "") -> RunIt:
@@ -279,7 +270,7 @@ def run_it(lesson: Lesson, recording: Recording | None, root: str, python: str =
     if recording is not None:
         env = recording.environment
         pins = {"jax": env.jax, "numpy": env.numpy, "matplotlib": env.matplotlib}
-        install = "pip install " + " ".join(f"{p}=={pins[p]}" for p in RECORDED)
+        install = "pip install " + " ".join(_pin(p, pins[p], lesson) for p in RECORDED)
         name = f"{lesson.id}-example"
         cited = name if f"{name}:" in recording.stdout else ""
     settings = [f"{key}={shlex.quote(value)}" for key, value in lesson.meta.env.items()]
@@ -297,7 +288,16 @@ def run_it(lesson: Lesson, recording: Recording | None, root: str, python: str =
         python=python,
         minor=minor,
         venv=venv,
+        accelerator=(lesson.accelerator or "").upper(),
     )
+
+
+def _pin(package: str, version: str, lesson: Lesson) -> str:
+    """`jax==0.10.2`; for a `requires: tpu` lesson jax's TPU build, `"jax[tpu]==0.10.2"`
+    (quoted: a shell would read the brackets as a pattern), which brings the TPU runtime."""
+    if package == "jax" and lesson.accelerator == "tpu":
+        return f'"jax[tpu]=={version}"'
+    return f"{package}=={version}"
 
 
 def _chart_artifacts(
@@ -352,7 +352,6 @@ def _lesson_page(
     head: SiteHead,
     links: Links,
     lesson: Lesson,
-    data: tuple[tuple[str, bytes], ...],
     status: LessonStatus,
     arc: Arc,
     near: tuple[NavItem | None, NavItem | None],
@@ -363,7 +362,8 @@ def _lesson_page(
     place: tuple[int, int] = (0, 0),
     python: str = "",
 ) -> Made:
-    """A lesson's page, its example and its data files: made from these arguments alone."""
+    """A lesson's page, its example and its data files: made from these arguments (the data
+    files' bytes read as their digests in `lesson` name them)."""
     recording = status.recording
     root = "../../"
     rendered, errors = prose.render_prose(
@@ -405,8 +405,7 @@ def _lesson_page(
     files = {
         f"{lesson.url}index.html": html,
         f"{lesson.url}{recorded.EXAMPLE_FILE}": lesson.source,  # the code figures' download link
-        # and the data files it reads, beside it as when it was recorded
-        **{f"{lesson.url}{name}": file for name, file in data},
+        **_data(lesson),  # and the data files it reads, beside it as when it was recorded
     }
     return Made(files, Trace(terms=tuple(rendered.terms), page=parts), tuple(errors))
 

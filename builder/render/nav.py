@@ -55,7 +55,10 @@ class SiteNav:
                 "id": arc.id,
                 "title": arc.title,
                 "url": f"a/{arc.id}/",
-                "lessons": [{"id": x.id, "title": x.title, "url": x.url} for x in arc.lessons],
+                "lessons": [
+                    {"id": x.id, "number": x.number, "title": x.title, "url": x.url}
+                    for x in arc.lessons
+                ],
             }
             for arc in self.arcs
         ]

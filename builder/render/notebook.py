@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..cells import Cell
 from ..core.artifact import Made
+from ..core.escape import encoded_address, markdown_code, markdown_text
 from ..course.recording import CellRun
 
 if TYPE_CHECKING:  # prose.py, which notebook_prose reads with, imports this module's names
@@ -143,36 +144,38 @@ def _intro(
     provenance: str,
     page: str,
 ) -> str:
-    link = f"[{_escaped(title)}]({page})"
+    link = f"[{markdown_text(title)}]({encoded_address(page)})"  # course.yml's site_url in it
     output = (
-        f"The output under the code is the recorded one ({provenance}), "
+        f"The output under the code is the recorded one ({markdown_text(provenance)}), "
         "not a run on your machine: running the cells prints yours."
         if stdout is not None
         else "This lesson has no recording yet, so the code cell has no output."
     )
     return (
-        f"# {_escaped(title)}\n\n"
-        f"The example of the lesson {link} (`{folder}` of the site of *{_escaped(course)}*), "
+        f"# {markdown_text(title)}\n\n"
+        f"The example of the lesson {link} ({markdown_code(folder)} of the site of "
+        f"*{markdown_text(course)}*), "
         f"as a notebook.{_needs(*run)}\n\n{output}"
     )
 
 
 def _needs(files: tuple[str, ...], settings: tuple[str, ...]) -> str:
-    """What it takes besides the notebook, as the page's "Run it yourself" says."""
+    """What it takes besides the notebook, as the page's "Run it yourself" says (each as
+    code: a backtick in an `env:` value ended a plain span, and raw HTML followed)."""
     said = ""
     if files:
-        names = ", ".join(f"`{name}`" for name in files)
+        names = ", ".join(markdown_code(name) for name in files)
         said += f" Put {names} (downloads on the lesson's page) in the notebook's folder."
     if settings:
         said += (
-            f" The lesson runs it with `{' '.join(settings)}`: "
+            f" The lesson runs it with {markdown_code(' '.join(settings))}: "
             "set these in the environment Jupyter starts from."
         )
     return said
 
 
 def _escaped(text: str) -> str:
-    """`text` as literal Markdown: no emphasis, link or heading it did not mean."""
+    """A recorded text as literal Markdown: no emphasis, link or heading it did not mean."""
     return "".join(f"\\{c}" if c in _MARKDOWN else c for c in text)
 
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from markdown_it.token import Token
 
+from ..core.escape import encoded_address
 from ..course.addresses import page_url
 from ..course.model import Lesson
 from ..course.recording import Recording
@@ -232,11 +233,12 @@ def _filled(after: Token | None) -> str:
 
 def _address(href: str, env: PageEnv, site_url: str) -> str:
     """A link the page makes relative (`../../l/SLUG/index.html#x`) as the notebook's:
-    absolute under course.yml's site_url, else as on the site (beside the page)."""
+    absolute under course.yml's site_url, else as on the site (beside the page); encoded
+    for a Markdown link (a site_url or api: address holding `)![x](...)` made an image)."""
     if not site_url or not href.startswith("../../"):
-        return href
+        return encoded_address(href)
     path, hashed, anchor = href.removeprefix("../../").partition("#")
-    return page_url(site_url, path) + hashed + anchor
+    return encoded_address(page_url(site_url, path) + hashed + anchor)
 
 
 # -- callouts and tabs --------------------------------------------------------------------------

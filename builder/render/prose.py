@@ -40,6 +40,7 @@ from ..course.model import Course, Lesson
 from ..course.recording import Recording
 from . import anchors, code_notes, reading, syntax
 from .cells import cell_block, unplaced_cells
+from .deadline import Overtime, deadline
 from .figures import Sizer, chart_size, scrollable, table_scroll_open
 from .highlight import Highlighter, code_block
 from .links import Links, heading_id
@@ -54,6 +55,7 @@ _BLOCKS = MappingProxyType({**BLOCKS, "cell": cell_block})
 BLOCK_DIRECTIVES = ("example", "output", "panel", "panels", "reveal", "cell")
 HEADINGS = ("h2", "h3")  # anchored, linked and listed in the page's contents
 SAFE_SCHEMES = ("http:", "https:", "mailto:")
+SECONDS = 20.0  # to render one lesson's prose; a real lesson takes well under a second
 _BLOCK_LINE = re.compile(r"^\{\{\s*(example|output|panel|panels|reveal|cell)\b(.*?)\}\}\s*$")
 
 
@@ -85,7 +87,32 @@ def render_prose(
     `highlight` turns code into HTML (a cached highlight.code_block, when the build has a
     store); `linked`: the ids of the lessons its anchored links lead to (anchors.linked_ids);
     `pending`: its recording (None) is about to be made (PageEnv.pending); `moved`: it is
-    rendered into another page (relocate.Move), its reveals apart (`solution`)."""
+    rendered into another page (relocate.Move), its reveals apart (`solution`).
+    Within SECONDS, as a page's template (builder/render/deadline.py): past them, a
+    RenderError naming lesson.md (every rule is meant to be linear; one that is not stops)."""
+    try:
+        with deadline(SECONDS):
+            parts = (lesson, course, recording, root, highlight, size, linked, pending, moved)
+            return _render_prose(*parts)
+    except Overtime:
+        raise RenderError(
+            f"rendering its prose ran over {SECONDS:g} s",
+            path=lesson.lesson_path,
+            hint="split the lesson, and report the text that is this slow (a bug)",
+        ) from None
+
+
+def _render_prose(
+    lesson: Lesson,
+    course: Course | Links,
+    recording: Recording | None,
+    root: str,
+    highlight: Highlighter,
+    size: Sizer,
+    linked: tuple[tuple[str, tuple[str, ...]], ...],
+    pending: bool,
+    moved: Move | None,
+) -> tuple[RenderedProse, list[RenderError]]:
     links = course if isinstance(course, Links) else Links.of(course)
     env = PageEnv(lesson, links, recording, root, highlight, size, pending, moved=moved)
     md = parser()
@@ -384,7 +411,7 @@ def _render_term(self: Any, tokens: list[Token], idx: int, options: Any, env: An
         page.id(f"card-{term.id}-{len(page.terms)}"),
         term.term,
         code_spans(term.definition),
-        page.href(f"{page.root}{teacher.url}index.html"),
+        "" if teacher.id == page.lesson.id else page.href(f"{page.root}{teacher.url}index.html"),
         teacher.title,
     )
 

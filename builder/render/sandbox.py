@@ -10,12 +10,16 @@ given), narrowed further by `is_safe_attribute`:
   dataclass fields, never its methods, nor a field marked hidden (the theme's folder);
 - a str or Markup shows the methods of READ_STR (none that makes text longer); a list,
   tuple or dict, those of READ_ITEMS;
-- no module, class, function, file path or other callable is handed on at all.
+- no module, class, function, file path or other callable is handed on at all;
+- nothing but text, numbers and lists or dicts of them is made text, by any route (`{{ }}`,
+  `~`, `%`, str.format, a filter, a key, an include's name): an object's repr shows every
+  field, the hidden ones too (`size`'s `printed`).
 
 And it is bounded (`Budget`): every value a template makes (an operator's, a filter's, a
 method's, a `~`) is at most MAX_VALUE characters in all (a list counts what printing it
 would), a number at most MAX_INT_BITS, a page at most MAX_PAGE characters, and rendering
-a page at most deadline.SECONDS (builder/render/deadline.py). `lipsum` is left out. A
+a page at most deadline.SECONDS, a build's pages at most deadline.BUILD_SECONDS in each
+process (builder/render/deadline.py). `lipsum` is left out. A
 template that breaks a rule stops with a SecurityError (a TemplateError), which
 builder/render/template_errors.py names in one line.
 """
@@ -24,7 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, ItemsView, Iterator, KeysView, ValuesView
 from functools import cache, update_wrapper
 from pathlib import PurePath
 from string import Formatter
@@ -36,6 +40,7 @@ from jinja2.compiler import CodeGenerator, Frame
 from jinja2.exceptions import (
     SecurityError,
 )
+from jinja2.filters import make_attrgetter
 from jinja2.runtime import LoopContext, markup_join, str_join
 from jinja2.sandbox import ImmutableSandboxedEnvironment, SandboxedFormatter
 from jinja2.utils import Cycler, Joiner, Namespace
@@ -99,7 +104,9 @@ HIDDEN = "template"  # a dataclass field's metadata key: {"template": False} hid
 def size(value: Any, limit: int = MAX_VALUE, printed: bool = False) -> int:
     """About how many characters `value` takes printed (str() of it), counted until past
     `limit`: a list of one string a hundred thousand times counts it a hundred thousand
-    times, as printing it would. `printed`: an undefined value inside it is an error."""
+    times, as printing it would. `printed`: it is made text, so an undefined value inside
+    it is an error, and so is any object but text, a number, None and lists, tuples, sets
+    and dicts of them (an object prints its repr: every field, a hidden one too)."""
     total, stack = 0, [value]
     while stack and total <= limit:
         item = stack.pop()
@@ -118,9 +125,18 @@ def size(value: Any, limit: int = MAX_VALUE, printed: bool = False) -> int:
             item._fail_with_undefined_error()
         elif isinstance(item, Namespace):
             stack.append(item._Namespace__attrs)
+        elif isinstance(item, KeysView | ValuesView | ItemsView):
+            total += 2 * len(item) + 2
+            stack.extend(item)
+        elif printed and not (item is None or isinstance(item, float)):
+            raise SecurityError(_OBJECT.format(type(item).__name__))
         else:
             total += 64
     return total
+
+
+# printing an object shows its fields by repr, hidden ones too (the theme's folder)
+_OBJECT = "it prints a {} object, not text or numbers: print one of its fields, {{{{ x.title }}}}"
 
 
 def bounded(value: Any, what: str = "a value", printed: bool = False) -> Any:
@@ -165,8 +181,11 @@ def _filter(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
     passes = getattr(function, "jinja_pass_arg", None)
 
     def checked(*args: Any, **kwargs: Any) -> Any:
+        if name == "join" and args[1:] and not isinstance(args[1], str | list | tuple):
+            args = (args[0], list(args[1]), *args[2:])  # a map's generator, looked at first
         given = args[1:] if passes else args
         _checked_args(name, given, kwargs)
+        _printable(name, given, kwargs, args[0] if passes else None)
         if _estimate(name, given, kwargs) > MAX_VALUE:
             raise SecurityError(f"the filter {name} would make over {MAX_VALUE:,} characters")
         if name == "sum" and not isinstance(kwargs.get("start", 0), int | float):
@@ -174,6 +193,59 @@ def _filter(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
         return bounded(function(*args, **kwargs), f"the filter {name}")
 
     return update_wrapper(checked, function)
+
+
+# The filters that take objects without printing them; any other prints its value, and every
+# filter but `default` may print its other arguments (in a message: "No filter named ...").
+OBJECTS_IN = frozenset(
+    [
+        "abs",
+        "attr",
+        "batch",
+        "count",
+        "default",
+        "d",
+        "dictsort",
+        "first",
+        "float",
+        "groupby",
+        "int",
+        "items",
+        "last",
+        "length",
+        "list",
+        "map",
+        "max",
+        "min",
+        "random",
+        "reject",
+        "rejectattr",
+        "reverse",
+        "round",
+        "select",
+        "selectattr",
+        "slice",
+        "sort",
+        "sum",
+        "unique",
+    ]
+)
+
+
+def _printable(name: str, given: tuple[Any, ...], kwargs: dict[str, Any], passed: Any) -> None:
+    """A SecurityError when the filter `name` would print an object (size's `printed`): its
+    value, unless it is of OBJECTS_IN, and its other arguments. `join` by an `attribute`
+    prints what the attribute reads (`passed`: the eval context Jinja gives it)."""
+    if name in ("default", "d"):
+        return
+    for arg in (*given[1:], *kwargs.values()):
+        bounded(arg, f"an argument of {name}", printed=True)
+    value = given[0] if given else ""
+    attribute = kwargs.get("attribute", given[2] if len(given) > 2 else None)
+    if name == "join" and attribute is not None:
+        value = [make_attrgetter(passed.environment, attribute)(x) for x in value]
+    if name not in OBJECTS_IN:
+        bounded(value, f"the filter {name}", printed=True)
 
 
 _PRINTF = re.compile(r"%[-#0 +]*(\*|\d+)?(?:\.(\*|\d+))?")
@@ -186,7 +258,7 @@ def _printf(text: str, values: Any) -> str:
         if "*" in (width, precision):
             raise SecurityError("a '*' width or precision is not allowed in a % format")
         widths += int(width or 0) + int(precision or 0)
-    if len(text) + widths + size(values) > MAX_VALUE:
+    if len(text) + widths + size(values, printed=True) > MAX_VALUE:
         raise SecurityError(f"a % format would make over {MAX_VALUE:,} characters")
     made: str = text % values
     return made
@@ -203,9 +275,13 @@ class _Bounded(Formatter):
 
     made = 0
 
+    def convert_field(self, value: Any, conversion: str | None) -> Any:
+        size(value, printed=True)  # `{0!r}`: the repr, before format_field sees text
+        return super().convert_field(value, conversion)
+
     def format_field(self, value: Any, format_spec: str) -> Any:
         digits = [int(x) for x in re.findall(r"\d+", format_spec)]
-        if sum(digits) + size(value) + self.made > MAX_VALUE:
+        if sum(digits) + size(value, printed=True) + self.made > MAX_VALUE:
             raise SecurityError(f"a str.format would make over {MAX_VALUE:,} characters")
         made = super().format_field(value, format_spec)
         self.made += len(made)
@@ -272,12 +348,16 @@ class CourseSandbox(ImmutableSandboxedEnvironment):
         return self.unsafe_undefined(obj, attribute) if _kept(value) else value
 
     def getitem(self, obj: Any, argument: Any) -> Any:
+        if not isinstance(argument, slice):  # a missing key is named in the message
+            size(argument, printed=True)
         value = super().getitem(obj, argument)
         return self.unsafe_undefined(obj, str(argument)) if _kept(value) else value
 
     def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:
         name = getattr(__obj, "__name__", "a call")
         _checked_args(name, args, kwargs)
+        if isinstance(getattr(__obj, "__self__", None), str | list | tuple | dict):
+            size((args, kwargs), printed=True)  # [].index(x): "x is not in list"
         return bounded(super().call(__context, __obj, *args, **kwargs), name)
 
     def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
@@ -294,8 +374,14 @@ class CourseSandbox(ImmutableSandboxedEnvironment):
             return bounded(_printf(left, right), "%")
         return bounded(super().call_binop(context, operator, left, right), operator)
 
+    def _load_template(self, name: Any, globals: Any) -> Any:
+        """`{% include x %}` with an object: its name is printed, in the message."""
+        if not isinstance(name, str):
+            raise SecurityError(_OBJECT.format(type(name).__name__))
+        return super()._load_template(name, globals)
+
     def bounded_concat(self, escape: bool, parts: tuple[Any, ...]) -> str:
-        if sum(size(x) for x in parts) > MAX_VALUE:
+        if sum(size(x, printed=True) for x in parts) > MAX_VALUE:
             raise SecurityError(f"~ would make over {MAX_VALUE:,} characters")
         joined: str = markup_join(parts) if escape else str_join(parts)
         return joined
@@ -367,7 +453,7 @@ def render(
     are) is a ContentError naming its file and line, the problem and what to do."""
     used = name
     try:
-        with deadline():
+        with deadline(budgeted=isinstance(environment, CourseSandbox)):
             template = environment.get_template(name)
             used = template.filename or name
             return generate(template.generate(**context))

@@ -11,6 +11,7 @@ recordings and search pages, and the What-changed page when the build makes it; 
 from __future__ import annotations
 
 from ..core.artifact import Artifact, Made
+from ..core.escape import encoded_address
 from ..course.addresses import page_url
 from .markup import environment
 from .nav import SiteNav
@@ -44,7 +45,8 @@ def pages(nav: SiteNav, changes: tuple[str, ...] = ()) -> tuple[str, ...]:
 
 
 def _sitemap(site_url: str, names: tuple[str, ...]) -> Made:
-    """templates/sitemap.xml, each address escaped by Jinja (autoescape holds for XML too)."""
-    urls = [page_url(site_url, name) for name in names]
+    """templates/sitemap.xml, each address percent-encoded (a control character is no XML)
+    and escaped by Jinja (autoescape holds for XML too)."""
+    urls = [encoded_address(page_url(site_url, name)) for name in names]
     text = environment().get_template(NAME).render(urls=urls)
     return Made({NAME: text.encode("utf-8")})

@@ -21,9 +21,12 @@ from markdown_it.rules_block import StateBlock
 from markdown_it.token import Token
 from markupsafe import Markup
 
+from ..course.rules import control_problem
 from .marks import PageEnv
 
-_HEAD = re.compile(r"===(!?)[ \t]+(\S.*?)[ \t]*$")  # a tab's first line, its indent removed
+# a tab's first line, its indent removed; the title ends at its last character but a blank
+# (greedy: a lazy `.*?` before `[ \t]*$` retried a run of blanks at every step, issue 56)
+_HEAD = re.compile(r"===(!?)[ \t]+(\S(?:.*[^ \t])?)[ \t]*$")
 GROUPS = "tab_groups"  # in the parse's env: groups numbered so far on the page
 
 
@@ -62,6 +65,8 @@ def _head(state: StateBlock, line: int, end: int) -> tuple[bool, str, str] | Non
         return bool(match[1]), title, f'tab title {said} {why}: write === "{title}"'
     title = unescapeAll(said[1:-1])  # `\"` is a quote in it, as in a link's title
     problem = "" if title.strip() else 'a tab needs a title: === "Title"'
+    if control := control_problem(title):
+        problem = f"tab title {control}"
     return bool(match[1]), title, problem
 
 

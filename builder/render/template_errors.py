@@ -16,7 +16,8 @@ from jinja2.exceptions import (
 )
 
 from ..core.errors import ContentError
-from .deadline import SECONDS, Overtime
+from . import deadline
+from .deadline import SECONDS, OverBudget, Overtime
 
 
 def template_error(error: BaseException, name: str, folders: tuple[str, ...]) -> ContentError:
@@ -29,7 +30,9 @@ def template_error(error: BaseException, name: str, folders: tuple[str, ...]) ->
         if isinstance(error, known):
             kind, hint = label, advice
             break
-    if isinstance(error, Overtime):
+    if isinstance(error, OverBudget):
+        problem = f"this build's pages took over {deadline.BUILD_SECONDS:g} s of rendering in all"
+    elif isinstance(error, Overtime):
         problem = f"rendering ran over {SECONDS:g} s"
     elif isinstance(error, TemplateNotFound):
         problem = f"no template {error.name!r}"
@@ -54,6 +57,7 @@ _KINDS: MappingProxyType[type[BaseException], tuple[str, str]] = MappingProxyTyp
         ),
         RecursionError: ("a macro or include calls itself without end", "stop the recursion"),
         MemoryError: ("out of memory", "make the template build smaller values"),
+        OverBudget: ("too slow", "a template slow on every page: make it do less on each"),
         Overtime: ("too slow", "a loop that does not end, or nested loops: make it do less"),
     }
 )

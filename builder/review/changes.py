@@ -27,7 +27,7 @@ from ..course.recording import Panel, Recording, Timings, loads
 from .cells import cells_of_lines, value_changes
 
 _UNIT = r"(?:ns|us|µs|μs|ms|s|sec|secs|seconds?|milliseconds?|microseconds?|nanoseconds?)"
-TIME_QUANTITY = re.compile(rf"(?<![\w.])\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?\s?{_UNIT}(?!\w)")
+TIME_QUANTITY = re.compile(rf"(?<![\w.,])\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?\s?{_UNIT}(?!\w)")
 TIMING_YLABEL = re.compile(
     r"(?<!\w)(?:ns|us|µs|μs|ms|s|seconds|milliseconds|microseconds|nanoseconds)(?!\w)"
     r"|wall[ -]clock",
@@ -36,7 +36,7 @@ TIMING_YLABEL = re.compile(
 CONTEXT = 1  # unchanged lines shown around each changed stretch of output
 _HOLE = "\ue000"  # a timing, in a line's comparison key (a private-use character)
 _NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?")
-_PADDED_HOLE = re.compile(rf"[ \t]*{_HOLE}[ \t]*")
+_PADDED_HOLE = re.compile(rf"(?:(?<![ \t])[ \t]+)?{_HOLE}[ \t]*")  # blanks from their start
 
 Category = Literal["added", "removed", "invalid", "changed", "timing", "same"]
 

@@ -1,17 +1,20 @@
 """What the recordings changed, as a reader's page reads it: the What-changed page
 (`--since REV`) and each environment move's page (course.yml `moves:`).
 
+A move's comparison is committed with the course (content/moves/<slug>.json, written by
+`python -m builder moves` where git holds both revisions), so any copy builds its page: a
+shallow clone, a source tarball, a folder without .git.
+
 A reader's page says the environment move once (`jax 0.9.2 → 0.10.2`, from the recordings'
 environment fields) and compares each lesson without it, so a lesson that prints the same
-on the new versions reads as the same (builder.review.page says it). A move names two fixed
-revisions, so its comparison is kept in the build's cache under their commits, and a build
-that finds it there asks git only which commits they are.
+on the new versions reads as the same (builder.review.page says it).
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import os
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -19,8 +22,12 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pydantic import TypeAdapter, ValidationError
+
 from ..core.errors import BuildError, ContentError
-from ..course.files import read_text
+from ..core.fsutil import write_atomic
+from ..course.files import read_text, shallow_json
+from ..course.load import load_course
 from . import git as revision
 from .changes import CourseChanges, compare
 
@@ -30,6 +37,12 @@ if TYPE_CHECKING:
 
 # (environment field, before, after, how many recordings hold `after`, of how many)
 Moved = tuple[tuple[str, str, str, int, int], ...]
+MOVES_FOLDER = "moves"  # content/moves/<slug>.json
+MAX_MOVE_BYTES = 8 * 1024 * 1024  # a move of every lesson's output: well under it
+_WRITE_IT = (
+    "run `python -m builder moves` in a checkout that has both revisions (a full clone), "
+    "and commit content/moves/"
+)
 
 
 @dataclass(frozen=True)
@@ -38,6 +51,18 @@ class Compared:
 
     changes: CourseChanges
     moved: Moved
+
+
+@dataclass(frozen=True)
+class Kept:
+    """A move's file: the revisions it compares, as course.yml names them, and what changed."""
+
+    before: str
+    after: str
+    compared: Compared
+
+
+_ADAPTER: TypeAdapter[Kept] = TypeAdapter(Kept)
 
 
 def compared(content: Path, recordings: Path, base: str, head: str | None) -> Compared:
@@ -85,17 +110,76 @@ def _version_order(value: str) -> tuple[tuple[int, str], ...]:
     return tuple((int(part), "") if part.isdigit() else (-1, part) for part in parts)
 
 
-def move_pages(course: Course, recordings: Path, cache: Cache) -> tuple[tuple[Move, Compared], ...]:
-    """Each move of course.yml and what it changed, kept in `cache` by the two commits (a
-    revision git cannot find is an error naming course.yml, the move and the revision)."""
+def move_pages(course: Course, cache: Cache) -> tuple[tuple[Move, Compared], ...]:
+    """Each move of course.yml and what it changed, read from its committed file
+    (content/moves/<slug>.json: no git), kept in `cache` by the file's text."""
     found = []
     for number, move in enumerate(course.meta.moves):
-        commits = tuple(_commit(course, recordings, number, side) for side in ("before", "after"))
-        content = str(course.root.resolve())
-        parts = (*commits, move.before, move.after, content, str(recordings.resolve()))
-        make = partial(compared, course.root, recordings, move.before, move.after)
-        found.append((move, cache("move", parts, make)))
+        path = move_file(course.root, move)
+        text = _read_move(course, number, path)
+        kept: Kept = cache("move", (text,), partial(_parse, text, path))
+        if (kept.before, kept.after) != (move.before, move.after):
+            raise _move_error(
+                course,
+                number,
+                f"{path.name} compares {kept.before}..{kept.after}, and course.yml names "
+                f"{move.before}..{move.after}",
+            )
+        found.append((move, kept.compared))
     return tuple(found)
+
+
+def move_file(content: Path, move: Move) -> Path:
+    """Where a move's comparison is committed: content/moves/<slug>.json."""
+    return content / MOVES_FOLDER / f"{move.slug}.json"
+
+
+def write_moves(content: Path, recordings: Path) -> list[Path]:
+    """Each of course.yml's moves compared from git (both revisions must be in this
+    checkout's history) and written to its file; the files written."""
+    course = load_course(content)
+    written = []
+    for number, move in enumerate(course.meta.moves):
+        for side in ("before", "after"):
+            _commit(course, recordings, number, side)  # a missing revision names course.yml
+        made = compared(content, recordings, move.before, move.after)
+        path = move_file(content, move)
+        path.parent.mkdir(exist_ok=True)
+        data = _ADAPTER.dump_json(Kept(move.before, move.after, made), indent=2)
+        write_atomic(path, data + b"\n")
+        written.append(path)
+    return written
+
+
+def _read_move(course: Course, number: int, path: Path) -> str:
+    if not os.path.lexists(path):
+        problem = f"its page is made from {path.name}, which is missing"
+        raise _move_error(course, number, problem)
+    try:
+        return read_text(path, MAX_MOVE_BYTES)
+    except BuildError as error:
+        raise _move_error(course, number, f"{path.name} {error.problem}") from None
+
+
+def _parse(text: str, path: Path) -> Kept:
+    try:
+        return _ADAPTER.validate_json(shallow_json(text.encode(), path))
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(x) for x in first["loc"])
+        raise ContentError(
+            f"{where or 'the file'}: {first['msg']}",
+            path=path,
+            hint=_WRITE_IT,
+        ) from None
+
+
+def _move_error(course: Course, number: int, problem: str) -> ContentError:
+    move = course.meta.moves[number]
+    yml = course.root / "course.yml"
+    line = _line_of(yml, "slug:", move.slug)
+    where = move_file(Path(course.root.name), move)
+    return ContentError(f"{line}moves[{number}]: {problem} ({where})", path=yml, hint=_WRITE_IT)
 
 
 def _commit(course: Course, recordings: Path, number: int, side: str) -> str:

@@ -1,10 +1,12 @@
 """Record on a dask.distributed cluster: `record --dask tcp://HOST:PORT` (docs/recordings.md,
 Recording beyond one machine).
 
-The client sends each lesson as a `Task` (front matter, the example's and data files' bytes,
-the pinned versions: no shared file system is assumed). A worker compares its versions with
-the pins (`refusal`), stages the files in its own scratch folder and calls the door a local
-run calls (`run_example`); only the client writes the recording, atomically.
+The client sends each lesson as a `Task` (the loaded lesson whole, its cells among it, the
+data files' bytes, the pinned versions: no shared file system is assumed), so the worker's
+run is handed the very lesson a local run is and writes the same recording. A worker
+compares its versions with the pins (`refusal`), stages the files in its own scratch folder
+and calls the door a local run calls (`run_example`); only the client writes the recording,
+atomically.
 
 The harness is not shipped: a worker runs the builder it has, and one whose recording
 harness hashes differently is refused like one whose jax differs, since shipping two files
@@ -32,7 +34,7 @@ from ..core.console import clock
 from ..core.errors import BuildError
 from ..core.scratch import scratch
 from ..course.files import read_file
-from ..course.model import ACCELERATORS, FrontMatter, Lesson
+from ..course.model import ACCELERATORS, Lesson
 from ..course.rules import EXAMPLE_FILE
 from .execute import Execution, Limits, Outcome, Runner
 from .workers import Roster, _good_workers, _worker_name, expected_versions, refusal
@@ -50,8 +52,7 @@ logger = logging.getLogger(__name__)
 class Task:
     """Everything a worker needs to run one lesson's example."""
 
-    meta: FrontMatter
-    source: bytes
+    lesson: Lesson  # as the client loaded it (its folder is the client's: staged anew)
     data: dict[str, bytes]
     expected: dict[str, str]  # what `worker_versions` must say
 
@@ -61,7 +62,7 @@ def work(task: Task, runner: Runner) -> tuple[str, Execution]:
     refused = refusal(task.expected)
     if refused:
         detail = f"worker {_worker_name()} refused: {refused}; nothing it ran is kept"
-        return _worker_name(), Execution(task.meta.id, Outcome.REFUSED, 0.0, detail=detail)
+        return _worker_name(), Execution(task.lesson.id, Outcome.REFUSED, 0.0, detail=detail)
     with _staged(task) as lesson:
         return _worker_name(), runner(lesson, Limits(timeout=lesson.meta.timeout))
 
@@ -69,14 +70,16 @@ def work(task: Task, runner: Runner) -> tuple[str, Execution]:
 @contextlib.contextmanager
 def _staged(task: Task) -> Iterator[Lesson]:
     """The lesson in a scratch folder laid out as content/lessons/<id>/ (what run_example
-    reads, and what it checks stdout for absolute paths of)."""
-    with scratch(f"task-{task.meta.id}") as root:  # swept by the next build if killed
-        folder = root / "content" / "lessons" / task.meta.id
+    reads, and what it checks stdout for absolute paths of): every other field, its cells
+    among them, as the client loaded it."""
+    lesson = task.lesson
+    with scratch(f"task-{lesson.id}") as root:  # swept by the next build if killed
+        folder = root / "content" / "lessons" / lesson.id
         folder.mkdir(parents=True)
-        (folder / EXAMPLE_FILE).write_bytes(task.source)
+        (folder / EXAMPLE_FILE).write_bytes(lesson.source)
         for name, data in task.data.items():
             (folder / name).write_bytes(data)
-        yield Lesson(meta=task.meta, folder=folder, body="", body_line=1, source=task.source)
+        yield replace(lesson, folder=folder)
 
 
 def task_of(lesson: Lesson, expected: dict[str, str]) -> Task:
@@ -87,7 +90,7 @@ def task_of(lesson: Lesson, expected: dict[str, str]) -> Task:
     if lesson.accelerator is None:
         meta = replace(meta, env={"JAX_PLATFORMS": "cpu"} | dict(meta.env))
     data = {name: read_file(lesson.folder / name, None) for name in meta.data}
-    return Task(meta, lesson.source, data, expected)
+    return Task(replace(lesson, meta=meta), data, expected)
 
 
 @contextlib.contextmanager

@@ -414,14 +414,17 @@ def test_every_lesson_says_how_to_run_it_with_the_recorded_versions(
         if folded.count():
             folded.locator("summary").click()
         commands = block.locator("pre").inner_text().strip().splitlines()
+        tpu = lesson.accelerator == "tpu"  # jax's TPU build, quoted for the shell
+        jax_pin = f'"jax[tpu]=={env.jax}"' if tpu else f"jax=={env.jax}"
         assert commands == [  # a virtual environment of that Python first (issue 43)
             f"python{minor} -m venv .venv",
             ". .venv/bin/activate",
-            f"pip install jax=={env.jax} numpy=={env.numpy} matplotlib=={env.matplotlib}",
+            f"pip install {jax_pin} numpy=={env.numpy} matplotlib=={env.matplotlib}",
             "python example.py",
         ], lesson.id
         said = " ".join(block.locator("p.muted").inner_text().split())
         assert f"with Python {minor}, the one it was recorded with ({python})" in said
+        assert ("It needs a TPU" in said) == tpu and ("On a CPU it prints" in said) != tpu
         assert "py -" + minor + " -m venv .venv" in said and ".venv\\Scripts\\activate" in said
         downloads = {
             link.get_attribute("download"): page.request.get(link.evaluate("a => a.href"))

@@ -46,11 +46,13 @@ LOWEST_CONTRAST = """() => {
 def moved_site(recorded_template: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The fixture course after a move to jax 0.10.2, its course.yml naming the move."""
     from builder.build.pipeline import build
+    from builder.review.moves import write_moves
 
     root = tmp_path_factory.mktemp("moved") / "course"
     shutil.copytree(recorded_template, root)
     paths = make_paths(root)
     add_move(paths, *move_history(paths))
+    write_moves(paths.content, paths.recordings)
     build(paths, execute=False, jobs=1)
     return paths.out
 

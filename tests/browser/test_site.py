@@ -63,7 +63,7 @@ def test_pages_open_from_disk_without_errors(page: Any, site: Path) -> None:
         page.goto((site / name).as_uri())
         page.wait_for_load_state("load")
     page.goto((site / LESSON).as_uri())
-    assert page.locator("#sidebar a[aria-current=page]").inner_text() == "A first jaxpr"
+    assert page.locator("#sidebar a[aria-current=page]").inner_text() == "1.1 A first jaxpr"
 
 
 def test_navigation_marks_the_current_page(page: Any, base_url: str, site: Path) -> None:
@@ -71,7 +71,7 @@ def test_navigation_marks_the_current_page(page: Any, base_url: str, site: Path)
     assert "A first jaxpr" not in (site / "l" / "settings" / "index.html").read_text()
     page.goto(base_url + LESSON)
     current = page.locator("#sidebar a[aria-current=page]")
-    assert current.count() == 1 and current.inner_text() == "A first jaxpr"
+    assert current.count() == 1 and current.inner_text() == "1.1 A first jaxpr"
     assert page.locator("#sidebar a").count() == 2 + 3  # two arc links, three lessons
     assert page.locator("nav.crumbs a").all_inner_texts() == ["Course", "Basics"]
     assert page.locator("a[rel=next]").inner_text() == "A lesson without panels →"
@@ -116,11 +116,13 @@ def test_glossary_card_shows_on_hover_opens_on_enter_and_closes_on_escape(
     page.keyboard.press("Enter")
     page.keyboard.press("Tab")  # focus moves into the card's link, and the card stays open
     assert card.is_visible()
-    taught = card.locator(".term-more a").first
-    assert taught.inner_text() == "taught in A first jaxpr"
+    # this page teaches the term: the card says so, and links only to the glossary
+    assert card.locator(".term-more").inner_text().startswith("taught in this lesson · ")
+    assert card.locator(".term-more a").all_inner_texts() == ["in the glossary"]
     with page.expect_navigation():
         page.keyboard.press("Enter")
-    assert page.url.endswith("/l/first/index.html")
+    assert page.url.endswith("/glossary/index.html#jaxpr")
+    page.goto(base_url + LESSON)
     page.locator(".term").nth(1).locator(".term-link").click()
     page.locator(".term").nth(1).locator(".term-card a").first.click()
     page.wait_for_url("**/l/no-panels/index.html")

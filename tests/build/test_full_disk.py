@@ -174,9 +174,10 @@ def test_a_file_size_limit_names_the_file_without_root(three: Path) -> None:
     assert build_cli(three) == (0, "")
     site = three / "site"
     before = snapshot(site)
-    # the page, and the files that hold its text again: the printable course and its
-    # search bundle's offline index (both made in memory, written after Pagefind's copy)
-    holding = ("l/s2/index.html", "print/index.html")
+    # the page, and the files that hold its text again: the printable course, the reader's
+    # notebook and the search bundle's offline index (made in memory, written after
+    # Pagefind's copy)
+    holding = ("l/s2/index.html", "print/index.html", "l/s2/example.ipynb")
     kept = {n: d for n, d in before.items() if n not in holding and not n.endswith("offline.js")}
     others = max(map(len, kept.values()))
     assert len(before["l/s2/index.html"]) > LIMIT > others

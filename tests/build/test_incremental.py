@@ -178,12 +178,12 @@ def opened_inputs(monkeypatch: pytest.MonkeyPatch, paths: Paths) -> list[str]:
     opened: list[str] = []
     open_input = course_files.open_input
 
-    def counted(path: Path | str, *args: object) -> int:
+    def counted(path: Path | str, *args: object, **kwargs: object) -> int:
         path = Path(path)
         for root in (paths.content, paths.recordings):
             if path.is_relative_to(root):
                 opened.append(path.relative_to(root.parent).as_posix())
-        return open_input(path, *args)  # type: ignore[arg-type]
+        return open_input(path, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(course_files, "open_input", counted)
     return opened
@@ -561,3 +561,71 @@ def test_a_cold_build_made_in_workers_equals_one_made_in_this_process(tmp_path: 
     build(serial, execute=False, jobs=1)
     assert len(files(forked.out)) > 150
     assert files(forked.out) == files(serial.out)
+
+
+def test_explain_says_which_path_made_each_lesson_read_again(
+    paths: Paths, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`render --explain` names, for each lesson read again, the path that changed; without
+    it, nothing is said; an unchanged lesson is never named."""
+    from builder.__main__ import main
+
+    args = ["--content", str(paths.content), "--recordings", str(paths.recordings)]
+    args += ["--out", str(paths.out), "--cache", str(paths.cache)]
+    assert main(["render", *args]) == 0
+    prose = lesson_md(paths)
+    prose.write_text(prose.read_text() + "\nOne more line.\n")
+    capsys.readouterr()
+    assert main(["render", *args, "--explain"]) == 0
+    said = capsys.readouterr().err
+    assert f"{LESSON}: read again ({prose} changed)" in said
+    assert said.count("read again") == 1
+    prose.write_text(prose.read_text() + "\nAnd another.\n")
+    assert main(["render", *args]) == 0
+    assert "read again" not in capsys.readouterr().err
+
+
+def test_the_interpreter_reached_by_another_spelling_keeps_the_no_op(
+    paths: Paths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The interpreter and its package folders are keyed resolved: the same venv run
+    through a link (or a relative path) is no change, and the build after is a no-op."""
+    import sys
+
+    wall_clock(monkeypatch)
+    render(paths)
+    assert build(paths, execute=False, jobs=1).noop
+    link = tmp_path / "python"
+    link.symlink_to(sys.executable)
+    monkeypatch.setattr(sys, "executable", os.path.relpath(link))
+    [folder, *_] = [p for p in sys.path if "site-packages" in p]
+    spelled = tmp_path / "venv" / "site-packages"  # the venv's folder, through a link
+    spelled.parent.mkdir()
+    spelled.symlink_to(folder)
+    monkeypatch.setattr(sys, "path", [str(spelled) if p == folder else p for p in sys.path])
+    assert build(paths, execute=False, jobs=1).noop
+
+
+def test_a_prose_edit_opens_no_file_of_another_lesson(
+    recorded: Paths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A lesson's page is made from its data files' digests, kept in its index entry: a
+    prose edit to one lesson opens no file of another (speed-01's data file among them),
+    whatever opens it (every open of the OS counted), and the site is as a clean build's."""
+    wall_clock(monkeypatch)
+    render(recorded)
+    append(lesson_md(recorded, "basics-01"), "\nA new sentence.\n")
+    opened: list[str] = []
+    os_open = os.open
+
+    def counted(path: Any, *args: Any, **kwargs: Any) -> int:
+        opened.append(os.path.abspath(path))
+        return os_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", counted)
+    render(recorded)
+    monkeypatch.undo()
+    lessons = str(recorded.content / "lessons")
+    others = [p for p in opened if p.startswith(lessons) and "/basics-01/" not in p]
+    assert others == [] and any("/basics-01/" in p for p in opened)
+    assert_like_a_clean_build(recorded, tmp_path)

@@ -27,6 +27,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
+from builder.build.index import Changes
 from builder.build.pipeline import build
 from builder.core import observe
 from builder.core.errors import BuildError
@@ -35,7 +36,7 @@ from builder.course.load import load_course
 from builder.course.model import Lesson
 from builder.course.recording import dumps, loads
 from builder.course.status import State, course_status
-from builder.preview.session import Changed, Session
+from builder.preview.session import Session
 from builder.render import markup, printed, search
 from builder.run.execute import Execution, Limits
 from tests.helpers import (
@@ -362,7 +363,7 @@ class Course(RuleBasedStateMachine):
                 self.session = self.session or Session(self.preview, execute=False)
                 self.session.start()
             else:
-                self.session.refresh(Changed.of(self.preview, touched))
+                self.session.refresh(Changes.events(self.preview, touched))
         except BuildError as error:
             assert failed, f"the preview failed ({error}) after: {'; '.join(self.log)}"
             return

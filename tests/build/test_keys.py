@@ -199,7 +199,10 @@ def test_every_artifact_of_the_site_is_its_function_and_its_arguments(recorded: 
     course = load_course(recorded.content)
     statuses = course_status(course, recorded.recordings)
     renderer = Renderer()
-    made = lessons.lesson_artifacts(course, statuses, renderer)
+    columns = lessons.lesson_columns(course, statuses, {}, renderer)
+    common = lessons.Common.of(course, renderer)
+    rows = zip(*columns, strict=True)
+    made = lessons.in_order(lessons.of_lesson(*lessons.lesson_inputs(common, *r)) for r in rows)
     used = pages.terms_used([a.make() for a in made])
     nav = site_nav(course)
     artifacts = [*made, *pages.page_artifacts(course, nav, statuses, used, {}, renderer)]

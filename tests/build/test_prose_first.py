@@ -11,6 +11,7 @@ import pytest
 from builder.build.pipeline import NOT_RECORDED, build
 from builder.core.errors import BuildErrors
 from builder.core.observe import Paths
+from builder.course.rules import MAX_PANELS
 from tests.helpers import CountingRunner, canned_run, copy_course, edit
 
 
@@ -58,9 +59,10 @@ def test_what_only_a_recording_decides_is_not_reported_before_it(tmp_path: Path)
 
 def test_a_panel_no_lesson_may_have_is_reported_first(tmp_path: Path) -> None:
     paths = copy_course(tmp_path, broken=False)
-    edit(_lesson(paths, "basics-01"), "{{ panel 1 }}", "{{ panel 1 }}\n\n[Far](#panel-99).")
+    far = f"panel-{MAX_PANELS + 1}"
+    edit(_lesson(paths, "basics-01"), "{{ panel 1 }}", f"{{{{ panel 1 }}}}\n\n[Far](#{far}).")
     runner = CountingRunner(canned_run)
-    with pytest.raises(BuildErrors, match="no anchor 'panel-99'"):
+    with pytest.raises(BuildErrors, match=f"no anchor '{far}'"):
         build(paths, execute=True, jobs=2, runner=runner)
     assert runner.calls == []
 

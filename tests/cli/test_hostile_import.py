@@ -206,7 +206,7 @@ def test_ten_thousand_cells_import_in_bounded_time(
     cells = [v4.new_markdown_cell("# Long", id="title")]
     for n in range(5_000):  # ids given: 10,001 random 8-hex ids collide about once in 86 runs
         cells += [
-            v4.new_markdown_cell(f"Step {n}: {{func}}`f`.", id=f"md-{n}"),
+            v4.new_markdown_cell(f"Step {n}: {{eval}}`f`.", id=f"md-{n}"),
             v4.new_code_cell(f"x{n} = {n}", id=f"code-{n}"),
         ]
     page = tmp_path / "long.ipynb"
@@ -216,7 +216,7 @@ def test_ten_thousand_cells_import_in_bounded_time(
     assert main(["import", *_args(page), "--content", str(content)]) == 0
     assert time.monotonic() - started < 60
     err = capsys.readouterr().err.splitlines()
-    assert len(err) == 5_000  # each role, on its own line of the JSON
+    assert len(err) == 5_000  # each role import cannot rewrite ({eval}), on its own line
     lines = page.read_text().splitlines()
     assert all(f"Step {n}:" in lines[int(e.split(":")[1]) - 1] for n, e in enumerate(err))
     example = (content / "lessons" / "new-01" / "example.py").read_text()
@@ -241,3 +241,51 @@ def test_a_myst_page_round_trips_through_jupytext(tmp_path: Path) -> None:
     notebook = jupytext.reads(PAGE, fmt="md:myst")
     again = jupytext.reads(jupytext.writes(notebook, fmt="md:myst"), fmt="md:myst")
     assert [c.source for c in again.cells] == [c.source for c in notebook.cells]
+
+
+# Issue 56, item 10: nine nested aliases of ten expand to 10^9 values ("billion laughs");
+# `import` of a notebook with these in its front matter ran 28 s, then MemoryError.
+LAUGHS = "a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(
+    f"{b}: &{b} [{', '.join(['*' + a] * 10)}]\n"
+    for a, b in zip("abcdefgh", "bcdefghi", strict=True)
+)
+
+
+@pytest.mark.parametrize(
+    "page",
+    [
+        f"---\n{LAUGHS}---\n\n{PAGE}",  # a Markdown page's front matter
+        f"---\njupytext:\n  text_representation:\n    format_name: myst\n{LAUGHS}---\n\n{PAGE}",
+    ],
+    ids=["md", "myst"],
+)
+def test_a_notebook_with_a_billion_laughs_is_refused_in_a_second(
+    content: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], page: str
+) -> None:
+    path = tmp_path / "page.md"
+    path.write_text(page)
+    started = time.process_time()
+    err = refused(content, capsys, *_args(path))
+    assert time.process_time() - started < 1
+    assert err.startswith(f"error: {path}: uses the YAML alias *a: aliases are not allowed")
+
+
+@pytest.mark.parametrize("file", ["course.yml", "glossary.yml", "lessons/basics-01/lesson.md"])
+def test_a_course_file_with_a_billion_laughs_is_refused_in_a_second(
+    content: Path, file: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = content / file
+    if file.endswith(".md"):
+        path = next((content / "lessons").glob("*/lesson.md"))
+        path.write_text(path.read_text().replace("---\n", f"---\n{LAUGHS}", 1))
+    else:
+        path.write_text(LAUGHS)
+    started = time.process_time()
+    assert (
+        main(
+            ["check", "--content", str(content), "--recordings", str(content.parent / "recordings")]
+        )
+        == 1
+    )
+    assert time.process_time() - started < 1
+    assert f"{path}: uses the YAML alias *a: aliases are not allowed" in capsys.readouterr().err

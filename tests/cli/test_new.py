@@ -6,6 +6,8 @@ folder with something in it is refused. The wheel, a fresh venv and the new cour
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
 import tomllib
 from importlib import metadata
 from pathlib import Path
@@ -20,6 +22,7 @@ from tests.helpers import ROOT
 
 EXPECTED = {
     ".github/workflows/check.yml",
+    ".gitattributes",
     ".gitignore",
     ".pre-commit-config.yaml",
     "Makefile",
@@ -140,3 +143,41 @@ def _closure(pyproject: dict[str, dict[str, list[str]]]) -> set[str]:
             if need.marker is None or need.marker.evaluate({"extra": ""}):
                 todo.append(need.name)
     return seen
+
+
+def _git(*args: str, cwd: Path) -> None:
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="no git")
+def test_a_clone_with_autocrlf_keeps_recordings_and_lessons_byte_for_byte(tmp_path: Path) -> None:
+    """Issue 56, item 9: with core.autocrlf=true every recording was checked out with CRLF
+    (`check`: 19 of 19 not canonical). The new course's .gitattributes keeps them LF; the
+    same clone without it gets CRLF (what the test would catch)."""
+    course = tmp_path / "course"
+    assert main(["new", str(course)]) == 0
+    (course / "recordings").mkdir(exist_ok=True)
+    kept = {
+        "recordings/basics-01.json": b'{\n  "schemaVersion": 1\n}',
+        "content/lessons/basics-01/numbers.txt": b"1\n2\n",
+    }
+    for name, data in kept.items():
+        (course / name).write_bytes(data)
+    _git("init", "-q", cwd=course)
+    _git("add", "-A", cwd=course)
+    _git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "course", cwd=course)
+    for attributes in (True, False):
+        if not attributes:
+            _git("rm", "-q", ".gitattributes", cwd=course)
+            _git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "-", cwd=course)
+        clone = tmp_path / f"clone-{attributes}"
+        _git("clone", "-q", "-c", "core.autocrlf=true", str(course), str(clone), cwd=tmp_path)
+        for name, data in kept.items():
+            assert ((clone / name).read_bytes() == data) is attributes, name
+
+
+def test_this_repository_keeps_recordings_and_lessons_byte_for_byte() -> None:
+    """The repository's own .gitattributes says what the starter's says, and more."""
+    rules = set((ROOT / ".gitattributes").read_text().splitlines())
+    starter = (ROOT / "builder" / "build" / "starter" / "dot-gitattributes").read_text()
+    assert {line for line in starter.splitlines() if not line.startswith("#")} <= rules

@@ -4,13 +4,20 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
+from builder.__main__ import main
+from builder.cells import Cell
 from builder.core.observe import Paths
 from builder.course import fingerprint
 from builder.course.load import load_course
-from builder.course.status import State, course_status
-from tests.helpers import edit
+from builder.course.recording import CellRun, dumps, loads, read
+from builder.course.status import State, course_status, incomplete
+from builder.run.batch import record_stale
+from tests.helpers import canned_run, copy_course, edit
 
 
 def _hash(paths: Paths, lesson_id: str) -> str:
@@ -137,3 +144,39 @@ def test_a_package_not_installed_is_compared_with_its_pin() -> None:
         "numpy": ("9.9", "installed"),
         "matplotlib": (lock["matplotlib"], "pinned in requirements.lock"),
     }
+
+
+def test_a_recording_of_a_lesson_in_cells_without_its_cells_is_not_fresh(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """What `record --dask` once wrote: every hash right, the `cells` gone. check names what
+    is missing (render then failed on it), and `record` makes it again."""
+    paths = copy_course(tmp_path, broken=False, cells=True)
+    course = load_course(paths.content)
+    record_stale(course, course_status(course, paths.recordings), paths, 1, runner=canned_run)
+    path = paths.recordings / "basics-03.json"
+    whole = path.read_bytes()
+    without = {k: v for k, v in json.loads(whole).items() if k != "cells"}
+    path.write_bytes(dumps(loads(json.dumps(without).encode(), path)))
+    where = ["--content", str(paths.content), "--recordings", str(paths.recordings)]
+    assert main(["check", *where, "--cache", str(paths.cache)]) == 1
+    row = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("basics-03"))
+    assert "invalid" in row and "has no `cells`" in row and "(setup, show-squares, too-big)" in row
+    statuses = course_status(course, paths.recordings)
+    assert record_stale(course, statuses, paths, 1, runner=canned_run) == ("basics-03",)
+    assert json.loads(path.read_bytes())["cells"] == json.loads(whole)["cells"]
+
+
+def test_a_recording_that_lists_other_cells_names_the_missing_ones(recorded: Paths) -> None:
+    course = load_course(recorded.content)
+    lesson = course.lesson("basics-01")
+    assert lesson is not None
+    cells = (Cell("a", 1, ""), Cell("b", 2, ""), Cell("c", 3, "", show=True))
+    path = recorded.recordings / "basics-01.json"
+    recording = read(path.read_bytes(), path)[0]
+    ran = [CellRun("b", 0, 0)]
+    assert incomplete(replace(lesson, cells=cells), replace(recording, cells=ran)) == (
+        "lists the cells b, not a, b (missing: a): a run of it records each cell"
+    )
+    assert incomplete(lesson, replace(recording, cells=ran)).startswith("lists cells, and")
+    assert incomplete(lesson, recording) == ""

@@ -22,7 +22,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from builder.__main__ import main
-from builder.build.site import render_files
 from builder.core.errors import BuildError
 from builder.course import recording
 from builder.course.load import load_course
@@ -30,7 +29,7 @@ from builder.course.model import Course, CourseMeta, FrontMatter, GlossaryTerm, 
 from builder.course.status import LessonStatus, State
 from builder.course.validation import validate, validate_json
 from builder.render import charts, prose
-from tests.helpers import REFERENCE, cli, lesson_md, set_front, write_course
+from tests.helpers import REFERENCE, cli, lesson_md, rendered, set_front, write_course
 
 
 def cli_error(tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str = "check") -> str:
@@ -515,10 +514,10 @@ def test_nothing_recorded_or_authored_reaches_a_page_outside_the_allow_list(
     rec = hostile_recording(stdout, panel_title, labels, panel_title)
     status = LessonStatus("calm-01", State.FRESH, "", tmp_path / "calm-01.json", rec)
     lesson = course.lessons[0]
-    rendered, _ = prose.render_prose(lesson, course, rec, root="../../")
-    check_html(rendered.html)
+    body, _ = prose.render_prose(lesson, course, rec, root="../../")
+    check_html(body.html)
     try:
-        files = render_files(course, [status])
+        files = rendered(course, [status], tmp_path / "cache")
     except BuildError:
         return  # a broken page stops the build: nothing is written
     for name, data in files.items():

@@ -471,3 +471,16 @@ def test_validate_says_a_valid_recording_is_not_in_the_builders_bytes(tmp_path: 
     lines = validated.stdout.splitlines()
     assert lines[0] == f"{path}: valid (not canonical from line 2: `make record` writes it anew)"
     assert lines[1] == f"{REFERENCE}: valid"
+
+
+def test_a_recording_with_crlf_line_endings_names_the_cause(
+    recorded: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 56, item 9: git's core.autocrlf made every recording `not canonical`, with a
+    message about hand edits; the message now names the line endings and .gitattributes."""
+    path = recorded.recordings / f"{FIRST}.json"
+    path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
+    assert main(cli(recorded.content.parent, "check")[3:]) == 1
+    out = capsys.readouterr().out
+    assert "not canonical" in out and "has CRLF line endings" in out, out
+    assert "core.autocrlf" in out and ".gitattributes" in out, out

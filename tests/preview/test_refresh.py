@@ -6,6 +6,7 @@ collector (builder.preview.heap). The preview's behaviour is in test_serve.py.""
 from __future__ import annotations
 
 import gc
+import shutil
 import signal
 import subprocess
 import threading
@@ -15,13 +16,14 @@ from typing import Any
 import pytest
 
 from builder.build import keys, reuse
+from builder.build.index import Changes
 from builder.build.keys import Keyed
 from builder.build.pipeline import build
 from builder.core.artifact import Artifact
 from builder.core.errors import BuildError
 from builder.core.observe import TEMPLATES, Paths
 from builder.preview.serve import SETTLE_AFTER, Preview
-from builder.preview.session import Changed, Session
+from builder.preview.session import Session
 from builder.render import search
 from builder.review import git as review_git
 from tests.helpers import assert_like_a_clean_build, edit, git, make_paths, wall_clock
@@ -45,7 +47,7 @@ def test_a_prose_edit_digests_only_what_it_changed(
     session = Session(recorded, execute=False)
     session.start()
     edit(lesson_md(recorded), "{{ panel 1 }}", "A first sentence.\n\n{{ panel 1 }}")
-    session.refresh(Changed.of(recorded, [str(lesson_md(recorded))]))
+    session.refresh(Changes.events(recorded, [str(lesson_md(recorded))]))
     made = session.pages.made
     keyed: list[str] = []
     real = keys._function
@@ -56,7 +58,7 @@ def test_a_prose_edit_digests_only_what_it_changed(
 
     monkeypatch.setattr(keys, "_function", function)
     edit(lesson_md(recorded), "A first sentence.", "A second sentence.")
-    session.refresh(Changed.of(recorded, [str(lesson_md(recorded))]))
+    session.refresh(Changes.events(recorded, [str(lesson_md(recorded))]))
     monkeypatch.undo()
     # made from nothing: the edited page, and the key of what the edited lesson's artifacts
     # are made from (Digests.remember); its neighbour (basics-02) is given a navigation
@@ -77,7 +79,7 @@ def test_a_prose_edit_takes_the_other_lessons_artifacts_over_whole(
     session = Session(recorded, execute=False)
     session.start()
     edit(lesson_md(recorded), "{{ panel 1 }}", "A first sentence.\n\n{{ panel 1 }}")
-    session.refresh(Changed.of(recorded, [str(lesson_md(recorded))]))
+    session.refresh(Changes.events(recorded, [str(lesson_md(recorded))]))
     asked: list[tuple[str, str]] = []
     real = reuse.Reuse.key
 
@@ -89,7 +91,7 @@ def test_a_prose_edit_takes_the_other_lessons_artifacts_over_whole(
     meta, glossary = session.course.meta, session.course.glossary
     monkeypatch.setattr(reuse.Reuse, "key", key)
     edit(lesson_md(recorded), "A first sentence.", "A second sentence.")
-    session.refresh(Changed.of(recorded, [str(lesson_md(recorded))]))
+    session.refresh(Changes.events(recorded, [str(lesson_md(recorded))]))
     monkeypatch.undo()
     assert session.course is not None
     # course.yml and glossary.yml, read again, validated into the last refresh's objects
@@ -114,7 +116,7 @@ def same_asked_in_a_prose_edit(root: Path, lessons: int, monkeypatch: pytest.Mon
     session.start()
     lesson = paths.content / "lessons" / "a01-001" / "lesson.md"
     edit(lesson, "It uses", "A first sentence. It uses")
-    session.refresh(Changed.of(paths, [str(lesson)]))
+    session.refresh(Changes.events(paths, [str(lesson)]))
     asked: list[Any] = []
     real = keys.Digests.same
 
@@ -124,7 +126,7 @@ def same_asked_in_a_prose_edit(root: Path, lessons: int, monkeypatch: pytest.Mon
 
     monkeypatch.setattr(keys.Digests, "same", same)
     edit(lesson, "A first sentence.", "A second sentence.")
-    session.refresh(Changed.of(paths, [str(lesson)]))
+    session.refresh(Changes.events(paths, [str(lesson)]))
     monkeypatch.undo()
     assert b"A second sentence." in session.served()["l/sa01-001/index.html"]
     session.close()
@@ -156,7 +158,7 @@ def test_what_a_refresh_took_from_the_last_stays_in_the_store(
     session.start()
     for text in ("A first sentence.", "A second sentence."):
         edit(lesson_md(recorded), "{{ panel 1 }}", f"{text}\n\n{{{{ panel 1 }}}}")
-        session.refresh(Changed.of(recorded, [str(lesson_md(recorded))]))
+        session.refresh(Changes.events(recorded, [str(lesson_md(recorded))]))
     assert session.settle() is not None
     assert session.course is not None
     memo, kept = session.build.reuse.memo, set(session.store.keys())
@@ -189,7 +191,7 @@ def test_a_refresh_asks_git_nothing_and_a_settle_brings_the_footer_up_to_date(
 
     monkeypatch.setattr(review_git, "_git", counted)
     edit(lesson_md(recorded), "{{ panel 1 }}", "A first sentence.\n\n{{ panel 1 }}")
-    changed = session.refresh(Changed.of(recorded, [str(lesson_md(recorded))]))
+    changed = session.refresh(Changes.events(recorded, [str(lesson_md(recorded))]))
     assert asked == [] and "static/nav.js" not in changed
     asks: list[bool] = []
 
@@ -222,7 +224,7 @@ def test_keys_found_again_are_the_keys_made_from_nothing(recorded: Paths) -> Non
     ]
     for path, old, new in edits:
         edit(path, old, new)
-        session.refresh(Changed.of(recorded, [str(path)]))
+        session.refresh(Changes.events(recorded, [str(path)]))
         afresh = Session(recorded, execute=False)
         afresh.start()
         assert set(session.pages.made) == set(afresh.pages.made), path.name
@@ -242,7 +244,7 @@ def test_an_edit_puts_off_writing_the_site(recorded: Paths, steps: int) -> None:
     session.settle()
     written = site_bytes(recorded.out)
     edit(lesson_md(recorded), "{{ panel 1 }}", "A new sentence.\n\n{{ panel 1 }}")
-    session.refresh(Changed.of(recorded, [str(lesson_md(recorded))]))
+    session.refresh(Changes.events(recorded, [str(lesson_md(recorded))]))
     asked: list[bool] = []
 
     def edited() -> bool:  # after `steps` steps; Pagefind's asks (in threads) are another test's
@@ -287,7 +289,7 @@ def test_a_refresh_of_a_lesson_runs_without_the_collector(recorded: Paths) -> No
     enabled: list[bool] = []
     refresh = preview.session.refresh
 
-    def watched(changed: Changed) -> list[str]:
+    def watched(changed: Changes) -> list[str]:
         enabled.append(gc.isenabled())
         return refresh(changed)
 
@@ -307,7 +309,7 @@ def test_an_edit_during_a_settle_stops_pagefind_and_nothing_is_written(
     session = Session(recorded, execute=False)
     session.start()
     edit(lesson_md(recorded), "{{ panel 1 }}", "A first sentence.\n\n{{ panel 1 }}")
-    session.refresh(Changed.of(recorded, [str(lesson_md(recorded))]))
+    session.refresh(Changes.events(recorded, [str(lesson_md(recorded))]))
     before = site_bytes(recorded.out)
     runs: list[subprocess.Popen[bytes]] = []
     popen = subprocess.Popen
@@ -337,7 +339,7 @@ def test_a_settle_prunes_the_page_versions_of_earlier_edits(recorded: Paths) -> 
     versions = []
     for text in ("A first sentence.", "A second sentence.", "A third sentence."):
         edit(lesson_md(recorded), "{{ panel 1 }}", f"{text}\n\n{{{{ panel 1 }}}}")
-        session.refresh(Changed.of(recorded, [str(lesson_md(recorded))]))
+        session.refresh(Changes.events(recorded, [str(lesson_md(recorded))]))
         versions.append(session.pages.names()["l/first/index.html"])
         assert session.settle() is not None
     stored = set(session.store.keys())
@@ -354,9 +356,9 @@ def test_what_a_failed_refresh_read_is_read_again_by_the_next(recorded: Paths) -
     edit(lesson_md(recorded), "{{ panel 1 }}", "A first sentence.\n\n{{ panel 1 }}")
     edit(other, "title: ", "title: [")  # YAML that does not parse
     with pytest.raises(BuildError):
-        session.refresh(Changed.of(recorded, [str(lesson_md(recorded)), str(other)]))
+        session.refresh(Changes.events(recorded, [str(lesson_md(recorded)), str(other)]))
     edit(other, "title: [", "title: ")
-    session.refresh(Changed.of(recorded, [str(other)]))
+    session.refresh(Changes.events(recorded, [str(other)]))
     assert b"A first sentence." in session.served()["l/first/index.html"]
     session.close()
 
@@ -370,7 +372,63 @@ def test_a_data_file_edited_twice_is_served_as_it_is(recorded: Paths) -> None:
     data = recorded.content / "lessons" / "speed-01" / "numbers.txt"
     for number in ("0", "0"):
         data.write_text(data.read_text() + f"{number}\n")
-        session.refresh(Changed.of(recorded, [str(data)]))
+        session.refresh(Changes.events(recorded, [str(data)]))
         served = {n: d for n, d in session.served().items() if n.endswith("/numbers.txt")}
         assert list(served.values()) == [data.read_bytes()]
+    session.close()
+
+
+def test_a_lesson_reading_another_lessons_file_is_refreshed_when_that_file_changes(
+    recorded: Paths, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """What an edit touches is looked up in what each lesson read, not guessed from the
+    shape of its path: here basics-01's prose takes in a file of basics-02's folder (read
+    through the input door, which notes it), so editing that file refreshes basics-01's
+    page, in the preview as in a one-shot build, and the log says why."""
+    from dataclasses import replace
+
+    from builder.course import load
+    from builder.course.files import read_text
+
+    note = recorded.content / "lessons" / "basics-02" / "note.md"
+    note.write_text("First words.\n")
+    original = load._load_lesson
+
+    def reading_elsewhere(folder: Path, cache: Any, reads: Any) -> Any:
+        lesson = original(folder, cache, reads)
+        if folder.name != LESSON:
+            return lesson
+        return replace(lesson, body=lesson.body + "\n\n" + read_text(note, reads=reads))
+
+    monkeypatch.setattr(load, "_load_lesson", reading_elsewhere)
+    session = Session(recorded, execute=False)
+    session.start()
+    assert b"First words." in session.served()["l/first/index.html"]
+    note.write_text("Second words.\n")
+    with caplog.at_level("INFO", logger="builder.explain"):
+        changed = session.refresh(Changes.events(recorded, [str(note)]))
+    assert "l/first/index.html" in changed
+    assert b"Second words." in session.served()["l/first/index.html"]
+    assert f"basics-01: read again ({note} changed)" in caplog.text
+    assert "basics-02: read again" not in caplog.text  # its own files were not read
+    note.write_text("Third words.\n")
+    build(recorded, execute=False, jobs=1)
+    assert b"Third words." in (recorded.out / "l/first/index.html").read_bytes()
+    session.close()
+
+
+def test_a_lesson_folder_swapped_in_whole_is_read_again(recorded: Paths, tmp_path: Path) -> None:
+    """A folder moved in names only itself in the file events, not the files beneath it:
+    every value read from beneath it is read again (the prose of the folder moved in is
+    served), as a one-shot build, which sees each file's metadata, reads it."""
+    session = Session(recorded, execute=False)
+    session.start()
+    folder = recorded.content / "lessons" / LESSON
+    other = tmp_path / LESSON
+    shutil.copytree(folder, other)
+    edit(other / "lesson.md", "{{ panel 1 }}", "Moved in whole.\n\n{{ panel 1 }}")
+    folder.rename(tmp_path / "gone")
+    other.rename(folder)
+    session.refresh(Changes.events(recorded, [str(folder)]))
+    assert b"Moved in whole." in session.served()["l/first/index.html"]
     session.close()

@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from builder.build.index import Head
+from builder.build.index import Changes, Head
 from builder.build.pipeline import build
 from builder.core.artifact import Parts
 from builder.core.errors import RenderError
@@ -34,7 +34,7 @@ from builder.preview import http
 from builder.preview.http import LIVE_SCRIPT, inject_live
 from builder.preview.hub import page_update
 from builder.preview.serve import Preview, problems, wanted
-from builder.preview.session import Changed, Session
+from builder.preview.session import Session
 from builder.run.execute import Execution, Limits, Outcome
 from tests.helpers import (
     ROOT,
@@ -166,25 +166,18 @@ def test_a_courses_base_html_decides_its_parts_and_never_a_stale_patch(
         assert told[-1]["title"] == title and "Typed just now." in told[-1]["main"]
 
 
-def test_file_events_say_what_they_touch(tmp_path: Path) -> None:
-    paths = Paths(tmp_path / "content", tmp_path / "recordings", tmp_path / "site", tmp_path / "c")
-    folder = paths.content / "lessons"
-    changed = Changed.of(
-        paths,
-        [
-            str(folder / "a-01" / "lesson.md"),
-            str(folder / "b-02" / "data.csv"),
-            str(paths.recordings / "c-03.json"),
-            str(paths.content / "glossary.yml"),
-        ],
-    )
-    assert changed == Changed(frozenset({"a-01", "b-02"}), frozenset({"c-03"}), shared=True)
-    assert Changed.of(paths, [str(paths.content / "course.yml")]) == Changed(shared=True)
-    sidecar = paths.recordings / "_inputs" / "c-03.json"
-    assert Changed.of(paths, [str(sidecar)]) == Changed(recordings=frozenset({"c-03"}))
-    assert Changed.of(paths, [str(TEMPLATES / "lesson.html")]).templates
-    assert Changed.of(paths, [str(folder)]).everything  # a folder renamed, say
-    assert Changed.of(paths, [str(paths.content / "notes" / "x.md")]).everything
+def test_file_events_are_spelled_as_the_input_door_notes_paths(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The watcher names paths absolute; the index notes them as the command named the
+    folders (here relative): the change-set is spelled the index's way, so the lookup
+    finds them. What is under no input folder changes no value; a template, the keys."""
+    monkeypatch.chdir(tmp_path)
+    paths = Paths(Path("content"), Path("recordings"), Path("site"), Path("c"))
+    lesson, sidecar = "content/lessons/a-01/lesson.md", "recordings/_inputs/c-03.json"
+    changes = Changes.events(paths, [str(tmp_path / lesson), str(tmp_path / sidecar), "/x/y"])
+    assert changes.paths == {lesson, sidecar} and not changes.code
+    assert Changes.events(paths, [str(TEMPLATES / "lesson.html")]).code
 
 
 @pytest.mark.parametrize(
@@ -203,7 +196,7 @@ def test_a_prose_edit_reads_one_lesson_and_remakes_its_page(recorded: Paths) -> 
     before = session.course
     assert before is not None
     edit(lesson_md(recorded), "{{ panel 1 }}", "A new sentence.\n\n{{ panel 1 }}")
-    changed = session.refresh(Changed.of(recorded, [str(lesson_md(recorded))]))
+    changed = session.refresh(Changes.events(recorded, [str(lesson_md(recorded))]))
     assert "l/first/index.html" in changed
     assert [n for n in changed if n.endswith(".html")] == ["l/first/index.html"]
     assert b"A new sentence." in session.served()["l/first/index.html"]
@@ -237,12 +230,12 @@ def test_course_yml_and_glossary_yml_are_read_again_only_when_an_event_names_the
     assert {"course.yml", "glossary.yml"} <= set(opened)  # the first build reads them
     opened.clear()
     edit(lesson_md(recorded), "{{ panel 1 }}", "A new sentence.\n\n{{ panel 1 }}")
-    session.refresh(Changed.of(recorded, [str(lesson_md(recorded))]))
+    session.refresh(Changes.events(recorded, [str(lesson_md(recorded))]))
     assert opened == ["lesson.md", "example.py"]  # the edited lesson's files, no more
     course_yml = recorded.content / "course.yml"
     title = session.course.meta.title if session.course else ""
     edit(course_yml, f"title: {title}", "title: A Renamed Course")
-    session.refresh(Changed.of(recorded, [str(course_yml)]))
+    session.refresh(Changes.events(recorded, [str(course_yml)]))
     assert "course.yml" in opened
     assert b"A Renamed Course" in session.served()["index.html"]
     session.close()
@@ -256,7 +249,7 @@ def test_a_changed_chart_is_served_under_a_new_name_and_the_old_one_goes(recorde
     old = charts_shown(recorded.out, page)
     recording = recorded.recordings / f"{LESSON}.json"
     edit_panels(recording, scaled)
-    changed = session.refresh(Changed.of(recorded, [str(recording)]))
+    changed = session.refresh(Changes.events(recorded, [str(recording)]))
     served = session.served()
     new = charts_named(served[page].decode(), page)
     assert len(new) == 4 and set(new).isdisjoint(old)
@@ -294,7 +287,7 @@ def test_a_broken_edit_raises_and_the_last_good_site_is_served(recorded: Paths) 
     good = session.served()
     edit(lesson_md(recorded), "{{ panel 1 }}", "See [[no-such-term]].\n\n{{ panel 1 }}")
     with pytest.raises(RenderError) as caught:
-        session.refresh(Changed.of(recorded, [str(lesson_md(recorded))]))
+        session.refresh(Changes.events(recorded, [str(lesson_md(recorded))]))
     assert session.served() == good
     [problem] = problems(caught.value)
     assert problem["file"] == str(lesson_md(recorded)) and problem["line"] > 1
@@ -419,6 +412,30 @@ def test_an_example_edit_is_re_recorded_in_the_background(recorded: Paths, runne
         assert problem["file"] == str(example) and "boom" in problem["message"]
         preview.recorder.poll(preview.session.course, preview.session.statuses)
         assert preview.recorder.thread is thread, "tried again without a change"
+    preview.close()
+
+
+def test_the_background_recorder_waits_for_the_build_lock(recorded: Paths) -> None:
+    """The preview records as every build does, under the build lock: while another
+    build (here `make record`'s lock, held by this test) runs, its recording waits, and
+    writes once the lock is given back."""
+    from builder.build.pipeline import build_lock
+
+    preview = Preview(recorded, port=0, jobs=1, runner=canned_run)
+    preview.start()
+    recording = recorded.recordings / f"{LESSON}.json"
+    old = recording.read_bytes()
+    example = recorded.content / "lessons" / LESSON / "example.py"
+    example.write_text(example.read_text() + "# a comment changes the content hash\n")
+    assert preview.rebuild([str(example)]) and preview.session.course and preview.recorder
+    with build_lock(recorded.cache):
+        preview.recorder.poll(preview.session.course, preview.session.statuses)
+        thread = preview.recorder.thread
+        assert thread is not None
+        thread.join(1.0)
+        assert thread.is_alive() and recording.read_bytes() == old  # waiting for the lock
+    thread.join(10)
+    assert not thread.is_alive() and recording.read_bytes() != old
     preview.close()
 
 

@@ -283,3 +283,94 @@ def test_the_builders_own_pages_are_unchanged_by_the_sandbox(recorded: Paths) ->
     code, error = _built(recorded)
     assert code == 0, error
     assert "okab" in _home(recorded)
+
+
+# Issue 56, item 6: printing an object printed its dataclass repr, hidden fields too (the
+# theme's folder: the checkout's absolute path). Every route that makes text of a value.
+PRINTS = [
+    "{{ site }}",
+    "{{ site.theme }}",
+    "{{ site.theme|string }}",
+    "{{ site.theme|pprint }}",
+    "{{ site|pprint }}",
+    "{{ '%s'|format(site) }}",
+    "{{ '%s' % site.theme }}",
+    "{{ '%(x)s' % {'x': site.theme} }}",
+    "{{ '{0.theme}'.format(site) }}",
+    "{{ '{0!r}'.format(site.theme) }}",
+    "{{ '{x}'.format_map({'x': site.theme}) }}",
+    "{{ ('{0}'|safe).format(site.theme) }}",
+    "{{ 'a' ~ site.theme }}",
+    "{{ [site.theme]|join }}",
+    "{{ [site, site]|join(', ', attribute='theme') }}",
+    "{{ [site]|map(attribute='theme')|join }}",
+    "{{ [site.theme]|map('string')|list }}",
+    "{{ site.theme|tojson }}",
+    "{{ site.theme|e }}",
+    "{{ site.theme|upper }}",
+    "{{ site.theme|replace('a', 'b') }}",
+    "{{ site.theme|truncate(900) }}",
+    "{{ site.theme|urlencode }}",
+    "{{ {'a': site.theme}|xmlattr }}",
+    "{{ 'x'|replace('x', site.theme) }}",
+    "{{ [site.theme] }}",
+    "{{ {'a': site.theme} }}",
+    "{{ dict(a=site.theme).items() }}",
+    "{{ namespace(a=site.theme) }}",
+    "{{ [1, [site.theme]] }}",
+    "{% set x %}{{ site.theme }}{% endset %}{{ x }}",
+    "{{ site.theme|attr(site.theme) }}",
+    "{{ {}[site.theme] }}",
+    "{{ [1].index(site.theme) }}",
+    "{{ [1]|map(site.theme)|list }}",
+    "{{ [1]|select(site.theme)|list }}",
+    "{% include [site.theme] %}",
+    "{% import site.theme as x %}",
+    "{{ cycler(site.theme).next() }}",
+    "{{ cycler }}",
+    "{% for x in [1] %}{{ loop }}{% endfor %}",
+]
+
+
+@pytest.mark.parametrize("attack", PRINTS)
+def test_a_template_prints_no_object_only_what_it_may_read(recorded: Paths, attack: str) -> None:
+    """Each route is the one-line template error; neither it nor a page holds the path."""
+    _with(recorded, attack)
+    code, error = _built(recorded)
+    assert code != 0 and "Traceback" not in error, error
+    assert "templates/base.html: line 3: not allowed in a course template: it prints a " in error
+    assert str(recorded.content) not in error.split("line 3:", 1)[1], error  # but its file
+    for page in recorded.out.rglob("*.html") if recorded.out.exists() else ():
+        assert str(recorded.content) not in page.read_text()
+
+
+def test_printing_text_numbers_and_fields_is_unchanged(recorded: Paths) -> None:
+    _with(
+        recorded,
+        "[{{ [site, site]|join('|', attribute='title') }}][{{ [site]|map(attribute='url')|join }}]"
+        "[{{ [1, 'a', none, 2.5]|pprint }}][{{ {'a': [1]}|tojson }}][{{ '%s-%d'|format('x', 1) }}]"
+        "[{{ '{0.accent}!'.format(site.theme) }}][{{ [1, 2][:1]|length }}]"
+        "[{{ {'a': 1}.items()|list }}]",
+    )
+    code, error = _built(recorded)
+    assert code == 0, error
+    home = _home(recorded)
+    assert (
+        '[Fixture course|Fixture course][][[1, &#39;a&#39;, None, 2.5]][{"a": [1]}][x-1][!][1][[(&#39;a&#39;, 1)]]'
+        in home
+    )
+
+
+def test_a_template_slow_on_every_page_stops_at_the_builds_budget(
+    recorded: Paths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 56, item 12: 0.8 s a page, under the page's 5 s, made a 41-page render take
+    35 s; the build's pages now take at most BUILD_SECONDS in all (here 1 s), per process."""
+    monkeypatch.setattr(deadline, "BUILD_SECONDS", 1.0)
+    _with(recorded, "{% for i in range(99999) %}{% for j in range(3) %}{% endfor %}{% endfor %}")
+    started = time.monotonic()
+    code, error = _built(recorded)
+    assert code != 0 and "Traceback" not in error, error
+    assert "line 3: too slow: this build's pages took over 1 s of rendering in all" in error
+    assert "a template slow on every page" in error
+    assert time.monotonic() - started < 30

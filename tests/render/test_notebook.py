@@ -16,8 +16,7 @@ from builder.core.observe import Paths
 from builder.course.load import load_course
 from builder.course.recording import load
 from builder.course.status import course_status
-from builder.render import lessons, notebook
-from builder.render.renderer import Renderer
+from builder.render import notebook
 from tests.helpers import make_paths
 
 SLUGS = {"basics-01": "first", "basics-02": "no-panels", "speed-01": "settings"}
@@ -143,7 +142,8 @@ def test_a_second_build_leaves_the_notebook_as_it_was(recorded: Paths, tmp_path:
 def _notebook_keys(paths: Paths) -> dict[str, str]:
     course = load_course(paths.content)
     statuses = course_status(course, paths.recordings, {})
-    made = Reuse().keyed(lessons.lesson_artifacts(course, statuses, Renderer()))
+    reuse = Reuse()
+    made = reuse.lessons(course, statuses, {}, reuse.renderer())
     return {a.key: a.kind for a in made if a.kind == "notebook"}
 
 

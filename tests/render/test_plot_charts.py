@@ -256,3 +256,15 @@ def test_the_bench_runs_the_cases_named_and_refuses_others() -> None:
     for wrong, said in (("nope", "no case 'nope'; the cases: bars, xy"), (" , ", "name a case")):
         with pytest.raises(argparse.ArgumentTypeError, match=re.escape(said)):
             case_names(wrong)
+
+
+@pytest.mark.parametrize("name", real_panels())
+def test_each_series_of_a_course_panel_has_a_colour_of_its_own(name: str) -> None:
+    """tpu-02's throughput draws seven lines, two of them the datasheet's peaks: a colour
+    used twice would read one peak as the bf16 line."""
+    from builder.render.chartsvg import PALETTE
+
+    panel = real_panels()[name]
+    svg = charts.sized_svgs(panel)["wide"]["light"].decode()
+    assert len(panel.series) <= len(PALETTE), name
+    assert sum(colour in svg for colour in PALETTE) == len(panel.series), name

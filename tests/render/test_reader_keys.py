@@ -14,7 +14,7 @@ import pytest
 from builder.core.observe import Paths
 from builder.course.load import load_course
 from builder.render.markup import code_spans
-from tests.helpers import load_errors
+from tests.helpers import load_errors, rendered
 
 COLAB = "https://colab.research.google.com/github/o/course/blob/gh-pages/"
 ISSUES = "https://github.com/o/course/issues/new"
@@ -26,12 +26,11 @@ def _append(paths: Paths, text: str, name: str = "course.yml") -> None:
 
 
 def _files(paths: Paths) -> dict[str, bytes]:
-    from builder.build.site import render_files
     from builder.course.status import course_status
 
     shutil.rmtree(paths.content / "lessons" / "speed-02", ignore_errors=True)
     course = load_course(paths.content)
-    return render_files(course, course_status(course, paths.recordings))
+    return rendered(course, course_status(course, paths.recordings), paths.cache)
 
 
 # -- colab_url and issues_url --------------------------------------------------------------

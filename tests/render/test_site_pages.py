@@ -17,7 +17,7 @@ import pytest
 from builder.core.observe import Paths
 from builder.course.load import load_course
 from builder.course.recording import load
-from tests.helpers import edit, load_errors
+from tests.helpers import edit, load_errors, rendered
 
 LESSONS = ("lessons", "basics-01", "lesson.md")
 
@@ -255,17 +255,16 @@ def test_the_contents_read_a_heading_without_its_markdown(course_copy: Paths) ->
 def test_an_edit_link_only_when_the_course_names_its_source(course_copy: Paths) -> None:
     import shutil
 
-    from builder.build.site import render_files
     from builder.course.status import course_status
 
     shutil.rmtree(course_copy.content / "lessons" / "speed-02")
     course = load_course(course_copy.content)
-    files = render_files(course, course_status(course, course_copy.recordings))
+    files = rendered(course, course_status(course, course_copy.recordings), course_copy.cache)
     assert b"Edit this page" not in files["l/first/index.html"]
     with (course_copy.content / "course.yml").open("a") as handle:
         handle.write("source_url: https://example.org/course/edit/main/content\n")
     course = load_course(course_copy.content)
-    files = render_files(course, course_status(course, course_copy.recordings))
+    files = rendered(course, course_status(course, course_copy.recordings), course_copy.cache)
     link = '<a href="https://example.org/course/edit/main/content/lessons/basics-01/lesson.md">'
     assert f"{link}Edit this page</a>".encode() in files["l/first/index.html"]
 
@@ -289,3 +288,25 @@ def test_search_skips_captions_and_weighs_code_below_prose(recorded: Paths) -> N
     )
     assert "<span data-pagefind-ignore>· Recorded CPU computation" in page
     assert 'aria-label="Equations per function: the recorded numbers" data-pagefind-ignore>' in page
+
+
+def test_a_tpu_lessons_run_it_installs_jax_for_a_tpu_and_says_it_needs_one(
+    recorded: Paths,
+) -> None:
+    """A `requires: tpu` example stops on any other machine: the block must not promise that
+    a CPU prints the recording, and its pip line brings jax's TPU build."""
+    from builder.build.pipeline import build
+
+    lesson_md = recorded.content / "lessons" / "basics-01" / "lesson.md"
+    edit(lesson_md, "\n---\n", "\nrequires: tpu\n---\n")
+    build(recorded, execute=False, jobs=1)
+    page = (recorded.out / "l" / "first" / "index.html").read_text("utf-8")
+    _, commands = _run_it(page)
+    assert commands[2].startswith('pip install "jax[tpu]==') and " numpy==" in commands[2]
+    block = " ".join(page[page.index('<section class="run-it"') :].split())
+    assert "It needs a TPU, as it was recorded on one" in block
+    assert "anywhere else it stops with a message saying it needs a TPU" in block
+    assert "On a CPU it prints" not in block
+    other = (recorded.out / "l" / "no-panels" / "index.html").read_text("utf-8")
+    assert _run_it(other)[1][2].startswith("pip install jax==")
+    assert "On a CPU it prints what the recording holds" in " ".join(other.split())

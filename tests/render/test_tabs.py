@@ -148,3 +148,32 @@ def test_a_group_ends_with_its_container_and_groups_nest(course: Course) -> None
     assert "in the quote" in quoted and "outer" not in quoted  # not one group across the quote
     assert re.findall(r'data-tabs="(\d)"', html) == ["1", "2", "3"]
     assert html.index('id="tabs-2-1"') < html.index('id="tabs-3-1"') < html.index("deeper")
+
+
+def test_a_tab_title_with_a_long_run_of_blanks_renders_in_linear_time(course: Course) -> None:
+    """Issue 56's case: `=== "a` + 120,000 spaces + `b"` took 129 s (its title's pattern
+    retried the run of blanks at every character)."""
+    started = time.process_time()
+    html, errors = _render(course, None, '=== "a' + " " * 120_000 + 'b"\n\n    Body.\n')
+    assert time.process_time() - started < 5
+    assert errors == [] and "Body." in html
+
+
+def test_prose_over_its_deadline_fails_naming_the_lesson_file(
+    course: Course, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Any rule slower than linear is stopped: here a highlighter that takes a second."""
+
+    def slow(code: str, language: str) -> str:
+        until = time.monotonic() + 1
+        while time.monotonic() < until:
+            pass
+        return code
+
+    monkeypatch.setattr(prose, "SECONDS", 0.3)
+    lesson = course.lesson("basics-01")
+    assert lesson is not None
+    lesson = replace(lesson, body="```python\nx = 1\n```\n")
+    with pytest.raises(prose.RenderError) as raised:
+        prose.render_prose(lesson, course, None, "../../", slow)
+    assert str(raised.value).startswith(f"{LESSON}: rendering its prose ran over 0.3 s"), raised

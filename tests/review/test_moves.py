@@ -1,6 +1,7 @@
 """course.yml's `moves:`: a reader's page of an environment move, built from the diff of two
-fixed revisions of the recordings (issue 42, item 4), and course.yml values that cannot name
-one.
+fixed revisions of the recordings (issue 42, item 4), committed as content/moves/<slug>.json
+by `python -m builder moves` so that any copy builds it (issue 59: a shallow clone, a folder
+without .git), and course.yml values or files that cannot make one.
 
 The history, in a temporary git repository: the recorded fixture course, then a commit that
 records it again "on jax 0.10.2": every recording's jax moves, basics-01 prints an equation
@@ -9,19 +10,23 @@ more and its chart's value moves, speed-01 only moves its timings, the rest prin
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from builder.__main__ import main
 from builder.build.pipeline import build
 from builder.core.errors import BuildError
 from builder.core.observe import Paths
 from builder.course.load import load_course
-from tests.helpers import git, make_paths
+from builder.review.moves import write_moves
+from tests.helpers import git, make_paths, snapshot
 from tests.review.test_diff import recording, rewrite, with_timings
 
 TITLE = "What moved from jax 0.9.2 to 0.10.2"
@@ -78,10 +83,15 @@ def add_move(paths: Paths, before: str, after: str, title: str = TITLE) -> None:
 
 @pytest.fixture
 def moved(recorded: Paths) -> Paths:
-    """The fixture course after the move, its course.yml naming it."""
+    """The fixture course after the move, its course.yml naming it and its file written."""
     before, after = move_history(recorded)
     add_move(recorded, before[:10], after)
+    assert main(["moves", *_folders(recorded)]) == 0
     return recorded
+
+
+def _folders(paths: Paths) -> list[str]:
+    return ["--content", str(paths.content), "--recordings", str(paths.recordings)]
 
 
 def _main(path: Path) -> str:
@@ -164,19 +174,91 @@ def test_a_revision_git_cannot_find_names_course_yml_the_key_and_the_revision(
     before, _ = move_history(recorded)
     add_move(recorded, before, rev)
     with pytest.raises(BuildError) as raised:
-        build(recorded, execute=False, jobs=1)
+        write_moves(recorded.content, recorded.recordings)
     message = str(raised.value)
     yml = recorded.content / "course.yml"
     line = len(yml.read_text().splitlines())
     assert message.startswith(f"{yml}: line {line}: moves[0].after: git finds no commit {rev!r}")
     assert "-> name a commit of this repository that holds the recordings" in message
-    assert not (recorded.out / "moves").exists()
+    assert not (recorded.content / "moves").exists()
 
 
-def test_a_course_without_history_cannot_name_a_move(recorded: Paths) -> None:
+def test_a_move_without_its_file_names_course_yml_the_file_and_the_command(
+    recorded: Paths,
+) -> None:
+    """No history (a copy) and no file: the build says which file and how it is made."""
     add_move(recorded, "4d25b54", "0a1b2c3")
-    with pytest.raises(BuildError, match=r"course\.yml: line \d+: moves\[0\]\.before: git finds"):
+    site = snapshot(recorded.out)
+    with pytest.raises(BuildError) as raised:
         build(recorded, execute=False, jobs=1)
+    yml = recorded.content / "course.yml"
+    line = yml.read_text().splitlines().index("    slug: jax-0-10-2") + 1
+    assert str(raised.value).startswith(
+        f"{yml}: line {line}: moves[0]: its page is made from jax-0-10-2.json, which is "
+        "missing (content/moves/jax-0-10-2.json)"
+    )
+    assert "-> run `python -m builder moves` in a checkout that has both" in str(raised.value)
+    assert snapshot(recorded.out) == site  # the last good site stays
+
+
+def test_a_file_of_other_revisions_is_refused_naming_both(moved: Paths) -> None:
+    yml = moved.content / "course.yml"
+    after = yml.read_text().split("after: ")[1].strip()
+    yml.write_text(yml.read_text().replace(f"after: {after}", "after: v2"))
+    with pytest.raises(
+        BuildError,
+        match=rf"moves\[0\]: jax-0-10-2.json compares \w+\.\.{after}, "
+        r"and course.yml names \w+\.\.v2",
+    ):
+        build(moved, execute=False, jobs=1)
+
+
+@pytest.mark.parametrize(
+    ("spoil", "said"),
+    [
+        (lambda p: p.write_text("<<<<<<< HEAD\n"), "is not valid JSON|Invalid JSON"),
+        (lambda p: p.write_text('{"before": "a"}'), "after: Field required"),
+        (lambda p: p.write_text("[" * 100_000 + "]" * 100_000), "nests arrays and objects"),
+        (lambda p: (p.unlink(), p.symlink_to("/dev/zero")), "is a symbolic link"),
+        (lambda p: (p.unlink(), os.mkfifo(p)), "FIFO"),
+    ],
+    ids=["conflict", "field", "deep", "link", "fifo"],
+)
+def test_a_damaged_move_file_is_one_error_naming_it(
+    moved: Paths, spoil: Callable[[Path], object], said: str
+) -> None:
+    spoil(moved.content / "moves" / "jax-0-10-2.json")
+    with pytest.raises(BuildError, match=said) as raised:
+        build(moved, execute=False, jobs=1)
+    assert "jax-0-10-2.json" in str(raised.value)
+
+
+def test_a_shallow_clone_and_a_copy_without_git_build_the_full_clones_site(
+    moved: Paths, tmp_path: Path
+) -> None:
+    """What CI checkouts and static hosts get (`git clone --depth 1`), and a copied folder:
+    the same site as the full history builds, byte for byte (a copy has no revision for
+    the footer: nav.js says "" there)."""
+    root = moved.content.parent
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "the move's page")
+    sites = {}
+    for name in ("full", "shallow", "copy"):
+        where = tmp_path / name
+        if name == "copy":
+            shutil.copytree(root, where, ignore=shutil.ignore_patterns(".git", "site", ".cache"))
+        else:
+            depth = ["--depth", "1"] if name == "shallow" else []
+            git(tmp_path, "clone", "-q", *depth, f"file://{root}", name)
+        paths = make_paths(where)
+        build(paths, execute=False, jobs=1)
+        sites[name] = snapshot(paths.out)
+    assert _git_out(tmp_path / "shallow", "rev-list", "--count", "HEAD") == "1"
+    assert str(PAGE) in sites["full"] and sites["shallow"] == sites["full"]
+    nav = "static/nav.js"
+    built = _git_out(tmp_path / "full", "rev-parse", "--short", "HEAD")
+    full = sites["full"] | {nav: sites["full"][nav].replace(f'"{built}"'.encode(), b'""')}
+    assert sites["copy"] == full
 
 
 HOSTILE = [
@@ -229,8 +311,7 @@ def test_a_move_page_is_built_by_the_preview(moved: Paths) -> None:
 
 
 def test_a_moved_course_renders_from_a_fresh_copy(moved: Paths, tmp_path: Path) -> None:
-    """The comparison is kept under the two commits: a new cache folder makes it again,
-    the same bytes."""
+    """A new cache folder makes the page again from the committed file, the same bytes."""
     build(moved, execute=False, jobs=1)
     page = (moved.out / PAGE).read_bytes()
     other = make_paths(moved.content.parent)
@@ -245,3 +326,7 @@ def test_with_a_site_url_the_move_page_is_in_the_sitemap(moved: Paths) -> None:
     build(moved, execute=False, jobs=1)
     sitemap = (moved.out / "sitemap.xml").read_text()
     assert "<loc>https://example.org/course/moves/jax-0-10-2/</loc>" in sitemap
+
+
+def _git_out(root: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True).stdout.strip()

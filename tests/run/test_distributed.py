@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -340,7 +341,7 @@ def test_a_task_on_a_worker_with_other_versions_runs_nothing(tmp_path: Path) -> 
 
     lesson = load_course(copy_course(tmp_path, broken=False).content).lessons[0]
     task = task_of(lesson, expected_versions())
-    odd = Task(task.meta, task.source, task.data, task.expected | {"jax": "0.4.1"})
+    odd = Task(task.lesson, task.data, task.expected | {"jax": "0.4.1"})
     calls: list[str] = []
     _, execution = work(odd, lambda lesson, limits: calls.append(lesson.id))  # type: ignore[arg-type,func-returns-value]
     assert calls == [] and execution.outcome.name == "REFUSED"
@@ -554,3 +555,29 @@ def test_real_examples_on_workers_record_the_bytes_a_local_run_records(
     record_stale(course, check(here).statuses, here, 2, runner=run_example)
     _record(there, cluster.scheduler_address, run_example)
     _same_recordings(here.recordings, there.recordings)
+
+
+@pytest.mark.slow
+def test_a_lesson_in_cells_recorded_on_a_worker_is_byte_for_byte_the_local_one(
+    cluster: distributed.LocalCluster, tmp_path: Path
+) -> None:
+    """A real scheduler and workers on loopback, the real runner: the cells lesson's
+    recording (it lost its `cells` on a worker once) is the local one's bytes, its
+    generatedAt aside, and check calls it fresh."""
+    here = copy_course(tmp_path / "here", broken=False, cells=True)
+    there = make_paths(tmp_path / "there")
+    shutil.copytree(here.content, there.content)
+    course, address = load_course(here.content), cluster.scheduler_address
+    for paths, dask in ((here, None), (there, address)):
+        cells = [x for x in check(paths).statuses if x.lesson_id == "basics-03"]
+        record_stale(course, cells, paths, 1, runner=run_example, dask=dask)
+    name = "basics-03.json"
+    local, remote = (_stamped_aside(p.recordings / name) for p in (here, there))
+    assert b'"cells": [' in remote and remote == local
+    assert {s.lesson_id: str(s.state) for s in check(there).statuses}["basics-03"] == "fresh"
+
+
+def _stamped_aside(path: Path) -> bytes:
+    """The recording's bytes with its generatedAt (the one field that tells runs apart here:
+    the example prints no time) blanked."""
+    return re.sub(rb'"generatedAt": "[^"]*"', b'"generatedAt": ""', path.read_bytes())

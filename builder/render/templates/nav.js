@@ -22,7 +22,14 @@
     arc.lessons.forEach(function (lesson) {
       var link = document.createElement("a");
       link.href = root + lesson.url + "index.html";
-      link.textContent = lesson.title;
+      if (lesson.number) {  // its place in the course, "3.5", as the home page's cards say it
+        var number = document.createElement("span");
+        number.className = "nav-number";
+        number.textContent = lesson.number;
+        link.appendChild(number);
+        link.appendChild(document.createTextNode(" "));
+      }
+      link.appendChild(document.createTextNode(lesson.title));
       if (lesson.id === current) link.setAttribute("aria-current", "page");
       var item = document.createElement("li");
       item.appendChild(link);
@@ -31,4 +38,13 @@
     nav.appendChild(title);
     nav.appendChild(list);
   });
+  // Where the sidebar scrolls on its own (a long course beside the page), the current
+  // lesson is brought into its view, mid-height; the page itself does not move.
+  var here = nav.querySelector("a[aria-current=page]");
+  if (here && nav.scrollHeight > nav.clientHeight) {
+    var box = here.getBoundingClientRect(), frame = nav.getBoundingClientRect();
+    if (box.top < frame.top || box.bottom > frame.bottom) {
+      nav.scrollTop += box.top - frame.top - (nav.clientHeight - box.height) / 2;
+    }
+  }
 })();

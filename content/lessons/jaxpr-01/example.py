@@ -4,15 +4,15 @@ from builder import panels
 
 # %% trace
 def layer(w, x):
-    print("layer sees x as:", x)
+    print("layer sees x as:", x)  # <1>
     h = jnp.tanh(x @ w)
     return jnp.sum(h ** 2)
 
 
 w = jnp.ones((4, 3))
 x = jnp.ones((2, 4))
-closed = jax.make_jaxpr(layer)(w, x)
-print(closed.pretty_print(source_info=True))
+closed = jax.make_jaxpr(layer)(w, x)  # <2>
+print(closed.pretty_print(source_info=True))  # <3>
 # %% fields
 jaxpr = closed.jaxpr
 print("inputs :", [str(v.aval) for v in jaxpr.invars])

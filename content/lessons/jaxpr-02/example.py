@@ -5,21 +5,24 @@ import jax.numpy as jnp
 from jax import lax
 from builder import panels
 
-# %% loop-forms
+# %% loop-step
 def step(h):
     return jnp.tanh(h * 0.9 + 0.1)
 
 
+# %% loop-python
 def python_loop(h, n):
     for _ in range(n):
         h = step(h)
     return h
 
 
+# %% loop-fori
 def fori(h, n):
     return lax.fori_loop(0, n, lambda i, h: step(h), h)
 
 
+# %% loop-scan
 def scan(h, n):
     h, _ = lax.scan(lambda h, _: (step(h), None), h, length=n)
     return h

@@ -25,11 +25,11 @@ D, H, O = 512, 1024, 128
 def predict_mlp(B):
     """The solution: one flop per multiply or add, two per multiply-add, 4 bytes per f32."""
     return {
-        "flops": 2 * B * D * H + B * H + B * H + 2 * B * H * O + B * O,
-        "transcendentals": 0,
-        "argument bytes": 4 * (B * D + D * H + H + H * O + O),
-        "output bytes": 4 * B * O,
-        "temp bytes": 4 * B * H,   # the hidden layer, one buffer
+        "flops": 2 * B * D * H + B * H + B * H + 2 * B * H * O + B * O,  # <1>
+        "transcendentals": 0,  # <2>
+        "argument bytes": 4 * (B * D + D * H + H + H * O + O),  # <3>
+        "output bytes": 4 * B * O,  # <4>
+        "temp bytes": 4 * B * H,  # <5>
     }
 
 # %% check-mlp
@@ -69,10 +69,10 @@ def attention(q, k, v):
 
 # %% by-rule
 # Rule: a reduction over n values costs n - 1 flops per output; exp is a transcendental.
-by_rule = 2 * T * T * d + T * T + T * (T - 1) + T * T + T * (T - 1) + T * T + 2 * T * T * d
+by_rule = 2 * T * T * d + T * T + T * (T - 1) + T * T + T * (T - 1) + T * T + 2 * T * T * d  # <1>
 lowered = jax.jit(attention).lower(*[jax.ShapeDtypeStruct((T, d), f32)] * 3)
 compiled = lowered.compile()
-reported = int(compiled.cost_analysis()["flops"])
+reported = int(compiled.cost_analysis()["flops"])  # <2>
 print()
 print(f"attention flops: by the rule {by_rule:,d}, compiler {reported:,d}, "
       f"difference {reported - by_rule:,d}")

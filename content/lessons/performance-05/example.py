@@ -26,10 +26,10 @@ def make_stack(act, wrap_layer=lambda f: f):
 
 def variants(act):
     return {
-        "no remat": make_stack(act),
-        "whole checkpoint": jax.checkpoint(make_stack(act)),
-        "layer checkpoint": make_stack(act, jax.checkpoint),
-        "layer dots_saveable": make_stack(act, lambda f: jax.checkpoint(f, policy=dots)),
+        "no remat": make_stack(act),  # <1>
+        "whole checkpoint": jax.checkpoint(make_stack(act)),  # <2>
+        "layer checkpoint": make_stack(act, jax.checkpoint),  # <3>
+        "layer dots_saveable": make_stack(act, lambda f: jax.checkpoint(f, policy=dots)),  # <4>
     }
 
 # %% residuals
