@@ -33,11 +33,11 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from builder.build.pipeline import check  # noqa: E402
 from builder.core.observe import Paths  # noqa: E402
 from builder.course.load import load_course  # noqa: E402
 from builder.course.model import Lesson  # noqa: E402
 from builder.course.rules import read_inputs, run_seconds  # noqa: E402
+from builder.pipeline.build import check  # noqa: E402
 from builder.run.batch import record_stale  # noqa: E402
 from builder.run.execute import Execution, Limits, Outcome, run_example  # noqa: E402
 

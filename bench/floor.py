@@ -13,8 +13,8 @@ time of a subprocess (bench/run.py's `run`), in the same run as the baseline loo
 builder's own no-op and prose edit, at each scale:
 
     start               python -c pass
-    no-op imports       python -c "import builder.__main__, builder.build.pipeline"
-    rebuild imports     the same and builder.build.stages (Jinja2, markdown-it and the
+    no-op imports       python -c "import builder.__main__, builder.pipeline.build"
+    rebuild imports     the same and builder.pipeline.stages (Jinja2, markdown-it and the
                         builder's stages: what rendering a page needs)
     no-op               `site` with nothing changed: the start, the no-op imports, the walk
     Pagefind, 1 bundle  Pagefind over BUNDLE_LESSONS lesson pages of the site, in /dev/shm
@@ -50,8 +50,8 @@ from bench.generate import generate, lesson_id  # noqa: E402
 from bench.run import PY, RECENTLY_DELETED_S, Scale, frozen_code, run  # noqa: E402
 from builder.render.search import BUNDLE_LESSONS  # noqa: E402
 
-NOOP_IMPORTS = "import builder.__main__, builder.build.pipeline"
-REBUILD_IMPORTS = NOOP_IMPORTS + ", builder.build.stages"
+NOOP_IMPORTS = "import builder.__main__, builder.pipeline.build"
+REBUILD_IMPORTS = NOOP_IMPORTS + ", builder.pipeline.stages"
 PROSE_BAR, FLAT, FLAT_AT = 0.1, 1.2, 5000  # #27: <= 0.1x at 1,000; at 5,000 <= 1.2x that
 ABSOLUTE_AT, ABSOLUTE_S = 10000, 0.5  # and at 10,000 a no-op and a prose edit under 0.5 s
 PARTS = ("start", "no-op imports", "rebuild imports", "no-op", "Pagefind, 1 bundle")

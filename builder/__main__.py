@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
 def _main(argv: list[str] | None) -> int:
     args = _parser().parse_args(argv)
     explained = logging.INFO if getattr(args, "explain", False) else logging.WARNING
-    logging.getLogger("builder.explain").setLevel(explained)  # builder.build.index
+    logging.getLogger("builder.explain").setLevel(explained)  # builder.pipeline.index
     previous = signal.signal(signal.SIGTERM, _terminate)
     try:
         return int(args.run(args))
@@ -92,8 +92,8 @@ def _stopped(stop: KeyboardInterrupt, what: str, said: str) -> int:
 def _parser() -> argparse.ArgumentParser:
     """A subcommand per row of COMMANDS: its function's docstring says what it does, and
     it takes the options the row names (OPTIONS), each with its default; and `new`."""
-    from .build.new import add_new_command
     from .core.release import VersionAction
+    from .scaffold.new import add_new_command
 
     prog = "coursebuilder" if Path(sys.argv[0]).name == "coursebuilder" else "python -m builder"
     parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n")[0])
@@ -131,7 +131,7 @@ def _build(
 ) -> int:
     import time
 
-    from .build.pipeline import build
+    from .pipeline.build import build
 
     started = time.perf_counter()
     paths, jobs, since = _paths(args), args.jobs, args.since
@@ -191,7 +191,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 def _record(args: argparse.Namespace) -> int:
     """re-execute what is not fresh"""
-    from .build.pipeline import build_lock, check
+    from .pipeline.build import build_lock, check
     from .run.batch import record_stale
 
     paths, runner, only = _paths(args), _runner(args), tuple(args.lessons)
@@ -207,8 +207,8 @@ def _record(args: argparse.Namespace) -> int:
 
 def _check(args: argparse.Namespace) -> int:
     """exit 1 with a table when any recording is not fresh; executes nothing"""
-    from .build.pipeline import check
     from .course.verdict import passed, say
+    from .pipeline.build import check
 
     statuses = check(_paths(args)).statuses
     say(statuses, args.format, args.content, sys.stdout)
@@ -276,7 +276,7 @@ def _import(args: argparse.Namespace) -> int:
     """turn a Jupyter notebook (.ipynb) or a MyST Markdown notebook (.md) into a new lesson
     folder, content/lessons/ID/, with its code cells as example.py's cells; what cannot be
     carried over is listed on stderr as PAGE:LINE"""
-    from .build.importer import run
+    from .scaffold.importer import run
 
     return run(args)
 

@@ -31,7 +31,7 @@ def course_copy(tmp_path: Path) -> Paths:
 def recorded_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The fixture course without its broken lesson, recorded once per session from the
     canned runs (tests that need real JAX run examples themselves, marked slow)."""
-    from builder.build.pipeline import build
+    from builder.pipeline.build import build
 
     root = tmp_path_factory.mktemp("recorded")
     build(copy_course(root, broken=False), execute=True, jobs=2, runner=canned_run)

@@ -151,7 +151,7 @@ def wall_clock(monkeypatch: pytest.MonkeyPatch) -> None:
 def assert_like_a_clean_build(paths: Paths, scratch: Path) -> None:
     """The site `paths` holds is, byte for byte, the one a build from nothing makes (in
     `scratch`) of the same inputs."""
-    from builder.build.pipeline import build
+    from builder.pipeline.build import build
 
     clean = Paths(paths.content, paths.recordings, scratch / "clean", scratch / "clean-cache")
     build(clean, execute=False, jobs=2)
@@ -448,12 +448,12 @@ FOREIGN_SYNTAX = [
 
 def rendered(course: Course, statuses: list[LessonStatus], cache: Path) -> dict[str, bytes]:
     """Every page and chart of `course` with these statuses (no search bundles), made by the
-    build's own render stage (builder.build.site.make_pages) with a store in `cache`: for
+    build's own render stage (builder.pipeline.site.make_pages) with a store in `cache`: for
     a course or status made in memory, which no content folder holds."""
-    from builder.build.make import Kept
-    from builder.build.reuse import Reuse
-    from builder.build.site import make_pages
     from builder.core.store import Store
+    from builder.pipeline.make import Kept
+    from builder.pipeline.reuse import Reuse
+    from builder.pipeline.site import make_pages
 
     with contextlib.closing(Store(cache, lambda message: None)) as store:
         kept = Kept(None, cache / "site", frozenset())

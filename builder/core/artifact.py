@@ -1,7 +1,7 @@
 """What the site is made of: an Artifact is some files of the site, the pure function that
 makes them (builder.render) and the arguments it makes them from, which are all it reads.
 `Made` is what making it gave, and `Trace` what it left besides its files. Keys are the
-build's (builder.build.keys)."""
+build's (builder.pipeline.keys)."""
 
 from __future__ import annotations
 

@@ -201,7 +201,7 @@ class Observed:
 
 def clock(cache: Path, roots: Iterable[Path]) -> int:
     """What a file's mtime and ctime are compared with to tell whether it may have changed
-    unseen since its metadata was taken (git's racy rule: builder.build.index `racy`): the
+    unseen since its metadata was taken (git's racy rule: builder.pipeline.index `racy`): the
     file system's clock now, as a file made in `cache` reads it, so a file written in the
     same tick is racy and one written before is not. When a root is on another file system
     than `cache`, or `cache` cannot be written: the wall clock less RACY_NS, a margin that

@@ -30,7 +30,7 @@ T = TypeVar("T")
 
 FILE = "store.sqlite"
 # The manifest table's rows, each pickled by its owner: the last good build's index
-# (builder.build.index): INDEX, what a no-op compares, then INDEX/site and INDEX/0, INDEX/1...
+# (builder.pipeline.index): INDEX, what a no-op compares, then INDEX/site and INDEX/0, INDEX/1...
 # (so that no one row holds it all)
 INDEX = "index"
 LAYOUT = (
@@ -139,7 +139,9 @@ class Store:
         every page version of the session. Every row is sealed (a CRC-32), and all are
         written in one transaction."""
 
-        pending = list(self.pending.items())  # threads may add more meanwhile (builder.build.make)
+        pending = list(
+            self.pending.items()
+        )  # threads may add more meanwhile (builder.pipeline.make)
 
         def work(db: sqlite3.Connection) -> None:
             rows = ((key, _sealed(data)) for key, data in pending)
@@ -228,7 +230,7 @@ def _open(path: Path | str) -> sqlite3.Connection:
     # Not tied to the thread that opened it: the preview opens the store as it starts and
     # builds in its watcher's loop, and search bundles are made in threads. SQLite is built
     # serialized here (sqlite3.threadsafety == 3), and the builder's process stays the only
-    # writer (builder/build/make.py).
+    # writer (builder/pipeline/make.py).
     db = sqlite3.connect(path, timeout=60, check_same_thread=False)
     try:
         # WAL: a forked worker reads while another commits. NORMAL: a crash may lose the

@@ -1,7 +1,7 @@
 """Reading the files a course holds: one door for every input (`open_input`: no symbolic
 links, regular files only), sizes bounded, text as UTF-8, YAML and JSON refused before they
 nest deep enough to hurt the parser. Errors name the file and the next step. The door
-notes each path it opens into the `Reads` it is handed (builder.build.index keeps them).
+notes each path it opens into the `Reads` it is handed (builder.pipeline.index keeps them).
 """
 
 from __future__ import annotations

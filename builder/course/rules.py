@@ -163,7 +163,7 @@ def read_inputs(
     recordings: Path, kept: Mapping[str, Any] | None = None, reads: Reads | None = None
 ) -> dict[str, Any]:
     """What each recording's sidecar remembers (its inputs and run time), by lesson id;
-    those in `kept` (read before, unchanged since: builder.build.index) are not read;
+    those in `kept` (read before, unchanged since: builder.pipeline.index) are not read;
     `reads`: where the input door notes what each is read from, by lesson id.
 
     One file per lesson, so that shards of a record (`--shard K/N`) never rewrite a file

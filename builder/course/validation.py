@@ -13,7 +13,7 @@ no coercion may happen: a recording's "1" is not 1).
 
 Validating a text again is what a build avoids, so the loaders take a `Cache`: a pure
 call's result, given its kind and parts, with no key, store or lifetime to ask about
-(`uncached` is a correct one); which values are kept is the build's (builder.build.reuse).
+(`uncached` is a correct one); which values are kept is the build's (builder.pipeline.reuse).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ class Cache(Protocol):
     text, highlighting code, drawing a chart): `cache(kind, parts, make)` is `make()`'s value,
     which `kind` and `parts` determine. The stage names the call and its parts, and nothing
     else: not where a value is kept, for how long, under which key or code digest, nor what
-    stays alive (that is the build's: builder.build.reuse). Any cache that returns `make()`'s
+    stays alive (that is the build's: builder.pipeline.reuse). Any cache that returns `make()`'s
     value gives the same result as `uncached`, so the stage stays a pure function of its
     arguments, testable without a store."""
 

@@ -1,5 +1,5 @@
 """The preview's background recording: each lesson whose recording is not fresh is
-re-recorded by a Build's own record step (builder.build.pipeline `Build.record`), under the
+re-recorded by a Build's own record step (builder.pipeline.build `Build.record`), under the
 build lock as every build records, one lesson at a time, in a thread beside the server.
 
 The pages of the lesson being recorded say "re-recording..." (the Hub's `recording`). A
@@ -14,10 +14,10 @@ import logging
 import threading
 from typing import TYPE_CHECKING
 
-from ..build.pipeline import Build
 from ..core.errors import BuildError
 from ..core.observe import Paths
 from ..course import fingerprint
+from ..pipeline.build import Build
 from .hub import problems
 
 if TYPE_CHECKING:

@@ -25,11 +25,11 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..build.index import Changes
 from ..core.artifact import Parts
 from ..core.errors import BuildError
 from ..core.fsutil import TEMPORARY
 from ..core.observe import TEMPLATES, Paths, editor_file
+from ..pipeline.index import Changes
 from . import heap
 from .http import Handler, listen, served_hosts
 from .hub import Hub, page_update, problems

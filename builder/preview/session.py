@@ -1,8 +1,8 @@
 """The preview's build, kept in memory between edits (python -m builder serve).
 
-A Session keeps one Build (builder/build/pipeline.py) between edits, with the course, every
+A Session keeps one Build (builder/pipeline/build.py) between edits, with the course, every
 lesson's status and every artifact it made. A batch of file events is a change-set
-(builder.build.index `Changes.events`), looked up in what each value was read from as a
+(builder.pipeline.index `Changes.events`), looked up in what each value was read from as a
 one-shot build looks up the paths whose metadata changed:
 
     refresh   the changed lessons loaded again, their statuses, and the pages whose keys
@@ -22,16 +22,16 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
 
-from ..build.index import Changes
-from ..build.make import Kept
-from ..build.pipeline import Build, build_lock, clock, observe, open_store, settings
-from ..build.site import Site
 from ..core.artifact import Made, Parts
 from ..core.errors import PutOff
 from ..core.observe import Paths
 from ..core.store import Store
 from ..course.model import Course
 from ..course.status import LessonStatus
+from ..pipeline.build import Build, build_lock, clock, observe, open_store, settings
+from ..pipeline.index import Changes
+from ..pipeline.make import Kept
+from ..pipeline.site import Site
 from ..review.git import built_from
 
 JOBS = 2  # forked workers only when many artifacts are missing (a template edit)
@@ -95,7 +95,7 @@ class Session:
         """What the build holds and `changes` leaves as it was is not read again."""
         run = self.build
         taken = run.taken(changes)
-        run.reuse.turn()  # what the last build made is reused (builder.build.reuse)
+        run.reuse.turn()  # what the last build made is reused (builder.pipeline.reuse)
         run.load(taken.lessons, taken.shared)
         run.status(taken.statuses)
         run.shifted()

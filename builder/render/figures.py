@@ -162,7 +162,8 @@ def _plot_alt(panel: XYPanel) -> str:
             )
         fit = f"; linear fit {equation(series.fit)}" if series.fit else ""
         parts.append(f"{series.label}: {said}{fit}")
-    return head + "; ".join(parts) + ". " + " ".join(notes(panel)) + "The table lists every value."
+    said = "".join(f"{note} " for note in notes(panel))
+    return head + "; ".join(parts) + ". " + said + "The table lists every value."
 
 
 def _image_alt(panel: ImagePanel) -> str:
@@ -170,14 +171,14 @@ def _image_alt(panel: ImagePanel) -> str:
     return (
         f"Image, {panel.title}: {len(panel.pixels)} rows of {len(panel.pixels[0])} values, "
         f"{panel.ylabel} down, {panel.xlabel} across, from {_n(min(flat))} to {_n(max(flat))}. "
-        + " ".join(notes(panel))
+        + "".join(f"{note} " for note in notes(panel))
         + "The table lists every value."
     )
 
 
 def notes(panel: Panel) -> list[str]:
-    """What a page says of a captured figure beyond its numbers: what was sampled, and its
-    reference lines."""
+    """What a page says of a chart beyond its numbers: a series that lies on another, and of
+    a captured figure what was sampled and its reference lines."""
     said = []
     if isinstance(panel, ImagePanel) and [len(panel.pixels), len(panel.pixels[0])] != panel.shape:
         rows, columns = panel.shape
@@ -185,6 +186,8 @@ def notes(panel: Panel) -> list[str]:
             f"Sampled evenly to {len(panel.pixels)} x {len(panel.pixels[0])} of the "
             f"{rows} x {columns} values drawn."
         )
+    if isinstance(panel, XYPanel):
+        said += _twins(panel)
     for series in panel.series if isinstance(panel, XYPanel) else ():
         if series.of:
             said.append(f"{series.label}: {len(series.y):,} of the {series.of:,} points drawn.")
@@ -192,6 +195,14 @@ def notes(panel: Panel) -> list[str]:
         name = f" ({reference.label})" if reference.label else ""
         said.append(f"A reference line at {reference.axis} = {_n(reference.at)}{name}.")
     return said
+
+
+def _twins(panel: XYPanel) -> list[str]:
+    """Each series drawn exactly over an earlier one, said: the chart shows one line."""
+    from .plots import twins
+
+    named = [(panel.series[k].label, panel.series[of].label) for k, of in twins(panel).items()]
+    return [f"{a} has the same values as {b}; its dashed line lies on that one." for a, b in named]
 
 
 def _n(value: float) -> str:

@@ -1,9 +1,9 @@
-"""Course + recordings -> the lesson pages and their charts, as artifacts (builder.build.make).
+"""Course + recordings -> the lesson pages and their charts, as artifacts (builder.pipeline.make).
 
 For each lesson, what its artifacts are made from (`lesson_inputs`) and what it makes of
 them (`of_lesson`); each artifact is a function and exactly the values it is made from
 (`Renderer.artifact`), so the same inputs give byte-identical files. Which lessons' are
-taken from an earlier build is the build's (builder.build.reuse). The site's other pages
+taken from an earlier build is the build's (builder.pipeline.reuse). The site's other pages
 are builder/render/pages.py's; nothing here reads or writes site/.
 """
 
@@ -76,7 +76,8 @@ class LessonPage:
     colab_url: str  # its notebook in Colab, where course.yml's colab_url says ("": none)
     report_url: str  # a new issue about it, where course.yml's issues_url says ("": none)
     machine: str  # "Recorded on: <CPU>, <cores> · <OS> · Python · jaxlib · XLA_FLAGS" ("": none)
-    place: tuple[int, int] = (0, 0)  # its number in its arc, and how many the arc has
+    # its arc's number, its number in that arc, and how many the arc has: "3.5", "5 of 7"
+    place: tuple[int, int, int] = (0, 0, 0)
     teaches: tuple[tuple[str, str], ...] = ()  # the glossary terms it teaches: (id, term)
     minutes: int = 0  # how long its prose takes to read (builder/render/reading.py)
     scripts: tuple[str, ...] = ()  # what its widgets need of static/ (prose.RenderedProse)
@@ -87,6 +88,7 @@ LessonArtifacts = tuple[Artifact, tuple[tuple[str, Artifact], ...], Artifact]
 # What they are made from: `of_lesson`'s arguments.
 LessonInputs = tuple[Any, ...]
 A = TypeVar("A")
+PLACE = 3  # lesson_columns' last columns: a lesson's place in the course, ints
 
 
 @dataclass(frozen=True)
@@ -118,13 +120,16 @@ def lesson_columns(
     of the lessons before and after it (`near`: each lesson's entry, made once whichever
     of its neighbours shows it; made here when not given), the ids of the lessons its
     anchored links lead to (so renaming a heading re-renders the pages that link to it,
-    and no other), and its place in its arc:
-    its number there and how many lessons the arc has, two columns of ints (the last two),
-    which a build keeps as the last build's objects when they are the same
-    (builder.build.reuse), so that a refresh tells them by identity."""
+    and no other), and its place in the course:
+    its arc's number (among the arcs that have lessons, as the sidebar counts), its number
+    in that arc and how many lessons the arc has, PLACE columns of ints (the last), which a
+    build keeps as the last build's objects when they are the same
+    (builder.pipeline.reuse), so that a refresh tells them by identity."""
     by_id, lessons = {status.lesson_id: status for status in statuses}, course.lessons
     by_arc = course.by_arc()
     number = {x.id: n for arc in by_arc.values() for n, x in enumerate(arc, start=1)}
+    arcs = [arc for arc in course.meta.arcs if by_arc[arc.id]]
+    arc_number = {arc.id: a for a, arc in enumerate(arcs, start=1)}
     near = list(map(item, lessons)) if near is None else list(near)
     return (
         list(lessons),
@@ -133,6 +138,7 @@ def lesson_columns(
         [None, *near[:-1]],
         [*near[1:], None],
         anchors.linked_ids(course, statuses, renderer.page_ids),
+        [arc_number[x.meta.arc] for x in lessons],
         [number[x.id] for x in lessons],
         [len(by_arc[x.meta.arc]) for x in lessons],
     )
@@ -182,6 +188,7 @@ def lesson_inputs(
     before: NavItem | None,
     after: NavItem | None,
     linked: tuple[tuple[str, tuple[str, ...]], ...] = (),
+    arc: int = 0,
     number: int = 0,
     size: int = 0,
 ) -> LessonInputs:
@@ -199,7 +206,7 @@ def lesson_inputs(
         before,
         after,
         linked,
-        (number, size),
+        (arc, number, size),
         machine.python(facts),
     )
 
@@ -212,16 +219,16 @@ def of_lesson(
     before: NavItem | None,
     after: NavItem | None,
     linked: tuple[tuple[str, tuple[str, ...]], ...] = (),
-    place: tuple[int, int] = (0, 0),
+    place: tuple[int, int, int] = (0, 0, 0),
     python: str = "",
 ) -> LessonArtifacts:
     """A lesson's page, each of its panels' charts by file name, and its notebook; `on`: the
     machine its recording ran on, as the page says it (builder/core/machine.py); `before`
     and `after`: the entries of the lessons the page links to as the previous and the next
     (a prose edit of one changes neither); `linked`: the ids of the lessons its anchored
-    links lead to (anchors.linked_ids); `place`: its number in its arc and the arc's size
-    (the page says "Lesson 2 of 4 in Tracing"); `python`: the Python version it ran with,
-    which Run it yourself names."""
+    links lead to (anchors.linked_ids); `place`: its arc's number, its number in that arc and
+    the arc's size (the page says "Lesson 3.2 (2 of 4 in Tracing)"); `python`: the Python
+    version it ran with, which Run it yourself names."""
     meta, renderer = common.meta, common.renderer
     page = renderer.artifact(
         "page",
@@ -359,7 +366,7 @@ def _lesson_page(
     renderer: Renderer,
     on: str = "",
     linked: tuple[tuple[str, tuple[str, ...]], ...] = (),
-    place: tuple[int, int] = (0, 0),
+    place: tuple[int, int, int] = (0, 0, 0),
     python: str = "",
 ) -> Made:
     """A lesson's page, its example and its data files: made from these arguments (the data

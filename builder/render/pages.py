@@ -1,5 +1,5 @@
 """Course + recordings -> the site's pages other than lessons, and its static files, as
-artifacts (builder.build.make): the course home, arc pages, glossary, recordings page, search
+artifacts (builder.pipeline.make): the course home, arc pages, glossary, recordings page, search
 page, 404 page, a redirect at each lesson's old address (`aliases:`), the sidebar's data
 (static/nav.js), the style sheets and scripts, and the one-file `builder.py` a downloaded
 example imports its panels from.
@@ -98,7 +98,7 @@ def page_artifacts(
 
     What the glossary and recordings pages are made from is, lesson by lesson, the very
     objects the lessons' artifacts and statuses hold, so that a build that keeps the last
-    build's objects (builder.build.reuse) tells them by identity, not entry by entry."""
+    build's objects (builder.pipeline.reuse) tells them by identity, not entry by entry."""
     lessons = course.lessons
     lesson_statuses = tuple(statuses[: len(lessons)])  # in course order, then the orphans
     seconds = tuple(run_seconds.get(x.id) for x in lessons)
@@ -149,6 +149,7 @@ def _navigation(
     bundles = [search.bundle_folder(b) for b in search.bundles(course)]
     meta = course.meta
     root = urlsplit(meta.site_url).path.rstrip("/") + "/" if meta.site_url else ""  # for 404
+    missing = {"site_root": root, "site_folders": top_folders(course)}
     more: dict[str, Any] = {"note": meta.note, "audience": meta.audience, "changes": changes}
     more["print_page"] = meta.print_page
     home = _context("", "Course", "", meta.summary, **more)
@@ -164,10 +165,20 @@ def _navigation(
         ("index.html", "home.html", home),
         *((f"a/{arc}/index.html", "arc.html", context) for arc, context in arcs),
         ("search/index.html", "search.html", _context("../", "Search", "", SEARCH)),
-        ("404.html", "404.html", _context("", "Page not found", "", NOT_FOUND, site_root=root)),
+        ("404.html", "404.html", _context("", "Page not found", "", NOT_FOUND, **missing)),
         ("static/nav.js", "nav.js", script),
     ]
     return [renderer.artifact("", _page, name, tpl, nav, context) for name, tpl, context in pages]
+
+
+# The site's top folders a reader's address may lead into, besides its lessons' (404.html).
+FOLDERS = ("a", "glossary", "search", "print", "moves", "recordings", "charts", "static")
+
+
+def top_folders(course: Course) -> list[str]:
+    """The folders at the site's root that hold its pages and files: what tells the 404
+    page, served at /course/l/old-slug/, that its root is /course/."""
+    return sorted({*FOLDERS, *(x.url.split("/")[0] for x in course.lessons)})
 
 
 SEARCH = "Full-text search over lessons and glossary."

@@ -27,6 +27,9 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 MARKERS = 40  # a line with at most this many points marks each one
+# Each series' marker its own, as its colour is: told apart in print and without colour.
+SHAPES = ("o", "s", "^", "D", "v", "P", "X", "*")
+TWIN_DASHES = (0, (4, 3))  # a twin's line (Look)
 FIT_SAMPLES = 64  # points along a fitted line that a log axis bends
 
 
@@ -60,13 +63,28 @@ def plan(panel: XYPanel, size: Size) -> XYPlan:
 
 
 def legend_entries(panel: XYPanel) -> list[str]:
-    """Each series' label, and after it its fitted line's equation, if it has one."""
-    entries = []
-    for series in panel.series:
-        entries.append(series.label)
+    """Each series' label (a twin's says which series it equals), and after it its fitted
+    line's equation, if it has one."""
+    entries, same = [], twins(panel)
+    for index, series in enumerate(panel.series):
+        twin = f" (same values as {panel.series[same[index]].label})" if index in same else ""
+        entries.append(series.label + twin)
         if series.fit is not None:
             entries.append(f"{series.label}, linear fit: {equation(series.fit)}")
     return entries
+
+
+def twins(panel: XYPanel) -> dict[int, int]:
+    """Each series whose points are exactly an earlier series' (same x, same y), by index:
+    the earlier one's index. Drawn alone, it would hide the other (xla-03's flops panel)."""
+    seen: dict[tuple[tuple[float, ...], tuple[float, ...]], int] = {}
+    found = {}
+    for index, series in enumerate(panel.series):
+        points = (tuple(map(float, series.xs(panel))), tuple(map(float, series.y)))
+        if points in seen:
+            found[index] = seen[points]
+        seen.setdefault(points, index)
+    return found
 
 
 def equation(fit: Fit) -> str:
@@ -152,9 +170,11 @@ def figure(panel: XYPanel, size: Size) -> Figure:
     if ylog:
         axes.set_yscale("log")
     handles: list[Any] = []
+    same = twins(panel)
     for index, series in enumerate(panel.series):
         colour = PALETTE[index % len(PALETTE)]
-        shown = _series(axes, panel, series, colour, size)
+        look = Look(colour, SHAPES[index % len(SHAPES)], index in same)
+        shown = _series(axes, panel, series, look, size)
         shown.set_gid(f"series-{index}")
         handles.append(shown)
         if series.fit is not None:
@@ -183,9 +203,20 @@ def figure(panel: XYPanel, size: Size) -> Figure:
     return drawn
 
 
-def _series(axes: Any, panel: XYPanel, series: XYSeries, colour: str, size: Size) -> Any:
+@dataclass(frozen=True)
+class Look:
+    """How one series is told from the others: its colour and its markers' shape; a twin
+    (drawn exactly over an earlier series) is dashed with hollow markers, so both show."""
+
+    colour: str
+    shape: str
+    twin: bool
+
+
+def _series(axes: Any, panel: XYPanel, series: XYSeries, look: Look, size: Size) -> Any:
     """One series drawn as its mark says (a line panel's: a line; a scatter panel's: points),
     a line's error bars from `low` to `high`; what the legend shows for it."""
+    colour = look.colour
     xs = [float(x) for x in series.xs(panel)]
     mark = series.mark or ("line" if panel.kind == "line" else "points")
     if mark == "band" and series.low is not None:
@@ -193,16 +224,20 @@ def _series(axes: Any, panel: XYPanel, series: XYSeries, colour: str, size: Size
     if series.low is not None and series.high is not None:
         axes.vlines(xs, series.low, series.high, color=colour, linewidth=1.2)
     if mark == "points":
-        return axes.scatter(xs, series.y, s=size.small * 3, color=colour, linewidths=0)
+        return axes.scatter(
+            xs, series.y, s=size.small * 3, color=colour, marker=look.shape, linewidths=0
+        )
     order = list(range(len(xs)))  # a captured line as drawn; a panels.line left to right
     if panel.axes is None:
         order = sorted(order, key=xs.__getitem__)
-    marker = "o" if len(xs) <= MARKERS else ""
+    marker = look.shape if len(xs) <= MARKERS else ""
     (shown,) = axes.plot(
         [xs[k] for k in order],
         [series.y[k] for k in order],
         color=colour,
         linewidth=1.8,
+        linestyle=TWIN_DASHES if look.twin else "-",
+        fillstyle="none" if look.twin else "full",
         marker=marker,
         markersize=4,
     )

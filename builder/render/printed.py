@@ -1,6 +1,6 @@
 """The whole course as one page to print (print/index.html): its title, a contents list,
 then every lesson in course order, each arc's under its title, then the labs' solutions and
-the glossary, as an artifact (builder.build.make).
+the glossary, as an artifact (builder.pipeline.make).
 
 Each lesson's prose is rendered again, from its tokens, with the rules of this page
 (builder/render/prose.py with a relocate.Move): its ids its own, its links to the lessons

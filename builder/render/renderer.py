@@ -6,7 +6,7 @@ A Renderer is handed, never asks for, what makes its expensive pure calls cheap:
 (builder.course.validation.Cache) for highlighted code and charts, and what makes the
 lessons' navigation entries and link targets (`items`, `targets`). Each gives what the
 plain call gives, so what is rendered is a pure function of its arguments; which results
-are kept is the build's (builder.build.reuse).
+are kept is the build's (builder.pipeline.reuse).
 """
 
 from __future__ import annotations

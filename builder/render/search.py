@@ -1,4 +1,4 @@
-"""Full-text search: Pagefind indexes of the rendered pages, as artifacts (builder.build.make).
+"""Full-text search: Pagefind indexes of the rendered pages, as artifacts (builder.pipeline.make).
 
 The index is split into bundles that static/search.js asks and merges in the reader's
 browser: the main one in pagefind/ (the glossary), and one per run of up to BUNDLE_LESSONS

@@ -3,7 +3,7 @@ after a line was added above line 12 shows other code, and `{{ output lines=4-6 
 re-record printed a line more above shows other output, and neither is an error on its own.
 Given what the lesson's example and recording were at the last build, each such reference
 whose old text now stands elsewhere is an error naming the lesson file, its line and what
-to write instead. Pure: the build hands in the two sides (builder/build/pipeline.py).
+to write instead. Pure: the build hands in the two sides (builder/pipeline/build.py).
 
 Output is compared with its digits masked, so a shift is found through a re-record that
 also moved numbers (timings); code is compared exactly. A slice whose lines were edited in

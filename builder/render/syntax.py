@@ -5,7 +5,7 @@ constructs it refuses (foreign.py), and no paragraph over MAX_PARAGRAPH.
 
 builder/render/prose.py adds the builder's own marks to `markdown()` for the site;
 `foreign_syntax` parses a text with it alone, so that `coursebuilder import`
-(builder/build/cells.py) notes the foreign syntax that `site` would refuse, by the same rules.
+(builder/scaffold/cells.py) notes the foreign syntax that `site` would refuse, by the same rules.
 """
 
 from __future__ import annotations

@@ -125,7 +125,7 @@ def constructs_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The course with every construct of issue 41 (tests/fixtures/constructs-course),
     recorded by the builder through the real subprocess (plain Python: no JAX) and built
     once per session."""
-    from builder.build.pipeline import build
+    from builder.pipeline.build import build
 
     paths = constructs_course(tmp_path_factory.mktemp("constructs"))
     build(paths, execute=True, jobs=2)

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from builder.build.pipeline import build
+from builder.pipeline.build import build
 from tests.browser.a11y import assert_none, findings
 from tests.browser.conftest import _serve
 from tests.helpers import FIXTURE_COURSE, HERE, make_paths

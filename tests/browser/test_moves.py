@@ -45,7 +45,7 @@ LOWEST_CONTRAST = """() => {
 @pytest.fixture(scope="module")
 def moved_site(recorded_template: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The fixture course after a move to jax 0.10.2, its course.yml naming the move."""
-    from builder.build.pipeline import build
+    from builder.pipeline.build import build
     from builder.review.moves import write_moves
 
     root = tmp_path_factory.mktemp("moved") / "course"

@@ -91,7 +91,9 @@ def test_each_lesson_says_where_it_stands_and_how_long_it_takes(
         number = arc_lessons.index(lesson) + 1
         title = arcs[lesson.meta.arc].title
         said = place.inner_text()
-        assert said.startswith(f"Lesson {number} of {len(arc_lessons)} in {title} · "), said
+        arc = [a.id for a in course.meta.arcs if by_arc[a.id]].index(lesson.meta.arc) + 1
+        head = f"Lesson {arc}.{number} ({number} of {len(arc_lessons)} in {title}) · "
+        assert said.startswith(head), said
         minutes = int(re.search(r"about (\d+) minutes? of reading", said).group(1))
         # the prose a reader reads: not code, output, charts, nor the cards of terms
         words = page.evaluate(

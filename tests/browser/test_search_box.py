@@ -218,10 +218,10 @@ def test_the_search_page_shows_every_result_grouped(new_page: Any, course_url: s
     count = int(said.split()[0])
     groups = page.locator("main [role=group]")
     groups.first.wait_for()
-    while groups.count() < count:  # ten at a time
+    while (before := groups.count()) < count:  # ten at a time
         page.locator("main .search-more").click()
         page.wait_for_function(
-            "n => document.querySelectorAll('main [role=group]').length > n", arg=groups.count()
+            "n => document.querySelectorAll('main [role=group]').length > n", arg=before
         )
     assert page.locator("main .hit-section").count() >= 2
 

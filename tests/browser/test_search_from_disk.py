@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from builder.build.pipeline import build
 from builder.core.observe import Paths
+from builder.pipeline.build import build
 
 pytestmark = pytest.mark.browser
 

@@ -20,8 +20,8 @@ from typing import Any
 
 import yaml
 
-from builder.build.pipeline import check
 from builder.core.observe import Paths
+from builder.pipeline.build import check
 from tests.helpers import ROOT, edit, make_paths, write_course
 
 WORKFLOW = ROOT / ".github" / "workflows" / "check.yml"

@@ -1,5 +1,5 @@
 """Issue 38 item 4: `coursebuilder new --force DIR` writes nothing through a link inside DIR
-(builder/build/new.py, through fsutil.Staging with `refuse_links`): a link where a starter
+(builder/scaffold/new.py, through fsutil.Staging with `refuse_links`): a link where a starter
 folder or file goes is refused, naming it, before anything is written; nothing outside DIR
 changes. DIR itself may be a link: the user named it.
 """
@@ -53,7 +53,7 @@ def test_a_link_made_after_the_check_is_still_not_followed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The check names the link; the door (Staging) is what keeps writes inside DIR."""
-    import builder.build.new as new
+    import builder.scaffold.new as new
 
     course, elsewhere = tmp_path / "course", tmp_path / "elsewhere"
     elsewhere.mkdir()

@@ -179,5 +179,5 @@ def test_a_clone_with_autocrlf_keeps_recordings_and_lessons_byte_for_byte(tmp_pa
 def test_this_repository_keeps_recordings_and_lessons_byte_for_byte() -> None:
     """The repository's own .gitattributes says what the starter's says, and more."""
     rules = set((ROOT / ".gitattributes").read_text().splitlines())
-    starter = (ROOT / "builder" / "build" / "starter" / "dot-gitattributes").read_text()
+    starter = (ROOT / "builder" / "scaffold" / "starter" / "dot-gitattributes").read_text()
     assert {line for line in starter.splitlines() if not line.startswith("#")} <= rules

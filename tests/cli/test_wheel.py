@@ -63,7 +63,7 @@ def test_the_wheel_installs_a_command_whose_new_course_builds_with_make(tmp_path
     wheel = next(tmp_path.glob("coursebuilder-*-py3-none-any.whl"))
     tool = tmp_path / "tool"
     _run([sys.executable, "-m", "venv", str(tool)], tmp_path, timings, "venv")
-    lock = ROOT / "builder" / "build" / "starter" / "requirements.lock"
+    lock = ROOT / "builder" / "scaffold" / "starter" / "requirements.lock"
     constraints = tmp_path / "constraints.txt"
     constraints.write_text(
         "".join(x + "\n" for x in lock.read_text().splitlines() if "coursebuilder" not in x)

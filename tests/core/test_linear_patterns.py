@@ -17,11 +17,11 @@ from typing import Any
 
 import pytest
 
-from builder.build import cells, myst, rewrite, site_record
 from builder.cells import EXCEPTION as HARNESS_EXCEPTION
 from builder.cells import NAME as HARNESS_NAME
 from builder.core import escape, fsutil, machine, observe, scratch
 from builder.course import files, recording, rules
+from builder.pipeline import site_record
 from builder.preview import hub
 from builder.render import (
     anchors,
@@ -45,6 +45,7 @@ from builder.render import (
 )
 from builder.review import changes, lock, rehearse
 from builder.run import figures, leaks
+from builder.scaffold import cells, myst, rewrite
 
 N = 10**5
 FILLERS = (" ", "\t", "\n", "*", "$", '"', "'", "`", "}}", "\ue000")
@@ -55,32 +56,32 @@ BOUND = 1.0  # CPU seconds for one input; a linear pattern takes milliseconds
 RULES: dict[str, tuple[re.Pattern[Any], str | Callable[[str], object], str]] = {
     "cells.NAME": (HARNESS_NAME, "fullmatch", "a"),
     "cells.EXCEPTION": (HARNESS_EXCEPTION, "fullmatch", "a."),
-    "build.cells.NAME": (cells.NAME, "fullmatch", "a"),
-    "build.cells.EXCEPTION": (cells.EXCEPTION, "fullmatch", "a."),
-    "build.cells.MAGIC": (cells.MAGIC, "match", "a = "),
-    "build.cells.TIMEIT_OPTIONS": (cells.TIMEIT_OPTIONS, "match", " -n "),
-    "build.cells.MARKER": (cells.MARKER, "match", "# %%"),
-    "build.myst.HEADING": (myst.HEADING, "match", "# a"),
-    "build.myst.FENCE": (myst.FENCE, "match", "```"),
-    "build.myst.BACKTICKS": (myst.BACKTICKS, "finditer", "`"),
-    "build.myst.IMAGE": (myst.IMAGE, "finditer", "![a]("),
-    "build.myst.LINK": (myst.LINK, "finditer", "[a]("),
-    "build.myst.HTML": (myst.HTML, "search", "<a "),
-    "build.myst.MARKED_LINK": (myst.MARKED_LINK, "sub", "[a]("),
-    "build.myst.MARKS": (myst.MARKS, "sub", "*"),
-    "build.myst.BLANK_LINE": (myst.BLANK_LINE, "split", "\n"),
-    "build.myst.LIST_ITEM": (myst.LIST_ITEM, "match", "1"),
-    "build.myst.SENTENCE_END": (myst.SENTENCE_END, "split", "."),
-    "build.rewrite.TARGET": (rewrite.TARGET, "match", "(a"),
-    "build.rewrite.ROLE": (rewrite.ROLE, "sub", "{a}`"),
-    "build.rewrite.LINK": (rewrite.LINK, "sub", "[a]("),
-    "build.rewrite.API_NAME": (rewrite.API_NAME, "fullmatch", "a."),
-    "build.rewrite.OPEN": (rewrite.OPEN, "match", "```{note} a"),
-    "build.rewrite.OPTION": (rewrite.OPTION, "match", ":a: a"),
-    "build.rewrite.COMMENT": (rewrite.COMMENT, rewrite.uncommented, "<!--"),
-    "build.site_record.IDENTITY": (site_record.IDENTITY, "fullmatch", "# identity: 1"),
-    "build.site_record.PAGE": (site_record.PAGE, "fullmatch", "# index.html: "),
-    "build.site_record._ANY_WRONG": (site_record._ANY_WRONG, "search", "a"),
+    "scaffold.cells.NAME": (cells.NAME, "fullmatch", "a"),
+    "scaffold.cells.EXCEPTION": (cells.EXCEPTION, "fullmatch", "a."),
+    "scaffold.cells.MAGIC": (cells.MAGIC, "match", "a = "),
+    "scaffold.cells.TIMEIT_OPTIONS": (cells.TIMEIT_OPTIONS, "match", " -n "),
+    "scaffold.cells.MARKER": (cells.MARKER, "match", "# %%"),
+    "scaffold.myst.HEADING": (myst.HEADING, "match", "# a"),
+    "scaffold.myst.FENCE": (myst.FENCE, "match", "```"),
+    "scaffold.myst.BACKTICKS": (myst.BACKTICKS, "finditer", "`"),
+    "scaffold.myst.IMAGE": (myst.IMAGE, "finditer", "![a]("),
+    "scaffold.myst.LINK": (myst.LINK, "finditer", "[a]("),
+    "scaffold.myst.HTML": (myst.HTML, "search", "<a "),
+    "scaffold.myst.MARKED_LINK": (myst.MARKED_LINK, "sub", "[a]("),
+    "scaffold.myst.MARKS": (myst.MARKS, "sub", "*"),
+    "scaffold.myst.BLANK_LINE": (myst.BLANK_LINE, "split", "\n"),
+    "scaffold.myst.LIST_ITEM": (myst.LIST_ITEM, "match", "1"),
+    "scaffold.myst.SENTENCE_END": (myst.SENTENCE_END, "split", "."),
+    "scaffold.rewrite.TARGET": (rewrite.TARGET, "match", "(a"),
+    "scaffold.rewrite.ROLE": (rewrite.ROLE, "sub", "{a}`"),
+    "scaffold.rewrite.LINK": (rewrite.LINK, "sub", "[a]("),
+    "scaffold.rewrite.API_NAME": (rewrite.API_NAME, "fullmatch", "a."),
+    "scaffold.rewrite.OPEN": (rewrite.OPEN, "match", "```{note} a"),
+    "scaffold.rewrite.OPTION": (rewrite.OPTION, "match", ":a: a"),
+    "scaffold.rewrite.COMMENT": (rewrite.COMMENT, rewrite.uncommented, "<!--"),
+    "pipeline.site_record.IDENTITY": (site_record.IDENTITY, "fullmatch", "# identity: 1"),
+    "pipeline.site_record.PAGE": (site_record.PAGE, "fullmatch", "# index.html: "),
+    "pipeline.site_record._ANY_WRONG": (site_record._ANY_WRONG, "search", "a"),
     "core.escape._CONTROL": (escape._CONTROL, "sub", "\x1b"),
     "core.escape._CONTROL_OR_LINE": (escape._CONTROL_OR_LINE, "sub", "\x1b"),
     "core.escape._COMMAND": (escape._COMMAND, "sub", "##"),

@@ -398,8 +398,8 @@ def test_check_calls_a_recording_with_cells_in_another_order_not_canonical(
     """Through `check` on a recorded course: a hand-reordered cells key is reported."""
     import shutil
 
-    from builder.build.pipeline import build
-    from builder.build.pipeline import check as check_course
+    from builder.pipeline.build import build
+    from builder.pipeline.build import check as check_course
     from tests.helpers import canned_as, copy_course
 
     paths = copy_course(tmp_path, broken=False)

@@ -1,5 +1,5 @@
 """What a preview refresh costs besides the edit (issue 27): keys found again rather than
-digested (builder.build.keys.Digests.same), writing site/ put off by an edit that lands
+digested (builder.pipeline.keys.Digests.same), writing site/ put off by an edit that lands
 meanwhile (Session.settle), and the kept build set aside from Python's cyclic garbage
 collector (builder.preview.heap). The preview's behaviour is in test_serve.py."""
 
@@ -15,13 +15,13 @@ from typing import Any
 
 import pytest
 
-from builder.build import keys, reuse
-from builder.build.index import Changes
-from builder.build.keys import Keyed
-from builder.build.pipeline import build
 from builder.core.artifact import Artifact
 from builder.core.errors import BuildError
 from builder.core.observe import TEMPLATES, Paths
+from builder.pipeline import keys, reuse
+from builder.pipeline.build import build
+from builder.pipeline.index import Changes
+from builder.pipeline.keys import Keyed
 from builder.preview.serve import SETTLE_AFTER, Preview
 from builder.preview.session import Session
 from builder.render import search

@@ -24,12 +24,12 @@ from typing import Any
 
 import pytest
 
-from builder.build.index import Changes, Head
-from builder.build.pipeline import build
 from builder.core.artifact import Parts
 from builder.core.errors import RenderError
 from builder.core.observe import TEMPLATES, Paths
 from builder.core.store import Store
+from builder.pipeline.build import build
+from builder.pipeline.index import Changes, Head
 from builder.preview import http
 from builder.preview.http import LIVE_SCRIPT, inject_live
 from builder.preview.hub import page_update
@@ -419,7 +419,7 @@ def test_the_background_recorder_waits_for_the_build_lock(recorded: Paths) -> No
     """The preview records as every build does, under the build lock: while another
     build (here `make record`'s lock, held by this test) runs, its recording waits, and
     writes once the lock is given back."""
-    from builder.build.pipeline import build_lock
+    from builder.pipeline.build import build_lock
 
     preview = Preview(recorded, port=0, jobs=1, runner=canned_run)
     preview.start()

@@ -104,7 +104,7 @@ def _lesson(content: Path, lesson_id: str, slug: str, order: int, body: str, cod
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The course recorded with real runs and built: the folder holding it."""
-    from builder.build.pipeline import build
+    from builder.pipeline.build import build
 
     root = tmp_path_factory.mktemp("cells-site")
     paths = make_paths(root)
@@ -403,7 +403,7 @@ def test_control_codes_and_markup_in_a_recorded_cell_are_shown_harmlessly(
 
 
 def test_a_prose_edit_of_a_cells_lesson_does_not_re_execute(copy: Paths) -> None:
-    from builder.build.pipeline import build, check
+    from builder.pipeline.build import build, check
 
     lesson_md = copy.content / "lessons" / "calm-01" / "lesson.md"
     lesson_md.write_text(
@@ -417,7 +417,7 @@ def test_a_prose_edit_of_a_cells_lesson_does_not_re_execute(copy: Paths) -> None
 
 
 def test_an_edit_of_a_cells_code_makes_its_recording_stale(copy: Paths) -> None:
-    from builder.build.pipeline import check
+    from builder.pipeline.build import check
 
     example = copy.content / "lessons" / "calm-01" / "example.py"
     example.write_text(example.read_text().replace('print("second line")', 'print("2nd")'))

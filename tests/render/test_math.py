@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 
 from bench.generate import generate
-from builder.build.pipeline import build
 from builder.core.errors import RenderError
 from builder.core.observe import Paths, read_versions
 from builder.course.load import load_course
 from builder.course.model import Course, Lesson
+from builder.pipeline.build import build
 from builder.render import mathml, prose
 from tests.helpers import ROOT, assert_like_a_clean_build, cli, synthetic_copy, write_course
 

@@ -10,12 +10,12 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from builder.build.pipeline import build
-from builder.build.reuse import Reuse
 from builder.core.observe import Paths
 from builder.course.load import load_course
 from builder.course.recording import load
 from builder.course.status import course_status
+from builder.pipeline.build import build
+from builder.pipeline.reuse import Reuse
 from builder.render import notebook
 from tests.helpers import make_paths
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import nbformat
 
-from builder.build.pipeline import build
 from builder.core.observe import Paths
+from builder.pipeline.build import build
 from tests.helpers import canned_run, copy_course, edit
 
 LESSON = """\

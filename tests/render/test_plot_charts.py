@@ -268,3 +268,36 @@ def test_each_series_of_a_course_panel_has_a_colour_of_its_own(name: str) -> Non
     svg = charts.sized_svgs(panel)["wide"]["light"].decode()
     assert len(panel.series) <= len(PALETTE), name
     assert sum(colour in svg for colour in PALETTE) == len(panel.series), name
+
+
+@pytest.mark.parametrize("kind", ["line", "scatter"])
+def test_a_series_equal_to_another_is_told_apart_and_said(kind: str) -> None:
+    """xla-03's flops panel: the compiler's count and the hand count are the same numbers,
+    and the second line drawn hid the first (the legend showed two, the plot one). The
+    second is dashed and hollow, each series has a marker of its own, and the legend, the
+    alt text and the table's caption say the two are equal; a series that differs is not."""
+    x, y = [1, 2, 4], [3.0, 5.0, 9.0]
+    same = XYPanel(
+        kind,  # type: ignore[arg-type]
+        "Twins",
+        "n",
+        "count",
+        x,
+        [XYSeries("estimate", y), XYSeries("hand", list(y)), XYSeries("other", [3.0, 5.0, 9.5])],
+    )
+    assert plots.twins(same) == {1: 0}
+    assert plots.legend_entries(same)[1] == "hand (same values as estimate)"
+    said = "hand has the same values as estimate; its dashed line lies on that one."
+    assert said in figures.chart_alt(same) and said in figures.notes(same)
+    axes = plots.figure(same, charts.WIDE).axes[0]
+    if kind == "line":
+        drawn = {line.get_gid(): line for line in axes.get_lines()}
+        assert (
+            drawn["series-1"].get_linestyle() == "--" and drawn["series-0"].get_linestyle() == "-"
+        )
+        assert drawn["series-1"].get_fillstyle() == "none"
+        shapes = {drawn[f"series-{k}"].get_marker() for k in range(3)}
+    else:
+        shapes = {c.get_paths()[0].vertices.tobytes() for c in axes.collections}
+    assert len(shapes) == 3, "each series has a marker of its own"
+    assert plots.twins(LOSS) == {} and "same values" not in figures.chart_alt(LOSS)

@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from builder.build.pipeline import build
 from builder.core.observe import Paths
+from builder.pipeline.build import build
 from tests.helpers import load_errors
 
 SITE = "https://example.github.io/course/"

@@ -73,7 +73,7 @@ def test_an_alias_writes_a_redirect_with_relative_urls(recorded: Paths) -> None:
 
 
 def test_removing_an_alias_removes_its_page(recorded: Paths) -> None:
-    from builder.build.pipeline import build
+    from builder.pipeline.build import build
 
     edit(recorded.content.joinpath(*LESSONS), "aliases: [first-jaxpr]", "aliases: []")
     build(recorded, execute=False, jobs=1)
@@ -195,7 +195,7 @@ def test_run_it_makes_a_venv_with_the_python_the_sidecar_names_and_nothing_else(
 ) -> None:
     """The venv line names the recording's Python (recordings/_inputs/, which a pull request
     can edit); a value that is no version gives plain python3, never a command of its own."""
-    from builder.build.pipeline import build
+    from builder.pipeline.build import build
 
     sidecar = recorded.recordings / "_inputs" / "basics-01.json"
     facts = json.loads(sidecar.read_text("utf-8"))
@@ -204,7 +204,7 @@ def test_run_it_makes_a_venv_with_the_python_the_sidecar_names_and_nothing_else(
     else:
         facts["machine"]["python"] = python
     sidecar.write_text(json.dumps(facts), "utf-8")
-    # over the cache of the template's folder: a moved course's (tests/build/test_moved_course.py)
+    # over the cache of the template's folder: a moved course's (tests/pipeline/test_moved_course.py)
     build(recorded, execute=False, jobs=1)
     page = (recorded.out / "l" / "first" / "index.html").read_text("utf-8")
     _, commands = _run_it(page)
@@ -295,7 +295,7 @@ def test_a_tpu_lessons_run_it_installs_jax_for_a_tpu_and_says_it_needs_one(
 ) -> None:
     """A `requires: tpu` example stops on any other machine: the block must not promise that
     a CPU prints the recording, and its pip line brings jax's TPU build."""
-    from builder.build.pipeline import build
+    from builder.pipeline.build import build
 
     lesson_md = recorded.content / "lessons" / "basics-01" / "lesson.md"
     edit(lesson_md, "\n---\n", "\nrequires: tpu\n---\n")

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from builder.build.pipeline import build
 from builder.core.errors import BuildError
 from builder.core.observe import Paths
 from builder.course.colours import contrast
+from builder.pipeline.build import build
 from tests.helpers import edit, load_errors
 
 BASE = """\

@@ -324,7 +324,7 @@ def test_without_the_renderer_diff_reports_all_but_the_pages(history: Paths) -> 
 
 
 def test_site_since_rev_has_a_what_changed_page_linking_to_each_change(history: Paths) -> None:
-    from builder.build.pipeline import build
+    from builder.pipeline.build import build
 
     build(history, execute=False, jobs=1)
     assert not (history.out / "changes").exists()

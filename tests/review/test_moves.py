@@ -21,10 +21,10 @@ from pathlib import Path
 import pytest
 
 from builder.__main__ import main
-from builder.build.pipeline import build
 from builder.core.errors import BuildError
 from builder.core.observe import Paths
 from builder.course.load import load_course
+from builder.pipeline.build import build
 from builder.review.moves import write_moves
 from tests.helpers import git, make_paths, snapshot
 from tests.review.test_diff import recording, rewrite, with_timings

@@ -63,7 +63,7 @@ def digest(folder: Path) -> str:
 @pytest.fixture(scope="module")
 def course(tmp_path_factory: pytest.TempPathFactory) -> Paths:
     """The fixture course plus two lessons that print iniconfig's version, recorded here."""
-    from builder.build.pipeline import build
+    from builder.pipeline.build import build
 
     root = tmp_path_factory.mktemp("rehearse")
     paths = copy_course(root, broken=False)
@@ -216,7 +216,7 @@ def test_the_real_thing_records_on_another_jax(tmp_path: Path) -> None:
     """The fixture course rehearsed on another jax than the pinned one (0.10.1, the release
     before the pin: a real jax and jaxlib download; the lock pins only those two, the rest
     comes from this checkout's environment): its examples ran on that jax, and say so."""
-    from builder.build.pipeline import build
+    from builder.pipeline.build import build
 
     paths = copy_course(tmp_path, broken=False)
     build(paths, execute=True, jobs=2, runner=canned_run)

@@ -26,11 +26,11 @@ from typing import Any
 import pytest
 
 from builder.__main__ import main
-from builder.build.pipeline import build, check
 from builder.core.errors import BuildError, ExecutionError
 from builder.core.observe import Paths
 from builder.course.load import load_course
 from builder.course.model import Lesson
+from builder.pipeline.build import build, check
 from builder.run.batch import record_stale
 from builder.run.execute import Execution, Limits, Runner, run_example
 from tests.helpers import ROOT, canned_run, copy_course, logged, make_paths

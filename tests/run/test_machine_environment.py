@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from builder.build.pipeline import build, check
 from builder.course.load import load_course
 from builder.course.verdict import say
+from builder.pipeline.build import build, check
 from builder.run import probe
 from builder.run.batch import record, record_stale
 from builder.run.environment import BUILDER_ROOT, child_environment

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from builder.__main__ import main
-from builder.build.pipeline import check
 from builder.core.observe import Paths
 from builder.course.load import load_course
+from builder.pipeline.build import check
 from builder.run.batch import record_stale
 from builder.run.shard import Shard, split
 from tests.helpers import canned_run, copy_course, logged, make_paths

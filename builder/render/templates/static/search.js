@@ -1,6 +1,7 @@
 // Search: the box in the header of every page (and the search page's own box), over the
-// site's Pagefind bundles (opened from disk: the same pages' offline.js); the searched words
-// marked on the page a result leads to.
+// pages' text each Pagefind bundle also holds as a script (offline.js), served or opened
+// from disk alike, so both find the same results; the searched words marked on the page a
+// result leads to.
 // Keys: "/" or Ctrl/Cmd-K focus the box (not while typing in another field); arrows move
 // through the results, Enter opens one, Escape closes them and goes back to where you were.
 // Without JavaScript the box is a form that opens the search page (search/?q=...).
@@ -9,19 +10,15 @@
   var html = document.documentElement;
   var PARAM = "highlight";  // ?highlight=word on a result's address: marked on arrival
   var PAGE_SIZE = 10;
-  // A page that teaches a term (its `teaches`: lesson.html) ranks first for that term.
-  var RANKING = { metaWeights: { teaches: 100.0 } };
   var SAY = {
     missing: "Search is not available in this copy of the site: its search index was not built.",
     searching: "Searching…"
   };
 
   // -- Words: a query's words, and whether a word on a page answers one. ------------------
-  // Pagefind matches the start of a word ("jit" finds "jitted"), and when a word is nowhere
-  // in an index it quietly searches for the longest start of it that is ("xyzzy" finds
-  // every "x"). A hit counts when the word found shares with the searched one its whole
-  // length up to 3 letters, and at least half of a longer one: "running" finds "runs",
-  // "compilation" finds "compiled", "xyzzy" finds nothing.
+  // A page's word answers a searched one that starts it ("jit" finds "jitted"); on arrival
+  // the page marks a word sharing with the searched one its whole length up to 3 letters,
+  // and at least half of a longer one ("running" marks "runs").
   function words(text) {
     return text.normalize("NFD").replace(/[\u0300-\u036f]/g, "").toLowerCase()
       .match(/[\p{L}\p{N}]+/gu) || [];
@@ -31,56 +28,21 @@
     while (shared < term.length && term[shared] === word[shared]) shared++;
     return shared >= Math.min(term.length, Math.max(3, Math.floor(term.length / 2)));
   }
-  function answersAll(terms, found) {
-    return terms.every(function (t) { return found.some(function (w) { return answers(t, w); }); });
-  }
-  // The words of a page that Pagefind matched (its locations in the page's text), and its title.
-  function matched(data) {
-    var text = (data.raw_content || data.content || "").split(/[\r\n\s]+/g);
-    var found = words((data.meta && data.meta.title) || "");
-    (data.locations || []).forEach(function (at) { found = found.concat(words(text[at] || "")); });
-    return found;
-  }
-
-  // -- The engine: Pagefind, the main bundle with the others merged into it, each merged
-  // one tagged with its name (a filter: "bundle"; the main one has none). See
-  // builder/render/search.py. Pagefind's calls must not overlap (two at once corrupt its
-  // memory: "unreachable"), so each waits for the one before.
+  // -- The engine: every bundle's offline.js (builder/render/search.py makes the bundles).
+  // Pagefind's own script is not used, served or not: a page opened from a file may not
+  // import it nor fetch its index, and one engine for both is what makes a search from
+  // disk find what the same search finds served.
   var root = new URL(html.getAttribute("data-root") || "./", document.baseURI);
   var engine = null;
-  var queue = Promise.resolve();
-  function exclusive(task) {
-    var next = queue.then(task);
-    queue = next.catch(function () { /* the caller hears of it */ });
-    return next;
-  }
   function load() {
     if (engine) return engine;
     var folders = (html.getAttribute("data-search-bundles") || "pagefind/").split(" ");
-    if (location.protocol === "file:") engine = offline(folders);
-    else {
-      var base = { baseUrl: root.pathname };
-      engine = exclusive(function () {
-        return import(new URL(folders[0] + "pagefind.js", root).href).then(function (pagefind) {
-          var options = { basePath: new URL(folders[0], root).href, baseUrl: base.baseUrl, noWorker: true,
-                          ranking: RANKING };
-          var index = pagefind.createInstance(options);
-          index.names = folders.slice(1).map(function (f) { return f.split("/").slice(-2)[0]; });
-          return folders.slice(1).reduce(function (before, folder, n) {
-            return before.then(function () {
-              var tag = { baseUrl: base.baseUrl, mergeFilter: { bundle: index.names[n] }, ranking: RANKING };
-              return index.mergeIndex(new URL(folder, root).href, tag);
-            });
-          }, Promise.resolve()).then(function () { return index; });
-        }, function () { return offline(folders); });  // no Pagefind: the pages' script
-      });
-    }
+    engine = offline(folders);
     engine.catch(function () { /* said when a search is made */ });
     return engine;
   }
-
-  // -- The engine from disk: a page opened from a file may not fetch or import, but it may
-  // load a script, so each bundle also holds its pages as one (offline.js, which adds them to
+  // -- A page opened from a file may not fetch or import, but it may load a script, so each
+  // bundle also holds its pages as one (offline.js, which adds them to
   // window.coursebuilderSearch: builder/render/offline.py), searched here word by word.
   var OFFLINE = "coursebuilderSearch";
   function offline(folders) {
@@ -88,13 +50,14 @@
       return new Promise(function (done, failed) {
         var tag = document.createElement("script");
         tag.src = new URL(folder + "offline.js", root).href;
+        tag.async = false;  // run in the bundles' order, however they arrive: ties rank alike
         tag.onload = done;
         tag.onerror = function () { failed(new Error(SAY.missing)); };
         document.head.appendChild(tag);
       });
     })).then(function () {
       var pages = [].concat.apply([], window[OFFLINE] || []).map(prepared);
-      return { offline: true, find: function (terms) { return found(pages, terms); } };
+      return { find: function (terms) { return found(pages, terms); } };
     });
   }
   // A page's sections with their words, each word as search compares it.
@@ -111,9 +74,10 @@
       return n + (terms.some(function (t) { return w.lastIndexOf(t, 0) === 0; }) ? 1 : 0);
     }, 0);
   }
-  // The pages that hold every word, best first: a word the page teaches weighs most, then
-  // its title, its headings, then the rest of its text (Pagefind's fragment does not say
-  // which words it weighs less, so code and output count as prose here).
+  // The pages that hold every word, best first: a page that teaches a searched word before
+  // any that does not (lesson.html's `teaches`), then by its title, its headings, then the
+  // rest of its text (a fragment does not say which words Pagefind weighs less, so code and
+  // output count as prose).
   function found(pages, terms) {
     var scored = [];
     pages.forEach(function (p) {
@@ -123,7 +87,7 @@
         var n = 100 * hits(one, p.teaches) + 10 * hits(one, p.title) + p.sections.reduce(function (m, s) {
           return m + 5 * hits(one, s.heading) + hits(one, s.text);
         }, 0);
-        score += Math.log(1 + n);
+        score += Math.log(1 + n) + (hits(one, p.teaches) ? 100 : 0);
         return n > 0;
       });
       if (all) scored.push({ p: p, score: score });
@@ -163,50 +127,8 @@
   function search(query, stale) {
     var terms = words(query);
     if (!terms.length) return Promise.resolve([]);
-    return load().then(function (index) {
-      if (index.offline) return stale() ? [] : index.find(terms);
-      return exclusive(function () { return stale() ? [] : find(index, query, terms); });
-    });
+    return load().then(function (index) { return stale() ? [] : index.find(terms); });
   }
-  // A bundle in which a word is nowhere finds a stand-in for all its pages (see answers()),
-  // so the top results of each bundle tell whether that bundle's results count.
-  function find(index, query, terms) {
-    var stand = [], mainStands = false;
-    return index.search(query).then(function (all) {
-      var counts = (all.filters && all.filters.bundle) || {};
-      var tagged = Object.keys(counts).reduce(function (n, k) { return n + counts[k]; }, 0);
-      var checks = Object.keys(counts).filter(function (k) { return counts[k]; }).map(function (k) {
-        return { filters: { bundle: k }, stands: function () { stand.push(k); } };
-      });
-      if (all.results.length > tagged) {
-        checks.push({ filters: { bundle: { none: index.names } }, stands: function () { mainStands = true; } });
-      }
-      return checks.reduce(function (before, check) {
-        return before.then(function () {
-          return index.search(query, { filters: check.filters }).then(function (found) {
-            return answersAny(terms, found.results.slice(0, 3));
-          }).then(function (answer) { if (!answer) check.stands(); });
-        });
-      }, Promise.resolve()).then(function () {
-        if (!stand.length && !mainStands) return all.results;
-        var good = index.names.filter(function (k) { return stand.indexOf(k) < 0; });
-        var only = mainStands ? { bundle: { any: good } } : { bundle: { none: stand } };
-        if (mainStands && !good.length) return [];
-        return index.search(query, { filters: only }).then(function (found) { return found.results; });
-      });
-    });
-  }
-
-  // Whether one of `results` answers every word (tried in turn, as a page may match by
-  // what no reader sees, such as the file name of its first image).
-  function answersAny(terms, results) {
-    return results.reduce(function (before, result) {
-      return before.then(function (yes) {
-        return yes || result.data().then(function (data) { return answersAll(terms, matched(data)); });
-      });
-    }, Promise.resolve(false));
-  }
-
   // -- Showing results: one group per page, its sections (headings) under it. ---------------
   function marked(url, terms) {  // the address, asking the page to mark the words
     var at = url.indexOf("#");
@@ -322,13 +244,7 @@
       var ask = asked;
       if (more) more.hidden = true;  // until these are shown
       shown += next.length;
-      return exclusive(function () {  // one after the other, as every call to Pagefind
-        return next.reduce(function (before, result) {
-          return before.then(function (all) {
-            return result.data().then(function (data) { return all.concat([data]); });
-          });
-        }, Promise.resolve([]));
-      }).then(function (all) {
+      return Promise.all(next.map(function (result) { return result.data(); })).then(function (all) {
         if (ask !== asked) return;
         var terms = words(input.value);
         all.forEach(function (data, n) {

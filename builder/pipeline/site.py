@@ -1,0 +1,117 @@
+"""The site, made: every artifact of it (builder.pipeline.make) by key, in the order they were made:
+the lesson pages and charts first, then the pages that list what the lessons use (the
+glossary lists the terms each page uses), then the search bundles, which index the pages'
+bytes, and the printable course, keyed by the lesson pages' keys (`make_pages`, then
+`with_search`: the preview makes these when the edits pause).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..core.artifact import Made, Trace
+from ..course.model import Course
+from ..course.rules import run_seconds
+from ..course.status import LessonStatus
+from ..render import pages, printed, search
+from .make import Kept, make
+from .reuse import Reuse
+
+if TYPE_CHECKING:
+    from ..course.model import Move
+    from ..review.moves import Compared  # only with --since, or course.yml's moves
+
+Moves = tuple[tuple["Move", "Compared"], ...]  # each move of course.yml, and what it changed
+
+
+@dataclass(frozen=True)
+class Site:
+    made: dict[str, Made]  # by artifact key
+
+    def files(self) -> dict[str, bytes]:
+        """The files this build made (the site holds the others already)."""
+        return {n: data for m in self.made.values() if m.files for n, data in m.files.items()}
+
+    def names(self) -> dict[str, str]:
+        """Every file of the site, with the key of the artifact it came from."""
+        return {name: key for key, m in self.made.items() for name in m.trace.names}
+
+    def traces(self) -> dict[str, Trace]:
+        return {key: made.trace for key, made in self.made.items()}
+
+    def references(self, used: Iterable[str]) -> set[str]:
+        """Every store key the site was made with, and `used`: what the store keeps."""
+        uses = {key for made in self.made.values() for key in made.trace.uses}
+        return {*self.made, *uses, *used}
+
+
+def make_pages(
+    course: Course,
+    statuses: list[LessonStatus],
+    sidecars: dict[str, Any],
+    reuse: Reuse,
+    kept: Kept,
+    jobs: int,
+    built: str,
+    changes: Compared | None = None,
+    moves: Moves = (),
+) -> Site:
+    """The site without its search bundles: what the preview shows first. `sidecars`:
+    what each recording's sidecar says (builder.course.rules.read_inputs); `built`: the
+    revision the footer says the site is built from (builder.review.git.built_from);
+    `changes`: what the recordings changed since `--since`; `moves`: course.yml's moves."""
+    assert reuse.memo.store is not None
+    store, renderer = reuse.memo.store, reuse.renderer()
+    lessons = make(reuse.lessons(course, statuses, sidecars, renderer), store, kept, jobs)
+    used = pages.terms_used(lessons.values())
+    seconds, nav, changed = (
+        run_seconds(sidecars),
+        reuse.nav(course, renderer),
+        _changes_pages(changes, moves),
+    )
+    artifacts = pages.page_artifacts(course, nav, statuses, used, seconds, renderer, changed, built)
+    return Site(lessons | make(reuse.keyed(artifacts), store, kept, jobs))
+
+
+def with_search(
+    site: Site,
+    course: Course,
+    statuses: list[LessonStatus],
+    reuse: Reuse,
+    kept: Kept,
+    jobs: int,
+    stop: search.Stop = None,
+) -> Site:
+    """The site, the search bundles that index its pages (made of their bytes) and the
+    printable course (its lessons' prose rendered again, keyed by their pages' keys);
+    `stop`: asked while Pagefind runs, which it stops when it says so (PutOff: the
+    preview's settle gives way to an edit)."""
+    assert reuse.memo.store is not None
+    files, names, renderer = site.files(), site.names(), reuse.renderer()
+
+    def read(name: str) -> bytes:  # a page this build did not make is in the site as it was
+        return files[name] if name in files else (kept.out / name).read_bytes()
+
+    store = reuse.memo.store
+    bundles = search.bundle_artifacts(course, names, read, renderer, stop)
+    made = make(reuse.keyed(bundles), store, kept, jobs, threads=True)
+    if course.meta.print_page:
+        nav = reuse.nav(course, renderer)
+        whole = printed.print_artifact(course, statuses, nav, names, renderer)
+        made |= make(reuse.keyed([whole]), store, kept, jobs)
+    return Site(site.made | made)
+
+
+def _changes_pages(changes: Compared | None, moves: Moves) -> tuple[pages.ChangesPage, ...]:
+    """The makings of the What-changed page (`--since REV`) and of each move's page."""
+    if changes is None and not moves:
+        return ()
+    from ..review.page import context
+
+    since = (pages.ChangesPage("changes/index.html", "What changed", context, (changes,)),)
+    return (
+        *(since if changes else ()),
+        *(pages.ChangesPage(f"{m.url}index.html", m.title, context, (c, m)) for m, c in moves),
+    )
