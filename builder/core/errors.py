@@ -12,17 +12,22 @@ from .escape import one_line
 
 
 class BuildError(Exception):
-    """A problem the user can fix; `str()` is the whole message."""
+    """A problem the user can fix; `str()` is the whole message. `line`: the line of `path`
+    it is at (0: none), a field, so that what shows it (the preview's overlay) reads it
+    rather than the message; `problem` says it ("line 12: ..."), `message` does not."""
 
-    def __init__(self, message: str, *, path: Path | str | None = None, hint: str = "") -> None:
+    def __init__(
+        self, message: str, *, path: Path | str | None = None, hint: str = "", line: int = 0
+    ) -> None:
         self.path = str(path) if path is not None else None
-        self.problem = message
+        self.message, self.line = message, line
+        self.problem = f"line {line}: {message}" if line else message
         self.hint = hint
         where = f"{one_line(self.path)}: " if self.path else ""  # a newline names no line
-        super().__init__(f"{where}{message}" + (f"\n  -> {hint}" if hint else ""))
+        super().__init__(f"{where}{self.problem}" + (f"\n  -> {hint}" if hint else ""))
 
     def __reduce__(self) -> tuple[object, ...]:  # for errors sent back by worker processes
-        return (_revive, (type(self), self.problem, self.path, self.hint))
+        return (_revive, (type(self), self.message, self.path, self.hint, self.line))
 
 
 class ContentError(BuildError):
@@ -53,8 +58,10 @@ class BuildErrors(BuildError):
         return (BuildErrors, (self.errors, self.hint))
 
 
-def _revive(kind: type[BuildError], problem: str, path: str | None, hint: str) -> BuildError:
-    return kind(problem, path=path, hint=hint)
+def _revive(
+    kind: type[BuildError], message: str, path: str | None, hint: str, line: int = 0
+) -> BuildError:
+    return kind(message, path=path, hint=hint, line=line)
 
 
 class PutOff(Exception):

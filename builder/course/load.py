@@ -210,7 +210,7 @@ def _cells(source: str, path: Path) -> tuple[Cell, ...]:
         return parse_cells(source)
     except CellError as error:
         raise ContentError(
-            f"line {error.line}: {error}", path=path, hint="see docs/authoring.md, Cells"
+            str(error), path=path, hint="see docs/authoring.md, Cells", line=error.line
         ) from None
 
 

@@ -234,7 +234,7 @@ class Build:
         from .site import with_search
 
         assert self.course is not None
-        return with_search(pages, self.course, self.reuse, kept, jobs, stop)
+        return with_search(pages, self.course, self.statuses, self.reuse, kept, jobs, stop)
 
     def publish(self, site: Site, files: dict[str, bytes], now: Observed) -> Written:
         """`files` (those of `site` that site/ does not hold) written and what `site` no

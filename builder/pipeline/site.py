@@ -1,7 +1,8 @@
 """The site, made: every artifact of it (builder.pipeline.make) by key, in the order they were made:
 the lesson pages and charts first, then the pages that list what the lessons use (the
 glossary lists the terms each page uses), then the search bundles, which index the pages'
-bytes, and the printable course, which holds them (`make_pages`, then `with_search`).
+bytes, and the printable course, keyed by the lesson pages' keys (`make_pages`, then
+`with_search`: the preview makes these when the edits pause).
 """
 
 from __future__ import annotations
@@ -75,11 +76,18 @@ def make_pages(
 
 
 def with_search(
-    site: Site, course: Course, reuse: Reuse, kept: Kept, jobs: int, stop: search.Stop = None
+    site: Site,
+    course: Course,
+    statuses: list[LessonStatus],
+    reuse: Reuse,
+    kept: Kept,
+    jobs: int,
+    stop: search.Stop = None,
 ) -> Site:
-    """The site, the search bundles that index its pages and the printable course that
-    holds its lessons' (both made of the pages' bytes); `stop`: asked while Pagefind runs,
-    which it stops when it says so (PutOff: the preview's settle gives way to an edit)."""
+    """The site, the search bundles that index its pages (made of their bytes) and the
+    printable course (its lessons' prose rendered again, keyed by their pages' keys);
+    `stop`: asked while Pagefind runs, which it stops when it says so (PutOff: the
+    preview's settle gives way to an edit)."""
     assert reuse.memo.store is not None
     files, names, renderer = site.files(), site.names(), reuse.renderer()
 
@@ -90,7 +98,8 @@ def with_search(
     bundles = search.bundle_artifacts(course, names, read, renderer, stop)
     made = make(reuse.keyed(bundles), store, kept, jobs, threads=True)
     if course.meta.print_page:
-        whole = printed.print_artifact(reuse.nav(course, renderer), names, read, renderer)
+        nav = reuse.nav(course, renderer)
+        whole = printed.print_artifact(course, statuses, nav, names, renderer)
         made |= make(reuse.keyed([whole]), store, kept, jobs)
     return Site(site.made | made)
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import json
 import queue
-import re
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -17,8 +16,6 @@ from typing import Any
 
 from ..core.artifact import Parts
 from ..core.errors import BuildError, BuildErrors
-
-_LINE = re.compile(r"line (\d+): (.*)", re.DOTALL)
 
 # Messages a page's stream holds that it has not been sent: one that cannot keep up (a slow
 # or stopped reader) is told to reload instead of holding every page's new <main> in memory.
@@ -138,9 +135,5 @@ def problems(error: BaseException) -> list[Problem]:
     if not isinstance(error, BuildError):
         message = f"{type(error).__name__}: {error} (a builder bug: please report it)"
         return [{"file": "", "line": 0, "message": message}]
-    line, message = 0, error.problem
-    found = _LINE.fullmatch(message)
-    if found:
-        line, message = int(found.group(1)), found.group(2)
     hint = f"\n-> {error.hint}" if error.hint else ""
-    return [{"file": error.path or "", "line": line, "message": message + hint}]
+    return [{"file": error.path or "", "line": error.line, "message": error.message + hint}]

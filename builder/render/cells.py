@@ -64,7 +64,7 @@ def _figure(page: PageEnv, cell: Cell, only: str, fold: str, part: str) -> str:
         out = macro("cell_fold", "output", out)
     caption = _caption(page) if not page.cell_caption_shown else Markup()
     page.cell_caption_shown = True
-    anchor = f"cell-{cell.name}" if first else ""
+    anchor = page.id(f"cell-{cell.name}") if first else ""
     return macro("cell_figure", anchor, cell.name, caption, code, out)
 
 
@@ -87,7 +87,7 @@ def _code(page: PageEnv, cell: Cell, part: str) -> Markup | None:
     shown, first = "".join(lines[kept]), first + kept.start
     numbers = "\n".join(str(n) for n in range(first, first + shown.count("\n")))
     html = code_notes.badges(page, cell, python_code(page, shown), kept)
-    code = scrollable(html, f"cell {cell.name}, {EXAMPLE_FILE} line {first}")
+    code = scrollable(html, page.region(f"cell {cell.name}, {EXAMPLE_FILE} line {first}"))
     return macro("cell_code", numbers, code)
 
 
@@ -96,7 +96,8 @@ def _caption(page: PageEnv) -> Markup:
     exercise: the file holds the answer) and the instrument of every output under them."""
     hidden = page.reveals and not page.revealing
     recorded = provenance(page.recording) if page.recording else "not recorded yet"
-    return macro("cell_caption", EXAMPLE_FILE, not hidden, recorded)
+    download = "" if hidden else page.href(EXAMPLE_FILE, authored=True)
+    return macro("cell_caption", EXAMPLE_FILE, download, recorded)
 
 
 def _outputs(page: PageEnv, cell: Cell) -> Markup:
@@ -111,7 +112,7 @@ def _outputs(page: PageEnv, cell: Cell) -> Markup:
             "an earlier cell?), or the recording is older than the cell: re-record"
         )
         return Markup()
-    said = f"of cell {cell.name} · {provenance(page.recording)}"
+    said = page.region(f"of cell {cell.name} · {provenance(page.recording)}")
     printed = clean_output("".join(terminal_lines(page.recording.stdout[run.start : run.end])))
     value = clean_output(run.value or "")
     raised = (run.raised.type, clean_output(run.raised.message)) if run.raised else None

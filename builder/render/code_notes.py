@@ -90,7 +90,7 @@ def badges(page: PageEnv, cell: Cell, html: str, kept: slice) -> str:
         given = anchor not in page.notes.badges
         page.notes.badges.add(anchor)
         note = _note_id(cell.name, number)
-        badge = macro("code_note_badge", anchor if given else "", note, number)
+        badge = macro("code_note_badge", page.id(anchor) if given else "", page.id(note), number)
         rows[at - kept.start] = Markup(rows[at - kept.start]) + badge
     return Markup("\n").join(Markup(row) for row in rows)
 
@@ -177,8 +177,8 @@ def _item_open(self: Any, tokens: list[Token], idx: int, options: Any, env: Any)
         return "<li>"
     noted.add(number)
     where = f"line {lines[number]}"
-    back = f"#cell-{name}.mark-{number}"
-    return str(macro("code_note_open", _note_id(name, number), number, back, where))
+    back = page.href(f"#cell-{name}.mark-{number}")
+    return str(macro("code_note_open", page.id(_note_id(name, number)), number, back, where))
 
 
 # -- the page's end ----------------------------------------------------------------------
@@ -228,4 +228,4 @@ def _unexplained(page: PageEnv, cell: Cell, line: int, number: int) -> None:
 
 
 def _example_error(page: PageEnv, line: int, message: str) -> None:
-    page.errors.append(RenderError(f"line {line}: {message}", path=page.lesson.example_path))
+    page.errors.append(RenderError(message, path=page.lesson.example_path, line=line))

@@ -18,6 +18,7 @@ from markupsafe import Markup
 
 from ..course.recording import ImagePanel, Panel, Recording, XYPanel
 from .markup import macro
+from .relocate import Move
 
 
 def scrollable(pre: str, label: str) -> Markup:
@@ -46,15 +47,22 @@ Sizer = Callable[[Panel, bool], tuple[int, int]]
 
 
 def unplaced_panels(
-    recording: Recording | None, placed: list[int], root: str, size: Sizer = chart_size
+    recording: Recording | None,
+    placed: list[int],
+    root: str,
+    size: Sizer = chart_size,
+    moved: Move | None = None,
 ) -> Markup:
     """The panels the prose does not place, in a closing section: every panel is shown
-    (`root`: the page's way up to the site's root, where the charts are)."""
+    (`root`: the page's way up to the site's root, where the charts are; `moved`: see
+    figure_html)."""
     count = len(recording.panels) if recording else 0
     unplaced = [n for n in range(1, count + 1) if n not in placed]
     if recording is None or not unplaced:
         return Markup()
-    return macro("more_panels", [figure_html(recording, n, root, size) for n in unplaced])
+    heading = moved.heading("h2") if moved else "h2"
+    figures = [figure_html(recording, n, root, size, moved) for n in unplaced]
+    return macro("more_panels", figures, heading)
 
 
 # The chart drawn for a phone's column wherever a column is narrower than the wide chart
@@ -79,16 +87,27 @@ def chart_file(panel: Panel, theme: str, narrow: bool = False) -> str:
     return f"{CHARTS}{name}-narrow.svg" if narrow else f"{CHARTS}{name}.svg"
 
 
-def figure_html(recording: Recording, number: int, root: str, size: Sizer = chart_size) -> Markup:
-    """Panel `number` as a figure on a page `root` below the site's root ("../../")."""
+def figure_html(
+    recording: Recording,
+    number: int,
+    root: str,
+    size: Sizer = chart_size,
+    moved: Move | None = None,
+) -> Markup:
+    """Panel `number` as a figure on a page `root` below the site's root ("../../");
+    `moved`: the lesson's prose is rendered into another page (relocate.Move)."""
     panel = recording.panels[number - 1]
     pictures = [
         (theme, root + chart_file(panel, theme), root + chart_file(panel, theme, True))
         for theme in ("light", "dark")
     ]
+    anchor, name = f"panel-{number}", panel.title
+    if moved is not None:
+        anchor, name = moved.id(anchor), f"{name}, {moved.label}"
     return macro(
         "panel_figure",
-        number,
+        anchor,
+        moved is None,  # a lazy image may not be loaded when a moved page is printed
         panel.title,
         provenance(recording),
         chart_alt(panel),
@@ -96,7 +115,7 @@ def figure_html(recording: Recording, number: int, root: str, size: Sizer = char
         pictures,
         size(panel, False),
         size(panel, True),
-        panel_table(panel),
+        panel_table(panel, name),
     )
 
 
@@ -190,24 +209,24 @@ def _n(value: float) -> str:
     return format_number(value)
 
 
-def panel_table(panel: Panel) -> Markup:
+def panel_table(panel: Panel, name: str = "") -> Markup:
     """The panel's numbers as a table, in its own sideways scroll container, left out of
     the search index: a row per label (bars) or x value (lines and points), a column per
     series, and a line or scatter panel's fitted lines in its caption."""
     caption = "; ".join([panel.ylabel, *notes(panel)])
     if isinstance(panel, ImagePanel):
         columns = [str(n) for n in range(1, len(panel.pixels[0]) + 1)]
-        return macro("panel_table", panel.title, caption, columns, panel_rows(panel), "row")
+        return macro("panel_table", name, caption, columns, panel_rows(panel), "row")
     series = [s.label for s in panel.series]
     if not isinstance(panel, XYPanel):
-        return macro("panel_table", panel.title, caption, series, panel_rows(panel))
+        return macro("panel_table", name, caption, series, panel_rows(panel))
     from .plots import equation
 
     fits = [f"{s.label}: linear fit {equation(s.fit)}" for s in panel.series if s.fit]
     caption = "; ".join([caption, *fits])
     if panel.axes is not None:  # a row a point: the series may have x values of their own
         series = ["series", panel.ylabel] + ["low", "high"] * any(s.bounds() for s in panel.series)
-    return macro("panel_table", panel.title, caption, series, panel_rows(panel), panel.xlabel)
+    return macro("panel_table", name, caption, series, panel_rows(panel), panel.xlabel)
 
 
 def panel_rows(panel: Panel) -> list[tuple[str, list[str]]]:

@@ -80,6 +80,7 @@ class LessonPage:
     place: tuple[int, int, int] = (0, 0, 0)
     teaches: tuple[tuple[str, str], ...] = ()  # the glossary terms it teaches: (id, term)
     minutes: int = 0  # how long its prose takes to read (builder/render/reading.py)
+    scripts: tuple[str, ...] = ()  # what its widgets need of static/ (prose.RenderedProse)
 
 
 # A lesson's artifacts: its page, each of its panels' charts by file name, its notebook.
@@ -396,6 +397,7 @@ def _lesson_page(
         place=place,
         teaches=links.taught_in(lesson.id),
         minutes=reading.reading_minutes(rendered.words),
+        scripts=rendered.scripts,
     )
     html, parts = page(
         "lesson.html",

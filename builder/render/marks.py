@@ -32,6 +32,7 @@ from .figures import (
 from .highlight import Highlighter
 from .links import Links
 from .markup import macro
+from .relocate import Move
 from .terminal import clean_output, terminal_lines
 
 
@@ -46,6 +47,8 @@ class Placed:
     anchor: str  # that heading's id, or the panel's own ("panel-2")
     source: str  # what it reads: "recorded output", "panel 2", "recorded output, line 3"...
     shown: str  # its text as the reader sees it (a panel: its table's rows)
+    line: int = 0  # the line of the recorded output a value reads (0: none)
+    panel: int = 0  # the panel it is, or a value reads (0: none)
 
 
 @dataclass(frozen=True)
@@ -98,8 +101,21 @@ class PageEnv:
     cell_caption_shown: bool = False  # the page's one caption for its cells (cells.py)
     notes: PageNotes = field(default_factory=PageNotes)  # its code notes (code_notes.py)
     read: list[str] = field(default_factory=list)  # its text a reader reads (reading.py)
+    moved: Move | None = None  # rendered into another page (the printable course): where
     _shown: list[str] | None = None
-    _lines: dict[int, int] = field(default_factory=dict)  # id of an error -> its line
+
+    def id(self, name: str) -> str:
+        """`name` as an id of the page the prose is rendered into (relocate.Move)."""
+        return self.moved.id(name) if self.moved and name else name
+
+    def href(self, address: str, authored: bool = False) -> str:
+        """`address` as the page the prose is rendered into writes it (`authored`: as the
+        lesson's author wrote it, relative to its own page; else made with `root`)."""
+        return self.moved.address(address, authored) if self.moved else address
+
+    def region(self, name: str) -> str:
+        """A region's name, told from other lessons' regions when the prose is moved."""
+        return f"{name}, {self.moved.label}" if self.moved and self.moved.label else name
 
     def shown_lines(self) -> list[str]:
         """The recording's stdout as the page shows it (`terminal_lines`), made once a page."""
@@ -110,16 +126,15 @@ class PageEnv:
     def error(self, message: str) -> None:
         """A problem of the lesson's at the current line, collected (the page goes on)."""
         at = self.lesson.body_line + self.line
-        error = RenderError(f"line {at}: {message}", path=self.lesson.lesson_path)
-        self._lines[id(error)] = at
-        self.errors.append(error)
+        self.errors.append(RenderError(message, path=self.lesson.lesson_path, line=at))
 
     def ordered_errors(self) -> list[RenderError]:
         """The errors in the order of the lesson's lines, then those of its other files (the
         example's) as found. Each rule finds its own in its own pass (foreign syntax and
         links while parsing, math and recorded marks while rendering), so the order found
         is the order of the checks, not the page's."""
-        return sorted(self.errors, key=lambda error: self._lines.get(id(error), math.inf))
+        lesson = str(self.lesson.lesson_path)
+        return sorted(self.errors, key=lambda e: (e.path == lesson and e.line) or math.inf)
 
     def fail(self, message: str) -> Markup:
         """The problem collected, and the place of the mark that failed, saying why."""
@@ -131,9 +146,11 @@ class PageEnv:
         self.place("broken", "a reference this recording cannot resolve", "")
         return Markup('<mark class="broken">%s</mark>') % message
 
-    def place(self, kind: str, source: str, shown: str, anchor: str = "") -> None:
+    def place(
+        self, kind: str, source: str, shown: str, anchor: str = "", line: int = 0, panel: int = 0
+    ) -> None:
         section, heading = self.section
-        self.placed.append(Placed(kind, section, anchor or heading, source, shown))
+        self.placed.append(Placed(kind, section, anchor or heading, source, shown, line, panel))
 
 
 # -- block directives --------------------------------------------------------------------
@@ -206,8 +223,9 @@ def _example_figure(
     last = first + len(lines) - 1
     where = "" if (first, last) == (1, total) else f", lines {first}–{last} of {total}"
     numbers = "\n".join(str(n) for n in range(first, last + 1))
-    code = scrollable(python_code(page, "".join(lines)), f"{EXAMPLE_FILE}{where}")
-    return macro("example_figure", kind, EXAMPLE_FILE, where, numbers, code, not hidden)
+    code = scrollable(python_code(page, "".join(lines)), page.region(f"{EXAMPLE_FILE}{where}"))
+    download = "" if hidden else page.href(EXAMPLE_FILE, authored=True)
+    return macro("example_figure", kind, EXAMPLE_FILE, where, numbers, code, download)
 
 
 def python_code(page: PageEnv, code: str) -> str:
@@ -253,7 +271,7 @@ def _output(page: PageEnv, args: Args) -> str:
         if pattern and not lines:
             page.error(f"output match={args['match'][0]!r} matches no line of the recorded output")
     page.outputs += 1  # regions of one page need names of their own (axe: landmark-unique)
-    name = "Recorded output" + (f" ({page.outputs})" if page.outputs > 1 else "")
+    name = page.region("Recorded output" + (f" ({page.outputs})" if page.outputs > 1 else ""))
     shown = clean_output("".join(lines))
     page.place("output", "recorded output", shown)
     if page.lesson.cells:  # the page's one caption is its first cell's: named, not captioned
@@ -320,7 +338,7 @@ def panel_figures(page: PageEnv, numbers: list[int]) -> str:
             continue
         page.placed_panels.append(number)
         page.placed.append(panel_placed(recording, number, page.section[0]))
-        out.append(figure_html(recording, number, page.root, page.size))
+        out.append(figure_html(recording, number, page.root, page.size, page.moved))
     return "".join(grids(recording, numbers, out))
 
 
@@ -345,7 +363,7 @@ def grids(recording: Recording, numbers: list[int], shown: Sequence[str]) -> lis
 def panel_placed(recording: Recording, number: int, section: str) -> Placed:
     """Panel `number` as a page shows it, under the heading `section`."""
     shown = panel_shown(recording.panels[number - 1])
-    return Placed("panel", section, f"panel-{number}", f"panel {number}", shown)
+    return Placed("panel", section, f"panel-{number}", f"panel {number}", shown, panel=number)
 
 
 REVEAL_SUMMARY = "Show the solution and the recorded answer"
@@ -361,12 +379,14 @@ def _reveal(page: PageEnv, args: Args) -> str:
         if not page.revealing:
             return page.fail("{{ reveal end }} without a {{ reveal }} before it")
         page.revealing = False
-        return closing
+        return "" if page.moved else closing
     if words:
         return page.fail(f'{{{{ reveal }}}} takes summary="..." or end, not {" ".join(words)}')
     page.revealing = True
     summary = args.get("summary", [REVEAL_SUMMARY])[0]
     page.read.append(summary)
+    if page.moved:  # what it holds is put apart (prose.render_prose): no fold
+        return ""
     opened = '%s<details class="reveal" data-pagefind-ignore="all"><summary>%s</summary>\n'
     return Markup(opened) % (Markup(closing), summary)  # searched, it would tell the answer
 

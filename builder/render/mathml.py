@@ -147,8 +147,9 @@ def _render_display(self: Any, tokens: list[Token], idx: int, options: Any, env:
         return str(math)
     env["formulas"] = number = env.get("formulas", 0) + 1
     tag = Markup("span" if inline else "div")
-    box = Markup('<%s class="math-scroll" tabindex="0" role="region" aria-label="Formula %d">')
-    return str(box % (tag, number) + math + Markup("</%s>") % tag) + ("" if inline else "\n")
+    name = env["page"].region(f"Formula {number}")  # told from other lessons' when moved
+    box = Markup('<%s class="math-scroll" tabindex="0" role="region" aria-label="%s">')
+    return str(box % (tag, name) + math + Markup("</%s>") % tag) + ("" if inline else "\n")
 
 
 def _formula(env: Any, tex: str, line: int, display: bool) -> tuple[Markup, bool]:

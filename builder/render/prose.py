@@ -47,6 +47,7 @@ from .links import Links, heading_id
 from .marks import BLOCKS, EXAMPLE_FILE, PageEnv, Placed, parse_args
 from .markup import code_spans, macro
 from .notebook import NOTEBOOK_FILE
+from .relocate import Move
 from .syntax import MAX_PARAGRAPH as MAX_PARAGRAPH  # tests build a paragraph just over it
 from .values import value
 
@@ -67,6 +68,8 @@ class RenderedProse:
     placed: tuple[Placed, ...] = ()  # the recorded things it shows, in order (marks.Placed)
     reveals: bool = False  # it has a {{ reveal }}: a lab, whose example is the answer
     words: int = 0  # the words of its text a reader reads (builder/render/reading.py)
+    solution: str = ""  # moved (relocate.Move): what its reveals hold, for an appendix
+    scripts: tuple[str, ...] = ()  # the static/ scripts its page needs besides every page's
 
 
 def render_prose(
@@ -78,16 +81,18 @@ def render_prose(
     size: Sizer = chart_size,
     linked: tuple[tuple[str, tuple[str, ...]], ...] = (),
     pending: bool = False,
+    moved: Move | None = None,
 ) -> tuple[RenderedProse, list[RenderError]]:
     """The lesson's prose as HTML; `course`: what its links and glossary cards lead to;
     `highlight` turns code into HTML (a cached highlight.code_block, when the build has a
     store); `linked`: the ids of the lessons its anchored links lead to (anchors.linked_ids);
-    `pending`: its recording (None) is about to be made (PageEnv.pending).
+    `pending`: its recording (None) is about to be made (PageEnv.pending); `moved`: it is
+    rendered into another page (relocate.Move), its reveals apart (`solution`).
     Within SECONDS, as a page's template (builder/render/deadline.py): past them, a
     RenderError naming lesson.md (every rule is meant to be linear; one that is not stops)."""
     try:
         with deadline(SECONDS):
-            parts = (lesson, course, recording, root, highlight, size, linked, pending)
+            parts = (lesson, course, recording, root, highlight, size, linked, pending, moved)
             return _render_prose(*parts)
     except Overtime:
         raise RenderError(
@@ -106,20 +111,54 @@ def _render_prose(
     size: Sizer,
     linked: tuple[tuple[str, tuple[str, ...]], ...],
     pending: bool,
+    moved: Move | None,
 ) -> tuple[RenderedProse, list[RenderError]]:
     links = course if isinstance(course, Links) else Links.of(course)
-    env = PageEnv(lesson, links, recording, root, highlight, size, pending)
+    env = PageEnv(lesson, links, recording, root, highlight, size, pending, moved=moved)
     md = parser()
     tokens = md.parse(lesson.body, {"page": env, anchors.LINKED: dict(linked)})
     env.reveals = any(t.type == "recorded_block" and t.info == "reveal" for t in tokens)
     _collect_toc(tokens, env)
-    body = md.renderer.render(tokens, md.options, {"page": env})
-    if env.revealing:  # a {{ reveal }} runs to the end of the prose
-        body += "</details>\n"
+    context = {"page": env, "docId": moved.held[moved.page]} if moved else {"page": env}
+    body: list[str] = []
+    solution: list[str] = []  # what its reveals hold, apart when moved
+    for part in _parts(tokens) if moved else [tokens]:
+        rendered = md.renderer.render(part, md.options, context)
+        (solution if moved and env.revealing else body).append(rendered)
+    if env.revealing and not moved:  # a {{ reveal }} runs to the end of the prose
+        body.append("</details>\n")
     unplaced_cells(env)
     placed, words = tuple(env.placed), reading.words(env.read)
-    made = RenderedProse(body, env.toc, env.placed_panels, env.terms, placed, env.reveals, words)
+    made = RenderedProse(
+        "".join(body),
+        env.toc,
+        env.placed_panels,
+        env.terms,
+        placed,
+        env.reveals,
+        words,
+        "".join(solution),
+        _scripts(tokens, env),
+    )
     return made, env.ordered_errors()
+
+
+def _scripts(tokens: list[Token], page: PageEnv) -> tuple[str, ...]:
+    """The scripts of static/ that the prose's widgets need: a page without one loads none."""
+    tabbed = any(token.type == "tabs_open" for token in tokens)
+    return (*(("cards.js",) if page.terms else ()), *(("tabs.js",) if tabbed else ()))
+
+
+def _parts(tokens: list[Token]) -> list[list[Token]]:
+    """`tokens` cut before and after each `{{ reveal }}` mark outside a container: each
+    part is rendered on its own, so that what a reveal holds can be put apart."""
+    parts: list[list[Token]] = [[]]
+    for token in tokens:
+        if token.type == "recorded_block" and token.info == "reveal" and token.level == 0:
+            parts += [[token], []]
+        else:
+            parts[-1].append(token)
+    return [part for part in parts if part]
 
 
 @cache
@@ -280,7 +319,7 @@ def _render_table_open(self: Any, tokens: list[Token], idx: int, options: Any, e
             break
         if token.type == "inline" and token.content.strip():
             heads.append(_MARKUP.sub("", token.content.strip()))
-    label = "Table: " + ", ".join(heads) if heads else "Table"
+    label = _page(env).region("Table: " + ", ".join(heads) if heads else "Table")
     opened: str = self.renderToken(tokens, idx, options, env)
     return table_scroll_open(label) + Markup(opened)
 
@@ -291,10 +330,16 @@ def _render_table_close(self: Any, tokens: list[Token], idx: int, options: Any, 
 
 
 def _render_heading_open(self: Any, tokens: list[Token], idx: int, options: Any, env: Any) -> str:
+    page, token = _page(env), tokens[idx]
+    anchored = token.tag in HEADINGS and token.attrs.get("id")
+    if page.moved:  # its id the page's, its level under the page's headings
+        if anchored:
+            token.attrs["id"] = page.id(str(token.attrs["id"]))
+        token.tag = tokens[idx + 2].tag = page.moved.heading(token.tag)
+        token.meta["anchored"] = anchored
     opened: str = self.renderToken(tokens, idx, options, env)
-    token = tokens[idx]
-    if token.tag in HEADINGS and token.attrs.get("id"):
-        _page(env).section = (plain_text(tokens[idx + 1]), str(token.attrs["id"]))
+    if anchored:
+        page.section = (plain_text(tokens[idx + 1]), str(token.attrs["id"]))
         return Markup('<div class="heading">') + Markup(opened)
     return opened
 
@@ -305,7 +350,7 @@ def _render_heading_close(self: Any, tokens: list[Token], idx: int, options: Any
     closed: str = self.renderToken(tokens, idx, options, env)
     opening = tokens[idx - 2]  # heading_open, inline, heading_close
     anchor = str(opening.attrs.get("id", ""))
-    if opening.tag not in HEADINGS or not anchor:
+    if not opening.meta.get("anchored", opening.tag in HEADINGS) or not anchor:
         return closed
     label = f"Link to this section: {plain_text(tokens[idx - 1])}"
     return Markup(
@@ -333,7 +378,7 @@ def _render_fence(self: Any, tokens: list[Token], idx: int, options: Any, env: A
     info = unescapeAll(token.info).strip() if token.info else ""
     name = info.split()[0] if info else ""
     block = _page(env).highlight(token.content, name)
-    return scrollable(block, f"Code, {name}" if name else "Code") + "\n"
+    return scrollable(block, _page(env).region(f"Code, {name}" if name else "Code")) + "\n"
 
 
 def _render_value(self: Any, tokens: list[Token], idx: int, options: Any, env: Any) -> str:
@@ -362,11 +407,11 @@ def _render_term(self: Any, tokens: list[Token], idx: int, options: Any, env: An
     return macro(
         "term_card",
         token.content,
-        f"{page.root}glossary/index.html#{term.id}",
-        f"card-{term.id}-{len(page.terms)}",
+        page.href(f"{page.root}glossary/index.html#{term.id}"),
+        page.id(f"card-{term.id}-{len(page.terms)}"),
         term.term,
         code_spans(term.definition),
-        "" if teacher.id == page.lesson.id else f"{page.root}{teacher.url}index.html",
+        "" if teacher.id == page.lesson.id else page.href(f"{page.root}{teacher.url}index.html"),
         teacher.title,
     )
 
@@ -384,7 +429,7 @@ def _render_link_open(self: Any, tokens: list[Token], idx: int, options: Any, en
     elif not (_scheme(href) or token.meta.get("checked")) and (problem := _dangling(href, page)):
         page.error(f"link {href!r}: {problem}")
         href = "#"
-    token.attrs["href"] = href
+    token.attrs["href"] = page.href(href, authored=not token.meta.get("checked"))
     rendered: str = self.renderToken(tokens, idx, options, env)
     return rendered
 
@@ -401,6 +446,7 @@ def _render_image(self: Any, tokens: list[Token], idx: int, options: Any, env: A
             f"image {src!r}: {problem}, and a page fetches nothing from outside the site: "
             "list the image in the lesson's data: files and name it by its file name"
         )
+    token.attrs["src"] = page.href(src, authored=True)
     rendered: str = self.image(tokens, idx, options, env)
     return rendered
 

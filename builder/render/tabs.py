@@ -140,8 +140,9 @@ def _render_tabs_open(self: Any, tokens: list[Token], idx: int, options: Any, en
 
 def _render_tab_open(self: Any, tokens: list[Token], idx: int, options: Any, env: Any) -> str:
     token = tokens[idx]
-    panel = f"tabs-{token.meta['group']}-{token.meta['number']}"
-    env["page"].read.append(token.info)
+    page: PageEnv = env["page"]
+    panel = page.id(f"tabs-{token.meta['group']}-{token.meta['number']}")
+    page.read.append(token.info)
     return str(
         Markup('<div class="tab-panel" id="%s"><p class="tab-title" id="%s-title">%s</p>\n')
         % (panel, panel, token.info)

@@ -36,8 +36,7 @@ def template_error(error: BaseException, name: str, folders: tuple[str, ...]) ->
         problem = f"rendering ran over {SECONDS:g} s"
     elif isinstance(error, TemplateNotFound):
         problem = f"no template {error.name!r}"
-    at = f"line {line}: " if line else ""
-    return ContentError(f"{at}{kind}: {problem}", path=path or _shown(name), hint=hint)
+    return ContentError(f"{kind}: {problem}", path=path or _shown(name), hint=hint, line=line or 0)
 
 
 _KINDS: MappingProxyType[type[BaseException], tuple[str, str]] = MappingProxyType(

@@ -26,13 +26,14 @@ def value(page: PageEnv, args: Args, text: str) -> str:
     found = _lookup(page, recording, args, text)
     if found is None:  # failed, and said why: mark the place (`diff` compares marks in order)
         return page.broken(page.errors[-1].problem)
-    value, source = found
+    value, source, line = found
     shown = _format(value, args.get("fmt", [""])[0], page, text)
     page.values += 1
     exact = _exact(value)
     recorded = f"Recorded value {exact}, from" if exact != shown else "From"
-    note = f"value-note-{page.values}"
-    page.place("value", source, shown)
+    note = page.id(f"value-note-{page.values}")
+    panel = int(args["panel"][0]) if "panel" in args else 0
+    page.place("value", source, shown, line=line, panel=panel)
     page.read.append(shown)  # its note is not read as prose: it opens on the value
     return macro("recorded_value", str(value), shown, note, recorded, source, provenance(recording))
 
@@ -55,16 +56,19 @@ def _exact(value: float | str) -> str:
 
 def _lookup(
     page: PageEnv, recording: Recording, args: Args, text: str
-) -> tuple[float | str, str] | None:
+) -> tuple[float | str, str, int] | None:
+    """The value, what it reads as the page says it, and the line of the recorded output it
+    reads (0: a panel's)."""
     if "panel" in args:
-        return _panel_value(page, recording, args, text)
+        found = _panel_value(page, recording, args, text)
+        return None if found is None else (*found, 0)
     if "output" in args:
         return _output_value(page, args["output"][0], text)
     if "line" in args:
         lines = page.shown_lines()
         number = args["line"][0]
         if number.isdigit() and 1 <= int(number) <= len(lines):
-            return lines[int(number) - 1].strip(), f"recorded output, line {number}"
+            return lines[int(number) - 1].strip(), f"recorded output, line {number}", int(number)
         page.error(f"{{{{ {text} }}}}: the recorded output has {len(lines)} lines")
         return None
     page.error(f'{{{{ {text} }}}}: say panel=N label=..., output="regex" or line=N')
@@ -193,7 +197,7 @@ def _nfc(name: str) -> str:
     return unicodedata.normalize("NFC", name)
 
 
-def _output_value(page: PageEnv, pattern_text: str, text: str) -> tuple[str, str] | None:
+def _output_value(page: PageEnv, pattern_text: str, text: str) -> tuple[str, str, int] | None:
     shown = "".join(page.shown_lines())
     pattern = search_pattern(pattern_text, page, shown)
     match = pattern.search(shown) if pattern else None
@@ -203,7 +207,7 @@ def _output_value(page: PageEnv, pattern_text: str, text: str) -> tuple[str, str
         return None
     value = match.group(1) if pattern and pattern.groups else match.group(0)
     line = shown.count("\n", 0, match.start()) + 1
-    return value, f"recorded output, line {line}"
+    return value, f"recorded output, line {line}", line
 
 
 def _format(value: float | str, spec: str, page: PageEnv, text: str) -> str:

@@ -12,7 +12,6 @@ install, `--no-pages`, a course that does not load) the rest of the report is un
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -135,18 +134,16 @@ def _timing(a: Placed, b: Placed, old: Recording, new: Recording) -> bool:
     is the same once timings are masked, or the value is read from a timing panel."""
     if b.kind == "output":
         return _figure_keys(old, a.shown) == _figure_keys(new, b.shown)
-    lines = [re.fullmatch(r"recorded output, line (\d+)", x.source) for x in (a, b)]
-    if lines[0] and lines[1]:
-        return _line_key(old, lines[0][1]) == _line_key(new, lines[1][1])
-    panel = re.match(r"panel (\d+)", b.source)
-    number = int(panel[1]) if panel else 0
+    if a.line and b.line:
+        return _line_key(old, a.line) == _line_key(new, b.line)
+    number = b.panel
     declared = None if new.timings is None else set(new.timings.panels)
     return 0 < number <= len(new.panels) and timing_panel(new.panels[number - 1], number, declared)
 
 
-def _line_key(recording: Recording, number: str) -> str:
+def _line_key(recording: Recording, number: int) -> str:
     keys = line_keys(recording.stdout, recording.timings)
-    return keys[int(number) - 1] if int(number) <= len(keys) else ""
+    return keys[number - 1] if number <= len(keys) else ""
 
 
 def _figure_keys(recording: Recording, shown: str) -> list[str]:

@@ -65,10 +65,20 @@ def test_workflow_parses_and_runs_on_push_and_pull_request() -> None:
     workflow = yaml.safe_load(WORKFLOW.read_text())
     triggers = workflow.get("on", workflow.get(True))  # YAML 1.1 reads a bare `on` as true
     assert set(triggers) == {"push", "pull_request"}
-    assert set(workflow["jobs"]) == {"check", "site"}
+    assert set(workflow["jobs"]) == {"check", "site", "test"}
     steps = workflow["jobs"]["site"]["steps"]
     assert any(s.get("uses", "").startswith("actions/upload-artifact") for s in steps)
-    assert "GITHUB_STEP_SUMMARY" in _run_lines(workflow)[-1]
+    assert "GITHUB_STEP_SUMMARY" in steps[-1]["run"]
+
+
+def test_ci_runs_lint_and_the_builders_tests() -> None:
+    """The test job runs .ci/test, which ends in `make test` (lint, then pytest) after
+    finding a Chromium for the browser tests."""
+    workflow = yaml.safe_load(WORKFLOW.read_text())
+    assert [s["run"] for s in workflow["jobs"]["test"]["steps"] if "run" in s] == [".ci/test"]
+    script = (ROOT / ".ci" / "test").read_text()
+    assert script.rstrip().endswith("make test") and "CHROMIUM" in script
+    assert re.search(r"^test: .*\blint\b", (ROOT / "Makefile").read_text(), re.M)
 
 
 def test_workflow_names_real_make_targets_scripts_and_files() -> None:
@@ -76,7 +86,7 @@ def test_workflow_names_real_make_targets_scripts_and_files() -> None:
     runs = " ".join(_run_lines(workflow))
     assert set(re.findall(r"\bmake (?:--silent )?([a-z-]+)", runs)) <= _make_targets()
     assert {"check", "render"} <= set(re.findall(r"\bmake ([a-z-]+)", runs))
-    assert re.findall(r"(\.ci/[\w.-]+)", runs) == [".ci/base-rev", ".ci/diff-summary"]
+    assert re.findall(r"(\.ci/[\w.-]+)", runs) == [".ci/base-rev", ".ci/diff-summary", ".ci/test"]
     for script in re.findall(r"(\.ci/[\w.-]+)", runs):
         assert os.access(ROOT / script, os.X_OK), script
     for lock in re.findall(r"LOCK=(\S+)", runs):
@@ -96,12 +106,12 @@ def test_actions_are_pinned_and_no_step_keeps_the_token_or_expands_a_template() 
     and `${{ }}` expanded into shell commands."""
     workflow = yaml.safe_load(WORKFLOW.read_text())
     uses = re.findall(r"^\s*- uses: (\S+)(.*)$", WORKFLOW.read_text(), re.MULTILINE)
-    assert len(uses) == 5
+    assert len(uses) == 7
     for action, comment in uses:
         assert re.fullmatch(r"actions/[\w-]+@[0-9a-f]{40}", action), action
         assert re.fullmatch(r"\s+# v\d+\.\d+\.\d+", comment), f"{action}: say which release"
     checkouts = _uses(workflow, "actions/checkout")
-    assert len(checkouts) == 2
+    assert len(checkouts) == 3
     assert all(step["with"]["persist-credentials"] is False for step in checkouts)
     assert not [line for line in _run_lines(workflow) if "${{" in line]
 

@@ -117,17 +117,15 @@ def test_an_edit_that_keeps_size_and_mtime_is_seen(paths: Paths, tmp_path: Path)
 def test_a_prose_edit_rewrites_its_page_and_its_search_bundle_only(
     paths: Paths, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """... and the printable course (asked for in course.yml), which holds its body: moved again for that lesson
+    """... and the printable course (asked for in course.yml), which holds its prose: rendered again for that lesson
     alone (the others' are kept by their pages' keys)."""
     append(paths.content / "course.yml", "\nprint_page: true\n")
     render(paths)
     before = {name: data for name, data in files(paths.out).items()}
     append(lesson_md(paths), "\nA sentence with a new word: zanzibar.\n")
     moved: list[str] = []
-    real = printed.moved_body
-    monkeypatch.setattr(
-        printed, "moved_body", lambda html, move: moved.append(move.page) or real(html, move)
-    )
+    real = printed._prose
+    monkeypatch.setattr(printed, "_prose", lambda *args: moved.append(args[4].page) or real(*args))
     render(paths)
     changed = {n for n, data in files(paths.out).items() if before.get(n) != data}
     assert "l/sa01-002/index.html" in changed and "print/index.html" in changed

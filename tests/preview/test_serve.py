@@ -338,7 +338,7 @@ def test_each_page_is_told_the_state_then_every_change(preview: Preview) -> None
     assert state() == {"changed": [], "errors": [], "recording": []}
     preview.apply(lambda: ["l/first/index.html"])
     assert state()["changed"] == ["l/first/index.html"]
-    preview.apply(lambda: (_ for _ in ()).throw(RenderError("line 3: bad", path="x.md")))
+    preview.apply(lambda: (_ for _ in ()).throw(RenderError("bad", path="x.md", line=3)))
     assert state()["errors"] == [{"file": "x.md", "line": 3, "message": "bad"}]
     events.close()
 

@@ -18,6 +18,14 @@
     } catch (e) { /* storage may be off */ }
   }
 
+  // -- The printable course's Print button (print/index.html): shown only where it works, so
+  // that a phone, whose browser hides its Print command in a menu, has one on the page.
+  var printing = document.querySelector("[data-print]");
+  if (printing && typeof window.print === "function") {
+    printing.hidden = false;
+    printing.querySelector("button").addEventListener("click", function () { window.print(); });
+  }
+
   // -- Theme: light, dark, or follow the system (theme.js applies it before the page paints;
   // the choice persists). One button steps through the three: from following the system to
   // the other theme, then the system's own, then back to following it, so every press but
