@@ -39,6 +39,9 @@ def site_bytes(out: Path) -> dict[str, bytes]:
     return {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()}
 
 
+PROSE_FILES = ("index.html", "example.ipynb")  # a lesson's files that carry its prose
+
+
 def test_a_prose_edit_digests_only_what_it_changed(
     recorded: Paths, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -60,12 +63,16 @@ def test_a_prose_edit_digests_only_what_it_changed(
     edit(lesson_md(recorded), "A first sentence.", "A second sentence.")
     session.refresh(Changes.events(recorded, [str(lesson_md(recorded))]))
     monkeypatch.undo()
-    # made from nothing: the edited page, and the key of what the edited lesson's artifacts
-    # are made from (Digests.remember); its neighbour (basics-02) is given a navigation
-    # entry equal to the one it had, so nothing of it is keyed
-    assert len(made) > 20 and sorted(keyed) == ["_lesson_page", "of_lesson"]
-    [new] = [key for key in session.pages.made if key not in made]
-    assert b"A second sentence." in (session.pages.made[new].files or {})["l/first/index.html"]
+    # made from nothing: the edited page, its notebook (which carries the prose), and the
+    # key of what the edited lesson's artifacts are made from (Digests.remember); its
+    # neighbour (basics-02) is given a navigation entry equal to the one it had, so nothing
+    # of it is keyed
+    assert len(made) > 20
+    assert sorted(keyed) == ["_lesson_page", "example_notebook", "of_lesson"]
+    new = [session.pages.made[key] for key in session.pages.made if key not in made]
+    files = {name: data for made_now in new for name, data in (made_now.files or {}).items()}
+    assert {"l/first/example.ipynb", "l/first/index.html"} <= set(files)
+    assert all(b"A second sentence." in files[f"l/first/{name}"] for name in PROSE_FILES)
     session.close()
 
 
