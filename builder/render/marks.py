@@ -187,6 +187,7 @@ def line_range(spec: str, total: int, page: PageEnv, what: str) -> slice | None:
 
 
 EXAMPLE_FILE = "example.py"  # the example, written beside each lesson page for download
+NOTEBOOK_FILE = "example.ipynb"  # the reader's notebook, beside it (builder/render/notebook.py)
 
 
 def _example(page: PageEnv, args: Args) -> str:

@@ -19,11 +19,11 @@ from ..cells import Cell
 from ..core.artifact import Made
 from ..core.escape import encoded_address, markdown_code, markdown_text
 from ..course.recording import CellRun
+from .marks import NOTEBOOK_FILE
 
-if TYPE_CHECKING:  # prose.py, which notebook_prose reads with, imports this module's names
+if TYPE_CHECKING:
     from .notebook_prose import Piece, Prose
 
-NOTEBOOK_FILE = "example.ipynb"  # beside marks.EXAMPLE_FILE in each lesson's folder
 PAGE = "index.html"  # the lesson's page, in the same folder on the site
 _JSON = (",", ": ")  # nbformat's, and its indent of 1
 

@@ -44,9 +44,8 @@ from .deadline import Overtime, deadline
 from .figures import Sizer, chart_size, scrollable, table_scroll_open
 from .highlight import Highlighter, code_block
 from .links import Links, heading_id
-from .marks import BLOCKS, EXAMPLE_FILE, PageEnv, Placed, parse_args
+from .marks import BLOCKS, EXAMPLE_FILE, NOTEBOOK_FILE, PageEnv, Placed, parse_args
 from .markup import code_spans, macro
-from .notebook import NOTEBOOK_FILE
 from .relocate import Move
 from .syntax import MAX_PARAGRAPH as MAX_PARAGRAPH  # tests build a paragraph just over it
 from .values import value
