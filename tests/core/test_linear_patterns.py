@@ -22,7 +22,6 @@ from builder.cells import NAME as HARNESS_NAME
 from builder.core import escape, fsutil, machine, observe, scratch
 from builder.course import files, recording, rules
 from builder.pipeline import site_record
-from builder.preview import hub
 from builder.render import (
     anchors,
     bounded,
@@ -36,7 +35,6 @@ from builder.render import (
     offline,
     prose,
     reading,
-    relocate,
     sandbox,
     search,
     shifted,
@@ -102,7 +100,6 @@ RULES: dict[str, tuple[re.Pattern[Any], str | Callable[[str], object], str]] = {
     "course.rules.CONFLICT_MARKER": (rules.CONFLICT_MARKER, "search", "\n======="),
     "course.rules.PAGE_FILE": (rules.PAGE_FILE, "fullmatch", "index"),
     "course.rules.CONTROL": (rules.CONTROL, "search", "a"),
-    "preview.hub._LINE": (hub._LINE, "fullmatch", "line 1: "),
     "render.anchors._ANCHORED": (anchors._ANCHORED, "findall", "lesson:"),
     "render.anchors._CELL_LINE": (anchors._CELL_LINE, "match", "{{ cell "),
     "render.anchors._API_NAME": (anchors._API_NAME, "fullmatch", "a."),
@@ -125,7 +122,6 @@ RULES: dict[str, tuple[re.Pattern[Any], str | Callable[[str], object], str]] = {
     "render.prose._BLOCK_LINE": (prose._BLOCK_LINE, "match", "{{ example "),
     "render.prose._MARKUP": (prose._MARKUP, "sub", "*"),
     "render.reading._WORD": (reading._WORD, "findall", "a'"),
-    "render.relocate._CHANGED": (relocate._CHANGED, "search", " id"),
     "render.sandbox._PRINTF": (sandbox._PRINTF, "findall", "%"),
     "render.search._OS_ERROR": (search._OS_ERROR, "search", "(os error "),
     "render.shifted._REFERENCE": (shifted._REFERENCE, "match", "{{ output "),
