@@ -43,9 +43,12 @@ def test_every_lesson_offers_its_notebook_with_the_recorded_output(
         assert response.ok, lesson.id
         notebook = nbformat.reads(response.text(), as_version=nbformat.NO_CONVERT)
         nbformat.validate(notebook)
-        intro, *code = notebook.cells
+        intro, *cells = notebook.cells
         assert intro.source.startswith(f"# {lesson.title}"), lesson.id
         assert "](index.html)" in intro.source, f"{lesson.id}: no link back to its page"
+        # the lesson's prose comes between its code cells, as Markdown
+        code = [c for c in cells if c.cell_type == "code"]
+        assert any(c.cell_type == "markdown" for c in cells), f"{lesson.id}: no prose"
         if lesson.cells:  # one notebook cell per cell of example.py, in order
             assert [c.source.strip() for c in code] == [
                 cell.shown.strip() for cell in lesson.cells
