@@ -177,7 +177,10 @@ def test_at_a_laptop_width_code_fits_and_output_has_the_room(
             outputs += 1
         overflowing += len(page.evaluate(OVERFLOWING, "figure.output pre, figure.cell pre.output"))
     assert code >= 40 and outputs >= 60
-    assert overflowing <= 12, f"{overflowing} of {outputs} outputs still overflow at 1280 px"
+    # a budget, not a bug: compiled HLO's lines are wider than any column (the xla lessons',
+    # and since the TPU arc its four lessons' too); each such block scrolls and wraps on
+    # request (test_a_block_that_overflows_shows_it_and_long_output_wraps_on_request)
+    assert overflowing <= 16, f"{overflowing} of {outputs} outputs still overflow at 1280 px"
 
 
 @pytest.mark.parametrize(("scheme", "viewport"), SCREENS, ids=SCREEN_IDS)
