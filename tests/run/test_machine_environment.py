@@ -109,8 +109,8 @@ def test_a_tpu_lesson_records_on_a_machine_whose_jax_comes_through_its_pythonpat
     page = (paths.out / "l" / "s2" / "index.html").read_text()
     assert "Recorded TPU computation · jax " in page
     assert "1 device · TPU v5 lite" in page
-    # the recordings page names the device by its kind (one device: no count)
-    assert ">TPU v5 lite</td>" in (paths.out / "recordings" / "index.html").read_text()
+    # the recordings page names the device by its kind (a row's, or every row's above them)
+    assert "TPU v5 lite</" in (paths.out / "recordings" / "index.html").read_text()
 
 
 def test_a_cpu_machine_never_records_a_tpu_lesson_says_so_and_check_passes(
