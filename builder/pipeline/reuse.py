@@ -31,8 +31,8 @@ if TYPE_CHECKING:
     from ..render.renderer import Renderer
 
 T = TypeVar("T")
-# A lesson's artifacts, keyed: its page, its charts by file name, its notebook.
-KeyedLesson = tuple[Keyed, tuple[tuple[str, Keyed], ...], Keyed]
+# A lesson's artifacts, keyed: its page (with its notebook), its charts by file name.
+KeyedLesson = tuple[Keyed, tuple[tuple[str, Keyed], ...]]
 
 
 class Reuse:
@@ -136,7 +136,7 @@ class Reuse:
         shares by its digest, made once a build) are not digested at all: an unchanged
         lesson's are the index's own objects (its lesson, its status) and values equal to
         the last build's. Else the key is digested from what the index kept digests of and
-        what every lesson shares: one key a lesson, not three (page, charts, notebook)."""
+        what every lesson shares: one key a lesson, not two (page, charts)."""
         from ..render import lessons as render
 
         args = render.lesson_inputs(*row)
@@ -149,26 +149,26 @@ class Reuse:
         if keys is not None:
             if found is None:  # the same key from other objects: compared next time
                 self.digests.remember(label, key, keys, kept)
-            page, charts, book = keys
+            page, charts = keys
 
             def again(key: str, which: str, kind: str) -> Keyed:
                 return Keyed(key, partial(_made_again, args, which), kind, label)
 
             shown = tuple((name, again(k, name, "chart")) for name, k in charts)
-            return again(page, "page", "page"), shown, again(book, "notebook", "notebook")
+            return again(page, "page", "page"), shown
         made = render.of_lesson(*args)
-        keyed = self.key(made[0]), tuple((n, self.key(a)) for n, a in made[1]), self.key(made[2])
+        keyed = self.key(made[0]), tuple((n, self.key(a)) for n, a in made[1])
         charts = tuple((name, chart.key) for name, chart in keyed[1])
-        self.digests.remember(label, key, (keyed[0].key, charts, keyed[2].key), kept)
+        self.digests.remember(label, key, (keyed[0].key, charts), kept)
         return keyed
 
 
 def _made_again(args: tuple[Any, ...], which: str) -> Made:
-    """A lesson's page, its notebook, or one of its charts (by its file's name), made."""
+    """A lesson's page or one of its charts (by its file's name), made."""
     from ..render.lessons import of_lesson
 
-    page, panels, book = of_lesson(*args)
-    return ({"page": page, "notebook": book} | dict(panels))[which].make()
+    page, panels = of_lesson(*args)
+    return ({"page": page} | dict(panels))[which].make()
 
 
 class Memo:

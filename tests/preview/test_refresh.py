@@ -63,12 +63,12 @@ def test_a_prose_edit_digests_only_what_it_changed(
     edit(lesson_md(recorded), "A first sentence.", "A second sentence.")
     session.refresh(Changes.events(recorded, [str(lesson_md(recorded))]))
     monkeypatch.undo()
-    # made from nothing: the edited page, its notebook (which carries the prose), and the
+    # made from nothing: the edited page (its notebook with it: one parse), and the
     # key of what the edited lesson's artifacts are made from (Digests.remember); its
     # neighbour (basics-02) is given a navigation entry equal to the one it had, so nothing
     # of it is keyed
     assert len(made) > 20
-    assert sorted(keyed) == ["_lesson_page", "example_notebook", "of_lesson"]
+    assert sorted(keyed) == ["_lesson_page", "of_lesson"]
     new = [session.pages.made[key] for key in session.pages.made if key not in made]
     files = {name: data for made_now in new for name, data in (made_now.files or {}).items()}
     assert {"l/first/example.ipynb", "l/first/index.html"} <= set(files)
