@@ -45,7 +45,11 @@ def sections(found: Found, before: str = "", after: str = "") -> tuple[tuple[str
     one's whitespace made single spaces; a section with neither heading nor text is left out."""
     last = len(found) - 1
     made = (
-        (anchor, _spaced(heading), _spaced([before] * (n == 0) + [*text] + [after] * (n == last)))
+        (
+            anchor,
+            _spaced(heading),
+            _spaced([f"{before} "] * (n == 0) + [*text] + [f" {after}"] * (n == last)),
+        )
         for n, (anchor, heading, text) in enumerate(found)
     )
     return tuple(s for s in made if s[1] or s[2])
