@@ -278,14 +278,8 @@ def test_a_source_url_is_https_without_a_trailing_slash(course_copy: Paths, url:
 
 def test_search_skips_captions_and_weighs_code_below_prose(recorded: Paths) -> None:
     page = (recorded.out / "l" / "first" / "index.html").read_text("utf-8")
-    assert (
-        '<figure class="example"><figcaption data-pagefind-ignore>'
-        in page
-    )
-    assert (
-        '<figure class="output"><figcaption data-pagefind-ignore>'
-        in page
-    )
+    assert '<figure class="example"><figcaption data-pagefind-ignore>' in page
+    assert '<figure class="output"><figcaption data-pagefind-ignore>' in page
     assert "<span data-pagefind-ignore>· Recorded CPU computation" in page
     assert 'aria-label="Equations per function: the recorded numbers" data-pagefind-ignore>' in page
 
