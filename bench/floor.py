@@ -6,35 +6,30 @@
 
 `python -m builder site` after a one-line prose edit is a new process. Before it renders
 anything it starts an interpreter, imports what it needs, and observes every input and site
-file (the walk: the edit is found by the files' metadata, as git's index finds it); after
-rendering the page it runs Pagefind again over the edited page's search bundle (up to
-BUNDLE_LESSONS lessons). Those parts are measured here on their own, each the median wall
-time of a subprocess (bench/run.py's `run`), in the same run as the baseline loop and the
-builder's own no-op and prose edit, at each scale:
+file (the walk: the edit is found by the files' metadata, as git's index finds it). Those
+parts are measured here on their own, each the median wall time of a subprocess
+(bench/run.py's `run`), in the same run as the baseline loop and the builder's own no-op and
+prose edit, at each scale:
 
     start               python -c pass
     no-op imports       python -c "import builder.__main__, builder.pipeline.build"
     rebuild imports     the same and builder.pipeline.stages (Jinja2, markdown-it and the
                         builder's stages: what rendering a page needs)
     no-op               `site` with nothing changed: the start, the no-op imports, the walk
-    Pagefind, 1 bundle  Pagefind over BUNDLE_LESSONS lesson pages of the site, in /dev/shm
-                        as the builder runs it
-    Pagefind, all       (1,000 lessons) Pagefind over every lesson page in one run: what a
-                        cold render's search costs, however it is split into bundles
 
-    floor = no-op + (rebuild imports - no-op imports) + Pagefind, 1 bundle
+    floor = no-op + (rebuild imports - no-op imports)
 
 The floor renders, looks up and writes nothing: it is what this builder's one-shot rebuild
-pays before any work that grows with the course beyond the walk. Against #27's bars it
-prints the floor as a ratio of the baseline (the bar: a prose edit <= 0.1x), and how much of
-a 5,000-lesson prose edit's allowance (1.2x the 1,000-lesson one) the walk's growth alone
-takes, and what share of a cold render's allowance (2.0x the baseline) Pagefind takes.
+pays before any work that grows with the course beyond the walk. The edited page's search
+bundle is the builder's own work since issue 60 (no Pagefind run): above the floor. Against
+#27's bars it prints the floor as a ratio of the baseline (the bar: a prose edit <= 0.1x),
+and how much of a 5,000-lesson prose edit's allowance (1.2x the 1,000-lesson one) the walk's
+growth alone takes.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import statistics
 import sys
@@ -48,16 +43,15 @@ if str(ROOT) not in sys.path:
 
 from bench.generate import generate, lesson_id  # noqa: E402
 from bench.run import PY, RECENTLY_DELETED_S, Scale, frozen_code, run  # noqa: E402
-from builder.render.search import BUNDLE_LESSONS  # noqa: E402
 
 NOOP_IMPORTS = "import builder.__main__, builder.pipeline.build"
 REBUILD_IMPORTS = NOOP_IMPORTS + ", builder.pipeline.stages"
 PROSE_BAR, FLAT, FLAT_AT = 0.1, 1.2, 5000  # #27: <= 0.1x at 1,000; at 5,000 <= 1.2x that
 ABSOLUTE_AT, ABSOLUTE_S = 10000, 0.5  # and at 10,000 a no-op and a prose edit under 0.5 s
-PARTS = ("start", "no-op imports", "rebuild imports", "no-op", "Pagefind, 1 bundle")
+PARTS = ("start", "no-op imports", "rebuild imports", "no-op")
 
 
-def measure_scale(count: int, runs: int, work: Path, scratch: Path) -> Scale:
+def measure_scale(count: int, runs: int, work: Path) -> Scale:
     root = work / f"course-{count}"
     print(f"\n== {count} lessons: generating and building...", file=sys.stderr, flush=True)
     generate(count, root)
@@ -70,18 +64,11 @@ def measure_scale(count: int, runs: int, work: Path, scratch: Path) -> Scale:
     run(site, root, scale.env())  # the cold render
     time.sleep(2)  # inputs written within 2 s of a build are racy (read again): settle
     run(site, root, scale.env())
-    pages = _pages(root / "site", scratch / "bundle", BUNDLE_LESSONS)
-    output = scratch / "index"
-    pagefind = [str(_pagefind()), "--site", str(pages), "--output-path", str(output)]
-    if count == 1000:
-        every = [*pagefind[:2], str(_pages(root / "site", scratch / "all", count)), *pagefind[3:]]
-        scale.measure("Pagefind, all", every, lambda: shutil.rmtree(output, True), runs=runs)
     for _ in range(runs):  # the parts, interleaved with the builder's figures
         scale.measure("start", [PY, "-c", "pass"], runs=1)
         scale.measure("no-op imports", [PY, "-c", NOOP_IMPORTS], runs=1)
         scale.measure("rebuild imports", [PY, "-c", REBUILD_IMPORTS], runs=1)
         scale.measure("no-op", site, runs=1)
-        scale.measure("Pagefind, 1 bundle", pagefind, lambda: shutil.rmtree(output, True), runs=1)
     lesson = root / "content" / "lessons" / lesson_id(count // 2) / "lesson.md"
     prose, edits = lesson.read_text(), iter(range(1000))
 
@@ -92,24 +79,9 @@ def measure_scale(count: int, runs: int, work: Path, scratch: Path) -> Scale:
     return scale
 
 
-def _pages(site: Path, pages: Path, count: int) -> Path:
-    """`count` lesson pages of the site, copied to `pages`."""
-    shutil.rmtree(pages, ignore_errors=True)
-    for folder in sorted((site / "l").iterdir())[:count]:
-        (pages / "l" / folder.name).mkdir(parents=True)
-        shutil.copy(folder / "index.html", pages / "l" / folder.name / "index.html")
-    return pages
-
-
-def _pagefind() -> Path:
-    from pagefind_bin import get_executable  # type: ignore[import-untyped]
-
-    return Path(get_executable())
-
-
 def floor(scale: Scale) -> float:
     m = scale.median
-    return m("no-op") + m("rebuild imports") - m("no-op imports") + m("Pagefind, 1 bundle")
+    return m("no-op") + m("rebuild imports") - m("no-op imports")
 
 
 def report(scales: list[Scale]) -> None:
@@ -128,11 +100,6 @@ def report(scales: list[Scale]) -> None:
             f"no-op {scale.median('no-op') / baseline:.3f}x, "
             f"prose edit {scale.median('prose edit') / baseline:.3f}x"
         )
-    every = base.median("Pagefind, all")
-    print(
-        f"- Pagefind over every page of {base.count} lessons: {every:.3f} s, "
-        f"{every / baseline:.2f}x of the baseline, of a cold render's 2.0x"
-    )
     for scale in scales:
         above = scale.median("prose edit") - floor(scale)
         print(
@@ -163,22 +130,18 @@ def main() -> None:
     if scales[0] != 1000:
         sys.exit("the first scale must be 1000: the bars are stated against it")
     work = Path(tempfile.mkdtemp(prefix="coursefloor-"))
-    # Pagefind's pages where the builder puts a bundle's: in memory when there is /dev/shm
-    memory = "/dev/shm" if os.access("/dev/shm", os.W_OK | os.X_OK) else None
-    scratch = Path(tempfile.mkdtemp(prefix="coursefloor-", dir=memory))
     try:
         frozen_code(work)
         measured: list[Scale] = []
         for count in scales:
             if measured:  # out of the shadow of the last scale's file creations
                 time.sleep(RECENTLY_DELETED_S)
-            measured.append(measure_scale(count, args.runs, work, scratch))
+            measured.append(measure_scale(count, args.runs, work))
         report(measured)
         print(f"\n(medians of {args.runs}; spread of the prose edit: ", end="")
         print(", ".join(f"{s.count}: {_spread(s, 'prose edit')}" for s in measured) + ")")
     finally:
         shutil.rmtree(work, ignore_errors=True)
-        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def _spread(scale: Scale, name: str) -> str:

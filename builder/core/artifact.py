@@ -24,6 +24,18 @@ class Parts:
 
 
 @dataclass(frozen=True)
+class Searched:
+    """A page as its search bundle holds it (builder.render.search), made as the page is:
+    its title, the glossary terms it teaches (joined, as a result shows them) and its
+    sections: the text above its first anchored heading (id and heading ""), then one an
+    anchored heading or glossary term, each (id, heading, the text under it)."""
+
+    title: str
+    teaches: str
+    sections: tuple[tuple[str, str, str], ...]
+
+
+@dataclass(frozen=True)
 class Trace:
     """What making an artifact left besides its files."""
 
@@ -31,6 +43,7 @@ class Trace:
     terms: tuple[str, ...] = ()  # glossary terms a lesson page uses, in order
     uses: tuple[str, ...] = ()  # store keys it was made with (highlighted code blocks)
     page: Parts | None = None  # the parts of the page it made, if any
+    searched: Searched | None = None  # what a search finds on the page, if it is searched
 
 
 @dataclass(frozen=True)

@@ -64,11 +64,6 @@ def _revive(
     return kind(message, path=path, hint=hint, line=line)
 
 
-class PutOff(Exception):
-    """A step stopped because its caller asked it to (the preview's settle, when an edit
-    comes while Pagefind runs): nothing it would have written is written."""
-
-
 def raise_all(errors: list[BuildError]) -> None:
     """Raise the single error, or all of them together; do nothing when there are none."""
     if len(errors) == 1:

@@ -11,7 +11,6 @@ and every later build waited on a pid that no longer existed. So:
 - the worker asks the kernel for SIGKILL when the builder's thread that forked it ends
   (Linux `PR_SET_PDEATHSIG`), leaves at once if the builder is already gone, and, where
   there is no prctl, a thread of its own watches its parent and ends it when that changes;
-- a program the builder runs for a while (Pagefind) asks for the same (`dies_with_parent`).
 The examples' supervisors do the same themselves (builder/run/supervise.py).
 """
 
@@ -38,22 +37,6 @@ def held(fd: int) -> Iterator[None]:
         yield
     finally:
         _held.discard(fd)
-
-
-def dies_with_parent() -> Callable[[], None] | None:
-    """For `Popen(preexec_fn=...)`: the program gets SIGKILL when the thread that started
-    it ends (the builder was SIGKILLed), or is not run if the builder is already gone; None
-    where there is no prctl. Looked up here: the child, between fork and exec, only calls."""
-    call, parent = _libc_prctl(), os.getpid()
-    if call is None:
-        return None
-
-    def preexec() -> None:
-        call(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        if os.getppid() != parent:
-            os._exit(1)
-
-    return preexec
 
 
 def orphaned(parent: int) -> None:

@@ -38,7 +38,6 @@ PACKAGES = (
     "markdown-it-py",
     "mdit-py-plugins",
     "latex2mathml",
-    "pagefind-bin",
 )
 
 Snapshot = dict[str, tuple[int, ...]]

@@ -1,5 +1,5 @@
-"""Scratch folders (the search indexer's pages, an example's working folder), and the sweep of
-those a killed build left behind.
+"""Scratch folders (an example's working folder, a probe's), and the sweep of those a killed
+build left behind.
 
 A scratch folder is named `coursebuilder-<pid>-<what>-<random>` (`what`: lowercase letters and
 digits in words joined by `-`; `random`: mkdtemp's 8 of `[a-z0-9_]`), holds the builder's
@@ -10,8 +10,8 @@ so, owned by this user, a real folder (not a link), holding the claim (a regular
 a link) that names the same pid and random part, whose process is gone and whose lock
 nobody holds (a process in another pid namespace may share it) was left by a killed build,
 and is deleted; nothing else there is touched (a name alone is no proof: a user's
-`coursebuilder-2024-notes` was deleted). Without the sweep, a build killed while indexing
-would hold its pages in /dev/shm's memory until a reboot.
+`coursebuilder-2024-notes` was deleted). Without the sweep, a folder in /dev/shm (where
+builders before issue 60 indexed the search) would hold its memory until a reboot.
 """
 
 from __future__ import annotations

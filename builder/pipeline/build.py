@@ -54,7 +54,6 @@ if TYPE_CHECKING:
     from ..course.load import Shared
     from ..course.model import Course, Lesson, Move
     from ..course.status import LessonStatus
-    from ..render.search import Stop
     from ..review.moves import Compared
     from ..run.execute import Runner
     from .make import Kept
@@ -261,13 +260,12 @@ class Build:
         changes, moves = _changes(self.paths, since), _moves(course, reuse)
         return make_pages(course, statuses, sidecars, reuse, kept, jobs, built, changes, moves)
 
-    def search(self, pages: Site, kept: Kept, jobs: int, stop: Stop = None) -> Site:
-        """`pages` and the search bundles that index them (`stop`: asked while Pagefind
-        runs, which it stops when it says so)."""
+    def search(self, pages: Site, kept: Kept, jobs: int) -> Site:
+        """`pages` and the search bundles that index them."""
         from .site import with_search
 
         assert self.course is not None
-        return with_search(pages, self.course, self.statuses, self.reuse, kept, jobs, stop)
+        return with_search(pages, self.course, self.statuses, self.reuse, kept, jobs)
 
     def publish(self, site: Site, files: dict[str, bytes], now: Observed) -> Written:
         """`files` (those of `site` that site/ does not hold) written and what `site` no

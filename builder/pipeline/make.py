@@ -66,31 +66,12 @@ class Kept:
         return Made(None, trace)
 
 
-def make(
-    artifacts: Sequence[Keyed], store: Store, kept: Kept, jobs: int, threads: bool = False
-) -> dict[str, Made]:
-    """Every artifact made (or kept, or taken from the store), in order; raises every error
-    that making them reported, together. `threads`: make them in threads (their work runs
-    outside the GIL, as Pagefind's does; one thread more than `jobs`, as a Pagefind run
-    also waits on its files), else in forked processes when there are many. While threads
-    run, the store writes what was made before them, and what they make every SPILL_BYTES."""
+def make(artifacts: Sequence[Keyed], store: Store, kept: Kept, jobs: int) -> dict[str, Made]:
+    """Every artifact made (or kept, or taken from the store), in order, in forked processes
+    when there are many; raises every error that making them reported, together."""
     made: list[Made | None] = [kept.made(a) or _stored(store, a.key) for a in artifacts]
     missing = [i for i, found in enumerate(made) if found is None]
-    if threads:
-        from concurrent.futures import ThreadPoolExecutor
-
-        with ThreadPoolExecutor(max(jobs, 1) + 1) as pool:
-            running = pool.map(lambda i: _make_one(artifacts[i], store), missing)
-            store.commit()  # what was made before, written while they run (both outside the GIL)
-            fresh, pending = {}, 0
-            for i, result in zip(missing, running, strict=True):
-                fresh[i] = result
-                pending += sum(map(len, (result.files or {}).values()))
-                if pending > SPILL_BYTES:  # not held twice, made and pickled, until the end
-                    store.commit()
-                    pending = 0
-    else:
-        fresh = _render(artifacts, missing, store, jobs) if missing else {}
+    fresh = _render(artifacts, missing, store, jobs) if missing else {}
     for i in missing:
         made[i] = fresh[i] if i in fresh else _make_one(artifacts[i], store)
     raise_all([error for result in made if result for error in result.errors])
@@ -117,7 +98,7 @@ def _make_one(artifact: Keyed, store: Store) -> Made:
     files = made.files or {}
     trace = replace(made.trace, names=tuple(files), uses=tuple(sorted(used)))
     made = Made(files, trace, made.errors)
-    if files and not made.errors:  # an empty search bundle (no Pagefind) is not kept
+    if files and not made.errors:
         store.put(artifact.key, pickle.dumps(made, protocol=5))
     return made
 

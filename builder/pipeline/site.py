@@ -1,7 +1,7 @@
 """The site, made: every artifact of it (builder.pipeline.make) by key, in the order they were made:
 the lesson pages and charts first, then the pages that list what the lessons use (the
-glossary lists the terms each page uses), then the search bundles, which index the pages'
-bytes, and the printable course, keyed by the lesson pages' keys (`make_pages`, then
+glossary lists the terms each page uses), then the search bundles, made of what making the
+pages left, and the printable course, keyed by the lesson pages' keys (`make_pages`, then
 `with_search`: the preview makes these when the edits pause).
 """
 
@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..core.artifact import Made, Trace
+from ..core.artifact import Made, Searched, Trace
 from ..course.model import Course
 from ..course.rules import run_seconds
 from ..course.status import LessonStatus
@@ -76,27 +76,19 @@ def make_pages(
 
 
 def with_search(
-    site: Site,
-    course: Course,
-    statuses: list[LessonStatus],
-    reuse: Reuse,
-    kept: Kept,
-    jobs: int,
-    stop: search.Stop = None,
+    site: Site, course: Course, statuses: list[LessonStatus], reuse: Reuse, kept: Kept, jobs: int
 ) -> Site:
-    """The site, the search bundles that index its pages (made of their bytes) and the
-    printable course (its lessons' prose rendered again, keyed by their pages' keys);
-    `stop`: asked while Pagefind runs, which it stops when it says so (PutOff: the
-    preview's settle gives way to an edit)."""
+    """The site, the search bundles that index its pages (made of what making each page
+    left, `Trace.searched`) and the printable course (its lessons' prose rendered again,
+    keyed by their pages' keys)."""
     assert reuse.memo.store is not None
-    files, names, renderer = site.files(), site.names(), reuse.renderer()
+    names, renderer, store = site.names(), reuse.renderer(), reuse.memo.store
 
-    def read(name: str) -> bytes:  # a page this build did not make is in the site as it was
-        return files[name] if name in files else (kept.out / name).read_bytes()
+    def found(name: str) -> Searched | None:
+        return site.made[names[name]].trace.searched
 
-    store = reuse.memo.store
-    bundles = search.bundle_artifacts(course, names, read, renderer, stop)
-    made = make(reuse.keyed(bundles), store, kept, jobs, threads=True)
+    bundles = search.bundle_artifacts(course, names, found, renderer)
+    made = make(reuse.keyed(bundles), store, kept, jobs)
     if course.meta.print_page:
         nav = reuse.nav(course, renderer)
         whole = printed.print_artifact(course, statuses, nav, names, renderer)

@@ -17,7 +17,7 @@
   // add buttons or classes, so it is what the next version is compared with.
   var served = main ? main.cloneNode(true) : null;
   // The stylesheets and scripts the page itself loads (not those added later, such as
-  // Pagefind's): one of them changed, the page reloads. nav.js is the sidebar's data, run
+  // the search bundles'): one of them changed, the page reloads. nav.js is the sidebar's data, run
   // again in place.
   var assets = Array.prototype.slice.call(document.querySelectorAll("link[rel=stylesheet][href], script[src]"));
   var DATA = /(^|\/)static\/nav\.js$/;

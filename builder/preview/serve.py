@@ -41,8 +41,8 @@ if TYPE_CHECKING:
 
 STEP_MS = 5  # after a file event, how long to wait for the rest of its burst
 WATCH_MS = 300  # how often the watcher looks up from the OS's events (to stop when asked)
-# No event for this long: the author paused, bring site/ up to date. Writing it takes a
-# Pagefind run (docs/benchmarks.md), and an edit that lands meanwhile waits for it.
+# No event for this long: the author paused, bring site/ up to date (the search bundles,
+# the printable course, the files written), and an edit that lands meanwhile waits for it.
 SETTLE_AFTER = 1.0
 logger = logging.getLogger(__name__)
 

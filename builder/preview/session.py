@@ -23,7 +23,6 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..core.artifact import Made, Parts
-from ..core.errors import PutOff
 from ..core.observe import Paths
 from ..core.store import Store
 from ..course.model import Course
@@ -125,17 +124,13 @@ class Session:
         """The search bundles, then site/ and the index as `make site` leaves them;
         the names of the search bundles' files that changed (the pages are served already).
         None, and nothing written, when `edited()` says an edit came meanwhile (asked
-        between the steps, and while Pagefind runs, which it then stops): the edit is built
-        first, as the author waits for it."""
+        between the steps): the edit is built first, as the author waits for it."""
         assert self.course is not None
         if edited():
             return None
         rebuilt = self.untold = sorted({*self.untold, *self._again_if_committed()})
         kept = Kept(None, self.paths.out, frozenset(), self._held())
-        try:  # Pagefind is stopped when an edit comes
-            site = self.build.search(self.pages, kept, JOBS, edited)
-        except PutOff:
-            return None
+        site = self.build.search(self.pages, kept, JOBS)
         if edited():
             return None
         names = site.names()

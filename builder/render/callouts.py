@@ -94,7 +94,7 @@ def _open(self: Any, tokens: list[Token], idx: int, options: Any, env: Any) -> s
         opened = Markup('<div class="admonition %s" role="note">\n') % kind
     if tokens[idx + 1].type != "admonition_title_open":  # `!!! tip ""`: the type names it
         opened += _title(page, kind, folded, KINDS[kind].label) + KINDS[kind].label
-        page.read.append(KINDS[kind].label)
+        page.keep(KINDS[kind].label)
         opened += Markup("</summary>\n" if folded else "</p>\n")
     return str(opened + problem)
 
@@ -127,7 +127,7 @@ def _title(page: PageEnv, kind: str, folded: bool, title: str) -> Markup:
     label = KINDS[kind].label
     if not title.lower().startswith(label.lower()):
         icon += Markup('<span class="visually-hidden">%s: </span>') % label
-        page.read.append(label)
+        page.keep(label)
     tag = "summary" if folded else "p"
     return Markup('<%s class="admonition-title">%s') % (Markup(tag), icon)
 

@@ -85,6 +85,7 @@ def _code(page: PageEnv, cell: Cell, part: str) -> Markup | None:
     if kept is None:
         return None
     shown, first = "".join(lines[kept]), first + kept.start
+    page.findable(shown)
     numbers = "\n".join(str(n) for n in range(first, first + shown.count("\n")))
     html = code_notes.badges(page, cell, python_code(page, shown), kept)
     code = scrollable(html, page.region(f"cell {cell.name}, {EXAMPLE_FILE} line {first}"))
@@ -117,6 +118,8 @@ def _outputs(page: PageEnv, cell: Cell) -> Markup:
     value = clean_output(run.value or "")
     raised = (run.raised.type, clean_output(run.raised.message)) if run.raised else None
     page.place("output", f"cell {cell.name}", _shown(printed, value, raised), f"cell-{cell.name}")
+    for said_text in (printed, value, *(raised or ())):
+        page.findable(said_text)
     drawn = Markup(panel_figures(page, run.panels or []))  # its figures, under its output
     return macro("cell_outputs", said, printed, value, raised) + drawn
 

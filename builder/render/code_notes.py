@@ -178,6 +178,7 @@ def _item_open(self: Any, tokens: list[Token], idx: int, options: Any, env: Any)
     noted.add(number)
     where = f"line {lines[number]}"
     back = page.href(f"#cell-{name}.mark-{number}")
+    page.findable(str(number))
     return str(macro("code_note_open", page.id(_note_id(name, number)), number, back, where))
 
 

@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 from markupsafe import Markup
 
 from ..core import machine
-from ..core.artifact import Artifact, Made, Trace
+from ..core.artifact import Artifact, Made, Searched, Trace
 from ..core.errors import ContentError, RenderError
 from ..core.observe import RECORDED
 from ..course.addresses import page_url
@@ -28,7 +28,7 @@ from ..course.fingerprint import sha256
 from ..course.model import Course, CourseMeta, Lesson
 from ..course.recording import Panel, Recording
 from ..course.status import LessonStatus
-from . import anchors, charts, figures, notebook, prose, reading
+from . import anchors, charts, figures, notebook, offline, prose, reading
 from . import marks as recorded
 from .elsewhere import Elsewhere, elsewhere
 from .links import Links
@@ -412,7 +412,26 @@ def _lesson_page(
         **_data(lesson),  # and the data files it reads, beside it as when it was recorded
         **_notebook(meta, lesson, recording, links, rendered.tokens),
     }
-    return Made(files, Trace(terms=tuple(rendered.terms), page=parts), tuple(errors))
+    searched = _searched(lesson.title, content.teaches, rendered, recording)
+    trace = Trace(terms=tuple(rendered.terms), page=parts, searched=searched)
+    return Made(files, trace, tuple(errors))
+
+
+def _searched(
+    title: str,
+    teaches: tuple[tuple[str, str], ...],
+    rendered: prose.RenderedProse,
+    recording: Recording | None,
+) -> Searched:
+    """What a search finds on a lesson's page: the sentence saying what it teaches, its prose
+    as rendered, then the panels the prose does not place (figures.unplaced_panels)."""
+    terms = [term for _, term in teaches]
+    listed = [", ".join(terms[:-1]), terms[-1]] if len(terms) > 1 else terms
+    said = f"Teaches {' and '.join(listed)}." if terms else ""
+    panels = recording.panels if recording else ()
+    unplaced = [p.title for n, p in enumerate(panels, 1) if n not in rendered.placed_panels]
+    more = " ".join(["Recorded panels", *unplaced]) if unplaced else ""
+    return Searched(title, ", ".join(terms), offline.sections(rendered.found, said, more))
 
 
 def _notice(status: LessonStatus) -> str:

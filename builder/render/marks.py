@@ -101,6 +101,10 @@ class PageEnv:
     cell_caption_shown: bool = False  # the page's one caption for its cells (cells.py)
     notes: PageNotes = field(default_factory=PageNotes)  # its code notes (code_notes.py)
     read: list[str] = field(default_factory=list)  # its text a reader reads (reading.py)
+    # its text a search finds, by section: the text before its first anchored heading, then
+    # one such heading's id, its text and the text under it (builder/render/search.py)
+    found: list[tuple[str, list[str], list[str]]] = field(default_factory=lambda: [("", [], [])])
+    in_heading: bool = False  # inside an anchored heading: its text is the section's heading
     moved: Move | None = None  # rendered into another page (the printable course): where
     _shown: list[str] | None = None
 
@@ -123,6 +127,24 @@ class PageEnv:
             self._shown = terminal_lines(self.recording.stdout if self.recording else "")
         return self._shown
 
+    def keep(self, text: str, spaced: bool = True) -> None:
+        """Text a reader reads (the reading time counts it) and a search finds."""
+        self.read.append(text)
+        self.findable(text, spaced)
+
+    def findable(self, text: str, spaced: bool = True) -> None:
+        """Text a search finds (code, recorded output), unless a reveal folds it: searched,
+        it would tell the answer. `spaced`: a block of its own, no word runs into it (else
+        a piece of a line: "`jit`s" is one word)."""
+        if not self.revealing:
+            _, heading, said = self.found[-1]
+            (heading if self.in_heading else said).extend((" ", text, " ") if spaced else (text,))
+
+    def section_starts(self, anchor: str) -> None:
+        """An anchored heading: a search result may link to it."""
+        self.found.append((anchor, [], []))
+        self.in_heading = True
+
     def error(self, message: str) -> None:
         """A problem of the lesson's at the current line, collected (the page goes on)."""
         at = self.lesson.body_line + self.line
@@ -144,6 +166,7 @@ class PageEnv:
     def broken(self, message: str) -> Markup:
         """The place of a mark that failed (placed: `diff` compares these in order)."""
         self.place("broken", "a reference this recording cannot resolve", "")
+        self.findable(message)
         return Markup('<mark class="broken">%s</mark>') % message
 
     def place(
@@ -226,6 +249,8 @@ def _example_figure(
     numbers = "\n".join(str(n) for n in range(first, last + 1))
     code = scrollable(python_code(page, "".join(lines)), page.region(f"{EXAMPLE_FILE}{where}"))
     download = "" if hidden else page.href(EXAMPLE_FILE, authored=True)
+    if kind == "example":  # not the whole file under a slice: folded, it is not searched
+        page.findable("".join(lines))
     return macro("example_figure", kind, EXAMPLE_FILE, where, numbers, code, download)
 
 
@@ -275,6 +300,7 @@ def _output(page: PageEnv, args: Args) -> str:
     name = page.region("Recorded output" + (f" ({page.outputs})" if page.outputs > 1 else ""))
     shown = clean_output("".join(lines))
     page.place("output", "recorded output", shown)
+    page.findable(shown)
     if page.lesson.cells:  # the page's one caption is its first cell's: named, not captioned
         return macro("output_figure", "", shown, f"{name} · {provenance(recording)}")
     return macro("output_figure", provenance(recording), shown, name)
@@ -339,6 +365,7 @@ def panel_figures(page: PageEnv, numbers: list[int]) -> str:
             continue
         page.placed_panels.append(number)
         page.placed.append(panel_placed(recording, number, page.section[0]))
+        page.findable(recording.panels[number - 1].title)
         out.append(figure_html(recording, number, page.root, page.size, page.moved))
     return "".join(grids(recording, numbers, out))
 
@@ -385,7 +412,7 @@ def _reveal(page: PageEnv, args: Args) -> str:
         return page.fail(f'{{{{ reveal }}}} takes summary="..." or end, not {" ".join(words)}')
     page.revealing = True
     summary = args.get("summary", [REVEAL_SUMMARY])[0]
-    page.read.append(summary)
+    page.read.append(summary)  # not searched: the whole fold is not
     if page.moved:  # what it holds is put apart (prose.render_prose): no fold
         return ""
     opened = '%s<details class="reveal" data-pagefind-ignore="all"><summary>%s</summary>\n'

@@ -157,7 +157,9 @@ def _formula(env: Any, tex: str, line: int, display: bool) -> tuple[Markup, bool
     (naming the line in the lesson where the problem is) with its place on the page."""
     page: PageEnv = env["page"]
     try:
-        return to_mathml(tex, display), True
+        math, text = to_mathml(tex, display)
+        page.findable(text, spaced=display)
+        return math, True
     except MathError as error:
         page.line = line + tex.count("\n", 0, error.at)
         shown = " ".join(tex.split())
@@ -169,9 +171,9 @@ def _formula(env: Any, tex: str, line: int, display: bool) -> tuple[Markup, bool
 # -- TeX -> MathML --------------------------------------------------------------------------
 
 
-def to_mathml(tex: str, display: bool) -> Markup:
-    """`tex` as a `<math>` element (display: a block formula); raises MathError saying
-    what in it cannot be shown, and where."""
+def to_mathml(tex: str, display: bool) -> tuple[Markup, str]:
+    """`tex` as a `<math>` element (display: a block formula), and its text as a search
+    finds it; raises MathError saying what in it cannot be shown, and where."""
     source = tex.strip()
     if not source:
         raise MathError("the formula is empty")
@@ -189,7 +191,8 @@ def to_mathml(tex: str, display: bool) -> Markup:
         raise MathError("the formula is nested too deeply") from None
     block = Markup(' display="block"') if display else Markup("")
     alttext = " ".join(tex.split())  # as the author wrote it
-    return Markup('<math%s alttext="%s">%s</math>') % (block, alttext, inner)
+    text = "".join(html.unescape(piece) for piece in element.itertext())
+    return Markup('<math%s alttext="%s">%s</math>') % (block, alttext, inner), text
 
 
 def _check(tex: str, source: str) -> None:

@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 
 from markupsafe import Markup
 
-from ..core.artifact import Artifact, Made, Parts, Trace
+from ..core.artifact import Artifact, Made, Parts, Searched, Trace
 from ..core.observe import BUILDER, TEMPLATES, editor_file
 from ..course.addresses import page_url
 from ..course.files import read_file
@@ -294,7 +294,21 @@ def _glossary(nav: SiteNav, glossary: tuple[GlossaryTerm, ...], uses: TermUses) 
 
     entries = sorted((entry(t) for t in glossary), key=lambda e: e.term.casefold())
     context = _context("../", "Glossary", "", GLOSSARY, letters=_by_letter(entries))
-    return _page("glossary/index.html", "glossary.html", nav, context)
+    made = _page("glossary/index.html", "glossary.html", nav, context)
+    return replace(made, trace=replace(made.trace, searched=_glossary_searched(entries)))
+
+
+def _glossary_searched(entries: list[GlossaryEntry]) -> Searched:
+    """What a search finds on the glossary page (templates/glossary.html): each term is a
+    section, its definition and the lessons that teach and use it its text."""
+
+    def said(entry: GlossaryEntry) -> str:
+        used = ", ".join(item.title for item in entry.used_in)
+        elsewhere = f"also used in {used}" if used else "not used in other lessons yet"
+        return f"{entry.definition.striptags()} Taught in {entry.teacher.title} · {elsewhere}"
+
+    terms = tuple((e.id, e.term, said(e)) for e in entries)
+    return Searched("Glossary", "", (("", "", "Glossary"), *terms))
 
 
 def _by_letter(entries: list[GlossaryEntry]) -> list[GlossaryLetter]:

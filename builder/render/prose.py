@@ -70,6 +70,7 @@ class RenderedProse:
     solution: str = ""  # moved (relocate.Move): what its reveals hold, for an appendix
     scripts: tuple[str, ...] = ()  # the static/ scripts its page needs besides every page's
     tokens: tuple[Token, ...] = ()  # what it was rendered from: the notebook is cut from them
+    found: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = ()  # PageEnv.found
 
 
 def render_prose(
@@ -117,6 +118,9 @@ def _render_prose(
     env = PageEnv(lesson, links, recording, root, highlight, size, pending, moved=moved)
     md = parser()
     tokens = md.parse(lesson.body, {"page": env, anchors.LINKED: dict(linked)})
+    for token in tokens:  # a line's end, where a search's words end too
+        if token.type == "inline" and token.children:
+            token.children.append(Token("line_end", "", 0))
     env.reveals = any(t.type == "recorded_block" and t.info == "reveal" for t in tokens)
     _collect_toc(tokens, env)
     context = {"page": env, "docId": moved.held[moved.page]} if moved else {"page": env}
@@ -140,6 +144,7 @@ def _render_prose(
         "".join(solution),
         _scripts(tokens, env),
         tuple(tokens),
+        tuple((anchor, tuple(heading), tuple(text)) for anchor, heading, text in env.found),
     )
     return made, env.ordered_errors()
 
@@ -186,6 +191,8 @@ def parser() -> MarkdownIt:
     ):
         md.add_render_rule(name, _as_str(rule))
     md.add_render_rule("text", _render_text)  # a str already: the most frequent token
+    for name in ("line_end", "softbreak", "hardbreak"):
+        md.add_render_rule(name, _render_line_end)
     md.add_render_rule("code_inline", _render_code_inline)
     return md
 
@@ -303,12 +310,21 @@ def _render_text(self: Any, tokens: list[Token], idx: int, options: Any, env: An
     link's, a heading's, a table cell's, a callout's. An image's alt text and the text of
     code blocks, recorded output and formulas are rendered by their own rules."""
     text: str = tokens[idx].content
-    env["page"].read.append(text)
+    env["page"].keep(text, spaced=False)
     return escapeHtml(text)
 
 
+def _render_line_end(self: Any, tokens: list[Token], idx: int, options: Any, env: Any) -> str:
+    """The end of a line: no word of a search's runs across it."""
+    env["page"].findable(" ", spaced=False)
+    if tokens[idx].type == "line_end":
+        return ""
+    rendered: str = getattr(self, tokens[idx].type)(tokens, idx, options, env)
+    return rendered
+
+
 def _render_code_inline(self: Any, tokens: list[Token], idx: int, options: Any, env: Any) -> str:
-    env["page"].read.append(tokens[idx].content)
+    env["page"].keep(tokens[idx].content, spaced=False)
     rendered: str = self.code_inline(tokens, idx, options, env)
     return rendered
 
@@ -341,6 +357,7 @@ def _render_heading_open(self: Any, tokens: list[Token], idx: int, options: Any,
     opened: str = self.renderToken(tokens, idx, options, env)
     if anchored:
         page.section = (plain_text(tokens[idx + 1]), str(token.attrs["id"]))
+        page.section_starts(str(token.attrs["id"]))
         return Markup('<div class="heading">') + Markup(opened)
     return opened
 
@@ -349,6 +366,7 @@ def _render_heading_close(self: Any, tokens: list[Token], idx: int, options: Any
     """An anchored heading is followed by its link (`#`), outside the heading so that the
     heading reads as its text alone; the link is named for screen readers."""
     closed: str = self.renderToken(tokens, idx, options, env)
+    _page(env).in_heading = False
     opening = tokens[idx - 2]  # heading_open, inline, heading_close
     anchor = str(opening.attrs.get("id", ""))
     if not opening.meta.get("anchored", opening.tag in HEADINGS) or not anchor:
@@ -378,6 +396,7 @@ def _render_fence(self: Any, tokens: list[Token], idx: int, options: Any, env: A
     token = tokens[idx]
     info = unescapeAll(token.info).strip() if token.info else ""
     name = info.split()[0] if info else ""
+    _page(env).findable(token.content)
     block = _page(env).highlight(token.content, name)
     return scrollable(block, _page(env).region(f"Code, {name}" if name else "Code")) + "\n"
 
@@ -404,7 +423,7 @@ def _render_term(self: Any, tokens: list[Token], idx: int, options: Any, env: An
     teacher = page.links.lesson(term.taught_in)
     assert teacher is not None  # checked when the course was loaded
     page.terms.append(term.id)
-    page.read.append(token.content)  # its card is not read as prose: it opens on the term
+    page.keep(token.content, spaced=False)  # its card is not read as prose: it opens on the term
     return macro(
         "term_card",
         token.content,

@@ -46,7 +46,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment, SandboxedFormatter
 from jinja2.utils import Cycler, Joiner, Namespace
 from markupsafe import EscapeFormatter, Markup
 
-from ..core.errors import BuildError, PutOff
+from ..core.errors import BuildError
 from .deadline import Overtime, deadline
 from .template_errors import template_error
 
@@ -457,7 +457,7 @@ def render(
             template = environment.get_template(name)
             used = template.filename or name
             return generate(template.generate(**context))
-    except (BuildError, PutOff):
+    except BuildError:
         raise
     except (Exception, Overtime) as error:
         raise template_error(error, used, folders) from None

@@ -142,7 +142,7 @@ def _render_tab_open(self: Any, tokens: list[Token], idx: int, options: Any, env
     token = tokens[idx]
     page: PageEnv = env["page"]
     panel = page.id(f"tabs-{token.meta['group']}-{token.meta['number']}")
-    page.read.append(token.info)
+    page.keep(token.info)
     return str(
         Markup('<div class="tab-panel" id="%s"><p class="tab-title" id="%s-title">%s</p>\n')
         % (panel, panel, token.info)

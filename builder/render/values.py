@@ -21,7 +21,7 @@ def value(page: PageEnv, args: Args, text: str) -> str:
     it), and read out as the value's description."""
     recording = page.recording
     if recording is None:
-        page.read.append("[not recorded]")
+        page.keep("[not recorded]", spaced=False)
         return Markup('<span class="not-recorded">[not recorded]</span>')
     found = _lookup(page, recording, args, text)
     if found is None:  # failed, and said why: mark the place (`diff` compares marks in order)
@@ -34,7 +34,7 @@ def value(page: PageEnv, args: Args, text: str) -> str:
     note = page.id(f"value-note-{page.values}")
     panel = int(args["panel"][0]) if "panel" in args else 0
     page.place("value", source, shown, line=line, panel=panel)
-    page.read.append(shown)  # its note is not read as prose: it opens on the value
+    page.keep(shown, spaced=False)  # its note is not read as prose: it opens on the value
     return macro("recorded_value", str(value), shown, note, recorded, source, provenance(recording))
 
 

@@ -46,7 +46,7 @@ def _unavailable(reason: str) -> None:
 def site(recorded_template: Path) -> Path:
     """The fixture course's site, recorded and built (search index included) once."""
     out = recorded_template / "site"
-    assert (out / "pagefind" / "pagefind.js").exists(), "the search index was not built"
+    assert (out / "search-index" / "main" / "offline.js").exists(), "the search index was not built"
     return out
 
 
@@ -107,7 +107,7 @@ def course_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     command = [sys.executable, "-m", "builder", "render", "--content", "content"]
     command += ["--recordings", "recordings", "--out", str(out), "--cache", str(root / "cache")]
     subprocess.run(command, cwd=REPO, check=True, capture_output=True)
-    assert (out / "pagefind" / "pagefind.js").exists(), "the search index was not built"
+    assert (out / "search-index" / "main" / "offline.js").exists(), "the search index was not built"
     return out
 
 

@@ -29,7 +29,7 @@ def pages(site: Path) -> list[str]:
     return sorted(
         p.relative_to(site).as_posix()
         for p in site.rglob("*.html")
-        if not p.relative_to(site).as_posix().startswith(("pagefind/", "search-index/"))
+        if not p.relative_to(site).as_posix().startswith("search-index/")
     )
 
 

@@ -82,7 +82,7 @@ def _head(path: Path) -> dict[str, str]:
 
 
 def _pages(site: Path) -> list[Path]:
-    return sorted(p for p in site.rglob("*.html") if p.relative_to(site).parts[0] != "pagefind")
+    return sorted(p for p in site.rglob("*.html") if p.relative_to(site).parts[0] != "search-index")
 
 
 # -- 1. sitemap, canonical links, OpenGraph ---------------------------------------------------

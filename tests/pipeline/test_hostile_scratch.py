@@ -5,85 +5,16 @@ while it lives; a folder is swept only when that process is gone and nobody hold
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import os
 import signal
 import subprocess
 import sys
-import time
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from builder.core.scratch import CLAIM, scratch, sweep
-from tests.helpers import cli, ends_with, write_course
-
-SLOW_PAGEFIND = '#!/bin/sh\necho $$ > "$PAGEFIND_STARTED.tmp"\nmv "$PAGEFIND_STARTED.tmp" "$PAGEFIND_STARTED"\nexec sleep 120\n'
-
-
-def _slow_pagefind(root: Path) -> Path:
-    """A pagefind_bin whose binary waits: the build is killed while it indexes."""
-    package = root / "fake" / "pagefind_bin"
-    package.mkdir(parents=True)
-    (package / "__init__.py").write_text("")
-    binary = package / "pagefind"
-    binary.write_text(SLOW_PAGEFIND)
-    binary.chmod(0o755)
-    return package.parent
-
-
-def _wait_for(path: Path, seconds: float = 60) -> None:
-    deadline = time.monotonic() + seconds
-    while not path.exists():
-        assert time.monotonic() < deadline, f"{path} never appeared"
-        time.sleep(0.02)
-
-
-@contextlib.contextmanager
-def _indexing(tmp_path: Path, **popen: Any) -> Iterator[subprocess.Popen[bytes]]:
-    """A render whose Pagefind waits (its pid in tmp_path/pagefind-started), once it
-    indexes; after the block (the test kills it), the next build must sweep its scratch
-    from tmp_path/tmp."""
-    course, tmpdir = tmp_path / "course", tmp_path / "tmp"
-    write_course(course, {"calm-01": "print(1)\n", "calm-02": "print(2)\n"})
-    tmpdir.mkdir()
-    started = tmp_path / "pagefind-started"
-    here = str(Path(__file__).resolve().parents[2])
-    env = {**os.environ, "TMPDIR": str(tmpdir), "PAGEFIND_STARTED": str(started)}
-    env.pop("CI", None)
-    slow = {**env, "PYTHONPATH": f"{_slow_pagefind(tmp_path)}{os.pathsep}{here}"}
-    build = subprocess.Popen(cli(course, "render"), env=slow, stderr=subprocess.DEVNULL, **popen)
-    try:
-        _wait_for(started)
-        yield build
-    finally:
-        build.kill()
-        build.wait()
-    left = sorted(tmpdir.glob("coursebuilder-*search-*"))
-    assert left and any(p.is_file() for p in left[0].rglob("*")), "the kill left scratch"
-    done = subprocess.run(
-        cli(course, "render"), env={**env, "PYTHONPATH": here}, capture_output=True, text=True
-    )
-    assert done.returncode == 0, done.stderr
-    assert sorted(tmpdir.iterdir()) == []
-
-
-def test_a_build_killed_while_indexing_leaves_scratch_the_next_build_sweeps(
-    tmp_path: Path,
-) -> None:
-    with _indexing(tmp_path, start_new_session=True) as build:
-        os.killpg(build.pid, signal.SIGKILL)  # the builder and its Pagefind
-
-
-def test_pagefind_ends_with_a_builder_killed_alone(tmp_path: Path) -> None:
-    """The OOM killer ends the builder, not its process group: Pagefind (which asks for
-    SIGKILL when the builder dies) ends with it, and the next build sweeps its scratch."""
-    with _indexing(tmp_path) as build:
-        pagefind = int((tmp_path / "pagefind-started").read_text())
-        assert ends_with(build, pagefind), "Pagefind outlived the builder"
 
 
 @pytest.fixture

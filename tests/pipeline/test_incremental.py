@@ -520,7 +520,8 @@ def test_a_build_killed_at_any_write_then_reverted_equals_a_clean_build(
         if not killed:
             break
         write += 1
-    assert write > 5, "the build was killed at too few points to mean anything"
+    # the page, its search bundle, the printable course and the site's record, at least
+    assert write > 3, "the build was killed at too few points to mean anything"
 
 
 @pytest.mark.parametrize("write", [1, 3], ids=["at the record's rename", "at a page's"])

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import gc
 import shutil
-import signal
-import subprocess
 import threading
 from pathlib import Path
 from typing import Any
@@ -24,9 +22,8 @@ from builder.pipeline.index import Changes
 from builder.pipeline.keys import Keyed
 from builder.preview.serve import SETTLE_AFTER, Preview
 from builder.preview.session import Session
-from builder.render import search
 from builder.review import git as review_git
-from tests.helpers import assert_like_a_clean_build, edit, git, make_paths, wall_clock
+from tests.helpers import edit, git, make_paths, wall_clock
 
 LESSON = "basics-01"  # slug "first"
 
@@ -203,7 +200,7 @@ def test_a_refresh_asks_git_nothing_and_a_settle_brings_the_footer_up_to_date(
     asks: list[bool] = []
 
     def edited() -> bool:  # an edit lands once the pages are made again: the settle is put off
-        asks.append(True)  # (asked between steps, and by each Pagefind run, in threads)
+        asks.append(True)  # (asked between steps)
         return len(asks) > 1
 
     assert session.settle(edited) is None
@@ -254,9 +251,7 @@ def test_an_edit_puts_off_writing_the_site(recorded: Paths, steps: int) -> None:
     session.refresh(Changes.events(recorded, [str(lesson_md(recorded))]))
     asked: list[bool] = []
 
-    def edited() -> bool:  # after `steps` steps; Pagefind's asks (in threads) are another test's
-        if threading.current_thread() is not threading.main_thread():
-            return False
+    def edited() -> bool:  # after `steps` steps
         asked.append(True)
         return len(asked) > steps
 
@@ -305,36 +300,6 @@ def test_a_refresh_of_a_lesson_runs_without_the_collector(recorded: Paths) -> No
     assert preview.rebuild([str(TEMPLATES / "lesson.html")])
     assert enabled == [False, True] and gc.isenabled()
     preview.close()
-
-
-def test_an_edit_during_a_settle_stops_pagefind_and_nothing_is_written(
-    recorded: Paths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A settle's Pagefind run (0.15-0.4 s at 1,000 lessons) does not hold up an edit that
-    comes while it runs: it is killed, the settle writes nothing, and the next one writes
-    site/ as a build from nothing makes it."""
-    session = Session(recorded, execute=False)
-    session.start()
-    edit(lesson_md(recorded), "{{ panel 1 }}", "A first sentence.\n\n{{ panel 1 }}")
-    session.refresh(Changes.events(recorded, [str(lesson_md(recorded))]))
-    before = site_bytes(recorded.out)
-    runs: list[subprocess.Popen[bytes]] = []
-    popen = subprocess.Popen
-
-    def started(command: list[str], *args: Any, **kwargs: Any) -> subprocess.Popen[bytes]:
-        process = popen(command, *args, **kwargs)  # git's too: subprocess is one module
-        if "pagefind" in Path(command[0]).name:
-            runs.append(process)
-        return process
-
-    monkeypatch.setattr(search.subprocess, "Popen", started)
-    assert session.settle(lambda: bool(runs)) is None  # an edit, once Pagefind has started
-    monkeypatch.undo()
-    assert runs and {run.returncode for run in runs} == {-signal.SIGKILL}  # none waited for
-    assert site_bytes(recorded.out) == before
-    assert session.settle() is not None
-    assert_like_a_clean_build(recorded, tmp_path)
-    session.close()
 
 
 def test_a_settle_prunes_the_page_versions_of_earlier_edits(recorded: Paths) -> None:

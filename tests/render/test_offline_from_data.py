@@ -1,8 +1,8 @@
-"""The offline search index (offline.js, builder/render/offline.py) is made from data the
-build already has, Pagefind's fragments, with no second parse of the pages; on the fixture
-course it holds what a parse of every page by Pagefind's attributes finds (the reader below,
-html.parser, as offline.js was made before 7edbc9a): the same titles, taught terms, sections
-(id and heading) and words, page by page."""
+"""The search index (offline.js, builder/render/offline.py) is made from data the build
+already has, what rendering each page kept, with no parse of the pages; on the fixture
+course it holds what a parse of every page by its search markers finds (the reader below,
+html.parser, as offline.js was made before 7edbc9a, and as Pagefind read the pages until
+issue 60): the same titles, taught terms, sections (id and heading) and words, page by page."""
 
 from __future__ import annotations
 
@@ -11,11 +11,8 @@ import re
 from collections import Counter
 from html.parser import HTMLParser
 
-import pytest
-
 from builder.core.observe import Paths
 from builder.course.load import load_course
-from builder.render.search import _binary
 from tests.helpers import build_cli
 
 BLOCK = frozenset(
@@ -41,6 +38,7 @@ class _Reader(HTMLParser):
         self.body = self.ignored = self.seen_h1 = False
         self.heading = ""  # "title" in the first h1, "section" in a heading with an id
         self.raw = 0  # inside a script or style
+        self.note = 0  # the depth of the code note's number being read, if one is
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         got = {k: v or "" for k, v in attrs}
@@ -54,6 +52,8 @@ class _Reader(HTMLParser):
         self.ignored = self.ignored or "data-pagefind-ignore" in got
         if self.body and got.get("data-pagefind-meta", "").startswith("teaches:"):
             self.teaches = got["data-pagefind-meta"].removeprefix("teaches:")
+        if tag == "a" and "code-note" in got.get("class", "").split():
+            self.note = len(self.stack)  # a code note's number: a word of its own
         if tag == "h1" and not self.seen_h1:
             self.seen_h1, self.heading = True, "title"
         elif tag in HEADING and got.get("id") and self.body and not self.ignored:
@@ -70,6 +70,9 @@ class _Reader(HTMLParser):
             opened, self.body, self.ignored, self.heading = self.stack.pop()
             if opened == tag:
                 break
+        if tag == "a" and len(self.stack) + 1 == self.note:
+            self.handle_data(" ")
+            self.note = 0
 
     def handle_data(self, data: str) -> None:
         if self.raw:
@@ -82,7 +85,7 @@ class _Reader(HTMLParser):
 
 
 def _clean(parts: list[str]) -> str:
-    return re.sub(r"\\s+", " ", "".join(parts)).strip()
+    return re.sub(r"\s+", " ", "".join(parts)).strip()
 
 
 def _parsed(html: str) -> tuple[str, str, list[tuple[str, str]], Counter[str]]:
@@ -96,7 +99,7 @@ def _parsed(html: str) -> tuple[str, str, list[tuple[str, str]], Counter[str]]:
 
 
 def _words(text: str) -> list[str]:
-    return re.findall(r"\\w+", text.lower())
+    return re.findall(r"\w+", text.lower())
 
 
 def _indexed(entry: dict) -> tuple[str, str, list[tuple[str, str]], Counter[str]]:
@@ -105,17 +108,45 @@ def _indexed(entry: dict) -> tuple[str, str, list[tuple[str, str]], Counter[str]
     return entry["title"], entry["teaches"], [(i, h) for i, h, _ in sections], words
 
 
-@pytest.mark.skipif(
-    _binary() is None, reason="no Pagefind binary (pip install -r requirements.lock)"
-)
+MORE = """
+
+## Every kind of text
+
+The `jit`s and **bold**ed words, a line
+broken here, $\\alpha x^2 + \\mathrm{relu}(y)$ inline and
+
+$$
+z = \\sum_i w_i
+$$
+
+=== "First tab"
+    tab text
+
+!!! tip "A titled tip"
+    callout text
+
+| Name | Value |
+|------|-------|
+| `a`s | 1     |
+
+```python
+print("fenced")
+```
+"""
+
+
 def test_the_offline_index_holds_what_a_parse_of_each_page_finds(recorded: Paths) -> None:
+    lesson = recorded.content / "lessons" / "basics-01" / "lesson.md"
+    lesson.write_text(lesson.read_text() + MORE)
     code, said = build_cli(recorded.content.parent)
     assert code == 0, said
-    site, seen = recorded.out, 0
+    site, seen, words = recorded.out, 0, Counter[str]()
     for script in sorted(site.glob("**/offline.js")):
         text = script.read_text()
         for entry in json.loads(text[text.index("push(") + 5 : text.rindex(");")]):
             page = (site / entry["url"]).read_text()
             assert _indexed(entry) == _parsed(page), entry["url"]
+            words += _indexed(entry)[3]
             seen += 1
     assert seen == len(load_course(recorded.content).lessons) + 1  # and the glossary
+    assert {"jits", "bolded", "relu", "tab", "titled", "callout", "as", "fenced"} <= set(words)

@@ -276,16 +276,10 @@ def test_a_source_url_is_https_without_a_trailing_slash(course_copy: Paths, url:
     assert "course field 'source_url'" in load_errors(course_copy)
 
 
-def test_search_skips_captions_and_weighs_code_below_prose(recorded: Paths) -> None:
+def test_search_skips_captions_and_the_data_tables(recorded: Paths) -> None:
     page = (recorded.out / "l" / "first" / "index.html").read_text("utf-8")
-    assert (
-        '<figure class="example" data-pagefind-weight="0.5"><figcaption data-pagefind-ignore>'
-        in page
-    )
-    assert (
-        '<figure class="output" data-pagefind-weight="0.5"><figcaption data-pagefind-ignore>'
-        in page
-    )
+    assert '<figure class="example"><figcaption data-pagefind-ignore>' in page
+    assert '<figure class="output"><figcaption data-pagefind-ignore>' in page
     assert "<span data-pagefind-ignore>· Recorded CPU computation" in page
     assert 'aria-label="Equations per function: the recorded numbers" data-pagefind-ignore>' in page
 

@@ -1,6 +1,6 @@
 // Search: the box in the header of every page (and the search page's own box), over the
-// pages' text each Pagefind bundle also holds as a script (offline.js), served or opened
-// from disk alike, so both find the same results; the searched words marked on the page a
+// pages' text each search bundle holds as a script (offline.js), served or opened from
+// disk alike, so both find the same results; the searched words marked on the page a
 // result leads to.
 // Keys: "/" or Ctrl/Cmd-K focus the box (not while typing in another field); arrows move
 // through the results, Enter opens one, Escape closes them and goes back to where you were.
@@ -28,21 +28,20 @@
     while (shared < term.length && term[shared] === word[shared]) shared++;
     return shared >= Math.min(term.length, Math.max(3, Math.floor(term.length / 2)));
   }
-  // -- The engine: every bundle's offline.js (builder/render/search.py makes the bundles).
-  // Pagefind's own script is not used, served or not: a page opened from a file may not
-  // import it nor fetch its index, and one engine for both is what makes a search from
-  // disk find what the same search finds served.
+  // -- The engine: every bundle's offline.js (builder/render/search.py makes the bundles),
+  // served or not: a page opened from a file may not import a module nor fetch an index,
+  // and one engine for both is what makes a search from disk find what it finds served.
   var root = new URL(html.getAttribute("data-root") || "./", document.baseURI);
   var engine = null;
   function load() {
     if (engine) return engine;
-    var folders = (html.getAttribute("data-search-bundles") || "pagefind/").split(" ");
+    var folders = (html.getAttribute("data-search-bundles") || "search-index/main/").split(" ");
     engine = offline(folders);
     engine.catch(function () { /* said when a search is made */ });
     return engine;
   }
   // -- A page opened from a file may not fetch or import, but it may load a script, so each
-  // bundle also holds its pages as one (offline.js, which adds them to
+  // bundle is its pages as one (offline.js, which adds them to
   // window.coursebuilderSearch: builder/render/offline.py), searched here word by word.
   var OFFLINE = "coursebuilderSearch";
   function offline(folders) {
@@ -76,8 +75,7 @@
   }
   // The pages that hold every word, best first: a page that teaches a searched word before
   // any that does not (lesson.html's `teaches`), then by its title, its headings, then the
-  // rest of its text (a fragment does not say which words Pagefind weighs less, so code and
-  // output count as prose).
+  // rest of its text (code and output count as prose).
   function found(pages, terms) {
     var scored = [];
     pages.forEach(function (p) {
@@ -98,7 +96,7 @@
       return { data: function () { return Promise.resolve(data); } };
     });
   }
-  // What Pagefind's result.data() gives, as far as showing a result reads it.
+  // What showing a result reads: its address, title, excerpt and sections.
   function result(p, terms) {
     var url = new URL(p.page.url, root).href;
     var subs = p.sections.filter(function (s) {
@@ -137,7 +135,7 @@
     var query = terms.map(function (t) { return PARAM + "=" + encodeURIComponent(t); }).join("&");
     return path + (path.indexOf("?") < 0 ? "?" : "&") + query + hash;
   }
-  function excerpt(markup) {  // Pagefind's excerpt: text and <mark>, nothing else kept
+  function excerpt(markup) {  // an excerpt: text and <mark>, nothing else kept
     var span = document.createElement("span");
     span.className = "hit-excerpt";
     var parsed = document.createElement("template");
