@@ -16,6 +16,7 @@ from ..course.model import Course
 from ..course.rules import run_seconds
 from ..course.status import LessonStatus
 from ..render import pages, printed, search
+from ..render.nav import site_nav
 from .make import Kept, make
 from .reuse import Reuse
 
@@ -68,7 +69,7 @@ def make_pages(
     used = pages.terms_used(lessons.values())
     seconds, nav, changed = (
         run_seconds(sidecars),
-        reuse.nav(course, renderer),
+        site_nav(course),
         _changes_pages(changes, moves),
     )
     artifacts = pages.page_artifacts(course, nav, statuses, used, seconds, renderer, changed, built)
@@ -98,7 +99,7 @@ def with_search(
     bundles = search.bundle_artifacts(course, names, read, renderer, stop)
     made = make(reuse.keyed(bundles), store, kept, jobs, threads=True)
     if course.meta.print_page:
-        nav = reuse.nav(course, renderer)
+        nav = site_nav(course)
         whole = printed.print_artifact(course, statuses, nav, names, renderer)
         made |= make(reuse.keyed([whole]), store, kept, jobs)
     return Site(site.made | made)
