@@ -11,11 +11,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from operator import attrgetter
 from pathlib import PurePath
-from typing import Any, TypeVar
+from typing import Any
 
 from ..core.artifact import Made
-
-T = TypeVar("T")
 
 
 @dataclass(frozen=True)
