@@ -9,7 +9,7 @@ import hashlib
 import types
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from operator import attrgetter
+from operator import attrgetter, is_
 from pathlib import PurePath
 from typing import Any
 
@@ -29,6 +29,10 @@ class Keyed:
     label: str = ""  # whose it is (a lesson id), for the progress line; not in the key
 
 
+# A column of dataclasses (`Digests._column`): its items, its form, each item's digest by id.
+Column = tuple[tuple[Any, ...], bytes, tuple[tuple[int, tuple[object, bytes]], ...]]
+
+
 class Digests:
     """Artifacts' keys: sha256 of the code digest (`salt`), a function's name and the
     canonical form of its arguments, each frozen dataclass in them digested once per object
@@ -39,9 +43,12 @@ class Digests:
         self.salt = salt
         self.last: dict[int, tuple[object, bytes]] = {}  # id -> (the object, kept alive; digest)
         self.now: dict[int, tuple[object, bytes]] = {}
+        self.columns: dict[tuple[Any, ...], Column] = {}  # by type and ids: `_column`
+        self.columns_last: dict[tuple[Any, ...], Column] = {}
 
     def turn(self) -> None:
         self.last, self.now = self.now, {}
+        self.columns_last, self.columns = self.columns, {}
 
     def known(self, values: Iterable[object]) -> tuple[tuple[object, bytes], ...]:
         """The digests of `values` (made again if this build found its keys without them):
@@ -67,6 +74,22 @@ class Digests:
         self.now[at] = found
         return found[1]
 
+    def _column(self, value: tuple[Any, ...] | list[Any]) -> bytes:
+        """A tuple or list of dataclasses of one kind: the sha256 of its items' digests (a
+        column of a thousand statuses is not repr'd into every key that holds it); found
+        at once (in C) when its items are the very objects of a column made by this build
+        or the last (the recordings page's statuses, most of them kept)."""
+        at = (type(value), *map(id, value))
+        found = self.columns.get(at) or self.columns_last.get(at)
+        if found is None or not all(map(is_, found[0], value)):
+            digests = tuple(map(self.digest, value))
+            form = type(value)(map(b"d".__add__, digests))
+            seen = tuple(zip(map(id, value), zip(value, digests, strict=True), strict=True))
+            found = (tuple(value), b"c" + hashlib.sha256(repr(form).encode()).digest(), seen)
+        self.now.update(found[2])
+        self.columns[at] = found
+        return found[1]
+
     def canonical(self, value: Any) -> bytes:
         """`value` as bytes that no other value gives. Short plain values (str, int, float,
         bool, None) by their repr, which tells 1 from 1.0 and True and quotes strings; a
@@ -76,6 +99,9 @@ class Digests:
         of value follows. Mostly one repr() in C, not a call a value."""
         kind = type(value)
         if kind is tuple or kind is list:
+            kinds = set(map(type, value))
+            if len(kinds) == 1 and kinds <= _DATACLASSES.keys():
+                return self._column(value)
             if not _plain(value):
                 value = kind(x if _short(x) else self.canonical(x) for x in value)
             return b"r" + repr(value).encode("utf-8", "surrogatepass")

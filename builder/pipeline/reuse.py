@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from ..core.artifact import Artifact, Made
 from ..core.store import Store, digest
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from ..course.model import Course, Lesson
     from ..course.status import LessonStatus
     from ..render.lessons import Common, LessonUnit
+    from ..render.nav import SiteNav
     from ..render.renderer import Renderer
 
 T = TypeVar("T")
@@ -59,6 +60,8 @@ class Reuse:
         self.memo = Memo(store, salt)
         self.digests = Digests(salt)
         self.made: dict[str, Remembered] = {}  # by lesson id: the index's, then this build's
+        self.lessons_keyed: dict[str, KeyedLesson] = {}  # by lesson id: the last build's, as made
+        self.last: dict[type, Any] = {}  # the last build's navigation, links, glossary uses
 
     @property
     def salt(self) -> str:
@@ -101,6 +104,23 @@ class Reuse:
     def keyed(self, artifacts: Iterable[Artifact]) -> list[Keyed]:
         return [self.key(artifact) for artifact in artifacts]
 
+    def nav(self, course: Course) -> SiteNav:
+        """The course's navigation, the last build's when equal."""
+        from ..render.nav import site_nav
+
+        return self.kept(site_nav(course))
+
+    def kept(self, value: T) -> T:
+        """`value`, or the last build's value of its type when equal: its digest (made once
+        an object) is not made again. Only for values of strings alone (the navigation, the
+        links' targets, the glossary terms the pages use), which `==` tells apart as keys
+        do."""
+        last = self.last.get(type(value))
+        if last is not None and last == value:
+            return cast(T, last)
+        self.last[type(value)] = value
+        return value
+
     def lessons(
         self,
         course: Course,
@@ -112,43 +132,51 @@ class Reuse:
         from ..render import lessons as render
 
         common = render.Common.of(course, renderer)
+        common = replace(common, links=self.kept(common.links))
         shared = self.digests.digest(common)  # once a build: in every lesson's key
         units = render.units(course, statuses, sidecars, renderer)
         return render.in_order(self._lesson(common, shared, unit) for unit in units)
 
     def _lesson(self, common: Common, shared: bytes, unit: LessonUnit) -> KeyedLesson:
-        """A lesson's artifacts, keyed; those of a lesson known unchanged, or whose key is
-        the one remembered, by the keys remembered, each made again only if neither the
-        site nor the store holds it: one key digested a changed lesson, none an unchanged."""
-        from ..render import lessons as render
-
+        """A lesson's artifacts, keyed: a lesson known unchanged (`_unchanged`) is not
+        digested, its artifacts are the last build's (the last refresh's, or taken by the
+        keys the index remembered); any other's unit is digested (`_digested`)."""
         label, last = unit.lesson.id, self.made.get(unit.lesson.id)
         around = (shared, unit.on, unit.python, unit.before, unit.after, unit.linked, unit.place)
-        if last is None or not _unchanged(last, unit, around):
-            key = self.digests.key(render.make, (common, unit))
-            keys = last.keys if last is not None and last.key == key else None
-            if keys is None:
-                return self._keyed(common, unit, around, key)
-            self.made[label] = last = Remembered(unit.lesson, unit.status, around, key, keys)
-        page, charts, book = last.keys
+        if last is not None and _unchanged(last, unit, around):
+            found = self.lessons_keyed.get(label) or self._taken(common, unit, last.keys)
+        else:
+            found = self._digested(common, unit, around, last)
+        self.lessons_keyed[label] = found
+        return found
+
+    def _digested(
+        self, common: Common, unit: LessonUnit, around: tuple[Any, ...], last: Remembered | None
+    ) -> KeyedLesson:
+        """A lesson's artifacts by the keys remembered when its unit's key is the one they
+        were remembered with (a lesson read again as it was), else each keyed."""
+        from ..render.lessons import make
+
+        key = self.digests.key(make, (common, unit))
+        if last is not None and last.key == key:
+            self.made[unit.lesson.id] = Remembered(unit.lesson, unit.status, around, key, last.keys)
+            return self._taken(common, unit, last.keys)
+        page, panels, book = make(common, unit)
+        keyed = self.key(page), tuple((n, self.key(a)) for n, a in panels), self.key(book)
+        keys = (keyed[0].key, tuple((name, chart.key) for name, chart in keyed[1]), keyed[2].key)
+        self.made[unit.lesson.id] = Remembered(unit.lesson, unit.status, around, key, keys)
+        return keyed
+
+    def _taken(self, common: Common, unit: LessonUnit, keys: LessonKeys) -> KeyedLesson:
+        """A lesson's artifacts by their keys, each made again only if neither the site nor
+        the store holds it."""
+        label, (page, charts, book) = unit.lesson.id, keys
 
         def again(key: str, which: str, kind: str) -> Keyed:
             return Keyed(key, partial(_made_again, common, unit, which), kind, label)
 
         shown = tuple((name, again(k, name, "chart")) for name, k in charts)
         return again(page, "page", "page"), shown, again(book, "notebook", "notebook")
-
-    def _keyed(
-        self, common: Common, unit: LessonUnit, around: tuple[Any, ...], key: str
-    ) -> KeyedLesson:
-        """A changed lesson's artifacts, each keyed, and remembered with `key`."""
-        from ..render import lessons as render
-
-        page, panels, book = render.make(common, unit)
-        keyed = self.key(page), tuple((n, self.key(a)) for n, a in panels), self.key(book)
-        keys = (keyed[0].key, tuple((name, chart.key) for name, chart in keyed[1]), keyed[2].key)
-        self.made[unit.lesson.id] = Remembered(unit.lesson, unit.status, around, key, keys)
-        return keyed
 
 
 def _unchanged(last: Remembered, unit: LessonUnit, around: tuple[Any, ...]) -> bool:

@@ -16,7 +16,6 @@ from ..course.model import Course
 from ..course.rules import run_seconds
 from ..course.status import LessonStatus
 from ..render import pages, printed, search
-from ..render.nav import site_nav
 from .make import Kept, make
 from .reuse import Reuse
 
@@ -66,10 +65,10 @@ def make_pages(
     assert reuse.memo.store is not None
     store, renderer = reuse.memo.store, reuse.renderer()
     lessons = make(reuse.lessons(course, statuses, sidecars, renderer), store, kept, jobs)
-    used = pages.terms_used(lessons.values())
+    used = reuse.kept(pages.terms_used(lessons.values()))
     seconds, nav, changed = (
         run_seconds(sidecars),
-        site_nav(course),
+        reuse.nav(course),
         _changes_pages(changes, moves),
     )
     artifacts = pages.page_artifacts(course, nav, statuses, used, seconds, renderer, changed, built)
@@ -99,7 +98,7 @@ def with_search(
     bundles = search.bundle_artifacts(course, names, read, renderer, stop)
     made = make(reuse.keyed(bundles), store, kept, jobs, threads=True)
     if course.meta.print_page:
-        nav = site_nav(course)
+        nav = reuse.nav(course)
         whole = printed.print_artifact(course, statuses, nav, names, renderer)
         made |= make(reuse.keyed([whole]), store, kept, jobs)
     return Site(site.made | made)

@@ -58,6 +58,10 @@ DIFFERENT = [
     (Point(1, 2), Point(2, 1)),
     (Point("a"), ("a", 0)),
     (Point(Point(1)), Point(Point(2))),
+    ((Point(1), Point(2)), [Point(1), Point(2)]),  # a column of dataclasses (Digests._column)
+    ((Point(1), Point(2)), (Point(1), Point(3))),
+    ((Point(1), Point(2)), (Point(2), Point(1))),
+    ((Point(1),), (Point(1), Point(1))),
 ]
 
 
@@ -72,6 +76,19 @@ def test_equal_arguments_give_the_same_key_whatever_object_holds_them() -> None:
     shared = Point("x" * 1000, (1, 2.5))
     assert digests.key(made, (shared, shared)) == key(Point("x" * 1000, (1, 2.5)), shared)
     assert digests.key(made, (shared,)) == digests.key(made, (shared,))  # digested once, kept
+
+
+def test_a_column_found_again_is_keyed_as_it_is_now() -> None:
+    """A tuple of dataclasses keyed in the last build (the preview's) is found by its
+    objects only while every one of them is the same: one item changed, the key changes."""
+    digests = Digests("code")
+    column = tuple(Point(n) for n in range(5))
+    keys = []
+    for items in (column, column, (*column[:2], Point(9), *column[3:]), column):
+        digests.turn()
+        keys.append(digests.key(made, (items,)))
+        assert keys[-1] == key(tuple(Point(x.x) for x in items))
+    assert keys[0] == keys[1] == keys[3] != keys[2]
 
 
 def test_the_code_and_the_function_are_in_every_key() -> None:
