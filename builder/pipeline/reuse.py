@@ -134,20 +134,28 @@ class Reuse:
         common = render.Common.of(course, renderer)
         common = replace(common, links=self.kept(common.links))
         shared = self.digests.digest(common)  # once a build: in every lesson's key
-        units = render.units(course, statuses, sidecars, renderer)
+        units = render.units(course, statuses, sidecars, common)
         return render.in_order(self._lesson(common, shared, unit) for unit in units)
 
     def _lesson(self, common: Common, shared: bytes, unit: LessonUnit) -> KeyedLesson:
-        """A lesson's artifacts, keyed: a lesson known unchanged (`_unchanged`) is not
-        digested, its artifacts are the last build's (the last refresh's, or taken by the
-        keys the index remembered); any other's unit is digested (`_digested`)."""
-        label, last = unit.lesson.id, self.made.get(unit.lesson.id)
+        """A lesson's artifacts, keyed. One known unchanged (its lesson and status taken
+        from the last build, the same objects, and its unit's other parts equal) is not
+        digested: its artifacts are the last build's (the last refresh's, or taken by the
+        keys the index remembered). Any other's unit is digested (`_digested`)."""
+        label, keyed = unit.lesson.id, self.lessons_keyed
+        last = self.made.get(label)
         around = (shared, unit.on, unit.python, unit.before, unit.after, unit.linked, unit.place)
-        if last is not None and _unchanged(last, unit, around):
-            found = self.lessons_keyed.get(label) or self._taken(common, unit, last.keys)
-        else:
-            found = self._digested(common, unit, around, last)
-        self.lessons_keyed[label] = found
+        if (
+            last is not None
+            and last.lesson is unit.lesson
+            and last.status is unit.status
+            and last.around == around
+        ):
+            found = keyed.get(label)
+            if found is None:
+                found = keyed[label] = self._taken(common, unit, last.keys)
+            return found
+        found = keyed[label] = self._digested(common, unit, around, last)
         return found
 
     def _digested(
@@ -177,12 +185,6 @@ class Reuse:
 
         shown = tuple((name, again(k, name, "chart")) for name, k in charts)
         return again(page, "page", "page"), shown, again(book, "notebook", "notebook")
-
-
-def _unchanged(last: Remembered, unit: LessonUnit, around: tuple[Any, ...]) -> bool:
-    """The lesson and status are those remembered (taken, not read again: the same
-    objects) and the unit's other parts equal those remembered."""
-    return last.lesson is unit.lesson and last.status is unit.status and last.around == around
 
 
 def _made_again(common: Common, unit: LessonUnit, which: str) -> Made:
