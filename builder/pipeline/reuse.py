@@ -127,14 +127,16 @@ class Reuse:
         statuses: list[LessonStatus],
         sidecars: dict[str, Any],
         renderer: Renderer,
+        nav: SiteNav,
     ) -> list[Keyed]:
-        """Every lesson's artifacts, keyed, in the order a build makes them."""
+        """Every lesson's artifacts, keyed, in the order a build makes them (`nav`: the
+        course's navigation, whose entries the lessons' pages show of their neighbours)."""
         from ..render import lessons as render
 
         common = render.Common.of(course, renderer)
         common = replace(common, links=self.kept(common.links))
         shared = self.digests.digest(common)  # once a build: in every lesson's key
-        units = render.units(course, statuses, sidecars, common)
+        units = render.units(course, statuses, sidecars, common, nav)
         return render.in_order(self._lesson(common, shared, unit) for unit in units)
 
     def _lesson(self, common: Common, shared: bytes, unit: LessonUnit) -> KeyedLesson:

@@ -63,14 +63,10 @@ def make_pages(
     revision the footer says the site is built from (builder.review.git.built_from);
     `changes`: what the recordings changed since `--since`; `moves`: course.yml's moves."""
     assert reuse.memo.store is not None
-    store, renderer = reuse.memo.store, reuse.renderer()
-    lessons = make(reuse.lessons(course, statuses, sidecars, renderer), store, kept, jobs)
+    store, renderer, nav = reuse.memo.store, reuse.renderer(), reuse.nav(course)
+    lessons = make(reuse.lessons(course, statuses, sidecars, renderer, nav), store, kept, jobs)
     used = reuse.kept(pages.terms_used(lessons.values()))
-    seconds, nav, changed = (
-        run_seconds(sidecars),
-        reuse.nav(course),
-        _changes_pages(changes, moves),
-    )
+    seconds, changed = run_seconds(sidecars), _changes_pages(changes, moves)
     artifacts = pages.page_artifacts(course, nav, statuses, used, seconds, renderer, changed, built)
     return Site(lessons | make(reuse.keyed(artifacts), store, kept, jobs))
 

@@ -30,8 +30,8 @@ from ..course.status import LessonStatus
 from . import anchors, charts, figures, notebook, prose, reading
 from . import marks as recorded
 from .elsewhere import Elsewhere, elsewhere
-from .links import Links, Target
-from .nav import SiteHead, site_head
+from .links import Links
+from .nav import NavItem, SiteHead, SiteNav, site_head
 from .notebook import PAGE
 from .notebook_prose import Prose
 from .renderer import Renderer, page
@@ -68,8 +68,8 @@ class LessonPage:
     toc: list[tuple[int, str, str]]
     provenance: str
     notice: str
-    prev: Target | None
-    next: Target | None
+    prev: NavItem | None
+    next: NavItem | None
     run: RunIt
     edit_url: str  # the lesson's lesson.md where course.yml's source_url says ("": none)
     colab_url: str  # its notebook in Colab, where course.yml's colab_url says ("": none)
@@ -106,7 +106,7 @@ class Common:
 class LessonUnit:
     """What a lesson's artifacts are made from besides what every lesson's are (`Common`):
     the lesson (its data files by their digests), its status, the machine its recording ran
-    on and the Python it ran with (as its sidecar says them), the link targets of the
+    on and the Python it ran with (as its sidecar says them), the navigation entries of the
     lessons before and after it (what its page shows of them: a prose edit of one changes
     neither), the ids of the lessons its anchored links lead to (so renaming a heading
     re-renders the pages that link to it, and no other), and its place in the course: its
@@ -117,20 +117,25 @@ class LessonUnit:
     status: LessonStatus
     on: str = ""
     python: str = ""
-    before: Target | None = None
-    after: Target | None = None
+    before: NavItem | None = None
+    after: NavItem | None = None
     linked: tuple[tuple[str, tuple[str, ...]], ...] = ()
     place: tuple[int, int, int] = (0, 0, 0)
 
 
 def units(
-    course: Course, statuses: list[LessonStatus], sidecars: dict[str, Any] | None, common: Common
+    course: Course,
+    statuses: list[LessonStatus],
+    sidecars: dict[str, Any] | None,
+    common: Common,
+    nav: SiteNav,
 ) -> list[LessonUnit]:
     """Each lesson's unit, in course order; `sidecars`: what each recording's sidecar says,
-    by lesson id (builder.course.rules.read_inputs). The lessons before and after it are
-    the links' targets (their id, slug and title: what the page shows of them)."""
+    by lesson id (builder.course.rules.read_inputs); `nav`: the course's navigation (the
+    lessons before and after each are its entries)."""
     by_id, lessons, sidecars = {s.lesson_id: s for s in statuses}, course.lessons, sidecars or {}
-    near = [None, *common.links.lessons, None]
+    entries = nav.items()
+    near = [None, *(entries[x.id] for x in lessons), None]
     linked = anchors.linked_ids(course, statuses, common.renderer.page_ids)
     places = _places(course)
     return [
@@ -334,7 +339,7 @@ def _lesson_page(
     lesson: Lesson,
     status: LessonStatus,
     arc: Arc,
-    near: tuple[Target | None, Target | None],
+    near: tuple[NavItem | None, NavItem | None],
     links_out: Elsewhere,
     renderer: Renderer,
     on: str = "",

@@ -126,7 +126,7 @@ def test_every_artifact_of_the_site_is_its_function_and_its_arguments(recorded: 
     statuses = course_status(course, recorded.recordings)
     renderer = Renderer()
     common = lessons.Common.of(course, renderer)
-    units = lessons.units(course, statuses, {}, common)
+    units = lessons.units(course, statuses, {}, common, site_nav(course))
     made = lessons.in_order(lessons.make(common, unit) for unit in units)
     used = pages.terms_used([a.make() for a in made])
     nav = site_nav(course)
