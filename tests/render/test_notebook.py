@@ -143,7 +143,7 @@ def _notebook_keys(paths: Paths) -> dict[str, str]:
     course = load_course(paths.content)
     statuses = course_status(course, paths.recordings, {})
     reuse = Reuse()
-    made = reuse.lessons(course, statuses, {}, reuse.renderer())
+    made = reuse.lessons(course, statuses, {}, reuse.renderer(), reuse.nav(course))
     return {a.key: a.kind for a in made if a.kind == "notebook"}
 
 
