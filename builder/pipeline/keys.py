@@ -100,7 +100,7 @@ class Digests:
         kind = type(value)
         if kind is tuple or kind is list:
             kinds = set(map(type, value))
-            if len(kinds) == 1 and kinds <= _DATACLASSES.keys():
+            if len(kinds) == 1 and _is_dataclass(next(iter(kinds))):
                 return self._column(value)
             if not _plain(value):
                 value = kind(x if _short(x) else self.canonical(x) for x in value)

@@ -91,6 +91,18 @@ def test_a_column_found_again_is_keyed_as_it_is_now() -> None:
     assert keys[0] == keys[1] == keys[3] != keys[2]
 
 
+def test_a_column_is_keyed_alike_before_and_after_its_kind_is_first_met() -> None:
+    """A build's first key holding a dataclass of a kind (a fresh process's) is the key
+    every later build makes of the same values."""
+
+    @dataclass(frozen=True)
+    class Fresh:
+        x: int
+
+    first = key((Fresh(1), Fresh(2)))
+    assert key((Fresh(1), Fresh(2))) == first
+
+
 def test_the_code_and_the_function_are_in_every_key() -> None:
     assert Digests("code").key(made, (1,)) != Digests("other code").key(made, (1,))
     assert Digests("code").key(made, (1,)) != Digests("code").key(key, (1,))
