@@ -9,7 +9,7 @@ STAMP  := $(VENV)/.installed$(if $(filter-out requirements.lock,$(LOCK)),-$(base
 JOBS   ?=
 ARGS   ?=
 SERVE_ARGS ?=
-# The preview's benchmark times `hugo server` beside it when Hugo is installed (apt-get install hugo).
+# The benchmarks time `hugo` and `hugo server` beside the builder when Hugo is installed (apt-get install hugo).
 HUGO   ?= $(shell command -v hugo 2>/dev/null)
 BASE   ?= HEAD
 HEAD   ?=
@@ -73,7 +73,7 @@ test: $(STAMP) lint
 	$(PY) -m pytest $(ARGS)
 
 bench: $(STAMP)
-	$(PY) bench/run.py $(ARGS)
+	$(PY) bench/run.py $(if $(HUGO),--hugo $(HUGO)) $(ARGS)
 	$(PY) bench/serve.py $(if $(HUGO),--hugo $(HUGO)) $(SERVE_ARGS)
 
 bench-floor: $(STAMP)

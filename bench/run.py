@@ -13,7 +13,9 @@ no key). Peak memory is the largest resident set of one command (wait4's ru_maxr
 cold render is timed twice: from folders moved aside ("cold", as on a fresh clone), and
 right after deleting the last build ("cold after clean", see after_clean). The baseline
 is bench/baseline.py (markdown-it + Jinja2 + Pygments in one loop over the same pages),
-measured in the same run, so ratios stay meaningful on a busy machine.
+measured in the same run, so ratios stay meaningful on a busy machine; so is Hugo, when
+`hugo` is on PATH (or given as --hugo), over the same lesson bodies (bench/sites.py): cold,
+and after one page's prose edit (a full rebuild: Hugo has no incremental one-shot build).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench.generate import generate, lesson_id  # noqa: E402
+from bench.sites import hugo_site  # noqa: E402
 
 PY = sys.executable
 HARNESS_LESSONS = ("jaxpr-01", "xla-01", "performance-01")
@@ -82,6 +85,7 @@ class Scale:
     count: int
     results: dict[str, list[Run]] = field(default_factory=dict)
     page_kib: float = 0.0
+    hugo_kib: float = 0.0
 
     def builder(self, command: str, *extra: str) -> list[str]:
         paths = ["--content", "content", "--recordings", "recordings"]
@@ -122,7 +126,9 @@ class Scale:
         return int(match[1]) if match else -1
 
     def peak(self) -> float:
-        return max(r.peak_mb for runs in self.results.values() for r in runs)
+        """The builder's (and the baseline's) peak memory: not Hugo's."""
+        runs = (r for name, rs in self.results.items() if not name.startswith(HUGO) for r in rs)
+        return max(r.peak_mb for r in runs)
 
 
 ALL = ("cold", "no-op", "prose edit", "check", "example edit", "cold after clean")
@@ -139,10 +145,15 @@ def frozen_code(work: Path) -> None:
 
 
 def bench_scale(
-    count: int, runs: int, work: Path, measures: tuple[str, ...] = ALL, distinct: bool = False
+    count: int,
+    runs: int,
+    work: Path,
+    measures: tuple[str, ...] = ALL,
+    distinct: bool = False,
+    hugo: str | None = None,
 ) -> Scale:
-    """The figures `measures` names (and the baseline) at `count` lessons; `distinct`: no two
-    lessons' charts alike (bench/generate.py --distinct-charts)."""
+    """The figures `measures` names (and the baseline, and with `hugo` Hugo's) at `count`
+    lessons; `distinct`: no two lessons' charts alike (bench/generate.py --distinct-charts)."""
     root = work / f"course-{count}"
     shutil.rmtree(root, ignore_errors=True)
     print(f"\n== {count} lessons: generating...", file=sys.stderr, flush=True)
@@ -155,14 +166,16 @@ def bench_scale(
     def empty() -> None:
         """Move the last run's files aside (deleted when the benchmark ends): deleting them
         here would make this run's file creations slower (see `after_clean`)."""
-        for name in ("site", ".cache", "baseline"):
+        for name in ("site", ".cache", "baseline", *HUGO_OUTPUTS):
             if (root / name).exists():
-                (root / name).rename(trash / f"{count}-{name}-{next(moved)}")
+                (root / name).rename(trash / f"{count}-{name.replace('/', '-')}-{next(moved)}")
 
     moved = itertools.count()
     if measures == ALL:  # --huge's larger scales are compared with 1,000 lessons instead
         baseline = [PY, str(ROOT / "bench/baseline.py"), "content", "baseline"]
         scale.measure("baseline", baseline, empty, runs=runs)
+        if hugo:
+            bench_hugo(scale, hugo, empty, runs)
     print("   cold...", file=sys.stderr, flush=True)
     if "cold" in measures:
         scale.measure("cold", site, empty, runs=runs)
@@ -198,6 +211,30 @@ def bench_scale(
     if "cold after clean" in measures:
         after_clean(scale, site, runs)
     return scale
+
+
+HUGO = "hugo"  # in a scale's folder: the Hugo site of its lessons
+HUGO_OUTPUTS = (f"{HUGO}/public", f"{HUGO}/resources", f"{HUGO}/cache")
+
+
+def bench_hugo(scale: Scale, hugo: str, empty: Callable[[], None], runs: int) -> None:
+    """`hugo` over the same lesson bodies (bench/sites.py), each page highlighted: cold (an
+    empty public/, no resources/ or file cache), and after one page's prose edit, which
+    Hugo, with no incremental one-shot build, rebuilds whole into the public/ it left."""
+    dest = scale.root / HUGO
+    pages = hugo_site(dest, scale.root / "content")
+    command = [hugo, "--quiet", "--source", str(dest), "--cacheDir", str(dest / "cache")]
+    print("   hugo...", file=sys.stderr, flush=True)
+    scale.measure("hugo cold", command, empty, runs=runs)
+    page = pages / f"{lesson_id(scale.count // 2)}.md"
+    body, edits = page.read_text(), iter(range(1000))
+
+    def edit() -> None:
+        page.write_text(body + f"\nEdit {next(edits)}.\n")
+
+    scale.measure("hugo edit", command, edit, runs=runs)
+    page.write_text(body)
+    scale.hugo_kib = (dest / "public" / "l" / lesson_id(0) / "index.html").stat().st_size / 1024
 
 
 def after_clean(scale: Scale, site: list[str], runs: int) -> None:
@@ -241,6 +278,22 @@ def report_scales(scales: list[Scale]) -> None:
             f"pages written by a prose edit: {scale.written('prose edit')}; "
             f"by an example edit: {scale.written('example edit')}"
             + (f"; growth vs {base.count}: {grow}" if scale is not base else "")
+        )
+    report_hugo(scales)
+
+
+def report_hugo(scales: list[Scale]) -> None:
+    """The builder against Hugo over the same pages, timed in the same run."""
+    timed = [s for s in scales if "hugo cold" in s.results]
+    if timed:
+        print("\nAgainst Hugo, same pages, same run (median wall seconds; builder / hugo)")
+    for scale in timed:
+        cold, edit = scale.median("hugo cold"), scale.median("hugo edit")
+        print(
+            f"- {scale.count}: cold {scale.median('cold'):.2f} / hugo {cold:.2f} = "
+            f"{scale.median('cold') / cold:.2f}; prose edit {scale.median('prose edit'):.2f} "
+            f"/ hugo (a full rebuild) {edit:.2f} = {scale.median('prose edit') / edit:.2f}; "
+            f"page {scale.page_kib:.1f} KiB / hugo's {scale.hugo_kib:.1f} KiB"
         )
 
 
@@ -343,6 +396,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, help="runs per figure (median)")
     parser.add_argument("--no-exec", action="store_true", help="skip harness and -j figures")
     parser.add_argument("--work", type=Path, help="scratch folder (default: a temp folder)")
+    parser.add_argument("--hugo", help="the hugo to time beside the builder (default: on PATH)")
     parser.add_argument(
         "--distinct-charts",
         action="store_true",
@@ -355,6 +409,9 @@ def main() -> None:
     if args.scales:
         scales = [int(x) for x in args.scales.split(",")]
     runs = args.runs or (1 if args.quick else 3)
+    hugo = shutil.which(args.hugo or "hugo")
+    if args.hugo and hugo is None:
+        sys.exit(f"--hugo {args.hugo}: no such executable")
     work = args.work or Path(tempfile.mkdtemp(prefix="coursebench-"))
     try:
         frozen_code(work)
@@ -363,7 +420,8 @@ def main() -> None:
             if measured:  # out of the shadow of the last scale's deletions (after_clean)
                 time.sleep(RECENTLY_DELETED_S)
             measures = HUGE.get(count, ALL) if args.huge else ALL
-            measured.append(bench_scale(count, runs, work, measures, args.distinct_charts))
+            scale = bench_scale(count, runs, work, measures, args.distinct_charts, hugo)
+            measured.append(scale)
         report_scales(measured)
         report_huge(measured)
         if not args.no_exec:

@@ -40,6 +40,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench.generate import generate, lesson_id  # noqa: E402
+from bench.sites import hugo_site, lesson_bodies  # noqa: E402
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 EDITED = 5  # the lesson edited: one in the first arc, with lessons before and after it
@@ -126,18 +127,13 @@ def bench_builder(
         return time_edits(page, lesson, edits)
 
 
-def lesson_bodies(count: int, work: Path) -> Iterator[tuple[str, str, str]]:
-    """Each generated lesson's folder name, title and body (prose and code: the builder's
-    placements and glossary brackets taken out), as another generator's pages."""
-    source = work / f"source-{count}"
-    if not source.exists():
-        generate(count, source)
-    for folder in sorted((source / "content" / "lessons").iterdir()):
-        text = (folder / "lesson.md").read_text()
-        front, body = text.split("\n---\n", 1)
-        title = re.search(r"^title: (.*)$", front, re.MULTILINE)
-        name = title.group(1) if title else folder.name
-        yield folder.name, name, re.sub(r"\{\{[^}]*\}\}|\[\[|\]\]", "", body)
+def source(count: int, work: Path) -> Path:
+    """The content folder of a generated course of `count` lessons, the other generators'
+    pages are made from (bench/sites.py)."""
+    dest = work / f"source-{count}"
+    if not dest.exists():
+        generate(count, dest)
+    return dest / "content"
 
 
 def bench_mkdocs(browser: Any, mkdocs: str, count: int, work: Path, edits: int) -> list[float]:
@@ -145,7 +141,7 @@ def bench_mkdocs(browser: Any, mkdocs: str, count: int, work: Path, edits: int) 
     dest = work / f"mkdocs-{count}"
     docs = dest / "docs"
     docs.mkdir(parents=True)
-    for name, _, body in lesson_bodies(count, work):
+    for name, _, body in lesson_bodies(source(count, work)):
         (docs / f"{name}.md").write_text(body)
     (docs / "index.md").write_text("# Home\n")
     (dest / "mkdocs.yml").write_text("site_name: bench\n")
@@ -156,33 +152,11 @@ def bench_mkdocs(browser: Any, mkdocs: str, count: int, work: Path, edits: int) 
         return time_edits(page, docs / f"{lesson_id(EDITED)}.md", edits)
 
 
-HUGO_PAGE = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>{{ .Title }}</title></head>
-<body><main><h1>{{ .Title }}</h1>{{ .Content }}</main></body></html>
-"""
-HUGO_LIST = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>{{ .Title }}</title></head>
-<body><main><h1>{{ .Title }}</h1><ul>{{ range .Pages }}
-<li><a href="{{ .RelPermalink }}">{{ .Title }}</a></li>{{ end }}
-</ul></main></body></html>
-"""
-
-
 def bench_hugo(browser: Any, hugo: str, count: int, work: Path, edits: int) -> list[float]:
-    """The same edit with `hugo server`, over the lesson bodies as Hugo pages (a title in
-    front matter each, one minimal layout, no theme)."""
+    """The same edit with `hugo server`, over the lesson bodies as Hugo pages
+    (bench/sites.py `hugo_site`)."""
     dest = work / f"hugo-{count}"
-    pages, layouts = dest / "content" / "l", dest / "layouts" / "_default"
-    pages.mkdir(parents=True)
-    layouts.mkdir(parents=True)
-    for name, title, body in lesson_bodies(count, work):
-        (pages / f"{name}.md").write_text(f'---\ntitle: "{title}"\n---\n{body}')
-    (layouts / "single.html").write_text(HUGO_PAGE)
-    (layouts / "list.html").write_text(HUGO_LIST)
-    (dest / "config.toml").write_text(
-        'baseURL = "http://127.0.0.1/"\ntitle = "bench"\n'
-        'disableKinds = ["taxonomy", "term", "RSS", "sitemap"]\n'
-    )
+    pages = hugo_site(dest, source(count, work))
     port = _free_port()
     command = [hugo, "server", "--bind", "127.0.0.1", "--port", str(port)]
     command += ["--baseURL", f"http://127.0.0.1:{port}/"]

@@ -335,9 +335,10 @@ def _parse_json(data: bytes, source: Path | str) -> Any:
         ) from None
     except json.JSONDecodeError as error:
         raise RecordingError(
-            f"is not valid JSON: {error.msg} at line {error.lineno} column {error.colno}",
+            f"is not valid JSON: {error.msg} (column {error.colno})",
             path=source,
             hint=_REPAIR,
+            line=error.lineno,
         ) from None
     except ValueError as error:
         raise RecordingError(str(error), path=source, hint=_REPAIR) from None

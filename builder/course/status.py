@@ -47,6 +47,7 @@ class LessonStatus:
     path: Path
     recording: Recording | None = None
     digest: str = ""  # of the recording file's bytes, when it was read
+    line: int = 0  # of the recording file, where `detail` is (0: none), as BuildError's
 
     def key_fields(self) -> tuple[object, ...]:
         """What an artifact's key takes of a status (builder.core.artifact): the recording by
@@ -130,21 +131,23 @@ def _lesson_status(
     except FileNotFoundError:
         return _on_device(lesson, LessonStatus(lesson.id, State.MISSING, "never recorded", path))
     except RecordingError as error:
-        return LessonStatus(lesson.id, State.INVALID, error.problem, path)
+        return LessonStatus(lesson.id, State.INVALID, error.problem, path, line=error.line)
     digest = fingerprint.sha256(data)
     try:
         recording, differs = cache("recording", (digest,), lambda: read(data, path))
     except RecordingError as error:
-        return LessonStatus(lesson.id, State.INVALID, error.problem, path)
+        return LessonStatus(lesson.id, State.INVALID, error.problem, path, line=error.line)
     if recording.lessonId != lesson.id:
         detail = f"its lessonId is {recording.lessonId!r}, not {lesson.id!r}"
         return LessonStatus(lesson.id, State.INVALID, detail, path, digest=digest)
     state, detail = _staleness(lesson, recording, renderer, expected, recordings, reads)
     if state is State.FRESH and (missing := incomplete(lesson, recording)):
         return LessonStatus(lesson.id, State.INVALID, missing, path, digest=digest)
+    line = 0
     if state is State.FRESH and differs:
-        state, detail = State.NOT_CANONICAL, _not_canonical(data, differs)
-    return _on_device(lesson, LessonStatus(lesson.id, state, detail, path, recording, digest))
+        state, (detail, line) = State.NOT_CANONICAL, _not_canonical(data, differs)
+    status = LessonStatus(lesson.id, state, detail, path, recording, digest, line)
+    return _on_device(lesson, status)
 
 
 _NOT_CANONICAL = (
@@ -157,10 +160,11 @@ _CRLF = (
 )
 
 
-def _not_canonical(data: bytes, line: int) -> str:
-    """Why a valid recording is not canonical: a line ending the builder never writes (a
-    string's CR is written `\\r`) is git's or an editor's doing, not a hand edit."""
-    return _CRLF if b"\r\n" in data else _NOT_CANONICAL.format(line)
+def _not_canonical(data: bytes, line: int) -> tuple[str, int]:
+    """Why a valid recording is not canonical, and from which line: a line ending the
+    builder never writes (a string's CR is written `\\r`) is git's or an editor's doing, not
+    a hand edit, and at no one line."""
+    return (_CRLF, 0) if b"\r\n" in data else (_NOT_CANONICAL.format(line), line)
 
 
 def incomplete(lesson: Lesson, recording: Recording) -> str:

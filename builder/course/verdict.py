@@ -3,7 +3,6 @@ GitHub Actions annotation per lesson that is not fresh, each naming the next ste
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from types import MappingProxyType
 from typing import TextIO
@@ -83,18 +82,16 @@ def _verdict(bad: list[LessonStatus], statuses: list[LessonStatus]) -> str:
 
 def _annotation(status: LessonStatus, content: Path) -> str:
     """A GitHub Actions `::error` line: on the example when the lesson's inputs changed or
-    it was never recorded, else on the recording (at the line a JSON error names)."""
+    it was never recorded, else on the recording (at the status's line, if it has one)."""
     state = str(status.state)
     level = "warning" if status.passes else "error"
     on_example = state in ("missing", "stale(content)")
     path = content / "lessons" / status.lesson_id / EXAMPLE_FILE if on_example else status.path
-    named = state in ("invalid", "not canonical")
-    line = re.search(r"\bline (\d+)", status.detail) if named else None
     message = f"{status.detail}; {FIXES[state]}" if status.detail else FIXES[state]
     return workflow_command(
         level,
         message,
         file=str(path),
-        line=str(line[1] if line else 1),
+        line=str(status.line or 1),
         title=f"{status.lesson_id}: recording {state}",
     )

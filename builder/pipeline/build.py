@@ -12,10 +12,10 @@
     write     the changed files into site/, all renamed into place; what is gone, removed
     remember  the index of this build, and the store pruned to what it references
 
-Each stage is a method of one `Build`, which every command drives: `build` (site, render)
-runs them all, `check` observes, indexes, loads and statuses, and the preview keeps a Build
-between edits (builder.preview.session). A difference between commands is an argument to a
-stage, never a copy of one.
+Each stage is a method of one `Build`, and `Build.run` runs them in order for every command:
+`build` (site, render) all, `check` up to status, the preview (builder.preview.session) up
+to the pages on each edit. A difference between commands is an argument to `run`, never a
+copy of the sequence.
 
 Everything a build keeps is in the store (builder.core.store); its index is committed
 only when a build succeeds, so a failed build leaves the last good index, and the site
@@ -78,12 +78,9 @@ class BuildResult:
 
 
 class Build:
-    """One build of a course, stage by stage, and what each stage made so far. Every command
-    drives one: `site` and `render` run every stage once (`build`), `check` the first
-    three (`check`), and the preview (builder.preview.session) keeps one between edits and
-    runs load to render again on each. What differs between them is what they pass to a
-    stage, never a copy of one: the store is opened, a damaged one reported and the last
-    build's index consulted the same way for all."""
+    """One build of a course, stage by stage (`run`), and what each stage made so far; the
+    preview (builder.preview.session) keeps one between edits. The store is opened, a
+    damaged one reported and the last build's index consulted the same way for all."""
 
     def __init__(self, paths: Paths, store: Store) -> None:
         self.paths = paths
@@ -95,6 +92,8 @@ class Build:
         self.course: Course | None = None
         self.statuses: list[LessonStatus] = []
         self.sidecars: dict[str, Any] = {}
+        self.executed: tuple[str, ...] = ()  # the lessons the last record stage ran
+        self.written: Written | None = None  # what the publish stage wrote and removed
 
     @classmethod
     @contextlib.contextmanager
@@ -105,22 +104,58 @@ class Build:
         with locked, contextlib.closing(open_store(paths)) as store:
             yield cls(paths, store)
 
-    def begin(self, now: Observed, head: Head | None = None, reread: bool = False) -> None:
+    def begin(self, now: Observed, head: Head | None = None, reread: bool = False) -> Changes:
         """What the last good build left: its index (without its entries with `reread`:
         every input is read again), the packages' versions (read again only when the
-        interpreter's folders changed) and the code digest every key is made with."""
+        interpreter's folders changed) and the code digest every key is made with; the
+        change-set since `head` (builder.pipeline.index `Changes.observed`)."""
         self.versions = installed_versions(now.environment, head)
         self.rekey()
         salt, digests = index_salt(self.reuse.salt, self.versions), self.reuse.digests
         self.index = Index.load(self.store, head, now, salt, digests, reread)
         self.reads = self.index.reads()
         self.reuse.made.update((n, e.made) for n, e in self.index.entries.items() if e.made)
+        return Changes.observed(head, now)
 
     def rekey(self) -> None:
         """Keys made anew from the code (a template changed under a running preview)."""
         from .reuse import Reuse  # not imported by a no-op, which makes no key
 
         self.reuse = Reuse(self.store, code_digest(self.versions))
+
+    def run(
+        self,
+        changes: Changes,
+        kept: Kept | None = None,
+        *,
+        jobs: int = 1,
+        record: Execute | None = None,
+        built: str | None = None,
+        since: str | None = None,
+        publish: Observed | None = None,
+    ) -> Site | None:
+        """The stages in order, each value that `changes` leaves as it was taken: up to
+        status without `kept` (`check`), record with `record`, up to the pages without
+        `publish` (the preview's refresh), else the search bundles and site/ written as
+        `publish` observed it before reading (`built` and `since`: see `pages`)."""
+        taken = self.taken(changes)
+        self.load(taken.lessons, taken.shared)
+        self.status(taken.statuses)
+        if kept is None:
+            return None
+        self.executed = self.record(jobs, record) if record else ()
+        self.shifted()
+        self.inputs({n: v for n, v in taken.sidecars.items() if n not in self.executed})
+        from ..render.deadline import build_budget
+
+        with self.reuse.templates(), build_budget():
+            pages = self.pages(kept, jobs, built, since)
+            if publish is None:
+                return pages
+            site = self.search(pages, kept, jobs)
+        self.store.commit()  # what it made: not held twice (made, and pickled) while publishing
+        self.publish(site, site.files(), publish)
+        return site
 
     def taken(self, changes: Changes) -> Values:
         """What this build holds, read before (the last good build's index; in the
@@ -154,14 +189,7 @@ class Build:
         self.statuses = course_status(course, recordings, self.versions, memo, kept, reads)
         return self.statuses
 
-    def record(
-        self,
-        jobs: int,
-        force: bool = False,
-        runner: Runner | None = None,
-        dask: str | None = None,
-        only: tuple[str, ...] = (),
-    ) -> tuple[str, ...]:
+    def record(self, jobs: int, asked: Execute) -> tuple[str, ...]:
         """Run what is not fresh (everything with `force`; of `only`, when given) and read
         the statuses again; the lesson ids run (builder.run.batch, imported only when a
         build records). The prose of the lessons about to run is checked first: a problem
@@ -172,6 +200,7 @@ class Build:
 
         assert self.course is not None
         course, statuses, paths = self.course, self.statuses, self.paths
+        force, runner, dask, only = asked.force, asked.runner, asked.dask, asked.only
         due = lessons_to_run(course, statuses, force=force, only=only, waiting=True)
         if due:
             self.proofread(due)
@@ -218,15 +247,19 @@ class Build:
         self.sidecars = read_inputs(self.paths.recordings, kept, reads)
         return self.sidecars
 
-    def pages(self, kept: Kept, jobs: int, built: str, changes: Compared | None = None) -> Site:
+    def pages(self, kept: Kept, jobs: int, built: str | None, since: str | None) -> Site:
         """Every page and chart, made or taken from `kept` and the store (no search
         bundles: what the preview serves first), with the page of each of course.yml's
-        moves (what it changed is read from content/moves/, committed)."""
+        moves (what it changed is read from content/moves/, committed); the footer says
+        `built` (None: what git says, after recording); with `since` (a git revision), a
+        "What changed" page."""
+        from ..review.git import built_from
         from .site import make_pages
 
         assert self.course is not None
         course, statuses, sidecars, reuse = self.course, self.statuses, self.sidecars, self.reuse
-        moves = _moves(course, reuse)
+        built = built_from(self.paths.content) if built is None else built
+        changes, moves = _changes(self.paths, since), _moves(course, reuse)
         return make_pages(course, statuses, sidecars, reuse, kept, jobs, built, changes, moves)
 
     def search(self, pages: Site, kept: Kept, jobs: int, stop: Stop = None) -> Site:
@@ -249,10 +282,20 @@ class Build:
         values = (self.statuses, self.sidecars)
         digests, made = self.reuse.digests, self.reuse.made
         index = Index.of(before, digests, made, self.course, values, self.reads)
-        written, self.index = publish(
+        self.written, self.index = publish(
             self.store, self.paths, site, files, now, self.versions, index
         )
-        return written
+        return self.written
+
+
+@dataclass(frozen=True)
+class Execute:
+    """What the record stage is asked (builder.run.batch): all again, only some, how, where."""
+
+    force: bool = False
+    runner: Runner | None = None
+    dask: str | None = None
+    only: tuple[str, ...] = ()
 
 
 def build(
@@ -274,25 +317,16 @@ def build(
         if head is not None and head.unchanged(now) and not force:
             return BuildResult((), 0, 0, head.total, noop=True)
         from ..core.scratch import sweep  # not on a no-op: a build that does work sweeps
-
-        sweep()  # the scratch folders of killed builds
-        run.begin(now, head, reread=force)
-        taken = run.taken(Changes.observed(head, now))
-        run.load(taken.lessons, taken.shared)
-        run.status(taken.statuses)
-        executed = run.record(jobs, force, runner, dask) if execute else ()
-        run.shifted()
-        run.inputs({n: v for n, v in taken.sidecars.items() if n not in executed})
-        from ..render.deadline import build_budget
         from .make import Kept  # with the stages: not imported by a no-op
 
+        sweep()  # the scratch folders of killed builds
+        changes = run.begin(now, head, reread=force)
         kept = Kept.since(run.index, paths.out, now)
-        with run.reuse.templates(), build_budget():
-            pages = run.pages(kept, jobs, _built(paths), _changes(paths, since))
-            site = run.search(pages, kept, jobs)
-        run.store.commit()  # what it made: not held twice (made, and pickled) while publishing
-        written = run.publish(site, site.files(), now)
-    return BuildResult(executed, written.written, written.removed, written.total)
+        record = Execute(force, runner, dask) if execute else None
+        run.run(changes, kept, jobs=jobs, record=record, since=since, publish=now)
+    assert run.written is not None
+    done = run.written
+    return BuildResult(run.executed, done.written, done.removed, done.total)
 
 
 def settings(execute: bool, since: str) -> tuple[str, ...]:
@@ -320,13 +354,6 @@ def _commit(paths: Paths, since: str | None) -> str:
     from ..review.git import commit  # git, tarfile: only with --since
 
     return commit(paths.recordings, since)
-
-
-def _built(paths: Paths) -> str:
-    """The revision the site is built from, as its footer says it (git)."""
-    from ..review.git import built_from
-
-    return built_from(paths.content)
 
 
 def _changes(paths: Paths, since: str | None) -> Compared | None:
@@ -360,12 +387,10 @@ def check(paths: Paths) -> Checked:
     validates is kept in the store for the next build or check. Jinja2 and markdown-it
     stay unloaded: the stages it runs do not need them."""
     with Build.opened(paths, lock=False) as run:
-        now = observe(paths, ())
-        run.begin(now, head := Head.load(run.store))
-        taken = run.taken(Changes.observed(head, now))
-        course, statuses = run.load(taken.lessons, taken.shared), run.status(taken.statuses)
+        run.run(run.begin(observe(paths, ()), Head.load(run.store)))  # stops after status
         run.store.commit()  # a store that cannot be written only costs time (and says so)
-    return Checked(course, statuses)
+    assert run.course is not None
+    return Checked(run.course, run.statuses)
 
 
 def open_store(paths: Paths) -> Store:

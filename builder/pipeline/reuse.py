@@ -33,10 +33,10 @@ if TYPE_CHECKING:
     from ..render.renderer import Renderer
 
 T = TypeVar("T")
-# A lesson's artifacts, keyed: its page, its charts by file name, its notebook.
-KeyedLesson = tuple[Keyed, tuple[tuple[str, Keyed], ...], Keyed]
-# Their keys: its page's, its charts' by file name, its notebook's.
-LessonKeys = tuple[str, tuple[tuple[str, str], ...], str]
+# A lesson's artifacts, keyed: its page (with its notebook), its charts by file name.
+KeyedLesson = tuple[Keyed, tuple[tuple[str, Keyed], ...]]
+# Their keys: its page's, its charts' by file name.
+LessonKeys = tuple[str, tuple[tuple[str, str], ...]]
 
 
 @dataclass(frozen=True)
@@ -171,30 +171,30 @@ class Reuse:
         if last is not None and last.key == key:
             self.made[unit.lesson.id] = Remembered(unit.lesson, unit.status, around, key, last.keys)
             return self._taken(common, unit, last.keys)
-        page, panels, book = make(common, unit)
-        keyed = self.key(page), tuple((n, self.key(a)) for n, a in panels), self.key(book)
-        keys = (keyed[0].key, tuple((name, chart.key) for name, chart in keyed[1]), keyed[2].key)
+        page, panels = make(common, unit)
+        keyed = self.key(page), tuple((n, self.key(a)) for n, a in panels)
+        keys = (keyed[0].key, tuple((name, chart.key) for name, chart in keyed[1]))
         self.made[unit.lesson.id] = Remembered(unit.lesson, unit.status, around, key, keys)
         return keyed
 
     def _taken(self, common: Common, unit: LessonUnit, keys: LessonKeys) -> KeyedLesson:
         """A lesson's artifacts by their keys, each made again only if neither the site nor
         the store holds it."""
-        label, (page, charts, book) = unit.lesson.id, keys
+        label, (page, charts) = unit.lesson.id, keys
 
         def again(key: str, which: str, kind: str) -> Keyed:
             return Keyed(key, partial(_made_again, common, unit, which), kind, label)
 
         shown = tuple((name, again(k, name, "chart")) for name, k in charts)
-        return again(page, "page", "page"), shown, again(book, "notebook", "notebook")
+        return again(page, "page", "page"), shown
 
 
 def _made_again(common: Common, unit: LessonUnit, which: str) -> Made:
-    """A lesson's page, its notebook, or one of its charts (by its file's name), made."""
+    """A lesson's page or one of its charts (by its file's name), made."""
     from ..render.lessons import make
 
-    page, panels, book = make(common, unit)
-    return ({"page": page, "notebook": book} | dict(panels))[which].make()
+    page, panels = make(common, unit)
+    return ({"page": page} | dict(panels))[which].make()
 
 
 class Memo:

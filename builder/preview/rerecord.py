@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from ..core.errors import BuildError
 from ..core.observe import Paths
 from ..course import fingerprint
-from ..pipeline.build import Build
+from ..pipeline.build import Build, Execute
 from .hub import problems
 
 if TYPE_CHECKING:
@@ -58,7 +58,7 @@ class Recorder:
             try:
                 with Build.opened(self.paths) as run:  # the lock: one writer of recordings/
                     run.course, run.statuses = course, statuses
-                    run.record(self.jobs, runner=self.runner, only=(lesson.id,))
+                    run.record(self.jobs, Execute(runner=self.runner, only=(lesson.id,)))
             except Exception as error:  # shown until the example changes; never fatal
                 found = problems(error)
                 if isinstance(error, BuildError) and not error.path:

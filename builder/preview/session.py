@@ -71,12 +71,12 @@ class Session:
         now = observe(self.paths, ())
         self.read_since = now.since
         run = self.build
-        run.begin(now)
+        changes = run.begin(now)
         kept = Kept.since(run.index, self.paths.out, now)
         self.built = built_from(self.paths.content)
         last = run.index.published
         self.on_disk = {n: last.files[n] for n in kept.intact if n in last.files} if last else {}
-        return self._build(kept, Changes.observed(run.index.head, now))
+        return self._build(kept, changes)
 
     def refresh(self, changes: Changes) -> list[str]:
         """Build again after `changes` (a batch of file events: Changes.events), and what
@@ -92,15 +92,11 @@ class Session:
         return built
 
     def _build(self, kept: Kept, changes: Changes) -> list[str]:
-        """What the build holds and `changes` leaves as it was is not read again."""
-        run = self.build
-        taken = run.taken(changes)
-        run.reuse.turn()  # what the last build made is reused (builder.pipeline.reuse)
-        run.load(taken.lessons, taken.shared)
-        run.status(taken.statuses)
-        run.shifted()
-        run.inputs(taken.sidecars)
-        pages = run.pages(kept, JOBS, self.built)
+        """The build's stages up to the pages (Build.run, publishing nothing): what it holds
+        and `changes` leaves as it was is not read again."""
+        self.build.reuse.turn()  # what the last build made is reused (builder.pipeline.reuse)
+        pages = self.build.run(changes, kept, jobs=JOBS, built=self.built)
+        assert pages is not None
         before, self.pages = self.pages.made, _filled(pages, self.paths.out)
         after = self.pages.made  # a key names its files: those of the keys gone or new changed
         return sorted(

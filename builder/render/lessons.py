@@ -24,7 +24,7 @@ from ..core.observe import RECORDED
 from ..course.addresses import page_url
 from ..course.files import read_file
 from ..course.fingerprint import sha256
-from ..course.model import Arc, Course, CourseMeta, Lesson
+from ..course.model import Course, CourseMeta, Lesson
 from ..course.recording import Panel, Recording
 from ..course.status import LessonStatus
 from . import anchors, charts, figures, notebook, prose, reading
@@ -82,8 +82,8 @@ class LessonPage:
     scripts: tuple[str, ...] = ()  # what its widgets need of static/ (prose.RenderedProse)
 
 
-# A lesson's artifacts: its page, each of its panels' charts by file name, its notebook.
-LessonArtifacts = tuple[Artifact, tuple[tuple[str, Artifact], ...], Artifact]
+# A lesson's artifacts: its page (with its notebook), each of its panels' charts by file name.
+LessonArtifacts = tuple[Artifact, tuple[tuple[str, Artifact], ...]]
 A = TypeVar("A")
 
 
@@ -188,24 +188,22 @@ def unrecorded_problems(
     ]
 
 
-def in_order(made: Iterable[tuple[A, tuple[tuple[str, A], ...], A]]) -> list[A]:
+def in_order(made: Iterable[tuple[A, tuple[tuple[str, A], ...]]]) -> list[A]:
     """Each lesson's page, then the charts of its panels that no lesson before it shows
-    (one artifact a drawing, its files shared by every page that shows it), then its
-    notebook."""
+    (one artifact a drawing, its files shared by every page that shows it)."""
     artifacts: list[A] = []
     shown: set[str] = set()  # the charts so far, by their file's name
-    for lesson_page, panels, book in made:
+    for lesson_page, panels in made:
         artifacts.append(lesson_page)
         for name, chart in panels:
             if name not in shown:
                 shown.add(name)
                 artifacts.append(chart)
-        artifacts.append(book)
     return artifacts
 
 
 def make(common: Common, unit: LessonUnit) -> LessonArtifacts:
-    """A lesson's page, each of its panels' charts by file name, and its notebook."""
+    """A lesson's page (with its notebook), and each of its panels' charts by file name."""
     lesson, status = unit.lesson, unit.status
     meta, renderer = common.meta, common.renderer
     page = renderer.artifact(
@@ -215,7 +213,7 @@ def make(common: Common, unit: LessonUnit) -> LessonArtifacts:
         common.links,
         lesson,
         status,
-        next(arc for arc in meta.arcs if arc.id == lesson.meta.arc),
+        meta,
         (unit.before, unit.after),
         elsewhere(meta, common.root, lesson, status.recording),
         renderer,
@@ -225,8 +223,7 @@ def make(common: Common, unit: LessonUnit) -> LessonArtifacts:
         unit.python,
         label=lesson.id,
     )
-    panels = _chart_artifacts(lesson, status, renderer)
-    return page, panels, _notebook_artifact(meta, lesson, status, renderer, common.links)
+    return page, _chart_artifacts(lesson, status, renderer)
 
 
 def _data(lesson: Lesson) -> dict[str, bytes]:
@@ -298,17 +295,15 @@ def _chart_artifacts(
     return tuple(artifacts)
 
 
-def _notebook_artifact(
-    meta: CourseMeta, lesson: Lesson, status: LessonStatus, renderer: Renderer, links: Links
-) -> Artifact:
-    """The lesson as a notebook: its prose between its code cells, with their recorded
-    outputs (builder/render/notebook.py), made from exactly what it shows."""
-    recording = status.recording
+def _notebook(
+    meta: CourseMeta, lesson: Lesson, recording: Recording | None, links: Links, tokens: Any
+) -> dict[str, bytes]:
+    """The lesson as a notebook: its prose (cut from `tokens`, the parse its page was
+    rendered from) between its code cells, with their recorded outputs
+    (builder/render/notebook.py)."""
     files = tuple(name for _, name in run_it(lesson, recording, "").files[1:])  # all but .py
     settings = tuple(f"{key}={shlex.quote(value)}" for key, value in lesson.meta.env.items())
-    return renderer.artifact(
-        "notebook",
-        notebook.example_notebook,
+    made = notebook.example_notebook(
         lesson.url,
         lesson.title,
         meta.title,
@@ -319,9 +314,9 @@ def _notebook_artifact(
         page_url(site, f"{lesson.url}index.html") if (site := meta.site_url) else PAGE,
         lesson.cells,
         tuple(recording.cells or ()) if recording else (),
-        Prose(lesson, links, recording, meta.site_url or ""),
-        label=lesson.id,
+        Prose(lesson, tokens, links, recording, meta.site_url or ""),
     )
+    return made.files or {}
 
 
 def _chart(panel: Panel, renderer: Renderer) -> Made:
@@ -338,7 +333,7 @@ def _lesson_page(
     links: Links,
     lesson: Lesson,
     status: LessonStatus,
-    arc: Arc,
+    meta: CourseMeta,
     near: tuple[NavItem | None, NavItem | None],
     links_out: Elsewhere,
     renderer: Renderer,
@@ -347,9 +342,11 @@ def _lesson_page(
     place: tuple[int, int, int] = (0, 0, 0),
     python: str = "",
 ) -> Made:
-    """A lesson's page, its example and its data files: made from these arguments (the data
-    files' bytes read as their digests in `lesson` name them)."""
+    """A lesson's page, its example, its data files and its notebook: made from these
+    arguments (the data files' bytes read as their digests in `lesson` name them), the
+    prose parsed once for the page and the notebook."""
     recording = status.recording
+    arc = next(arc for arc in meta.arcs if arc.id == lesson.meta.arc)
     root = "../../"
     rendered, errors = prose.render_prose(
         lesson, links, recording, root, renderer.highlight, renderer.size, linked
@@ -391,6 +388,7 @@ def _lesson_page(
         f"{lesson.url}index.html": html,
         f"{lesson.url}{recorded.EXAMPLE_FILE}": lesson.source,  # the code figures' download link
         **_data(lesson),  # and the data files it reads, beside it as when it was recorded
+        **_notebook(meta, lesson, recording, links, rendered.tokens),
     }
     return Made(files, Trace(terms=tuple(rendered.terms), page=parts), tuple(errors))
 

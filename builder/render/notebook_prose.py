@@ -1,7 +1,8 @@
 """A lesson's prose as the notebook's Markdown cells, between its code cells
 (builder/render/notebook.py): the reader's notebook is the lesson, not a listing.
 
-The prose is read with the page's own parser (prose.py) and cut at each `{{ cell NAME }}`
+The prose is cut from the tokens the page's own parse made of it (prose.py: one parse makes
+both), and cut at each `{{ cell NAME }}`
 (or, in an example without cells, at its first `{{ example }}` or `{{ output }}`): what
 lies between two placements is one Markdown cell, the lesson's own lines, with the builder's
 marks made plain Markdown from the tokens the parser made of them: a `{{ value ... }}` its
@@ -25,7 +26,6 @@ from ..core.escape import encoded_address
 from ..course.addresses import page_url
 from ..course.model import Lesson
 from ..course.recording import Recording
-from . import anchors, prose
 from .highlight import code_block
 from .links import Links
 from .marks import PageEnv, parse_args
@@ -86,20 +86,24 @@ class _Cut:
 
 @dataclass(frozen=True)
 class Prose:
-    """What a notebook's Markdown cells are made from: the lesson, what its links and terms
-    lead to, its recording (None: not recorded yet) and course.yml's site_url ("": none)."""
+    """What a notebook's Markdown cells are made from: the lesson, the tokens its page's
+    parse made of its prose (prose.RenderedProse), what its links and terms lead to, its
+    recording (None: not recorded yet) and course.yml's site_url ("": none)."""
 
     lesson: Lesson
+    tokens: tuple[Token, ...]
     links: Links
     recording: Recording | None
     site_url: str = ""
 
     def pieces(self, escape: Callable[[str], str]) -> list[Piece]:
-        return prose_pieces(self.lesson, self.links, self.recording, self.site_url, escape)
+        parts = (self.lesson, self.tokens, self.links, self.recording, self.site_url)
+        return prose_pieces(*parts, escape)
 
 
 def prose_pieces(
     lesson: Lesson,
+    tokens: tuple[Token, ...],
     links: Links,
     recording: Recording | None,
     site_url: str,
@@ -109,7 +113,6 @@ def prose_pieces(
     makes a recorded text literal Markdown; `site_url`: course.yml's, which makes links to
     other lessons absolute (relative, as on the site, without it)."""
     env = PageEnv(lesson, links, recording, "../../", code_block)
-    tokens = prose.parser().parse(lesson.body, {"page": env, anchors.LINKED: {}})
     body = lesson.body.replace("\r\n", "\n")
     cut = _Cut(lesson, _plain(body, tokens, env, site_url, escape))
     lines = _containers(cut.edited.split("\n"), tokens)
@@ -149,7 +152,7 @@ def _placement(content: str, env: PageEnv) -> tuple[str, tuple[str, ...]]:
 
 
 def _plain(
-    body: str, tokens: list[Token], env: PageEnv, site_url: str, escape: Callable[[str], str]
+    body: str, tokens: tuple[Token, ...], env: PageEnv, site_url: str, escape: Callable[[str], str]
 ) -> str:
     """`body` with each inline mark made plain Markdown, found in order from where its
     block starts (a code span's text is passed over, not changed)."""
@@ -244,7 +247,7 @@ def _address(href: str, env: PageEnv, site_url: str) -> str:
 # -- callouts and tabs --------------------------------------------------------------------------
 
 
-def _containers(lines: list[str], tokens: list[Token]) -> list[str]:
+def _containers(lines: list[str], tokens: tuple[Token, ...]) -> list[str]:
     """`lines` with each callout a quote under its title in bold, and each tab its title in
     bold over its body (no indent: Markdown has neither)."""
     lines = list(lines)
@@ -263,7 +266,7 @@ def _containers(lines: list[str], tokens: list[Token]) -> list[str]:
     return lines
 
 
-def _title(tokens: list[Token], n: int) -> str:
+def _title(tokens: tuple[Token, ...], n: int) -> str:
     """A callout's title, or its type's name when it has none."""
     if n + 2 < len(tokens) and tokens[n + 1].type == "admonition_title_open":
         return tokens[n + 2].content

@@ -69,6 +69,7 @@ class RenderedProse:
     words: int = 0  # the words of its text a reader reads (builder/render/reading.py)
     solution: str = ""  # moved (relocate.Move): what its reveals hold, for an appendix
     scripts: tuple[str, ...] = ()  # the static/ scripts its page needs besides every page's
+    tokens: tuple[Token, ...] = ()  # what it was rendered from: the notebook is cut from them
 
 
 def render_prose(
@@ -138,6 +139,7 @@ def _render_prose(
         words,
         "".join(solution),
         _scripts(tokens, env),
+        tuple(tokens),
     )
     return made, env.ordered_errors()
 

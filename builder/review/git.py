@@ -22,12 +22,15 @@ WORK_TREE = "work tree"
 
 
 def describe(folder: Path, rev: str | None) -> str:
-    """How a revision reads in a report: `HEAD (3e57684)`, or `work tree`."""
+    """How a revision reads in a report: `HEAD (3e57684)`, a commit hash by its short form
+    alone (`3e57684`), or `work tree`."""
     if rev is None:
         return WORK_TREE
     root, _ = _locate(folder)
     short = _git(root, "rev-parse", "--short", f"{rev}^{{commit}}").decode().strip()
-    return rev if short.startswith(rev) else f"{rev} ({short})"
+    if short.startswith(rev) or rev.startswith(short):
+        return short
+    return f"{rev} ({short})"
 
 
 def commit(folder: Path, rev: str) -> str:

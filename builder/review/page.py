@@ -11,7 +11,6 @@ commits. Pure: a Compared (builder/review/moves.py) and the navigation in, the c
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -88,10 +87,8 @@ def context(nav: SiteNav, compared: Compared, move: Move | None = None) -> dict[
 
 
 def _side(name: str) -> str:
-    """A revision as the small line says it: a commit hash by its short form alone."""
-    if name == WORK_TREE:
-        return "the recordings this site was built from"
-    return re.sub(r"^[0-9a-f]{7,40} \(([0-9a-f]+)\)$", r"\1", name)
+    """A revision as the small line says it (builder.review.git `describe`)."""
+    return "the recordings this site was built from" if name == WORK_TREE else name
 
 
 def _lede(moved: Moved, move: bool) -> str:

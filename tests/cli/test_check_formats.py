@@ -46,8 +46,8 @@ def test_github_format_annotates_the_example_or_the_recording(
         f"::error file={lessons}/basics-02/example.py,line=1,title=basics-02%3A recording "
         "missing::never recorded; run `make record`",
         f"::error file={recordings}/speed-01.json,line=3,title=speed-01%3A recording "
-        "invalid::is not valid JSON: Expecting property name enclosed in double quotes at "
-        "line 3 column 3; re-record it with `make record`",
+        "invalid::line 3: is not valid JSON: Expecting property name enclosed in double "
+        "quotes (column 3); re-record it with `make record`",
         "3 of 3 recording(s) not fresh. Run `make record` to re-record them (orphans: delete "
         "the file or restore its lesson).",
     ]

@@ -65,7 +65,7 @@ NESTED = b"[" * 100_000 + b"]" * 100_000
 CASES = {
     "truncated": (REFERENCE.read_bytes()[:700], "is not valid JSON: Unterminated string"),
     "truncated at a key": (REFERENCE.read_bytes()[:200], "is not valid JSON"),
-    "empty file": (b"", "is not valid JSON: Expecting value at line 1 column 1"),
+    "empty file": (b"", "line 1: is not valid JSON: Expecting value (column 1)"),
     "merge conflict": (conflicted(), "contains git merge-conflict markers"),
     "wrong type": (
         reference_as(LESSON).replace(b'"deviceCount": 1', b'"deviceCount": "1"'),
@@ -484,3 +484,19 @@ def test_a_recording_with_crlf_line_endings_names_the_cause(
     out = capsys.readouterr().out
     assert "not canonical" in out and "has CRLF line endings" in out, out
     assert "core.autocrlf" in out and ".gitattributes" in out, out
+
+
+def test_an_annotation_takes_its_line_from_the_status_never_from_its_words(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`check --format github` put an invalid recording's annotation at the first "line N"
+    a regex found in the status's detail, words a recording's own text can put there. The
+    line is the status's field, which the JSON parser's error gives; none, the first."""
+    from builder.course.status import LessonStatus, State
+    from builder.course.verdict import _annotation
+
+    path = course_with_recording(tmp_path, b'{\n  "schemaVersion": 1,\n  oops\n}')
+    assert main(cli(tmp_path, "check", "--format", "github")[3:]) == 1
+    assert f"file={path},line=3," in capsys.readouterr().out
+    said = LessonStatus(LESSON, State.INVALID, 'its key "line 9" is twice in one object', path)
+    assert f"file={path},line=1," in _annotation(said, tmp_path / "content")

@@ -363,7 +363,7 @@ def test_a_prose_edit_keys_only_its_lessons_artifacts(
 ) -> None:
     """The index keeps, by lesson, what its artifacts were made from and their keys
     (builder.pipeline.reuse): a one-shot build after a prose edit digests the edited
-    lesson's unit and asks for its page, charts and notebook, and nothing of another."""
+    lesson's unit and asks for its page (with its notebook) and charts, and nothing of another."""
     wall_clock(monkeypatch)
     render(paths)
     append(lesson_md(paths), "\nA new sentence.\n")
@@ -384,7 +384,7 @@ def test_a_prose_edit_keys_only_its_lessons_artifacts(
     render(paths)
     monkeypatch.undo()
     assert ("unit", LESSON) in asked
-    kinds = ("unit", "page", "chart", "notebook")
+    kinds = ("unit", "page", "chart")
     assert {label for kind, label in asked if kind in kinds} == {LESSON}
     assert_like_a_clean_build(paths, tmp_path)
 

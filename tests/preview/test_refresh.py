@@ -56,7 +56,7 @@ def keyed_in(
         return digest(self, fn, args)
 
     def artifact(self: reuse.Reuse, made: Artifact) -> Keyed:
-        if made.kind in ("page", "chart", "notebook"):
+        if made.kind in ("page", "chart"):
             keyed.append(made.label)
         return key(self, made)
 
@@ -85,8 +85,8 @@ def test_a_prose_edit_digests_and_keys_only_the_edited_lesson(
     meta, glossary = session.course.meta, session.course.glossary
     edited = (lesson_md(recorded), "A first sentence.", "A second sentence.")
     keyed = keyed_in(session, *edited, monkeypatch)
-    # its unit digested; its page, its chart and its notebook keyed; nothing of another
-    assert sorted(keyed) == [LESSON] * 4
+    # its unit digested; its page (with its notebook) and its chart keyed; nothing of another
+    assert sorted(keyed) == [LESSON] * 3
     assert session.course is not None
     # course.yml and glossary.yml, read again, validated into the last refresh's objects
     assert session.course.meta is meta and session.course.glossary is glossary
