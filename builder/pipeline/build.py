@@ -113,6 +113,7 @@ class Build:
         salt, digests = index_salt(self.reuse.salt, self.versions), self.reuse.digests
         self.index = Index.load(self.store, head, now, salt, digests, reread)
         self.reads = self.index.reads()
+        self.reuse.made.update((n, e.made) for n, e in self.index.entries.items() if e.made)
         return Changes.observed(head, now)
 
     def rekey(self) -> None:
@@ -277,7 +278,8 @@ class Build:
         salt = index_salt(self.reuse.salt, self.versions)
         before = self.index if self.index.salt == salt else Index(salt)
         values = (self.statuses, self.sidecars)
-        index = Index.of(before, self.reuse.digests, self.course, values, self.reads)
+        digests, made = self.reuse.digests, self.reuse.made
+        index = Index.of(before, digests, made, self.course, values, self.reads)
         self.written, self.index = publish(
             self.store, self.paths, site, files, now, self.versions, index
         )

@@ -70,6 +70,7 @@ if TYPE_CHECKING:
     from ..course.model import Course, Lesson
     from ..course.status import LessonStatus
     from .keys import Digests
+    from .reuse import Remembered
 
 PARTS = 64
 SITE = f"{INDEX}/site"  # read only by a build that is not a no-op
@@ -159,16 +160,15 @@ class Published:
 
 @dataclass(frozen=True)
 class Entry:
-    """A lesson's values, and what each was read from. `made`: what the build remembered at
-    the lesson's id (Digests.remember: its artifacts' keys by the key of their arguments,
-    and those arguments, its lesson and status among them: pickled with the entry, they
-    are the entry's own objects)."""
+    """A lesson's values, and what each was read from. `made`: what its artifacts were made
+    from and their keys (builder.pipeline.reuse.Remembered: its lesson and status among
+    them, pickled with the entry, are the entry's own objects)."""
 
     lesson: Lesson
     reads: tuple[Read, ...]  # by STAGES
     status: LessonStatus | None = None
     sidecar: Any = None  # None: none read
-    made: tuple[str, Any, tuple[Any, ...]] | None = None
+    made: Remembered | None = None
 
 
 Reads = dict[str, dict[str, Read]]  # by stage (STAGES), then by owner (a lesson's id)
@@ -309,7 +309,6 @@ class Index:
         for some, known in parts:
             entries.update(some)
             digests.seed(known)
-            digests.remembered.update((k, e.made) for k, e in some.items() if e.made)
         return replace(index, entries=entries, parts=stored, fresh=frozenset())
 
     def reads(self) -> Reads:
@@ -361,18 +360,19 @@ class Index:
         cls,
         before: Index,
         digests: Digests,
+        made: Mapping[str, Remembered],
         course: Course,
         values: tuple[list[LessonStatus], Mapping[str, Any]],
         reads: Reads,
     ) -> Index:
-        """What this build read (`values`: statuses, sidecars) and from what; the parts of
+        """What this build read (`values`: statuses, sidecars) and from what, and what it
+        made of each lesson (`made`, by id: builder.pipeline.reuse); the parts of
         `before` whose entries are the same objects kept as stored. Head and site: later."""
         by_id, sidecars = {s.lesson_id: s for s in values[0]}, values[1]
         entries: dict[str, Entry] = {}
         for x in course.lessons:
             read = tuple(reads[stage].get(x.id, Read()) for stage in STAGES)
-            made = digests.remembered.get(x.id)
-            new = Entry(x, read, by_id.get(x.id), sidecars.get(x.id), made)
+            new = Entry(x, read, by_id.get(x.id), sidecars.get(x.id), made.get(x.id))
             old = before.entries.get(x.id)
             entries[x.id] = old if old is not None and _same_entry(old, new) else new
         parts, olds = _by_part(entries), _by_part(before.entries)

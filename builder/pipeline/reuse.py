@@ -3,21 +3,23 @@ that decides, lesson by lesson. The stages are pure (builder.course loads and va
 builder.render says what each lesson is made from and what it makes); they are handed a
 Cache for their expensive pure calls (`Memo`) and know nothing of this.
 
-A one-shot build is seeded from its index (builder.pipeline.index): a lesson whose arguments
-are `same` as those an earlier build remembered (the index's own objects, compared, not
-digested: `Digests.same_as`), or have the key it remembered (`Digests.recall`), gets its
-artifacts' keys back without making them. The preview is seeded from memory (`turn`): a lesson whose
-arguments are the very objects of the last build has its artifacts as they were, told for
-every lesson at once (`Digests.again_each`), and the navigation and what every lesson
-shares stay the last build's objects while equal, so they are told by identity.
+Each lesson's unit (builder.render.lessons.LessonUnit: what its artifacts are made from) is
+remembered with its artifacts' keys (`Remembered`), kept in its index entry
+(builder.pipeline.index) and, in the preview, from one refresh to the next. A lesson whose
+lesson and status the build took from there (Build.taken: none of the paths they were read
+from changed, so they are the entry's own values) and whose other parts equal the entry's
+is known unchanged: its keys are taken, nothing of it digested. Any other lesson's key is
+digested; when it is the key remembered, its keys are taken too, else its artifacts are
+keyed one by one.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, replace
 from functools import partial
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from ..core.artifact import Artifact, Made
 from ..core.store import Store, digest
@@ -26,13 +28,28 @@ from .keys import Digests, Keyed
 if TYPE_CHECKING:
     from ..course.model import Course, Lesson
     from ..course.status import LessonStatus
-    from ..render.links import Target
-    from ..render.nav import NavItem, SiteNav
+    from ..render.lessons import Common, LessonUnit
+    from ..render.nav import SiteNav
     from ..render.renderer import Renderer
 
 T = TypeVar("T")
 # A lesson's artifacts, keyed: its page (with its notebook), its charts by file name.
 KeyedLesson = tuple[Keyed, tuple[tuple[str, Keyed], ...]]
+# Their keys: its page's, its charts' by file name.
+LessonKeys = tuple[str, tuple[tuple[str, str], ...]]
+
+
+@dataclass(frozen=True)
+class Remembered:
+    """What a lesson's artifacts were made from, and their keys: its lesson and status (the
+    index entry's own), its unit's other parts with the digest of what every lesson shares
+    (`around`: small values, compared with ==), the key of all of it, and its artifacts'."""
+
+    lesson: Lesson
+    status: LessonStatus
+    around: tuple[Any, ...]
+    key: str
+    keys: LessonKeys
 
 
 class Reuse:
@@ -42,6 +59,9 @@ class Reuse:
     def __init__(self, store: Store | None = None, salt: str = "") -> None:
         self.memo = Memo(store, salt)
         self.digests = Digests(salt)
+        self.made: dict[str, Remembered] = {}  # by lesson id: the index's, then this build's
+        self.lessons_keyed: dict[str, KeyedLesson] = {}  # by lesson id: the last build's, as made
+        self.last: dict[type, Any] = {}  # the last build's navigation, links, glossary uses
 
     @property
     def salt(self) -> str:
@@ -53,22 +73,10 @@ class Reuse:
         self.digests.turn()
 
     def renderer(self) -> Renderer:
-        """A Renderer whose highlighted code and charts are kept in the store, and whose
-        navigation entries and link targets are the last build's objects where the same."""
+        """A Renderer whose highlighted code and charts are kept in the store."""
         from ..render.renderer import Renderer
 
-        return Renderer(self.memo, self._items, self._targets)
-
-    def _items(self, lessons: Sequence[Lesson], numbers: Sequence[str]) -> tuple[NavItem, ...]:
-        from ..render.nav import item
-
-        numbers = self.digests.kept(tuple(numbers), slot="numbers")  # made again: told in C
-        return self.digests.again_each(item, lessons, numbers, slot="nav")
-
-    def _targets(self, lessons: Sequence[Lesson]) -> tuple[Target, ...]:
-        from ..render.links import target
-
-        return self.digests.again_each(target, lessons, slot="links")
+        return Renderer(self.memo)
 
     @contextlib.contextmanager
     def templates(self) -> Iterator[None]:
@@ -91,16 +99,27 @@ class Reuse:
     def key(self, artifact: Artifact) -> Keyed:
         """`artifact` keyed by its function, its arguments and the code."""
         fn, args, kind, label = artifact.fn, artifact.args, artifact.kind, artifact.label
-        return Keyed(self.digests.key(fn, args, (kind, label)), artifact.make, kind, label)
+        return Keyed(self.digests.key(fn, args), artifact.make, kind, label)
 
     def keyed(self, artifacts: Iterable[Artifact]) -> list[Keyed]:
         return [self.key(artifact) for artifact in artifacts]
 
-    def nav(self, course: Course, renderer: Renderer) -> SiteNav:
-        """The course's navigation, the last build's object when the same."""
+    def nav(self, course: Course) -> SiteNav:
+        """The course's navigation, the last build's when equal."""
         from ..render.nav import site_nav
 
-        return self.digests.kept(site_nav(course, renderer.items), slot="nav")
+        return self.kept(site_nav(course))
+
+    def kept(self, value: T) -> T:
+        """`value`, or the last build's value of its type when equal: its digest (made once
+        an object) is not made again. Only for values of strings alone (the navigation, the
+        links' targets, the glossary terms the pages use), which `==` tells apart as keys
+        do."""
+        last = self.last.get(type(value))
+        if last is not None and last == value:
+            return cast(T, last)
+        self.last[type(value)] = value
+        return value
 
     def lessons(
         self,
@@ -108,66 +127,73 @@ class Reuse:
         statuses: list[LessonStatus],
         sidecars: dict[str, Any],
         renderer: Renderer,
+        nav: SiteNav,
     ) -> list[Keyed]:
-        """Every lesson's artifacts, keyed, in the order a build makes them: as they were
-        for a lesson whose arguments are the last build's objects, else `_lesson`'s."""
-        from ..render import lessons as render
-        from ..render.nav import item
-
-        # each lesson's navigation entry, which its neighbours show: the last build's objects
-        near = self.digests.again_each(item, course.lessons, slot="near")
-        found = render.lesson_columns(course, statuses, sidecars, renderer, near)
-        # the places in the course: ints made again each build, kept as the last build's
-        places = [
-            self.digests.kept(tuple(c), slot=("places", n))
-            for n, c in enumerate(found[-render.PLACE :])
-        ]
-        columns: list[Sequence[Any]] = [*found[: -render.PLACE], *places]
-        common = [self.digests.kept(render.Common.of(course, renderer), slot="lessons")]
-        made = self.digests.again_each(
-            self._lesson, common * len(columns[0]), *columns, slot="lessons"
-        )
-        return render.in_order(made)
-
-    def _lesson(self, *row: Any) -> KeyedLesson:
-        """A lesson's artifacts, keyed; or, when an earlier build made them from arguments
-        of the same key, the keys it remembered, each made again only if neither the site
-        nor the store holds it. Arguments `same` as those it remembered (what every lesson
-        shares by its digest, made once a build) are not digested at all: an unchanged
-        lesson's are the index's own objects (its lesson, its status) and values equal to
-        the last build's. Else the key is digested from what the index kept digests of and
-        what every lesson shares: one key a lesson, not two (page, charts)."""
+        """Every lesson's artifacts, keyed, in the order a build makes them (`nav`: the
+        course's navigation, whose entries the lessons' pages show of their neighbours)."""
         from ..render import lessons as render
 
-        args = render.lesson_inputs(*row)
-        label = args[1].id
-        # what the index keeps of them: what every lesson shares by its digest (made once)
-        kept = (self.digests.digest(args[0]), *args[1:])
-        found = self.digests.same_as(label, kept)
-        key, keys = found or (self.digests.key(render.of_lesson, args), None)
-        keys = keys or self.digests.recall(label, key)
-        if keys is not None:
-            if found is None:  # the same key from other objects: compared next time
-                self.digests.remember(label, key, keys, kept)
-            page, charts = keys
+        common = render.Common.of(course, renderer)
+        common = replace(common, links=self.kept(common.links))
+        shared = self.digests.digest(common)  # once a build: in every lesson's key
+        units = render.units(course, statuses, sidecars, common, nav)
+        return render.in_order(self._lesson(common, shared, unit) for unit in units)
 
-            def again(key: str, which: str, kind: str) -> Keyed:
-                return Keyed(key, partial(_made_again, args, which), kind, label)
+    def _lesson(self, common: Common, shared: bytes, unit: LessonUnit) -> KeyedLesson:
+        """A lesson's artifacts, keyed. One known unchanged (its lesson and status taken
+        from the last build, the same objects, and its unit's other parts equal) is not
+        digested: its artifacts are the last build's (the last refresh's, or taken by the
+        keys the index remembered). Any other's unit is digested (`_digested`)."""
+        label, keyed = unit.lesson.id, self.lessons_keyed
+        last = self.made.get(label)
+        around = (shared, unit.on, unit.python, unit.before, unit.after, unit.linked, unit.place)
+        if (
+            last is not None
+            and last.lesson is unit.lesson
+            and last.status is unit.status
+            and last.around == around
+        ):
+            found = keyed.get(label)
+            if found is None:
+                found = keyed[label] = self._taken(common, unit, last.keys)
+            return found
+        found = keyed[label] = self._digested(common, unit, around, last)
+        return found
 
-            shown = tuple((name, again(k, name, "chart")) for name, k in charts)
-            return again(page, "page", "page"), shown
-        made = render.of_lesson(*args)
-        keyed = self.key(made[0]), tuple((n, self.key(a)) for n, a in made[1])
-        charts = tuple((name, chart.key) for name, chart in keyed[1])
-        self.digests.remember(label, key, (keyed[0].key, charts), kept)
+    def _digested(
+        self, common: Common, unit: LessonUnit, around: tuple[Any, ...], last: Remembered | None
+    ) -> KeyedLesson:
+        """A lesson's artifacts by the keys remembered when its unit's key is the one they
+        were remembered with (a lesson read again as it was), else each keyed."""
+        from ..render.lessons import make
+
+        key = self.digests.key(make, (common, unit))
+        if last is not None and last.key == key:
+            self.made[unit.lesson.id] = Remembered(unit.lesson, unit.status, around, key, last.keys)
+            return self._taken(common, unit, last.keys)
+        page, panels = make(common, unit)
+        keyed = self.key(page), tuple((n, self.key(a)) for n, a in panels)
+        keys = (keyed[0].key, tuple((name, chart.key) for name, chart in keyed[1]))
+        self.made[unit.lesson.id] = Remembered(unit.lesson, unit.status, around, key, keys)
         return keyed
 
+    def _taken(self, common: Common, unit: LessonUnit, keys: LessonKeys) -> KeyedLesson:
+        """A lesson's artifacts by their keys, each made again only if neither the site nor
+        the store holds it."""
+        label, (page, charts) = unit.lesson.id, keys
 
-def _made_again(args: tuple[Any, ...], which: str) -> Made:
+        def again(key: str, which: str, kind: str) -> Keyed:
+            return Keyed(key, partial(_made_again, common, unit, which), kind, label)
+
+        shown = tuple((name, again(k, name, "chart")) for name, k in charts)
+        return again(page, "page", "page"), shown
+
+
+def _made_again(common: Common, unit: LessonUnit, which: str) -> Made:
     """A lesson's page or one of its charts (by its file's name), made."""
-    from ..render.lessons import of_lesson
+    from ..render.lessons import make
 
-    page, panels = of_lesson(*args)
+    page, panels = make(common, unit)
     return ({"page": page} | dict(panels))[which].make()
 
 

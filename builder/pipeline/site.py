@@ -63,14 +63,10 @@ def make_pages(
     revision the footer says the site is built from (builder.review.git.built_from);
     `changes`: what the recordings changed since `--since`; `moves`: course.yml's moves."""
     assert reuse.memo.store is not None
-    store, renderer = reuse.memo.store, reuse.renderer()
-    lessons = make(reuse.lessons(course, statuses, sidecars, renderer), store, kept, jobs)
-    used = pages.terms_used(lessons.values())
-    seconds, nav, changed = (
-        run_seconds(sidecars),
-        reuse.nav(course, renderer),
-        _changes_pages(changes, moves),
-    )
+    store, renderer, nav = reuse.memo.store, reuse.renderer(), reuse.nav(course)
+    lessons = make(reuse.lessons(course, statuses, sidecars, renderer, nav), store, kept, jobs)
+    used = reuse.kept(pages.terms_used(lessons.values()))
+    seconds, changed = run_seconds(sidecars), _changes_pages(changes, moves)
     artifacts = pages.page_artifacts(course, nav, statuses, used, seconds, renderer, changed, built)
     return Site(lessons | make(reuse.keyed(artifacts), store, kept, jobs))
 
@@ -90,7 +86,7 @@ def with_search(
     bundles = search.bundle_artifacts(course, names, found, renderer)
     made = make(reuse.keyed(bundles), store, kept, jobs)
     if course.meta.print_page:
-        nav = reuse.nav(course, renderer)
+        nav = reuse.nav(course)
         whole = printed.print_artifact(course, statuses, nav, names, renderer)
         made |= make(reuse.keyed([whole]), store, kept, jobs)
     return Site(site.made | made)

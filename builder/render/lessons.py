@@ -1,9 +1,8 @@
 """Course + recordings -> the lesson pages and their charts, as artifacts (builder.pipeline.make).
 
-For each lesson, what its artifacts are made from (`lesson_inputs`) and what it makes of
-them (`of_lesson`); each artifact is a function and exactly the values it is made from
-(`Renderer.artifact`), so the same inputs give byte-identical files. Which lessons' are
-taken from an earlier build is the build's (builder.pipeline.reuse). The site's other pages
+For each lesson, what its artifacts are made from (`LessonUnit`, `units`) and what it makes
+of them (`make`); each artifact is a function and exactly the values it is made from
+(`Renderer.artifact`), so the same inputs give byte-identical files. The site's other pages
 are builder/render/pages.py's; nothing here reads or writes site/.
 """
 
@@ -11,7 +10,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
@@ -32,7 +31,7 @@ from . import anchors, charts, figures, notebook, offline, prose, reading
 from . import marks as recorded
 from .elsewhere import Elsewhere, elsewhere
 from .links import Links
-from .nav import NavItem, SiteHead, item, site_head
+from .nav import NavItem, SiteHead, SiteNav, site_head
 from .notebook import PAGE
 from .notebook_prose import Prose
 from .renderer import Renderer, page
@@ -85,10 +84,7 @@ class LessonPage:
 
 # A lesson's artifacts: its page (with its notebook), each of its panels' charts by file name.
 LessonArtifacts = tuple[Artifact, tuple[tuple[str, Artifact], ...]]
-# What they are made from: `of_lesson`'s arguments.
-LessonInputs = tuple[Any, ...]
 A = TypeVar("A")
-PLACE = 3  # lesson_columns' last columns: a lesson's place in the course, ints
 
 
 @dataclass(frozen=True)
@@ -103,45 +99,73 @@ class Common:
 
     @classmethod
     def of(cls, course: Course, renderer: Renderer) -> Common:
-        links = Links.of(course, renderer.targets)
-        return cls(site_head(course), links, course.meta, course.root, renderer)
+        return cls(site_head(course), Links.of(course), course.meta, course.root, renderer)
 
 
-def lesson_columns(
+@dataclass(frozen=True)
+class LessonUnit:
+    """What a lesson's artifacts are made from besides what every lesson's are (`Common`):
+    the lesson (its data files by their digests), its status, the machine its recording ran
+    on and the Python it ran with (as its sidecar says them), the navigation entries of the
+    lessons before and after it (what its page shows of them: a prose edit of one changes
+    neither), the ids of the lessons its anchored links lead to (so renaming a heading
+    re-renders the pages that link to it, and no other), and its place in the course: its
+    arc's number (among the arcs that have lessons, as the sidebar counts), its number in
+    that arc and the arc's size (the page says "Lesson 3.2 (2 of 4 in Tracing)")."""
+
+    lesson: Lesson
+    status: LessonStatus
+    on: str = ""
+    python: str = ""
+    before: NavItem | None = None
+    after: NavItem | None = None
+    linked: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    place: tuple[int, int, int] = (0, 0, 0)
+
+
+def units(
     course: Course,
     statuses: list[LessonStatus],
     sidecars: dict[str, Any] | None,
-    renderer: Renderer,
-    near: Sequence[NavItem] | None = None,
-) -> tuple[list[Any], ...]:
-    """What each lesson's artifacts read besides what every lesson's do (`Common`), as
-    columns in course order: the lesson (its data files by their digests), its status, its
-    sidecar, the navigation entries
-    of the lessons before and after it (`near`: each lesson's entry, made once whichever
-    of its neighbours shows it; made here when not given), the ids of the lessons its
-    anchored links lead to (so renaming a heading re-renders the pages that link to it,
-    and no other), and its place in the course:
-    its arc's number (among the arcs that have lessons, as the sidebar counts), its number
-    in that arc and how many lessons the arc has, PLACE columns of ints (the last), which a
-    build keeps as the last build's objects when they are the same
-    (builder.pipeline.reuse), so that a refresh tells them by identity."""
-    by_id, lessons = {status.lesson_id: status for status in statuses}, course.lessons
+    common: Common,
+    nav: SiteNav,
+) -> list[LessonUnit]:
+    """Each lesson's unit, in course order; `sidecars`: what each recording's sidecar says,
+    by lesson id (builder.course.rules.read_inputs); `nav`: the course's navigation (the
+    lessons before and after each are its entries)."""
+    by_id, lessons, sidecars = {s.lesson_id: s for s in statuses}, course.lessons, sidecars or {}
+    entries = nav.items()
+    near = [None, *(entries[x.id] for x in lessons), None]
+    linked = anchors.linked_ids(course, statuses, common.renderer.page_ids)
+    places = _places(course)
+    return [
+        LessonUnit(x, by_id[x.id], *_ran(by_id[x.id], sidecars), near[at], near[at + 2], ids, n)
+        for at, (x, ids, n) in enumerate(zip(lessons, linked, places, strict=True))
+    ]
+
+
+def _ran(status: LessonStatus, sidecars: dict[str, Any]) -> tuple[str, str]:
+    """The machine the lesson's recording ran on, as its page says it (builder/core/
+    machine.py), and the Python version it ran with, which Run it yourself names."""
+    if status.recording is None:
+        return "", ""
+    facts = machine.of(sidecars.get(status.lesson_id))
+    return machine.sentence(facts), machine.python(facts)
+
+
+def _places(course: Course) -> list[tuple[int, int, int]]:
+    """Each lesson's arc's number (among the arcs that have lessons, as the sidebar counts),
+    its number in that arc and how many lessons the arc has."""
     by_arc = course.by_arc()
-    number = {x.id: n for arc in by_arc.values() for n, x in enumerate(arc, start=1)}
     arcs = [arc for arc in course.meta.arcs if by_arc[arc.id]]
-    arc_number = {arc.id: a for a, arc in enumerate(arcs, start=1)}
-    near = list(map(item, lessons)) if near is None else list(near)
-    return (
-        list(lessons),
-        [by_id[x.id] for x in lessons],
-        [(sidecars or {}).get(x.id) for x in lessons],
-        [None, *near[:-1]],
-        [*near[1:], None],
-        anchors.linked_ids(course, statuses, renderer.page_ids),
-        [arc_number[x.meta.arc] for x in lessons],
-        [number[x.id] for x in lessons],
-        [len(by_arc[x.meta.arc]) for x in lessons],
-    )
+    number = {arc.id: a for a, arc in enumerate(arcs, start=1)}
+    place = {
+        x.id: (number[arc], n, len(lessons))
+        for arc, lessons in by_arc.items()
+        if lessons
+        for n, x in enumerate(lessons, start=1)
+    }
+    return [place[x.id] for x in course.lessons]
 
 
 def unrecorded_problems(
@@ -178,55 +202,9 @@ def in_order(made: Iterable[tuple[A, tuple[tuple[str, A], ...]]]) -> list[A]:
     return artifacts
 
 
-def lesson_inputs(
-    common: Common,
-    lesson: Lesson,
-    status: LessonStatus,
-    sidecar: Any,
-    before: NavItem | None,
-    after: NavItem | None,
-    linked: tuple[tuple[str, tuple[str, ...]], ...] = (),
-    arc: int = 0,
-    number: int = 0,
-    size: int = 0,
-) -> LessonInputs:
-    """What a lesson's artifacts are made from (`of_lesson`'s arguments), given what they
-    read besides it and its status: the machine its recording ran on and the
-    Python version it ran with (from its sidecar), and the navigation entries of the lessons
-    before and after it (what the page shows of them: a prose edit of one changes neither)."""
-    facts = machine.of(sidecar) if status.recording else None
-    on = machine.sentence(facts) if status.recording else ""
-    return (
-        common,
-        lesson,
-        status,
-        on,
-        before,
-        after,
-        linked,
-        (arc, number, size),
-        machine.python(facts),
-    )
-
-
-def of_lesson(
-    common: Common,
-    lesson: Lesson,
-    status: LessonStatus,
-    on: str,
-    before: NavItem | None,
-    after: NavItem | None,
-    linked: tuple[tuple[str, tuple[str, ...]], ...] = (),
-    place: tuple[int, int, int] = (0, 0, 0),
-    python: str = "",
-) -> LessonArtifacts:
-    """A lesson's page (and notebook), and each of its panels' charts by file name; `on`: the
-    machine its recording ran on, as the page says it (builder/core/machine.py); `before`
-    and `after`: the entries of the lessons the page links to as the previous and the next
-    (a prose edit of one changes neither); `linked`: the ids of the lessons its anchored
-    links lead to (anchors.linked_ids); `place`: its arc's number, its number in that arc and
-    the arc's size (the page says "Lesson 3.2 (2 of 4 in Tracing)"); `python`: the Python
-    version it ran with, which Run it yourself names."""
+def make(common: Common, unit: LessonUnit) -> LessonArtifacts:
+    """A lesson's page (with its notebook), and each of its panels' charts by file name."""
+    lesson, status = unit.lesson, unit.status
     meta, renderer = common.meta, common.renderer
     page = renderer.artifact(
         "page",
@@ -236,13 +214,13 @@ def of_lesson(
         lesson,
         status,
         meta,
-        (before, after),
+        (unit.before, unit.after),
         elsewhere(meta, common.root, lesson, status.recording),
         renderer,
-        on,
-        linked,
-        place,
-        python,
+        unit.on,
+        unit.linked,
+        unit.place,
+        unit.python,
         label=lesson.id,
     )
     return page, _chart_artifacts(lesson, status, renderer)

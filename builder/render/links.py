@@ -8,7 +8,6 @@ to are that page's own (builder/render/anchors.py)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -35,10 +34,6 @@ def target(lesson: Lesson) -> Target:
     return Target(lesson.id, lesson.slug, lesson.title)
 
 
-def targets(lessons: Sequence[Lesson]) -> tuple[Target, ...]:
-    return tuple(map(target, lessons))
-
-
 @dataclass(frozen=True)
 class Links:
     lessons: tuple[Target, ...]  # in course order
@@ -46,12 +41,9 @@ class Links:
     api_links: tuple[tuple[str, str], ...] = ()  # course.yml's: a name's first part -> pattern
 
     @classmethod
-    def of(
-        cls, course: Course, entries: Callable[[Sequence[Lesson]], Sequence[Target]] | None = None
-    ) -> Links:
-        """`entries`: what makes the lessons' Targets (a Renderer's `targets`)."""
+    def of(cls, course: Course) -> Links:
         api = tuple(sorted(course.meta.api_links.items()))
-        return cls(tuple((entries or targets)(course.lessons)), course.glossary, api)
+        return cls(tuple(map(target, course.lessons)), course.glossary, api)
 
     def lesson(self, key: str) -> Target | None:
         """The lesson with this id or slug (as Course.lesson)."""

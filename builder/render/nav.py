@@ -4,7 +4,6 @@ home and arc pages' cards) and, on a lesson page, the course's title, theme and 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import islice
@@ -65,10 +64,6 @@ class SiteNav:
         return Markup(json.dumps(arcs, ensure_ascii=True, separators=(",", ":"), sort_keys=True))
 
 
-# What makes the lessons' NavItems, given the lessons in reading order and their numbers.
-Entries = Callable[[Sequence[Lesson], Sequence[str]], Sequence[NavItem]]
-
-
 @dataclass(frozen=True)
 class SiteHead:
     """What a page shows of the course besides itself, but for the home page (base.html):
@@ -80,15 +75,13 @@ class SiteHead:
     url: str = ""  # course.yml's site_url ("": not said)
 
 
-def site_nav(course: Course, entries: Entries | None = None) -> SiteNav:
-    """`entries`: what makes the lessons' NavItems from the lessons in reading order and
-    their numbers (a Renderer's `items`)."""
+def site_nav(course: Course) -> SiteNav:
     by_arc = course.by_arc()
     shown = [arc for arc in course.meta.arcs if by_arc[arc.id]]
     lessons = [x for arc in shown for x in by_arc[arc.id]]
     sizes = [len(by_arc[arc.id]) for arc in shown]
     numbers = [f"{a}.{n}" for a, size in enumerate(sizes, start=1) for n in range(1, size + 1)]
-    made = iter((entries or items)(lessons, numbers))
+    made = map(item, lessons, numbers)
     arcs = [
         NavArc(arc.id, arc.title, arc.summary, list(islice(made, size)))
         for arc, size in zip(shown, sizes, strict=True)
@@ -100,10 +93,6 @@ def site_nav(course: Course, entries: Entries | None = None) -> SiteNav:
 def site_head(course: Course) -> SiteHead:
     """What every page's head shows of the course (its title, theme and address)."""
     return SiteHead(course.meta.title, Theme.of(course), course.meta.site_url or "")
-
-
-def items(lessons: Sequence[Lesson], numbers: Sequence[str]) -> tuple[NavItem, ...]:
-    return tuple(map(item, lessons, numbers))
 
 
 def item(lesson: Lesson, number: str = "") -> NavItem:

@@ -95,11 +95,7 @@ def page_artifacts(
     (`site_nav`); `uses`: the glossary terms each lesson page uses (`terms_used`);
     `run_seconds` is each example's last run time (the recordings page shows it);
     `changes` are the pages of what the recordings changed (`--since REV`, course.yml
-    `moves:`); `built` is the revision the site is built from (the footer says it).
-
-    What the glossary and recordings pages are made from is, lesson by lesson, the very
-    objects the lessons' artifacts and statuses hold, so that a build that keeps the last
-    build's objects (builder.pipeline.reuse) tells them by identity, not entry by entry."""
+    `moves:`); `built` is the revision the site is built from (the footer says it)."""
     lessons = course.lessons
     lesson_statuses = tuple(statuses[: len(lessons)])  # in course order, then the orphans
     seconds = tuple(run_seconds.get(x.id) for x in lessons)
@@ -214,8 +210,7 @@ def _redirects(course: Course, renderer: Renderer) -> list[Artifact]:
 @dataclass(frozen=True)
 class TermUses:
     """The glossary terms the lesson pages use, as two columns in the order the pages were
-    made (course order): each page's file names and its terms, the very tuples its Made
-    holds (so that a refresh tells the unchanged pages' by identity)."""
+    made (course order): each page's file names and its terms."""
 
     names: tuple[tuple[str, ...], ...]
     terms: tuple[tuple[str, ...], ...]

@@ -140,7 +140,7 @@ class _Printer:
         self.keys = dict(lessons.keys)
         self.digest = hashlib.sha256(repr(sorted(held.items())).encode()).hexdigest()
         self.statuses = {s.lesson_id: s for s in lessons.statuses}
-        self.links = Links.of(lessons.course, renderer.targets)
+        self.links = Links.of(lessons.course)
 
     @cached_property
     def linked(self) -> dict[str, tuple[tuple[str, tuple[str, ...]], ...]]:

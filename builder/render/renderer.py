@@ -3,17 +3,15 @@ renders one template: shared by the lesson pages, the other pages, the sitemap a
 search bundles.
 
 A Renderer is handed, never asks for, what makes its expensive pure calls cheap: a `cache`
-(builder.course.validation.Cache) for highlighted code and charts, and what makes the
-lessons' navigation entries and link targets (`items`, `targets`). Each gives what the
-plain call gives, so what is rendered is a pure function of its arguments; which results
-are kept is the build's (builder.pipeline.reuse).
+(builder.course.validation.Cache) for highlighted code and charts. It gives what the plain
+call gives, so what is rendered is a pure function of its arguments.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 from markupsafe import Markup
@@ -24,7 +22,7 @@ from ..course.addresses import page_url
 from ..course.model import Lesson
 from ..course.recording import Panel
 from ..course.validation import Cache, uncached
-from . import anchors, charts, figures, links, nav, prose
+from . import anchors, charts, figures, prose
 from .highlight import code_block
 from .markup import Mark, environment
 from .nav import SiteHead, SiteNav
@@ -33,16 +31,10 @@ from .sandbox import render
 
 class Renderer:
     """What every page is rendered with besides the course: a cache of highlighted code and
-    charts (Pygments would cost a one-page edit more than the rest of its page), and what
-    makes the lessons' navigation entries and link targets."""
+    charts (Pygments would cost a one-page edit more than the rest of its page)."""
 
-    def __init__(
-        self,
-        cache: Cache = uncached,
-        items: nav.Entries = nav.items,
-        targets: Callable[[Sequence[Lesson]], Sequence[links.Target]] = links.targets,
-    ) -> None:
-        self.cache, self.items, self.targets = cache, items, targets
+    def __init__(self, cache: Cache = uncached) -> None:
+        self.cache = cache
 
     def artifact(self, kind: str, fn: Callable[..., Made], *args: Any, label: str = "") -> Artifact:
         """`fn(*args)` as an artifact: `fn` reads nothing but `args` (builder.core.artifact)."""

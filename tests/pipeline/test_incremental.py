@@ -31,7 +31,7 @@ from builder.pipeline.index import Head
 from builder.pipeline.keys import Digests, Keyed
 from builder.pipeline.make import MIN_PER_WORKER
 from builder.pipeline.site_record import record_path
-from builder.render import printed
+from builder.render import lessons, printed
 from tests.helpers import assert_like_a_clean_build, killed_at, synthetic_copy, wall_clock
 
 LESSON = "a01-002"
@@ -361,23 +361,31 @@ def test_a_prose_edit_stores_only_its_lessons_part_of_the_index(
 def test_a_prose_edit_keys_only_its_lessons_artifacts(
     paths: Paths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The index keeps, by lesson, the key of what its artifacts were made from and their
-    keys (builder.pipeline.reuse): a one-shot build after a prose edit asks for the
-    edited lesson's page, charts and notebook, and for no other lesson's."""
+    """The index keeps, by lesson, what its artifacts were made from and their keys
+    (builder.pipeline.reuse): a one-shot build after a prose edit digests the edited
+    lesson's unit and asks for its page (with its notebook) and charts, and nothing of another."""
     wall_clock(monkeypatch)
     render(paths)
     append(lesson_md(paths), "\nA new sentence.\n")
     asked: list[tuple[str, str]] = []
-    real = reuse.Reuse.key
+    real, digest = reuse.Reuse.key, Digests.key
 
     def key(self: reuse.Reuse, artifact: Artifact) -> Keyed:
         asked.append((artifact.kind, artifact.label))
         return real(self, artifact)
 
+    def digested(self: Digests, fn: Any, args: tuple[Any, ...]) -> str:
+        if fn is lessons.make:
+            asked.append(("unit", args[1].lesson.id))
+        return digest(self, fn, args)
+
     monkeypatch.setattr(reuse.Reuse, "key", key)
+    monkeypatch.setattr(Digests, "key", digested)
     render(paths)
     monkeypatch.undo()
-    assert {label for kind, label in asked if kind in ("page", "chart", "notebook")} == {LESSON}
+    assert ("unit", LESSON) in asked
+    kinds = ("unit", "page", "chart")
+    assert {label for kind, label in asked if kind in kinds} == {LESSON}
     assert_like_a_clean_build(paths, tmp_path)
 
 

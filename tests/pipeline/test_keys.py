@@ -58,6 +58,10 @@ DIFFERENT = [
     (Point(1, 2), Point(2, 1)),
     (Point("a"), ("a", 0)),
     (Point(Point(1)), Point(Point(2))),
+    ((Point(1), Point(2)), [Point(1), Point(2)]),  # a column of dataclasses (Digests._column)
+    ((Point(1), Point(2)), (Point(1), Point(3))),
+    ((Point(1), Point(2)), (Point(2), Point(1))),
+    ((Point(1),), (Point(1), Point(1))),
 ]
 
 
@@ -74,95 +78,29 @@ def test_equal_arguments_give_the_same_key_whatever_object_holds_them() -> None:
     assert digests.key(made, (shared,)) == digests.key(made, (shared,))  # digested once, kept
 
 
-# Equal as Python compares them, yet keyed apart: a key found again must tell them apart too.
-LOOK_ALIKE = [
-    (0.0, -0.0),
-    ((0.0,), (-0.0,)),
-    ([1], [1.0]),
-    ((1, "a"), (True, "a")),
-    (Point(1), Point(1.0)),
-    (Point((1,)), Point((True,))),
-    ({"a": 1}, {"a": 1.0}),
-    (float("nan"), float("nan")),
-]
-
-
-@pytest.mark.parametrize(
-    ("one", "other"), DIFFERENT + LOOK_ALIKE, ids=[repr(p) for p in DIFFERENT + LOOK_ALIKE]
-)
-def test_a_key_asked_for_again_is_the_key_of_what_it_is_given_now(one: Any, other: Any) -> None:
-    """Between builds (the preview), a key asked for in the same place is found again only
-    when its arguments have the same canonical form."""
+def test_a_column_found_again_is_keyed_as_it_is_now() -> None:
+    """A tuple of dataclasses keyed in the last build (the preview's) is found by its
+    objects only while every one of them is the same: one item changed, the key changes."""
     digests = Digests("code")
-    for value in (one, other, one):
+    column = tuple(Point(n) for n in range(5))
+    keys = []
+    for items in (column, column, (*column[:2], Point(9), *column[3:]), column):
         digests.turn()
-        assert digests.key(made, (value, "same"), ("page", "a")) == key(value, "same")
+        keys.append(digests.key(made, (items,)))
+        assert keys[-1] == key(tuple(Point(x.x) for x in items))
+    assert keys[0] == keys[1] == keys[3] != keys[2]
 
 
-@pytest.mark.parametrize(
-    ("one", "other"), DIFFERENT + LOOK_ALIKE, ids=[repr(p) for p in DIFFERENT + LOOK_ALIKE]
-)
-def test_what_again_each_finds_is_made_of_what_each_place_holds_now(one: Any, other: Any) -> None:
-    """Digests.again_each (the preview's lessons, all at once): a place whose arguments are
-    the last build's objects, or equal to them as `same` tells, keeps what was made there,
-    the very object; any other place is made again, look-alikes told apart as keys tell
-    them. Without a last build (a one-shot build) every place is made."""
-    asked: list[str] = []
+def test_a_column_is_keyed_alike_before_and_after_its_kind_is_first_met() -> None:
+    """A build's first key holding a dataclass of a kind (a fresh process's) is the key
+    every later build makes of the same values."""
 
-    def shown(value: Any, label: str) -> tuple[str, str]:
-        asked.append(label)
-        return label, f"{type(value).__name__} {value!r}"
+    @dataclass(frozen=True)
+    class Fresh:
+        x: int
 
-    Digests("code").again_each(shown, ["x", one], ["a", "b"], slot="lessons")
-    assert asked == ["a", "b"]
-    digests = Digests("code")
-    first: tuple[tuple[str, str], ...] = ()
-    for value in (one, other, one):
-        digests.turn()
-        asked.clear()
-        places = [Point("equal, made again"), value, "the same"]
-        found = digests.again_each(shown, places, ["a", "b", "c"], slot="lessons")
-        assert found[1] == ("b", f"{type(value).__name__} {value!r}")
-        if first:
-            assert asked == ["b"] and found[0] is first[0] and found[2] is first[2]
-        first = first or found
-
-
-@pytest.mark.parametrize(
-    ("one", "other"), DIFFERENT + LOOK_ALIKE, ids=[repr(p) for p in DIFFERENT + LOOK_ALIKE]
-)
-def test_what_is_recalled_without_a_key_was_made_of_the_same_arguments(
-    one: Any, other: Any
-) -> None:
-    """Digests.same_as (a one-shot build's unchanged lessons, from the index): what was
-    remembered with its arguments is found again, with its key, for arguments `same` as
-    those, and never for look-alikes that keys tell apart, nor at another place."""
-    digests = Digests("code")
-    digests.remember("a", key(one, "same"), "made of one", (one, "same"))
-    assert digests.same_as("a", (one, "same")) == (key(one, "same"), "made of one")
-    assert digests.same_as("a", (other, "same")) is None
-    assert digests.same_as("a", (one,)) is None
-    assert digests.same_as("b", (one, "same")) is None
-
-
-def test_arguments_equal_to_the_last_builds_are_keyed_without_digesting(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    digests = Digests("code")
-    digests.turn()
-    shared = Point("x" * 1000, (1, 2.5))
-
-    def arguments() -> tuple[Any, ...]:  # new objects each build, equal to the last ones
-        return (Point("x" * 1000, (1, 2.5)), shared, ["a", Point(b"b")], {"c": Markup("<")})
-
-    first = [digests.key(made, arguments(), ("page", label)) for label in "ab"]
-    digested: list[Any] = []
-    monkeypatch.setattr(digests, "canonical", digested.append)
-    digests.turn()
-    assert [digests.key(made, arguments(), ("page", label)) for label in "ab"] == first
-    assert digested == []
-    monkeypatch.undo()
-    assert first[0] == key(*arguments())
+    first = key((Fresh(1), Fresh(2)))
+    assert key((Fresh(1), Fresh(2))) == first
 
 
 def test_the_code_and_the_function_are_in_every_key() -> None:
@@ -199,10 +137,9 @@ def test_every_artifact_of_the_site_is_its_function_and_its_arguments(recorded: 
     course = load_course(recorded.content)
     statuses = course_status(course, recorded.recordings)
     renderer = Renderer()
-    columns = lessons.lesson_columns(course, statuses, {}, renderer)
     common = lessons.Common.of(course, renderer)
-    rows = zip(*columns, strict=True)
-    made = lessons.in_order(lessons.of_lesson(*lessons.lesson_inputs(common, *r)) for r in rows)
+    units = lessons.units(course, statuses, {}, common, site_nav(course))
+    made = lessons.in_order(lessons.make(common, unit) for unit in units)
     used = pages.terms_used([a.make() for a in made])
     nav = site_nav(course)
     artifacts = [*made, *pages.page_artifacts(course, nav, statuses, used, {}, renderer)]

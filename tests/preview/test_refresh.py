@@ -22,6 +22,7 @@ from builder.pipeline.index import Changes
 from builder.pipeline.keys import Keyed
 from builder.preview.serve import SETTLE_AFTER, Preview
 from builder.preview.session import Session
+from builder.render import lessons
 from builder.review import git as review_git
 from tests.helpers import edit, git, make_paths, wall_clock
 
@@ -39,33 +40,56 @@ def site_bytes(out: Path) -> dict[str, bytes]:
 PROSE_FILES = ("index.html", "example.ipynb")  # a lesson's files that carry its prose
 
 
-def test_a_prose_edit_digests_only_what_it_changed(
+def keyed_in(
+    session: Session, path: Path, old: str, new: str, monkeypatch: pytest.MonkeyPatch
+) -> list[str]:
+    """The lessons whose unit (what their artifacts are made from) is digested, or whose
+    artifacts are keyed, when a refresh follows the edit of `path`: one id each time."""
+    keyed: list[str] = []
+    digest, key = keys.Digests.key, reuse.Reuse.key
+
+    def digested(self: keys.Digests, fn: Any, args: tuple[Any, ...]) -> str:
+        if fn is lessons.make:
+            keyed.append(args[1].lesson.id)
+        return digest(self, fn, args)
+
+    def artifact(self: reuse.Reuse, made: Artifact) -> Keyed:
+        if made.kind in ("page", "chart"):
+            keyed.append(made.label)
+        return key(self, made)
+
+    monkeypatch.setattr(keys.Digests, "key", digested)
+    monkeypatch.setattr(reuse.Reuse, "key", artifact)
+    edit(path, old, new)
+    session.refresh(Changes.events(session.paths, [str(path)]))
+    monkeypatch.undo()
+    return keyed
+
+
+def test_a_prose_edit_digests_and_keys_only_the_edited_lesson(
     recorded: Paths, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The other lessons' pages, charts and notebooks keep their keys without a digest made
-    of anything (their navigation entries are new objects, equal to the last build's)."""
+    """Only the edited lesson's unit is digested and its artifacts made again; the others'
+    are known unchanged from the last refresh (their lesson and status taken, the rest
+    equal), keys and all, the two whose pages link to it (as previous and next) too: they
+    are given its entry (title, address), which a prose edit leaves as it was. The
+    refresh's cost is the edit's, not the course's."""
     session = Session(recorded, execute=False)
     session.start()
     edit(lesson_md(recorded), "{{ panel 1 }}", "A first sentence.\n\n{{ panel 1 }}")
     session.refresh(Changes.events(recorded, [str(lesson_md(recorded))]))
-    made = session.pages.made
-    keyed: list[str] = []
-    real = keys._function
-
-    def function(fn: Any) -> bytes:
-        keyed.append(fn.__qualname__)
-        return real(fn)
-
-    monkeypatch.setattr(keys, "_function", function)
-    edit(lesson_md(recorded), "A first sentence.", "A second sentence.")
-    session.refresh(Changes.events(recorded, [str(lesson_md(recorded))]))
-    monkeypatch.undo()
-    # made from nothing: the edited page (its notebook with it: one parse), and the
-    # key of what the edited lesson's artifacts are made from (Digests.remember); its
-    # neighbour (basics-02) is given a navigation entry equal to the one it had, so nothing
-    # of it is keyed
+    made = dict(session.pages.made)
+    assert session.course is not None
+    meta, glossary = session.course.meta, session.course.glossary
+    edited = (lesson_md(recorded), "A first sentence.", "A second sentence.")
+    keyed = keyed_in(session, *edited, monkeypatch)
+    # its unit digested; its page (with its notebook) and its chart keyed; nothing of another
+    assert sorted(keyed) == [LESSON] * 3
+    assert session.course is not None
+    # course.yml and glossary.yml, read again, validated into the last refresh's objects
+    assert session.course.meta is meta and session.course.glossary is glossary
+    assert len(session.course.lessons) > 2  # the edited lesson has a neighbour, and another
     assert len(made) > 20
-    assert sorted(keyed) == ["_lesson_page", "of_lesson"]
     new = [session.pages.made[key] for key in session.pages.made if key not in made]
     files = {name: data for made_now in new for name, data in (made_now.files or {}).items()}
     assert {"l/first/example.ipynb", "l/first/index.html"} <= set(files)
@@ -73,45 +97,9 @@ def test_a_prose_edit_digests_only_what_it_changed(
     session.close()
 
 
-def test_a_prose_edit_takes_the_other_lessons_artifacts_over_whole(
-    recorded: Paths, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Only the edited lesson has its artifacts made again; the others' are taken as they
-    were, keys and all, without a key asked for (Digests.again_each), the two whose pages link
-    to it (as previous and next) too: they are given its entry (title, address), which a
-    prose edit leaves as it was. The refresh's cost is the edit's, not the course's."""
-    session = Session(recorded, execute=False)
-    session.start()
-    edit(lesson_md(recorded), "{{ panel 1 }}", "A first sentence.\n\n{{ panel 1 }}")
-    session.refresh(Changes.events(recorded, [str(lesson_md(recorded))]))
-    asked: list[tuple[str, str]] = []
-    real = reuse.Reuse.key
-
-    def key(self: reuse.Reuse, artifact: Artifact) -> Keyed:
-        asked.append((artifact.kind, artifact.label))
-        return real(self, artifact)
-
-    assert session.course is not None
-    meta, glossary = session.course.meta, session.course.glossary
-    monkeypatch.setattr(reuse.Reuse, "key", key)
-    edit(lesson_md(recorded), "A first sentence.", "A second sentence.")
-    session.refresh(Changes.events(recorded, [str(lesson_md(recorded))]))
-    monkeypatch.undo()
-    assert session.course is not None
-    # course.yml and glossary.yml, read again, validated into the last refresh's objects
-    assert session.course.meta is meta and session.course.glossary is glossary
-    assert len(session.course.lessons) > 2  # the edited lesson has a neighbour, and another
-    made_again = {label for kind, label in asked if kind in ("page", "chart", "notebook")}
-    assert made_again == {LESSON}
-    page = session.served()["l/first/index.html"]
-    assert b"A second sentence." in page
-    session.close()
-
-
-def same_asked_in_a_prose_edit(root: Path, lessons: int, monkeypatch: pytest.MonkeyPatch) -> int:
-    """How many times a refresh after a prose edit (no title, no glossary use changed) in a
-    generated course of `lessons` lessons asks `Digests.same` whether a value is the last
-    build's: each ask is a Python call, not an identity told in C."""
+def keyed_in_a_prose_edit(root: Path, lessons: int, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The lessons keyed (`keyed_in`) by a refresh after a prose edit (no title, no
+    glossary use changed) in a generated course of `lessons` lessons."""
     from bench.generate import generate
 
     generate(lessons, root)
@@ -121,32 +109,20 @@ def same_asked_in_a_prose_edit(root: Path, lessons: int, monkeypatch: pytest.Mon
     lesson = paths.content / "lessons" / "a01-001" / "lesson.md"
     edit(lesson, "It uses", "A first sentence. It uses")
     session.refresh(Changes.events(paths, [str(lesson)]))
-    asked: list[Any] = []
-    real = keys.Digests.same
-
-    def same(self: keys.Digests, new: Any, last: Any) -> bool:
-        asked.append(new)
-        return real(self, new, last)
-
-    monkeypatch.setattr(keys.Digests, "same", same)
-    edit(lesson, "A first sentence.", "A second sentence.")
-    session.refresh(Changes.events(paths, [str(lesson)]))
-    monkeypatch.undo()
+    keyed = keyed_in(session, lesson, "A first sentence.", "A second sentence.", monkeypatch)
     assert b"A second sentence." in session.served()["l/sa01-001/index.html"]
     session.close()
-    return len(asked)
+    return keyed
 
 
-def test_a_prose_edit_tells_every_other_lesson_by_identity(
+def test_a_prose_edit_digests_no_other_lesson(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """What the other lessons' pages, the navigation, the glossary's uses and the recordings
-    page's rows are made from is told to be the last build's by identity, for all lessons
-    at once (Digests.again_each, TermUses): a refresh costs the same Python calls in a
-    course of 12 lessons as in one of 4, not a call more a lesson."""
-    few = same_asked_in_a_prose_edit(tmp_path / "few", 4, monkeypatch)
-    many = same_asked_in_a_prose_edit(tmp_path / "many", 12, monkeypatch)
-    assert few == many
+    """A refresh after a prose edit digests the edited lesson alone, in a course of 12
+    lessons as in one of 4: the others are known unchanged."""
+    few = keyed_in_a_prose_edit(tmp_path / "few", 4, monkeypatch)
+    many = keyed_in_a_prose_edit(tmp_path / "many", 12, monkeypatch)
+    assert few == many and set(many) == {"a01-001"}
 
 
 def test_what_a_refresh_took_from_the_last_stays_in_the_store(
