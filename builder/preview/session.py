@@ -28,7 +28,7 @@ from ..core.store import Store
 from ..course.model import Course
 from ..course.status import LessonStatus
 from ..pipeline.build import Build, build_lock, clock, observe, open_store, settings
-from ..pipeline.index import Changes
+from ..pipeline.index import Changes, Head
 from ..pipeline.make import Kept
 from ..pipeline.site import Site
 from ..review.git import built_from
@@ -70,7 +70,7 @@ class Session:
         now = observe(self.paths, ())
         self.read_since = now.since
         run = self.build
-        changes = run.begin(now)
+        changes = run.begin(now, Head.load(run.store))  # the last build's index, as `site`'s
         kept = Kept.since(run.index, self.paths.out, now)
         self.built = built_from(self.paths.content)
         last = run.index.published

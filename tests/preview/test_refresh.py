@@ -97,6 +97,34 @@ def test_a_prose_edit_digests_and_keys_only_the_edited_lesson(
     session.close()
 
 
+def test_a_preview_opened_after_a_build_takes_every_lesson_from_its_index(
+    recorded: Paths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`serve` after `site`: the preview's first build is seeded from the last build's index,
+    as the next `site` would be, so no lesson's unit is digested and no page made again;
+    after an edit made while no preview ran, only the edited lesson is."""
+    build(recorded, execute=False, jobs=1)
+    made: list[str] = []
+    digest = keys.Digests.key
+
+    def digested(self: keys.Digests, fn: Any, args: tuple[Any, ...]) -> str:
+        if fn is lessons.make:
+            made.append(args[1].lesson.id)
+        return digest(self, fn, args)
+
+    monkeypatch.setattr(keys.Digests, "key", digested)
+    session = Session(recorded, execute=False)
+    session.start()
+    session.close()
+    assert made == []
+    edit(lesson_md(recorded), "{{ panel 1 }}", "A sentence the preview finds.\n\n{{ panel 1 }}")
+    session = Session(recorded, execute=False)
+    session.start()
+    assert made == [LESSON]
+    assert b"A sentence the preview finds." in session.served()["l/first/index.html"]
+    session.close()
+
+
 def keyed_in_a_prose_edit(root: Path, lessons: int, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The lessons keyed (`keyed_in`) by a refresh after a prose edit (no title, no
     glossary use changed) in a generated course of `lessons` lessons."""
