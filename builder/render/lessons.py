@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
+from markdown_it.token import Token
 from markupsafe import Markup
 
 from ..core import machine
@@ -296,7 +297,11 @@ def _chart_artifacts(
 
 
 def _notebook(
-    meta: CourseMeta, lesson: Lesson, recording: Recording | None, links: Links, tokens: Any
+    meta: CourseMeta,
+    lesson: Lesson,
+    recording: Recording | None,
+    links: Links,
+    tokens: tuple[Token, ...],
 ) -> dict[str, bytes]:
     """The lesson as a notebook: its prose (cut from `tokens`, the parse its page was
     rendered from) between its code cells, with their recorded outputs
