@@ -18,6 +18,7 @@ import pytest
 
 from builder.core.observe import TEMPLATES, Paths
 from builder.course.model import Lesson
+from builder.preview import serve
 from builder.preview.serve import Preview
 from builder.run.execute import Execution, Limits, Outcome
 from tests.helpers import canned_run, charts_shown, edit, edit_panels, scaled
@@ -188,8 +189,11 @@ def test_a_changed_chart_is_patched_in_under_its_new_name(
 
 
 def test_an_edit_shows_in_its_page_only_and_keeps_the_scroll(
-    live: Preview, recorded: Paths, small: Any
+    live: Preview, recorded: Paths, small: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # site/ is written once the edits pause (SETTLE_AFTER): a pause long enough that a loaded
+    # machine's browser sees the page before it (a clean clone's CI once took over a second)
+    monkeypatch.setattr(serve, "SETTLE_AFTER", 5.0)
     page, other = small.new_page(), small.new_page()
     page.goto(f"{live.url}l/first/")
     other.goto(f"{live.url}l/no-panels/")
@@ -198,8 +202,8 @@ def test_an_edit_shows_in_its_page_only_and_keeps_the_scroll(
     page.wait_for_function("window.scrollY === 200")
     edit(lesson_md(recorded), "{{ panel 1 }}", "A sentence typed just now.\n\n{{ panel 1 }}")
     page.wait_for_function("document.body?.textContent.includes('A sentence typed just now.')")
-    # Served from memory before site/ is written (a second after the edits pause): read at
-    # once, not after the checks below, which a loaded machine can stretch past that second.
+    # Served from memory before site/ is written (once the edits pause): read at once, not
+    # after the checks below, which a loaded machine can stretch past that pause.
     assert b"A sentence typed just now." not in (recorded.out / "l/first/index.html").read_bytes()
     page.wait_for_function("window.scrollY === 200")
     assert other.evaluate("window.untouched") is True, "another page was reloaded"
