@@ -109,7 +109,7 @@ def _render(
     """The `missing` artifacts made, in workers when there are many, with a progress line
     (done/total, whose page or chart is being made, elapsed, and the time left at this pace)."""
     workers = min(jobs, len(missing) // MIN_PER_WORKER)
-    first = _first_of_each_kind(artifacts, missing) if workers > 1 else []
+    first = missing[:1] if workers > 1 else []
     order = [*first, *(i for i in missing if i not in first)]
     names = [artifacts[i].label for i in order]
     with Progress("rendering", names, max(1, workers)) as progress:
@@ -132,27 +132,31 @@ def _in_workers(
     """Make the `missing` artifacts in `workers` forked processes, which read the course
     from their copy of this one's memory.
 
-    One artifact of each kind is made here first, so that the workers inherit what making
-    it loaded (matplotlib, fonts, Pygments' lexers, compiled templates) instead of each
-    loading it again. Each worker
-    then takes the next artifact not yet taken (a chart costs twice what a page does: fixed
-    shares would leave one idle), and sends it back as soon as it is made: what it added
-    to the store (the artifact pickled once, and what making it stored) or, when it is not
-    to be stored, what it made. This process commits it all (see `_receive`): workers
-    that commit themselves wait on each other.
+    The first artifact (a lesson's page) is made here first, so that the workers inherit
+    what making it loaded (compiled templates, the Markdown parser, Pygments' lexers)
+    instead of each loading it again. The rest wait by kind (`Queues`): each worker takes
+    the next one not yet taken of the kind it prefers (the kinds in turn: with two
+    workers, one prefers pages, the other charts), then of the others once none is left
+    (a chart costs twice what a page does: fixed shares would leave one idle). So one
+    worker loads matplotlib (half a second) while the others render pages, and another
+    loads it only once no page is left; loaded here, before the workers start, it would
+    leave every core but one idle meanwhile. Each sends back every artifact as soon as it
+    is made: what it added to the store (the artifact pickled once, and what making it
+    stored) or, when it is not to be stored, what it made. This process commits it all
+    (see `_receive`): workers that commit themselves wait on each other.
     """
-    results = {i: _make_one(artifacts[i], store) for i in _first_of_each_kind(artifacts, missing)}
-    rest = [i for i in missing if i not in results]
+    results = {i: _make_one(artifacts[i], store) for i in missing[:1]}
+    queues = Queues.of(artifacts, missing[1:])
     store.commit()  # what this process found so far, for the workers to read
     store.close()  # no connection across fork(): a worker opens its own
     from multiprocessing import get_context  # a cold build only
 
     context = get_context("fork")
-    taken = context.Value("q", 0)  # how many of `rest` the workers have taken
+    taken = [context.Value("q", 0) for _ in queues.kinds]  # how many of each the workers took
     pipes, processes = [], []
-    for _ in range(workers):
+    for n in range(workers):
         receive, send = context.Pipe(duplex=False)
-        work = (artifacts, rest, taken, store, send, os.getpid())
+        work = (artifacts, queues.turned(n), taken, store, send, os.getpid())
         process = context.Process(target=_worker, args=work)
         process.start()
         send.close()
@@ -200,9 +204,34 @@ def _receive(
         progress.step(done=len(results))
 
 
-def _first_of_each_kind(artifacts: Sequence[Keyed], indices: list[int]) -> list[int]:
-    first = {artifacts[i].kind: i for i in reversed(indices)}
-    return sorted(first.values())
+@dataclass(frozen=True)
+class Queues:
+    """Artifacts waiting to be made, by kind (in the order each kind first comes), each
+    kind's in order; `taken[k]` counts those of `kinds[k]` that workers took."""
+
+    kinds: tuple[tuple[int, list[int]], ...]  # (its counter's number, its artifacts)
+
+    @classmethod
+    def of(cls, artifacts: Sequence[Keyed], indices: list[int]) -> Queues:
+        by_kind: dict[str, list[int]] = {}
+        for i in indices:
+            by_kind.setdefault(artifacts[i].kind, []).append(i)
+        return cls(tuple(enumerate(by_kind.values())))
+
+    def turned(self, n: int) -> Queues:
+        """The same queues, as worker `n` asks them: from the kind `n` prefers on."""
+        at = n % len(self.kinds) if self.kinds else 0
+        return Queues(self.kinds[at:] + self.kinds[:at])
+
+    def take(self, taken: Sequence[Any]) -> int | None:
+        """The next artifact not yet taken, of the first kind that has one; None: all are."""
+        for counter, waiting in self.kinds:
+            with taken[counter].get_lock():
+                n: int = taken[counter].value
+                if n < len(waiting):
+                    taken[counter].value = n + 1
+                    return waiting[n]
+        return None
 
 
 def _received(sent: Any, artifacts: Sequence[Keyed], store: Store, results: dict[int, Made]) -> int:
@@ -221,7 +250,12 @@ def _received(sent: Any, artifacts: Sequence[Keyed], store: Store, results: dict
 
 
 def _worker(
-    artifacts: Sequence[Keyed], missing: list[int], taken: Any, store: Store, send: Any, parent: int
+    artifacts: Sequence[Keyed],
+    queues: Queues,
+    taken: Sequence[Any],
+    store: Store,
+    send: Any,
+    parent: int,
 ) -> None:
     orphaned(parent)  # no lock of the build's held here, and no life after the builder's
     # The CLI runs with the cyclic collector off (builder/__main__.py); a worker makes a
@@ -231,8 +265,7 @@ def _worker(
     gc.enable()
     sent: set[str] = set()  # what making an artifact stored (a chart's SVGs) is sent once
     try:
-        while (n := _take(taken)) < len(missing):
-            i = missing[n]
+        while (i := queues.take(taken)) is not None:
             made = _make_one(artifacts[i], store)
             data = store.pending.pop(artifacts[i].key, None)  # None: errors, or no files
             new = (k for k in made.trace.uses if k in store.pending and k not in sent)
@@ -246,10 +279,3 @@ def _worker(
         send.send(error)
     send.close()
     os._exit(0)  # nothing of the parent's to flush or tear down
-
-
-def _take(taken: Any) -> int:
-    with taken.get_lock():
-        n: int = taken.value
-        taken.value = n + 1
-    return n
