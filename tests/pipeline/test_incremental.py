@@ -639,3 +639,29 @@ def test_a_prose_edit_opens_no_file_of_another_lesson(
     others = [p for p in opened if p.startswith(lessons) and "/basics-01/" not in p]
     assert others == [] and any("/basics-01/" in p for p in opened)
     assert_like_a_clean_build(recorded, tmp_path)
+
+
+def test_workers_take_every_artifact_once_each_from_the_kind_it_prefers() -> None:
+    """A cold build's queues (builder.pipeline.make.Queues): with two workers, one takes
+    pages until none is left and the other charts (so only one of them loads matplotlib
+    while pages are left), then each takes the other kind; every artifact is taken once."""
+    from multiprocessing import get_context
+
+    from builder.core.artifact import Made
+    from builder.pipeline.keys import Keyed
+    from builder.pipeline.make import Queues
+
+    def nothing() -> Made:
+        return Made({})
+
+    kinds = ["page", "chart", "page", "page", "chart", "page"]
+    artifacts = [Keyed(str(n), nothing, kind) for n, kind in enumerate(kinds)]
+    queues = Queues.of(artifacts, list(range(len(artifacts))))
+    taken = [get_context("fork").Value("q", 0) for _ in queues.kinds]
+    first, second = queues.turned(0), queues.turned(1)
+    by_first = [first.take(taken) for _ in range(3)]
+    by_second = [second.take(taken) for _ in range(3)]
+    assert [kinds[i] for i in by_first if i is not None] == ["page", "page", "page"]
+    assert [kinds[i] for i in by_second if i is not None] == ["chart", "chart", "page"]
+    assert first.take(taken) is None and second.take(taken) is None
+    assert sorted(i for i in by_first + by_second if i is not None) == list(range(6))
