@@ -78,7 +78,13 @@ def make(artifacts: Sequence[Keyed], store: Store, kept: Kept, jobs: int) -> dic
     return {a.key: result for a, result in zip(artifacts, made, strict=True) if result}
 
 
+def taken_or_made(artifact: Keyed, store: Store) -> Made:
+    """The artifact as the store holds it, or made (and stored) when the store does not."""
+    return _stored(store, artifact.key) or _make_one(artifact, store)
+
+
 def _stored(store: Store, key: str) -> Made | None:
+    """The artifact the store holds under `key`, or None (none, damaged, of another version)."""
     import pickle
 
     data = store.get(key)

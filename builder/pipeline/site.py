@@ -7,8 +7,8 @@ pages left, and the printable course, keyed by the lesson pages' keys (`make_pag
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from ..core.artifact import Made, Searched, Trace
@@ -16,7 +16,8 @@ from ..course.model import Course
 from ..course.rules import run_seconds
 from ..course.status import LessonStatus
 from ..render import pages, printed, search
-from .make import Kept, make
+from .keys import Keyed
+from .make import Kept, make, taken_or_made
 from .reuse import Reuse
 
 if TYPE_CHECKING:
@@ -29,6 +30,7 @@ Moves = tuple[tuple["Move", "Compared"], ...]  # each move of course.yml, and wh
 @dataclass(frozen=True)
 class Site:
     made: dict[str, Made]  # by artifact key
+    keyed: Mapping[str, Keyed] = field(default_factory=dict)  # the pages', by key: how made
 
     def files(self) -> dict[str, bytes]:
         """The files this build made (the site holds the others already)."""
@@ -39,7 +41,10 @@ class Site:
         return {name: key for key, m in self.made.items() for name in m.trace.names}
 
     def traces(self) -> dict[str, Trace]:
-        return {key: made.trace for key, made in self.made.items()}
+        """Each artifact's trace as the index keeps it: without the search text, most of a
+        page's trace, which a build needs only for the bundles it makes again, and takes
+        from the store's copy of the page (`with_search`)."""
+        return {key: _unsearched(made.trace) for key, made in self.made.items()}
 
     def references(self, used: Iterable[str]) -> set[str]:
         """Every store key the site was made with, and `used`: what the store keeps."""
@@ -64,11 +69,14 @@ def make_pages(
     `changes`: what the recordings changed since `--since`; `moves`: course.yml's moves."""
     assert reuse.memo.store is not None
     store, renderer, nav = reuse.memo.store, reuse.renderer(), reuse.nav(course)
-    lessons = make(reuse.lessons(course, statuses, sidecars, renderer, nav), store, kept, jobs)
+    keyed = reuse.lessons(course, statuses, sidecars, renderer, nav)
+    lessons = make(keyed, store, kept, jobs)
     used = reuse.kept(pages.terms_used(lessons.values()))
     seconds, changed = run_seconds(sidecars), _changes_pages(changes, moves)
     artifacts = pages.page_artifacts(course, nav, statuses, used, seconds, renderer, changed, built)
-    return Site(lessons | make(reuse.keyed(artifacts), store, kept, jobs))
+    others = reuse.keyed(artifacts)
+    made = lessons | make(others, store, kept, jobs)
+    return Site(made, {artifact.key: artifact for artifact in (*keyed, *others)})
 
 
 def with_search(
@@ -81,7 +89,13 @@ def with_search(
     names, renderer, store = site.names(), reuse.renderer(), reuse.memo.store
 
     def found(name: str) -> Searched | None:
-        return site.made[names[name]].trace.searched
+        """What a search finds on the page `name`: a page taken from the site has the
+        index's trace, which keeps none; the store's copy of the page has it (or, where
+        the store lost it, the page made again)."""
+        key = names[name]
+        if (searched := site.made[key].trace.searched) is None:
+            searched = taken_or_made(site.keyed[key], store).trace.searched
+        return searched
 
     bundles = search.bundle_artifacts(course, names, found, renderer)
     made = make(reuse.keyed(bundles), store, kept, jobs)
@@ -89,7 +103,11 @@ def with_search(
         nav = reuse.nav(course)
         whole = printed.print_artifact(course, statuses, nav, names, renderer)
         made |= make(reuse.keyed([whole]), store, kept, jobs)
-    return Site(site.made | made)
+    return Site(site.made | made, site.keyed)
+
+
+def _unsearched(trace: Trace) -> Trace:
+    return trace if trace.searched is None else replace(trace, searched=None)
 
 
 def _changes_pages(changes: Compared | None, moves: Moves) -> tuple[pages.ChangesPage, ...]:

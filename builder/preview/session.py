@@ -170,7 +170,7 @@ def _filled(site: Site, out: Path) -> Site:
         key: m if m.files is not None else Made(_read(out, m.trace.names), m.trace, m.errors)
         for key, m in site.made.items()
     }
-    return Site(made)
+    return Site(made, site.keyed)
 
 
 def _read(out: Path, names: Iterable[str]) -> dict[str, bytes]:

@@ -97,3 +97,75 @@ def test_indexing_runs_no_program(paths: Paths, monkeypatch: pytest.MonkeyPatch)
     ]
     count = len(load_course(paths.content).lessons)
     assert len(lessons) == count and all(page["title"] and page["sections"] for page in lessons)
+
+
+def _index_traces(paths: Paths) -> dict[str, Any]:
+    from builder.core.store import INDEX, Store
+    from builder.pipeline.traced import Traced
+
+    store = Store(paths.cache)
+    try:
+        traced = Traced.load(store, f"{INDEX}/site")
+        assert traced is not None
+        return traced.traces()
+    finally:
+        store.close()
+
+
+def test_the_index_keeps_no_search_text_and_a_bundle_made_again_finds_every_page(
+    paths: Paths,
+) -> None:
+    """The index's traces hold no page's search text (most of their bytes): a prose edit's
+    bundle takes its other pages' text from the store's copy of each page, and finds
+    every page of the bundle with what it said before."""
+    _render(paths)
+    _render(paths)  # the site folder observed as it is: its files are kept from here on
+    assert all(trace.searched is None for trace in _index_traces(paths).values())
+    name = "search-index/a01-1/offline.js"
+    before = {page["url"]: page for page in _pages(_bundles(paths.out)[name])}
+    lesson = paths.content / "lessons" / LESSON / "lesson.md"
+    lesson.write_text(lesson.read_text() + "\nOne more sentence.\n")
+    _render(paths)
+    after = {page["url"]: page for page in _pages(_bundles(paths.out)[name])}
+    assert after.keys() == before.keys() and len(after) > 1
+    changed = [url for url in after if after[url] != before[url]]
+    assert changed == [f"l/s{LESSON}/index.html"]
+
+
+def test_a_page_whose_copy_the_store_lost_is_made_again_for_its_bundle(paths: Paths) -> None:
+    """A kept page whose artifact the store no longer holds (damaged, or pruned by another
+    build while a preview ran) is made again to give its bundle its text: the bundle
+    finds every page, as before."""
+    import sqlite3
+
+    from builder.core.store import FILE
+
+    _render(paths)
+    _render(paths)  # the site folder observed as it is: its files are kept from here on
+    name = "search-index/a01-1/offline.js"
+    before = {page["url"]: page for page in _pages(_bundles(paths.out)[name])}
+    other = "l/sa01-003/index.html"  # in the bundle of LESSON, and not edited
+    key = _published_files(paths)[other]
+    with sqlite3.connect(paths.cache / FILE) as db:
+        assert db.execute("DELETE FROM artifacts WHERE key = ?", (key,)).rowcount == 1
+    lesson = paths.content / "lessons" / LESSON / "lesson.md"
+    lesson.write_text(lesson.read_text() + "\nOne more sentence.\n")
+    _render(paths)
+    after = {page["url"]: page for page in _pages(_bundles(paths.out)[name])}
+    assert after.keys() == before.keys()
+    assert [url for url in after if after[url] != before[url]] == [f"l/s{LESSON}/index.html"]
+    with sqlite3.connect(paths.cache / FILE) as db:  # and the store holds it again
+        assert db.execute("SELECT 1 FROM artifacts WHERE key = ?", (key,)).fetchone()
+
+
+def _published_files(paths: Paths) -> dict[str, str]:
+    from builder.core.store import Store
+    from builder.pipeline.index import SITE, Published
+
+    store = Store(paths.cache)
+    try:
+        published = store.manifest(SITE)
+        assert isinstance(published, Published)
+        return published.files
+    finally:
+        store.close()
