@@ -11,8 +11,9 @@ Lesson, its status, its sidecar) with their digests.
   and nothing is racy, the build is over: the no-op. Its paths are of the folders it
   observed: a build in others (a moved course, `moved`) takes no entry.
 - `Published` (INDEX/site): each site file's artifact key, and each artifact's `Trace`
-  (INDEX/site/0, ... by part: builder.pipeline.traced); and course.yml and glossary.yml as
-  loaded (`Shared`), with what they were read from.
+  (INDEX/site/0, ... by part: builder.pipeline.traced), without a page's search text (the
+  store's copy of the page has it: builder.pipeline.site `Site.traces`); and course.yml and
+  glossary.yml as loaded (`Shared`), with what they were read from.
 - `Entry`, by lesson (INDEX/0, INDEX/1, ... PARTS rows, each pickled on its own, so a prose
   edit pickles one again): the values, and for each the paths the input door opened to
   read it (builder.course.files notes them into a `Recorder` as it opens them: no list of
