@@ -140,16 +140,11 @@ def _in_workers(
 
     The first artifact (a lesson's page) is made here first, so that the workers inherit
     what making it loaded (compiled templates, the Markdown parser, Pygments' lexers)
-    instead of each loading it again. The rest wait by kind (`Queues`): each worker takes
-    the next one not yet taken of the kind it prefers (the kinds in turn: with two
-    workers, one prefers pages, the other charts), then of the others once none is left
-    (a chart costs twice what a page does: fixed shares would leave one idle). So one
-    worker loads matplotlib (half a second) while the others render pages, and another
-    loads it only once no page is left; loaded here, before the workers start, it would
-    leave every core but one idle meanwhile. Each sends back every artifact as soon as it
-    is made: what it added to the store (the artifact pickled once, and what making it
-    stored) or, when it is not to be stored, what it made. This process commits it all
-    (see `_receive`): workers that commit themselves wait on each other.
+    instead of each loading it again; the rest wait by kind (`Queues`). Each worker sends
+    back every artifact as soon as it is made: what it added to the store (the artifact
+    pickled once, and what making it stored) or, when it is not to be stored, what it
+    made. This process commits it all (see `_receive`): workers that commit themselves
+    wait on each other.
     """
     results = {i: _make_one(artifacts[i], store) for i in missing[:1]}
     queues = Queues.of(artifacts, missing[1:])
@@ -213,7 +208,14 @@ def _receive(
 @dataclass(frozen=True)
 class Queues:
     """Artifacts waiting to be made, by kind (in the order each kind first comes), each
-    kind's in order; `taken[k]` counts those of `kinds[k]` that workers took."""
+    kind's in order; `taken[k]` counts those of `kinds[k]` that workers took.
+
+    Each worker takes the next artifact not yet taken of the kind it prefers (the kinds in
+    turn: with two workers, one prefers pages, the other charts), then of the others once
+    none is left (a chart costs twice what a page does: fixed shares would leave one idle).
+    So one worker loads matplotlib (half a second) while the others render pages, and
+    another loads it only once no page is left; loaded before the workers start, it would
+    leave every core but one idle meanwhile."""
 
     kinds: tuple[tuple[int, list[int]], ...]  # (its counter's number, its artifacts)
 
