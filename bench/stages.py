@@ -12,9 +12,10 @@ figure bench/run.py and bench/floor.py report, the second says what the timers c
 the gap between it and `main` is the interpreter's start and the imports.
 
 Why not a profiler: cProfile charges every Python call, and a build at 10,000 lessons makes
-millions (unpickling the index: its reconstructors; the lessons' keys), so it put 2.6 s in
-loading the index whose wall time is under 0.7 s. A row here is what the stage takes
-without a profiler: the collector off, as the CLI runs (builder/__main__.py).
+millions (unpickling the index: its reconstructors; the lessons' keys), so it multiplied
+the index's share several times over (docs/benchmarks.md has the figures). A row here is
+what the stage takes without a profiler: the collector off, as the CLI runs
+(builder/__main__.py).
 """
 
 from __future__ import annotations

@@ -115,9 +115,7 @@ def _render(
     """The `missing` artifacts made, in workers when there are many, with a progress line
     (done/total, whose page or chart is being made, elapsed, and the time left at this pace)."""
     workers = min(jobs, len(missing) // MIN_PER_WORKER)
-    first = missing[:1] if workers > 1 else []
-    order = [*first, *(i for i in missing if i not in first)]
-    names = [artifacts[i].label for i in order]
+    names = [artifacts[i].label for i in missing]
     with Progress("rendering", names, max(1, workers)) as progress:
         if workers > 1:
             return _in_workers(artifacts, missing, store, workers, progress)
@@ -213,9 +211,9 @@ class Queues:
     Each worker takes the next artifact not yet taken of the kind it prefers (the kinds in
     turn: with two workers, one prefers pages, the other charts), then of the others once
     none is left (a chart costs twice what a page does: fixed shares would leave one idle).
-    So one worker loads matplotlib (half a second) while the others render pages, and
-    another loads it only once no page is left; loaded before the workers start, it would
-    leave every core but one idle meanwhile."""
+    So one worker loads matplotlib while the others render pages, and another loads it
+    only once no page is left; loaded before the workers start, it would leave every core
+    but one idle meanwhile."""
 
     kinds: tuple[tuple[int, list[int]], ...]  # (its counter's number, its artifacts)
 

@@ -30,7 +30,7 @@ Moves = tuple[tuple["Move", "Compared"], ...]  # each move of course.yml, and wh
 @dataclass(frozen=True)
 class Site:
     made: dict[str, Made]  # by artifact key
-    keyed: Mapping[str, Keyed] = field(default_factory=dict)  # the pages', by key: how made
+    keyed: Mapping[str, Keyed] = field(default_factory=dict)  # each artifact's, by key: how made
 
     def files(self) -> dict[str, bytes]:
         """The files this build made (the site holds the others already)."""

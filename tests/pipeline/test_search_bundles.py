@@ -136,6 +136,7 @@ def test_a_page_whose_copy_the_store_lost_is_made_again_for_its_bundle(paths: Pa
     """A kept page whose artifact the store no longer holds (damaged, or pruned by another
     build while a preview ran) is made again to give its bundle its text: the bundle
     finds every page, as before."""
+    import contextlib
     import sqlite3
 
     from builder.core.store import FILE
@@ -146,15 +147,16 @@ def test_a_page_whose_copy_the_store_lost_is_made_again_for_its_bundle(paths: Pa
     before = {page["url"]: page for page in _pages(_bundles(paths.out)[name])}
     other = "l/sa01-003/index.html"  # in the bundle of LESSON, and not edited
     key = _published_files(paths)[other]
-    with sqlite3.connect(paths.cache / FILE) as db:
+    with contextlib.closing(sqlite3.connect(paths.cache / FILE)) as db:
         assert db.execute("DELETE FROM artifacts WHERE key = ?", (key,)).rowcount == 1
+        db.commit()
     lesson = paths.content / "lessons" / LESSON / "lesson.md"
     lesson.write_text(lesson.read_text() + "\nOne more sentence.\n")
     _render(paths)
     after = {page["url"]: page for page in _pages(_bundles(paths.out)[name])}
     assert after.keys() == before.keys()
     assert [url for url in after if after[url] != before[url]] == [f"l/s{LESSON}/index.html"]
-    with sqlite3.connect(paths.cache / FILE) as db:  # and the store holds it again
+    with contextlib.closing(sqlite3.connect(paths.cache / FILE)) as db:  # stored again
         assert db.execute("SELECT 1 FROM artifacts WHERE key = ?", (key,)).fetchone()
 
 
