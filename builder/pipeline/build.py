@@ -164,7 +164,7 @@ class Build:
         if course is None:
             return self.index.values().taken(changes, self.reads)
         statuses = {s.lesson_id: s for s in self.statuses}
-        lessons = {x.folder.name: x for x in course.lessons}
+        lessons = {x.id: x for x in course.lessons}  # its folder's name
         held = Values(lessons, statuses, self.sidecars, (course.meta, course.glossary))
         return held.taken(changes, self.reads)
 
@@ -174,7 +174,8 @@ class Build:
         from ..course.load import load_course
 
         memo, reads = self.reuse.memo, Recorder(self.store, self.reads["lesson"])
-        self.course = load_course(self.paths.content, memo, kept, reads, shared)
+        last = self.course  # the preview's last refresh's (its checks across lessons passed)
+        self.course = load_course(self.paths.content, memo, kept, reads, shared, last)
         return self.course
 
     def status(self, kept: Mapping[str, LessonStatus] | None = None) -> list[LessonStatus]:
@@ -227,13 +228,16 @@ class Build:
         from ..render.shifted import moved_references
 
         assert self.course is not None
-        recordings = {s.lesson_id: s.recording for s in self.statuses}
-        errors = []
-        for lesson in self.course.lessons:
-            entry, now = self.index.entries.get(lesson.id), recordings.get(lesson.id)
-            then = entry.status.recording if entry and entry.status else None
+        entries, errors = self.index.entries, []
+        for lesson, status in zip(
+            self.course.lessons, self.statuses, strict=False
+        ):  # orphans after
+            entry = entries.get(lesson.id)
+            if entry is None or (entry.lesson is lesson and entry.status is status):
+                continue  # new, or taken from the index as it was
+            then, now = entry.status.recording if entry.status else None, status.recording
             old, new = (then.stdout if then else None), (now.stdout if now else None)
-            if entry and (entry.lesson.source != lesson.source or old != new):
+            if entry.lesson.source != lesson.source or old != new:
                 errors += moved_references(entry.lesson, lesson, old, new)
         if errors:
             raise BuildErrors(errors)

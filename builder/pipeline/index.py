@@ -237,6 +237,16 @@ class Changes:
         changed, folders = self.paths, self.folders
         return next((p for p in read.paths if p in changed or p.startswith(folders)), None)
 
+    def stale(self, reads: Mapping[str, Read], owners: Iterable[str]) -> set[str]:
+        """Those of `owners` whose values must be read again (`why` is not None): in one
+        set operation a value when no folder changed, as a prose edit's one path."""
+        if self.everything:
+            return set(owners)
+        if self.folders:
+            return {owner for owner in owners if self.why(reads.get(owner)) is not None}
+        changed = self.paths  # and with no last read: read again
+        return {o for o in owners if (r := reads.get(o)) is None or not changed.isdisjoint(r.paths)}
+
 
 @dataclass(frozen=True)
 class Values:
@@ -253,13 +263,15 @@ class Values:
         as they were, its status when its recording is too, its sidecar likewise. Why each
         lesson is read again is logged to builder.explain (`--explain`)."""
         lesson, status, sidecar = (reads[stage] for stage in STAGES)
-        lessons = {n: x for n, x in self.lessons.items() if changes.why(lesson.get(n)) is None}
-        for name in sorted(self.lessons.keys() - lessons.keys()):
+        again = changes.stale(lesson, self.lessons)
+        for name in sorted(again):
             why = changes.why(lesson.get(name))
             explain.info("%s: read again (%s)", name, f"{why} changed" if why else "no last read")
-        same = [n for n in self.statuses if n in lessons and changes.why(status.get(n)) is None]
-        statuses = {n: self.statuses[n] for n in same}
-        sidecars = {n: v for n, v in self.sidecars.items() if changes.why(sidecar.get(n)) is None}
+        lessons = {n: x for n, x in self.lessons.items() if n not in again}
+        again |= changes.stale(status, self.statuses)  # a lesson read again: its status too
+        statuses = {n: x for n, x in self.statuses.items() if n in lessons and n not in again}
+        stale = changes.stale(sidecar, self.sidecars)
+        sidecars = {n: v for n, v in self.sidecars.items() if n not in stale}
         shared = None if changes.why(lesson.get(COURSE_FILES)) is not None else self.shared
         return Values(lessons, statuses, sidecars, shared)
 
