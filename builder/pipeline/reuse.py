@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from ..course.model import Course, Lesson
     from ..course.status import LessonStatus
     from ..render.lessons import Common, LessonUnit
+    from ..render.links import Links
     from ..render.nav import SiteNav
     from ..render.renderer import Renderer
 
@@ -52,6 +53,26 @@ class Remembered:
     keys: LessonKeys
 
 
+def fronts(course: Course) -> tuple[Any, ...]:
+    """What the navigation, the links and the pages but the lessons' own read of every
+    lesson: its front matter (its id is its folder's name), with course.yml and
+    glossary.yml as loaded; compared with ==, which finds the very objects at once."""
+    return (course.root, course.meta, course.glossary, tuple(x.meta for x in course.lessons))
+
+
+@dataclass(frozen=True)
+class Around:
+    """What a build keyed its lessons with besides each lesson's own: the course's front
+    matter, its links, the digest of what every lesson shares, the navigation, the
+    sidecars (builder.render.lessons `units`)."""
+
+    fronts: tuple[Any, ...]  # `fronts`
+    links: Links
+    shared: bytes
+    nav: SiteNav
+    sidecars: dict[str, Any]
+
+
 class Reuse:
     """The keys and cached values of one build (of the code `salt` digests), and, once
     `turn`ed (the preview, between builds), those of the build before it."""
@@ -62,6 +83,8 @@ class Reuse:
         self.made: dict[str, Remembered] = {}  # by lesson id: the index's, then this build's
         self.lessons_keyed: dict[str, KeyedLesson] = {}  # by lesson id: the last build's, as made
         self.last: dict[type, Any] = {}  # the last build's navigation, links, glossary uses
+        self.around: Around | None = None  # what the last build keyed its lessons with
+        self.last_pages: tuple[tuple[Any, ...], list[Keyed]] | None = None  # `pages`
 
     @property
     def salt(self) -> str:
@@ -104,11 +127,34 @@ class Reuse:
     def keyed(self, artifacts: Iterable[Artifact]) -> list[Keyed]:
         return [self.key(artifact) for artifact in artifacts]
 
-    def nav(self, course: Course) -> SiteNav:
-        """The course's navigation, the last build's when equal."""
-        from ..render.nav import site_nav
+    def pages(
+        self, inputs: tuple[Any, ...], artifacts: Callable[[], list[Artifact]]
+    ) -> list[Keyed]:
+        """The site's pages but the lessons', keyed: the last build's when made of equal
+        `inputs` (what `artifacts` reads: the course's `fronts`, its navigation, statuses
+        and the rest, compared with ==, which finds the very objects at once)."""
+        last = self.last_pages
+        if last is not None and last[0] == inputs:
+            return last[1]
+        keyed = self.keyed(artifacts())
+        self.last_pages = (inputs, keyed)
+        return keyed
 
+    def nav(self, course: Course) -> SiteNav:
+        """The course's navigation, the last build's when equal: when its lessons' front
+        matter is (`_fronts_kept`) and its theme, not made again."""
+        from ..render.nav import site_nav
+        from ..render.theme import Theme
+
+        last = self.around
+        if last is not None and self._fronts_kept(course) and Theme.of(course) == last.nav.theme:
+            return last.nav
         return self.kept(site_nav(course))
+
+    def _fronts_kept(self, course: Course) -> bool:
+        """Whether `course` has the front matter of the one the last build keyed its lessons
+        of (`around`): what the navigation, the links and the other pages read of it."""
+        return self.around is not None and self.around.fronts == fronts(course)
 
     def kept(self, value: T) -> T:
         """`value`, or the last build's value of its type when equal: its digest (made once
@@ -132,12 +178,47 @@ class Reuse:
         """Every lesson's artifacts, keyed, in the order a build makes them (`nav`: the
         course's navigation, whose entries the lessons' pages show of their neighbours)."""
         from ..render import lessons as render
+        from ..render.links import Links
 
-        common = render.Common.of(course, renderer)
-        common = replace(common, links=self.kept(common.links))
+        last, kept = self.around, self._fronts_kept(course)
+        links = last.links if last is not None and kept else self.kept(Links.of(course))
+        common = render.Common.of(course, renderer, links)
         shared = self.digests.digest(common)  # once a build: in every lesson's key
-        units = render.units(course, statuses, sidecars, common, nav)
-        return render.in_order(self._lesson(common, shared, unit) for unit in units)
+        around = Around(fronts(course), links, shared, nav, sidecars)
+        only = None
+        if kept and last is not None and last.shared == shared and last.nav is nav:
+            only = self._stale(course, statuses, sidecars, last.sidecars)
+        units = render.units(course, statuses, sidecars, common, nav, only)
+        made = {unit.lesson.id: self._lesson(common, shared, unit) for unit in units}
+        keyed, self.around = self.lessons_keyed, around
+        return render.in_order(made.get(x.id) or keyed[x.id] for x in course.lessons)
+
+    def _stale(
+        self,
+        course: Course,
+        statuses: list[LessonStatus],
+        sidecars: dict[str, Any],
+        before: dict[str, Any],
+    ) -> set[str]:
+        """The ids of the lessons whose units may differ from the last build's, when every
+        lesson is keyed with what the last build's were (`around`): those whose lesson,
+        status or sidecar is not the object the last build keyed, and those whose pages
+        link to one of them with an anchor (its ids are part of their units)."""
+        made, keyed, stale = self.made, self.lessons_keyed, set()
+        for x, status in zip(course.lessons, statuses, strict=False):  # the orphans after
+            name, last = x.id, made.get(x.id)
+            if (
+                last is None
+                or last.lesson is not x
+                or last.status is not status
+                or name not in keyed
+                or sidecars.get(name) is not before.get(name)
+            ):
+                stale.add(name)
+        linking = {
+            n for n, m in made.items() if m.around[5] and any(i in stale for i, _ in m.around[5])
+        }
+        return stale | linking
 
     def _lesson(self, common: Common, shared: bytes, unit: LessonUnit) -> KeyedLesson:
         """A lesson's artifacts, keyed. One known unchanged (its lesson and status taken

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ..core.artifact import Made, Searched, Trace
@@ -18,7 +19,7 @@ from ..course.status import LessonStatus
 from ..render import pages, printed, search
 from .keys import Keyed
 from .make import Kept, make, taken_or_made
-from .reuse import Reuse
+from .reuse import Reuse, fronts
 
 if TYPE_CHECKING:
     from ..course.model import Move
@@ -73,8 +74,11 @@ def make_pages(
     lessons = make(keyed, store, kept, jobs)
     used = reuse.kept(pages.terms_used(lessons.values()))
     seconds, changed = run_seconds(sidecars), _changes_pages(changes, moves)
-    artifacts = pages.page_artifacts(course, nav, statuses, used, seconds, renderer, changed, built)
-    others = reuse.keyed(artifacts)
+    args = (nav, statuses, used, seconds, renderer, changed, built)
+    others = reuse.pages(
+        (fronts(course), *args[:4], *args[5:]),  # the renderer: what makes them, no input
+        partial(pages.page_artifacts, course, *args),
+    )
     made = lessons | make(others, store, kept, jobs)
     return Site(made, {artifact.key: artifact for artifact in (*keyed, *others)})
 

@@ -15,7 +15,7 @@ that link to it, and a prose edit elsewhere none.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 from urllib.parse import unquote
 
@@ -92,15 +92,17 @@ def linked_ids(
     statuses: Sequence[LessonStatus],
     ids: Callable[[Lesson], tuple[str, ...]],
     pending: Collection[str] = (),
+    lessons: Iterable[Lesson] | None = None,
 ) -> list[tuple[tuple[str, tuple[str, ...]], ...]]:
-    """For each lesson in course order, the ids of the other lessons its anchored links
-    lead to, by lesson id (`ids`: page_ids, cached by the build): what its page checks
-    those anchors against, and so one of what its page is made from. The lessons in
-    `pending` (by id) are about to be recorded: their panels are not known yet."""
+    """For each lesson in course order (of `lessons`, when given), the ids of the other
+    lessons its anchored links lead to, by lesson id (`ids`: page_ids, cached by the
+    build): what its page checks those anchors against, and so one of what its page is
+    made from. The lessons in `pending` (by id) are about to be recorded: their panels are
+    not known yet."""
     panels = {s.lesson_id: len(s.recording.panels) if s.recording else 0 for s in statuses}
     made: dict[str, tuple[str, ...]] = {}
     column: list[tuple[tuple[str, tuple[str, ...]], ...]] = []
-    for lesson in course.lessons:
+    for lesson in course.lessons if lessons is None else lessons:
         found: dict[str, tuple[str, ...]] = {}
         for key in linked_keys(lesson.body):
             other = course.lesson(key)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
@@ -99,8 +99,10 @@ class Common:
     renderer: Renderer
 
     @classmethod
-    def of(cls, course: Course, renderer: Renderer) -> Common:
-        return cls(site_head(course), Links.of(course), course.meta, course.root, renderer)
+    def of(cls, course: Course, renderer: Renderer, links: Links | None = None) -> Common:
+        """`links`: Links.of(course), when made already."""
+        links = Links.of(course) if links is None else links
+        return cls(site_head(course), links, course.meta, course.root, renderer)
 
 
 @dataclass(frozen=True)
@@ -130,18 +132,28 @@ def units(
     sidecars: dict[str, Any] | None,
     common: Common,
     nav: SiteNav,
+    only: Collection[str] | None = None,
 ) -> list[LessonUnit]:
-    """Each lesson's unit, in course order; `sidecars`: what each recording's sidecar says,
-    by lesson id (builder.course.rules.read_inputs); `nav`: the course's navigation (the
-    lessons before and after each are its entries)."""
+    """Each lesson's unit (of those in `only`, by id, when given), in course order;
+    `sidecars`: what each recording's sidecar says, by lesson id
+    (builder.course.rules.read_inputs); `nav`: the course's navigation (the lessons before
+    and after each are its entries)."""
     by_id, lessons, sidecars = {s.lesson_id: s for s in statuses}, course.lessons, sidecars or {}
-    entries = nav.items()
-    near = [None, *(entries[x.id] for x in lessons), None]
-    linked = anchors.linked_ids(course, statuses, common.renderer.page_ids)
-    places = _places(course)
+    entries, places, last = nav.items(), nav.places, len(lessons) - 1
+    at = [n for n, x in enumerate(lessons) if only is None or x.id in only]
+    chosen = [lessons[n] for n in at]
+    linked = anchors.linked_ids(course, statuses, common.renderer.page_ids, lessons=chosen)
     return [
-        LessonUnit(x, by_id[x.id], *_ran(by_id[x.id], sidecars), near[at], near[at + 2], ids, n)
-        for at, (x, ids, n) in enumerate(zip(lessons, linked, places, strict=True))
+        LessonUnit(
+            x,
+            by_id[x.id],
+            *_ran(by_id[x.id], sidecars),
+            entries[lessons[n - 1].id] if n > 0 else None,
+            entries[lessons[n + 1].id] if n < last else None,
+            ids,
+            places[x.id],
+        )
+        for n, x, ids in zip(at, chosen, linked, strict=True)
     ]
 
 
@@ -152,21 +164,6 @@ def _ran(status: LessonStatus, sidecars: dict[str, Any]) -> tuple[str, str]:
         return "", ""
     facts = machine.of(sidecars.get(status.lesson_id))
     return machine.sentence(facts), machine.python(facts)
-
-
-def _places(course: Course) -> list[tuple[int, int, int]]:
-    """Each lesson's arc's number (among the arcs that have lessons, as the sidebar counts),
-    its number in that arc and how many lessons the arc has."""
-    by_arc = course.by_arc()
-    arcs = [arc for arc in course.meta.arcs if by_arc[arc.id]]
-    number = {arc.id: a for a, arc in enumerate(arcs, start=1)}
-    place = {
-        x.id: (number[arc], n, len(lessons))
-        for arc, lessons in by_arc.items()
-        if lessons
-        for n, x in enumerate(lessons, start=1)
-    }
-    return [place[x.id] for x in course.lessons]
 
 
 def unrecorded_problems(

@@ -41,8 +41,23 @@ class SiteNav:
     url: str = ""  # course.yml's site_url: where the site is published ("": not said)
 
     def items(self) -> dict[str, NavItem]:
-        """Every lesson's entry, by lesson id."""
+        """Every lesson's entry, by lesson id (made once a navigation: not to be changed)."""
+        return self._items
+
+    @cached_property
+    def _items(self) -> dict[str, NavItem]:
         return {x.id: x for arc in self.arcs for x in arc.lessons}
+
+    @cached_property
+    def places(self) -> dict[str, tuple[int, int, int]]:
+        """Each lesson's place, by lesson id: its arc's number (among the arcs that have
+        lessons, as the sidebar counts), its number in that arc, and the arc's size (made
+        once a navigation: not to be changed)."""
+        return {
+            x.id: (a, n, len(arc.lessons))
+            for a, arc in enumerate(self.arcs, start=1)
+            for n, x in enumerate(arc.lessons, start=1)
+        }
 
     @cached_property
     def data(self) -> Markup:

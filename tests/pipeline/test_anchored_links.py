@@ -12,6 +12,8 @@ import pytest
 from builder.core.errors import BuildError
 from builder.core.observe import Paths
 from builder.pipeline.build import build
+from builder.pipeline.index import Changes
+from builder.preview.session import Session
 from tests.helpers import assert_like_a_clean_build, synthetic_copy
 from tests.pipeline.test_incremental import append, files, lesson_md
 
@@ -65,3 +67,28 @@ def test_a_prose_edit_that_renames_no_heading_rewrites_no_linking_page(paths: Pa
     changed = {n for n, data in files(paths.out).items() if before.get(n) != data}
     assert "l/sa01-002/index.html" in changed
     assert not {n for n in changed if n.startswith("l/sa01-003/")}
+
+
+def test_in_the_preview_renaming_a_heading_refreshes_the_pages_that_link_to_it(
+    paths: Paths,
+) -> None:
+    """The preview keys again only the lessons whose inputs changed and those whose
+    anchored links lead to one of them (builder.pipeline.reuse `_stale`): the linking page
+    is checked against the renamed heading, and the next edit that restores it builds."""
+    render(paths)
+    session = Session(paths, execute=False)
+    try:
+        session.start()
+        rename_heading(paths, "What it measured", "What it recorded")
+        with pytest.raises(BuildError) as raised:
+            session.refresh(Changes.events(paths, [str(lesson_md(paths, TARGET))]))
+        assert "lesson 'sa01-002' has no anchor 'what-it-measured'" in str(raised.value)
+        rename_heading(paths, "What it recorded", "What it measured")
+        changed = session.refresh(Changes.events(paths, [str(lesson_md(paths, TARGET))]))
+        assert "l/sa01-003/index.html" not in changed  # as it was before the rename
+        append(lesson_md(paths, TARGET), "\n## A heading the link does not name\n")
+        changed = session.refresh(Changes.events(paths, [str(lesson_md(paths, TARGET))]))
+        assert "l/sa01-002/index.html" in changed
+        assert "l/sa01-003/index.html" in changed  # its anchors are the linking page's input
+    finally:
+        session.close()
