@@ -16,6 +16,8 @@ keyed one by one.
 from __future__ import annotations
 
 import contextlib
+import itertools
+import operator
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import partial
@@ -62,14 +64,16 @@ def fronts(course: Course) -> tuple[Any, ...]:
 
 @dataclass(frozen=True)
 class Around:
-    """What a build keyed its lessons with besides each lesson's own: the course's front
-    matter, its links, the digest of what every lesson shares, the navigation, the
-    sidecars (builder.render.lessons `units`)."""
+    """What a build keyed its lessons with: the course's front matter, its links, the
+    digest of what every lesson shares, the navigation, and each lesson's own: the
+    lessons, their statuses and sidecars (builder.render.lessons `units`)."""
 
     fronts: tuple[Any, ...]  # `fronts`
     links: Links
     shared: bytes
     nav: SiteNav
+    lessons: tuple[Lesson, ...]
+    statuses: list[LessonStatus]  # in course order, then the orphans
     sidecars: dict[str, Any]
 
 
@@ -184,37 +188,35 @@ class Reuse:
         links = last.links if last is not None and kept else self.kept(Links.of(course))
         common = render.Common.of(course, renderer, links)
         shared = self.digests.digest(common)  # once a build: in every lesson's key
-        around = Around(fronts(course), links, shared, nav, sidecars)
+        around = Around(fronts(course), links, shared, nav, course.lessons, statuses, sidecars)
         only = None
         if kept and last is not None and last.shared == shared and last.nav is nav:
-            only = self._stale(course, statuses, sidecars, last.sidecars)
+            only = self._stale(course, statuses, sidecars)
         units = render.units(course, statuses, sidecars, common, nav, only)
         made = {unit.lesson.id: self._lesson(common, shared, unit) for unit in units}
         keyed, self.around = self.lessons_keyed, around
         return render.in_order(made.get(x.id) or keyed[x.id] for x in course.lessons)
 
     def _stale(
-        self,
-        course: Course,
-        statuses: list[LessonStatus],
-        sidecars: dict[str, Any],
-        before: dict[str, Any],
+        self, course: Course, statuses: list[LessonStatus], sidecars: dict[str, Any]
     ) -> set[str]:
         """The ids of the lessons whose units may differ from the last build's, when every
-        lesson is keyed with what the last build's were (`around`): those whose lesson,
-        status or sidecar is not the object the last build keyed, and those whose pages
-        link to one of them with an anchor (its ids are part of their units)."""
-        made, keyed, stale = self.made, self.lessons_keyed, set()
-        for x, status in zip(course.lessons, statuses, strict=False):  # the orphans after
-            name, last = x.id, made.get(x.id)
-            if (
-                last is None
-                or last.lesson is not x
-                or last.status is not status
-                or name not in keyed
-                or sidecars.get(name) is not before.get(name)
-            ):
-                stale.add(name)
+        lesson is keyed with what the last build's were (`around`, of the same lessons in
+        the same order): those whose lesson, status or sidecar is not the object the last
+        build keyed, and those whose pages link to one of them with an anchor (its ids are
+        part of their units)."""
+        assert self.around is not None
+        last, lessons = self.around, course.lessons
+        differ = map(operator.is_not, last.lessons, lessons)
+        stale = {x.id for x in itertools.compress(lessons, differ)}
+        statuses_differ = map(operator.is_not, last.statuses, statuses[: len(lessons)])
+        stale.update(s.lesson_id for s in itertools.compress(statuses, statuses_differ))
+        if sidecars != last.sidecars:  # == finds the very objects at once
+            before = last.sidecars
+            stale.update(
+                n for n in sidecars.keys() | before.keys() if sidecars.get(n) is not before.get(n)
+            )
+        made = self.made
         linking = {
             n for n, m in made.items() if m.around[5] and any(i in stale for i, _ in m.around[5])
         }

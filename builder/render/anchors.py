@@ -99,7 +99,7 @@ def linked_ids(
     build): what its page checks those anchors against, and so one of what its page is
     made from. The lessons in `pending` (by id) are about to be recorded: their panels are
     not known yet."""
-    panels = {s.lesson_id: len(s.recording.panels) if s.recording else 0 for s in statuses}
+    status = {s.lesson_id: s for s in statuses}
     made: dict[str, tuple[str, ...]] = {}
     column: list[tuple[tuple[str, tuple[str, ...]], ...]] = []
     for lesson in course.lessons if lessons is None else lessons:
@@ -109,11 +109,17 @@ def linked_ids(
             if other is None or other.id == lesson.id or other.id in found:
                 continue
             if other.id not in made:
-                count = None if other.id in pending else panels.get(other.id, 0)
+                count = None if other.id in pending else _panels(status.get(other.id))
                 made[other.id] = ids(other) + figure_ids(count)
             found[other.id] = made[other.id]
         column.append(tuple(sorted(found.items())))
     return column
+
+
+def _panels(status: LessonStatus | None) -> int:
+    """How many panels a lesson's recording has (0: none recorded)."""
+    recording = status.recording if status is not None else None
+    return len(recording.panels) if recording is not None else 0
 
 
 def install(md: MarkdownIt) -> None:
