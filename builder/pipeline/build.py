@@ -114,6 +114,7 @@ class Build:
         self.index = Index.load(self.store, head, now, salt, digests, reread)
         self.reads = self.index.reads()
         self.reuse.made.update((n, e.made) for n, e in self.index.entries.items() if e.made)
+        self.reuse.remember(self.paths.content, self.index)
         return Changes.observed(head, now)
 
     def rekey(self) -> None:
@@ -284,8 +285,9 @@ class Build:
         values = (self.statuses, self.sidecars)
         digests, made = self.reuse.digests, self.reuse.made
         index = Index.of(before, digests, made, self.course, values, self.reads)
+        around = self.reuse.around.remembered_by() if self.reuse.around else None
         self.written, self.index = publish(
-            self.store, self.paths, site, files, now, self.versions, index
+            self.store, self.paths, site, files, now, self.versions, index, around
         )
         return self.written
 

@@ -157,6 +157,7 @@ class Published:
     files: dict[str, str]
     traces: dict[str, Trace] = field(default_factory=dict)
     shared: Shared | None = None
+    around: tuple[Any, ...] | None = None  # how its lessons were keyed (reuse.Around)
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,15 @@ from changed, so they are the entry's own values) and whose other parts equal th
 is known unchanged: its keys are taken, nothing of it digested. Any other lesson's key is
 digested; when it is the key remembered, its keys are taken too, else its artifacts are
 keyed one by one.
+
+What every lesson was keyed with besides its own is remembered too (`Around`: the lessons'
+front matter, the theme, the digest of what they share; in the index, its lessons' order,
+that digest and the theme, its entries holding the rest). When the course's front matter
+and theme are as they were, no lesson's neighbours, place or links changed: only the
+lessons whose lesson, status or sidecar is not the object keyed last, and those whose
+anchored links lead to one of them, get a unit (`_stale`); the navigation and the links
+are the last build's in the preview, and the other pages too when their inputs are
+(`pages`). Any front matter changed: every lesson's unit, as above.
 """
 
 from __future__ import annotations
@@ -18,8 +27,8 @@ from __future__ import annotations
 import contextlib
 import itertools
 import operator
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import astuple, dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -28,12 +37,15 @@ from ..core.store import Store, digest
 from .keys import Digests, Keyed
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from ..course.model import Course, Lesson
     from ..course.status import LessonStatus
     from ..render.lessons import Common, LessonUnit
     from ..render.links import Links
     from ..render.nav import SiteNav
     from ..render.renderer import Renderer
+    from .index import Entry, Index
 
 T = TypeVar("T")
 # A lesson's artifacts, keyed: its page (with its notebook), its charts by file name.
@@ -64,17 +76,43 @@ def fronts(course: Course) -> tuple[Any, ...]:
 
 @dataclass(frozen=True)
 class Around:
-    """What a build keyed its lessons with: the course's front matter, its links, the
-    digest of what every lesson shares, the navigation, and each lesson's own: the
-    lessons, their statuses and sidecars (builder.render.lessons `units`)."""
+    """What a build keyed its lessons with: the course's front matter (`fronts`), the
+    theme, the digest of what every lesson shares, and each lesson's own (the lessons,
+    their statuses and sidecars: builder.render.lessons `units`); in the preview also the
+    links and the navigation, which a one-shot build makes again (`remembered`)."""
 
-    fronts: tuple[Any, ...]  # `fronts`
-    links: Links
+    fronts: tuple[Any, ...]
+    theme: tuple[str, ...]  # the Theme's fields: `check`, which unpickles it, imports no Jinja
     shared: bytes
-    nav: SiteNav
     lessons: tuple[Lesson, ...]
-    statuses: list[LessonStatus]  # in course order, then the orphans
+    statuses: list[LessonStatus]  # in course order (then the orphans, in the preview)
     sidecars: dict[str, Any]
+    links: Links | None = None
+    nav: SiteNav | None = None
+
+    @classmethod
+    def remembered(
+        cls, root: Path, kept: tuple[Any, ...] | None, values: Any, entries: Mapping[str, Entry]
+    ) -> Around | None:
+        """The last build's, from its index: `kept` (`remembered_by`: its lessons' ids in
+        course order, the shared digest, the theme), course.yml and glossary.yml as loaded
+        (`values`) from `root`, and each lesson's entry (builder.pipeline.index.Entry); None
+        when one is missing."""
+        if kept is None or values is None:
+            return None
+        order, shared, theme = kept
+        found = [e for n in order if (e := entries.get(n)) is not None and e.status is not None]
+        if len(found) != len(order):
+            return None
+        lessons = tuple(e.lesson for e in found)
+        front = (root, *values, tuple(x.meta for x in lessons))
+        sidecars = {e.lesson.id: e.sidecar for e in found if e.sidecar is not None}
+        statuses = [e.status for e in found if e.status is not None]
+        return cls(front, theme, shared, lessons, statuses, sidecars)
+
+    def remembered_by(self) -> tuple[Any, ...]:
+        """What the index keeps of it (its entries keep the rest)."""
+        return tuple(x.id for x in self.lessons), self.shared, self.theme
 
 
 class Reuse:
@@ -93,6 +131,13 @@ class Reuse:
     @property
     def salt(self) -> str:
         return self.memo.salt
+
+    def remember(self, root: Path, index: Index) -> None:
+        """How the last build keyed its lessons, from its `index` (of the course at `root`)."""
+        published, shared = index.published, index.shared
+        kept = published.around if published is not None else None
+        values = shared.values if shared is not None else None
+        self.around = Around.remembered(root, kept, values, index.entries)
 
     def turn(self) -> None:
         """A preview's build begins: forget what the one before last made."""
@@ -151,14 +196,20 @@ class Reuse:
         from ..render.theme import Theme
 
         last = self.around
-        if last is not None and self._fronts_kept(course) and Theme.of(course) == last.nav.theme:
+        if (
+            last is not None
+            and last.nav is not None
+            and self._kept(course, astuple(Theme.of(course)))
+        ):
             return last.nav
         return self.kept(site_nav(course))
 
-    def _fronts_kept(self, course: Course) -> bool:
-        """Whether `course` has the front matter of the one the last build keyed its lessons
-        of (`around`): what the navigation, the links and the other pages read of it."""
-        return self.around is not None and self.around.fronts == fronts(course)
+    def _kept(self, course: Course, theme: tuple[str, ...]) -> bool:
+        """Whether `course` has the front matter, and `theme` is, of the one the last build
+        keyed its lessons of (`around`): all that the navigation, the links, the digest of
+        what every lesson shares, and the pages but the lessons' read of it."""
+        last = self.around
+        return last is not None and last.theme == theme and last.fronts == fronts(course)
 
     def kept(self, value: T) -> T:
         """`value`, or the last build's value of its type when equal: its digest (made once
@@ -184,17 +235,31 @@ class Reuse:
         from ..render import lessons as render
         from ..render.links import Links
 
-        last, kept = self.around, self._fronts_kept(course)
-        links = last.links if last is not None and kept else self.kept(Links.of(course))
+        last, kept = self.around, self._kept(course, astuple(nav.theme))
+        links = last.links if last is not None and kept else None
+        links = links or self.kept(Links.of(course))
         common = render.Common.of(course, renderer, links)
+        if last is not None and kept:  # what every lesson shares is as it was
+            self.digests.seed([(common, last.shared)])
         shared = self.digests.digest(common)  # once a build: in every lesson's key
-        around = Around(fronts(course), links, shared, nav, course.lessons, statuses, sidecars)
-        only = None
-        if kept and last is not None and last.shared == shared and last.nav is nav:
-            only = self._stale(course, statuses, sidecars)
+        only = self._stale(course, statuses, sidecars) if kept else None
         units = render.units(course, statuses, sidecars, common, nav, only)
         made = {unit.lesson.id: self._lesson(common, shared, unit) for unit in units}
-        keyed, self.around = self.lessons_keyed, around
+        keyed = self.lessons_keyed
+        for x in course.lessons:  # a one-shot build's lessons as the index remembered them
+            if x.id not in made and x.id not in keyed:
+                unit = partial(_unit, course, statuses, sidecars, common, nav, x.id)
+                keyed[x.id] = self._taken(common, unit, x.id, self.made[x.id].keys)
+        self.around = Around(
+            fronts(course),
+            astuple(nav.theme),
+            shared,
+            course.lessons,
+            statuses,
+            sidecars,
+            links,
+            nav,
+        )
         return render.in_order(made.get(x.id) or keyed[x.id] for x in course.lessons)
 
     def _stale(
@@ -238,7 +303,7 @@ class Reuse:
         ):
             found = keyed.get(label)
             if found is None:
-                found = keyed[label] = self._taken(common, unit, last.keys)
+                found = keyed[label] = self._taken(common, lambda: unit, label, last.keys)
             return found
         found = keyed[label] = self._digested(common, unit, around, last)
         return found
@@ -253,17 +318,19 @@ class Reuse:
         key = self.digests.key(make, (common, unit))
         if last is not None and last.key == key:
             self.made[unit.lesson.id] = Remembered(unit.lesson, unit.status, around, key, last.keys)
-            return self._taken(common, unit, last.keys)
+            return self._taken(common, lambda: unit, unit.lesson.id, last.keys)
         page, panels = make(common, unit)
         keyed = self.key(page), tuple((n, self.key(a)) for n, a in panels)
         keys = (keyed[0].key, tuple((name, chart.key) for name, chart in keyed[1]))
         self.made[unit.lesson.id] = Remembered(unit.lesson, unit.status, around, key, keys)
         return keyed
 
-    def _taken(self, common: Common, unit: LessonUnit, keys: LessonKeys) -> KeyedLesson:
-        """A lesson's artifacts by their keys, each made again only if neither the site nor
-        the store holds it."""
-        label, (page, charts) = unit.lesson.id, keys
+    def _taken(
+        self, common: Common, unit: Callable[[], LessonUnit], label: str, keys: LessonKeys
+    ) -> KeyedLesson:
+        """A lesson's artifacts by their keys, each made again (of the unit `unit()` makes)
+        only if neither the site nor the store holds it."""
+        page, charts = keys
 
         def again(key: str, which: str, kind: str) -> Keyed:
             return Keyed(key, partial(_made_again, common, unit, which), kind, label)
@@ -272,12 +339,26 @@ class Reuse:
         return again(page, "page", "page"), shown
 
 
-def _made_again(common: Common, unit: LessonUnit, which: str) -> Made:
+def _made_again(common: Common, unit: Callable[[], LessonUnit], which: str) -> Made:
     """A lesson's page or one of its charts (by its file's name), made."""
     from ..render.lessons import make
 
-    page, panels = make(common, unit)
+    page, panels = make(common, unit())
     return ({"page": page} | dict(panels))[which].make()
+
+
+def _unit(
+    course: Course,
+    statuses: list[LessonStatus],
+    sidecars: dict[str, Any],
+    common: Common,
+    nav: SiteNav,
+    lesson: str,
+) -> LessonUnit:
+    """One lesson's unit (by id), made when its artifact must be made again."""
+    from ..render.lessons import units
+
+    return units(course, statuses, sidecars, common, nav, {lesson})[0]
 
 
 class Memo:

@@ -389,6 +389,35 @@ def test_a_prose_edit_keys_only_its_lessons_artifacts(
     assert_like_a_clean_build(paths, tmp_path)
 
 
+def test_a_one_shot_prose_edit_makes_one_unit_and_a_title_edit_every_one(
+    paths: Paths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What every lesson is keyed with besides its own (the lessons' front matter, the
+    theme, the digest of what they share) is in the index (builder.pipeline.reuse
+    `Around`): after a prose edit the next build makes the unit of the edited lesson only;
+    after a title edit (its neighbours show it) every lesson's."""
+    wall_clock(monkeypatch)
+    render(paths)
+    asked: list[int] = []
+    real = lessons.units
+
+    def units(*args: Any, **kwargs: Any) -> list[lessons.LessonUnit]:
+        made = real(*args, **kwargs)
+        asked.append(len(made))
+        return made
+
+    monkeypatch.setattr(lessons, "units", units)
+    append(lesson_md(paths), "\nA new sentence.\n")
+    render(paths)
+    assert asked == [1]
+    path = lesson_md(paths)
+    path.write_text(re.sub(r"(?m)^title: .*$", "title: A new title", path.read_text(), count=1))
+    render(paths)
+    assert asked[1:] == [LESSONS]
+    monkeypatch.undo()
+    assert_like_a_clean_build(paths, tmp_path)
+
+
 def test_what_neither_the_site_nor_the_store_holds_is_made_from_the_remembered_keys(
     paths: Paths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
