@@ -285,7 +285,8 @@ class Build:
         values = (self.statuses, self.sidecars)
         digests, made = self.reuse.digests, self.reuse.made
         index = Index.of(before, digests, made, self.course, values, self.reads)
-        around = self.reuse.around.remembered_by() if self.reuse.around else None
+        reuse = self.reuse
+        around = reuse.around.remembered_by(reuse.digests) if reuse.around else None
         self.written, self.index = publish(
             self.store, self.paths, site, files, now, self.versions, index, around
         )

@@ -89,6 +89,7 @@ class Around:
     sidecars: dict[str, Any]
     links: Links | None = None
     nav: SiteNav | None = None
+    known: tuple[bytes, ...] = ()  # the digests of the links and the navigation, as made
 
     @classmethod
     def remembered(
@@ -100,7 +101,7 @@ class Around:
         when one is missing."""
         if kept is None or values is None:
             return None
-        order, shared, theme = kept
+        order, shared, theme, *known = kept
         found = [e for n in order if (e := entries.get(n)) is not None and e.status is not None]
         if len(found) != len(order):
             return None
@@ -108,11 +109,13 @@ class Around:
         front = (root, *values, tuple(x.meta for x in lessons))
         sidecars = {e.lesson.id: e.sidecar for e in found if e.sidecar is not None}
         statuses = [e.status for e in found if e.status is not None]
-        return cls(front, theme, shared, lessons, statuses, sidecars)
+        return cls(front, theme, shared, lessons, statuses, sidecars, known=tuple(known))
 
-    def remembered_by(self) -> tuple[Any, ...]:
-        """What the index keeps of it (its entries keep the rest)."""
-        return tuple(x.id for x in self.lessons), self.shared, self.theme
+    def remembered_by(self, digests: Digests) -> tuple[Any, ...]:
+        """What the index keeps of it (its entries keep the rest), with the digests of its
+        links and navigation (`digests` made them: found, not made again)."""
+        made = [digests.digest(x) for x in (self.links, self.nav) if x is not None]
+        return (tuple(x.id for x in self.lessons), self.shared, self.theme, *made)
 
 
 class Reuse:
@@ -191,18 +194,19 @@ class Reuse:
 
     def nav(self, course: Course) -> SiteNav:
         """The course's navigation, the last build's when equal: when its lessons' front
-        matter is (`_fronts_kept`) and its theme, not made again."""
+        matter and its theme are as they were (`_kept`), the preview's is not made again,
+        nor a one-shot build's digested again."""
         from ..render.nav import site_nav
         from ..render.theme import Theme
 
         last = self.around
-        if (
-            last is not None
-            and last.nav is not None
-            and self._kept(course, astuple(Theme.of(course)))
-        ):
+        kept = last is not None and self._kept(course, astuple(Theme.of(course)))
+        if last is not None and kept and last.nav is not None:
             return last.nav
-        return self.kept(site_nav(course))
+        nav = self.kept(site_nav(course))
+        if last is not None and kept and len(last.known) == 2:  # equal to the one digested
+            self.digests.seed([(nav, last.known[1])])
+        return nav
 
     def _kept(self, course: Course, theme: tuple[str, ...]) -> bool:
         """Whether `course` has the front matter, and `theme` is, of the one the last build
@@ -240,7 +244,8 @@ class Reuse:
         links = links or self.kept(Links.of(course))
         common = render.Common.of(course, renderer, links)
         if last is not None and kept:  # what every lesson shares is as it was
-            self.digests.seed([(common, last.shared)])
+            known = [(common, last.shared)]
+            self.digests.seed(known + ([(links, last.known[0])] if last.known else []))
         shared = self.digests.digest(common)  # once a build: in every lesson's key
         only = self._stale(course, statuses, sidecars) if kept else None
         units = render.units(course, statuses, sidecars, common, nav, only)
