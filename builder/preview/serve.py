@@ -39,7 +39,10 @@ if TYPE_CHECKING:
     from ..run.execute import Runner
     from .rerecord import Recorder
 
-STEP_MS = 5  # after a file event, how long to wait for the rest of its burst
+# After a file event, how long to wait for the rest of its burst: watchfiles hands a batch
+# over once one step passes with no new event, 1-2 steps after the last (an editor's save
+# is microseconds long); it wakes every step meanwhile, idle or not.
+STEP_MS = 2
 WATCH_MS = 300  # how often the watcher looks up from the OS's events (to stop when asked)
 # No event for this long: the author paused, bring site/ up to date (the search bundles,
 # the printable course, the files written), and an edit that lands meanwhile waits for it.
