@@ -14,7 +14,8 @@ keyed one by one.
 
 What every lesson was keyed with besides its own is remembered too (`Around`: the lessons'
 front matter, the theme, the digest of what they share; in the index, its lessons' order,
-that digest and the theme, its entries holding the rest). When the course's front matter
+that digest, the theme and the digests of the links and the navigation, its entries
+holding the rest). When the course's front matter
 and theme are as they were, no lesson's neighbours, place or links changed: only the
 lessons whose lesson, status or sidecar is not the object keyed last, and those whose
 anchored links lead to one of them, get a unit (`_stale`); the navigation and the links
@@ -98,11 +99,15 @@ class Around:
         """The last build's, from its index: `kept` (`remembered_by`: its lessons' ids in
         course order, the shared digest, the theme), course.yml and glossary.yml as loaded
         (`values`) from `root`, and each lesson's entry (builder.pipeline.index.Entry); None
-        when one is missing."""
+        when one is missing, or holds no status or keys."""
         if kept is None or values is None:
             return None
         order, shared, theme, *known = kept
-        found = [e for n in order if (e := entries.get(n)) is not None and e.status is not None]
+        found = [
+            e
+            for n in order
+            if (e := entries.get(n)) is not None and e.status is not None and e.made is not None
+        ]
         if len(found) != len(order):
             return None
         lessons = tuple(e.lesson for e in found)
