@@ -100,8 +100,9 @@ class Around:
         course order, the shared digest, the theme), course.yml and glossary.yml as loaded
         (`values`) from `root`, and each lesson's entry (builder.pipeline.index.Entry); None
         when one is missing, or holds no status or keys."""
-        if kept is None or values is None:
+        if values is None or not _remembered(kept):
             return None
+        assert kept is not None
         order, shared, theme, *known = kept
         found = [
             e
@@ -355,6 +356,20 @@ def _made_again(common: Common, unit: Callable[[], LessonUnit], which: str) -> M
 
     page, panels = make(common, unit())
     return ({"page": page} | dict(panels))[which].make()
+
+
+def _remembered(kept: object) -> bool:
+    """Whether `kept` has the shape `Around.remembered_by` gives: nothing in the store can
+    fail a build (a damaged or foreign row is a build that keys every lesson)."""
+    if not isinstance(kept, tuple) or len(kept) not in (3, 5):
+        return False
+    order, shared, theme, *known = kept
+    return (
+        isinstance(order, tuple)
+        and all(isinstance(name, str) for name in order)
+        and isinstance(theme, tuple)
+        and all(isinstance(x, bytes) for x in (shared, *known))
+    )
 
 
 def _unit(

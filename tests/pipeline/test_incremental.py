@@ -694,3 +694,26 @@ def test_workers_take_every_artifact_once_each_from_the_kind_it_prefers() -> Non
     assert [kinds[i] for i in by_second if i is not None] == ["chart", "chart", "page"]
     assert first.take(taken) is None and second.take(taken) is None
     assert sorted(i for i in by_first + by_second if i is not None) == list(range(6))
+
+
+@pytest.mark.parametrize(
+    "kept",
+    [None, "order", ((), b"", ()), (("a01-001",), "not bytes", ()), ((1,), b"", ()), (1, 2)],
+)
+def test_a_damaged_record_of_how_the_lessons_were_keyed_keys_every_lesson(
+    paths: Paths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kept: Any
+) -> None:
+    """What the index keeps of how the lessons were keyed (reuse.Around) that has not the
+    shape it is written with is no record: the next build keys every lesson, and its site
+    is a clean build's."""
+    render(paths)
+    real = reuse.Around.remembered
+
+    def damaged(root: Path, _: Any, values: Any, entries: Any) -> reuse.Around | None:
+        return real(root, kept, values, entries)
+
+    monkeypatch.setattr(reuse.Around, "remembered", staticmethod(damaged))
+    append(lesson_md(paths), "\nA new sentence.\n")
+    render(paths)
+    monkeypatch.undo()
+    assert_like_a_clean_build(paths, tmp_path)
