@@ -106,15 +106,21 @@ class Build:
     def begin(self, now: Observed, head: Head | None = None, reread: bool = False) -> Changes:
         """What the last good build left: its index (without its entries with `reread`:
         every input is read again), the packages' versions (read again only when the
-        interpreter's folders changed) and the code digest every key is made with; the
-        change-set since `head` (builder.pipeline.index `Changes.observed`)."""
+        interpreter's folders changed), the code digest every key is made with and how it
+        keyed its lessons (builder.pipeline.reuse `Around`); the change-set since `head`
+        (builder.pipeline.index `Changes.observed`)."""
         self.versions = installed_versions(now.environment, head)
         self.rekey()
         salt, digests = index_salt(self.reuse.salt, self.versions), self.reuse.digests
         self.index = Index.load(self.store, head, now, salt, digests, reread)
         self.reads = self.index.reads()
         self.reuse.made.update((n, e.made) for n, e in self.index.entries.items() if e.made)
-        self.reuse.remember(self.paths.content, self.index)
+        from .reuse import Around  # with Reuse: not imported by a no-op
+
+        published, shared = self.index.published, self.index.shared
+        kept = published.around if published is not None else None  # how it keyed lessons
+        values = shared.values if shared is not None else None
+        self.reuse.around = Around.remembered(self.paths.content, kept, values, self.index.entries)
         return Changes.observed(head, now)
 
     def rekey(self) -> None:

@@ -31,7 +31,7 @@ import operator
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import astuple, dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 from ..core.artifact import Artifact, Made
 from ..core.store import Store, digest
@@ -46,7 +46,6 @@ if TYPE_CHECKING:
     from ..render.links import Links
     from ..render.nav import SiteNav
     from ..render.renderer import Renderer
-    from .index import Entry, Index
 
 T = TypeVar("T")
 # A lesson's artifacts, keyed: its page (with its notebook), its charts by file name.
@@ -66,6 +65,19 @@ class Remembered:
     around: tuple[Any, ...]
     key: str
     keys: LessonKeys
+
+
+class Entry(Protocol):
+    """What `Around.remembered` reads of an index entry (builder.pipeline.index.Entry)."""
+
+    @property
+    def lesson(self) -> Lesson: ...
+    @property
+    def status(self) -> LessonStatus | None: ...
+    @property
+    def sidecar(self) -> Any: ...
+    @property
+    def made(self) -> Remembered | None: ...
 
 
 def fronts(course: Course) -> tuple[Any, ...]:
@@ -140,13 +152,6 @@ class Reuse:
     @property
     def salt(self) -> str:
         return self.memo.salt
-
-    def remember(self, root: Path, index: Index) -> None:
-        """How the last build keyed its lessons, from its `index` (of the course at `root`)."""
-        published, shared = index.published, index.shared
-        kept = published.around if published is not None else None
-        values = shared.values if shared is not None else None
-        self.around = Around.remembered(root, kept, values, index.entries)
 
     def turn(self) -> None:
         """A preview's build begins: forget what the one before last made."""
