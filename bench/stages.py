@@ -2,6 +2,7 @@
 
     python bench/stages.py                       # 1,000 and 10,000 lessons, 3 edits each
     python bench/stages.py --scales 1000 --runs 5
+    python bench/stages.py --preview --scales 1000 --runs 12   # a preview refresh's instead
 
 At each scale bench/generate.py writes a course, `site --no-execute` builds it, and then,
 `--runs` times, one lesson's prose gets a line and `python -m builder site --no-execute`
@@ -10,6 +11,11 @@ timed with perf_counter (inclusive: a stage's row holds the rows indented under 
 processes are timed from spawn to exit, as bench/run.py times them: the first row is the
 figure bench/run.py and bench/floor.py report, the second says what the timers cost, and
 the gap between it and `main` is the interpreter's start and the imports.
+
+With --preview, the same course is opened by a preview's Session (builder/preview/session.py)
+in one process, and each of `--runs` prose edits is one refresh, timed by the same timers
+(`PREVIEW`: the refresh's Build stages), with a pause before it (`PAUSE`) as an author's
+edits have: a refresh's figure, not a process's.
 
 Why not a profiler: cProfile charges every Python call, and a build at 10,000 lessons makes
 millions (unpickling the index: its reconstructors; the lessons' keys), so it multiplied
@@ -21,6 +27,7 @@ what the stage takes without a profiler: the collector off, as the CLI runs
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import shutil
@@ -70,32 +77,13 @@ STAGES = (
 
 def child() -> None:
     """One `site` build in this process, each of STAGES timed; prints them as JSON."""
-    import functools
     import gc
-    import importlib
 
     gc.disable()  # as builder/__main__.py's entry() runs a command
     spent: dict[str, float] = {}
 
-    def timed(module: str, what: str) -> None:
-        owner: object = importlib.import_module(module)
-        *outer, name = what.split(".")
-        for part in outer:
-            owner = getattr(owner, part)
-        f = getattr(owner, name)
-
-        @functools.wraps(f)
-        def wrapper(*args: object, **kwargs: object) -> object:
-            started = time.perf_counter()
-            try:
-                return f(*args, **kwargs)
-            finally:
-                spent[what] = spent.get(what, 0.0) + time.perf_counter() - started
-
-        setattr(owner, name, wrapper)
-
     for _, _, module, what in STAGES:
-        timed(module, what)
+        _timed(module, what, spent)
     from builder.__main__ import main
     from builder.pipeline import stages, write
 
@@ -106,6 +94,112 @@ def child() -> None:
     code = main(SITE)
     spent["in the process"] = time.perf_counter() - started
     print(json.dumps({"code": code, "spent": spent}))
+
+
+# A preview refresh's rows: (depth, row, module, what is timed), as STAGES.
+PREVIEW = (
+    (0, "the refresh (Session.refresh)", "builder.preview.session", "Session.refresh"),
+    *(
+        (depth + 1, label, module, what)
+        for depth, label, module, what in STAGES
+        if what.startswith(("Build.", "Reuse.", "units", "make"))
+        and what not in ("Build.search", "Build.publish")
+    ),
+)
+PAUSE = 0.3  # seconds before each edit of a --preview run
+
+
+def child_preview(runs: int) -> None:
+    """A preview's Session on the course in the working folder, started and settled, then
+    `runs` prose edits, each one refresh with PREVIEW's rows timed; prints them as JSON."""
+    import gc
+
+    from bench.generate import lesson_id
+
+    spent: dict[str, float] = {}
+    for _, _, module, what in (*PREVIEW[1:], PREVIEW[0]):  # the session imports them by name
+        _timed(module, what, spent)
+    from builder.core.observe import Paths
+    from builder.pipeline.index import Changes
+    from builder.preview import heap
+    from builder.preview.session import Session
+
+    paths = Paths(Path("content"), Path("recordings"), Path("site"), Path(".cache"))
+    session = Session(paths, execute=False)
+    session.start()
+    session.settle()
+    heap.kept()
+    lessons = sorted(Path("content/lessons").iterdir())
+    lesson = Path("content/lessons") / lesson_id(len(lessons) // 2) / "lesson.md"
+    prose, edits = lesson.read_text(), []
+    try:
+        for n in range(runs):
+            time.sleep(PAUSE)
+            lesson.write_text(prose + f"\nEdit {n}.\n")
+            spent.clear()
+            with heap.paused():  # as the preview refreshes (builder/preview/serve.py)
+                session.refresh(Changes.events(paths, [str(lesson.resolve())]))
+            edits.append(dict(spent))
+    finally:
+        lesson.write_text(prose)
+        session.close()
+        gc.enable()
+    print(json.dumps(edits))
+
+
+def _timed(module: str, what: str, spent: dict[str, float]) -> None:
+    """`what` (an attribute of `module`, or of a class in it) timed into `spent`."""
+    import importlib
+
+    owner: object = importlib.import_module(module)
+    *outer, name = what.split(".")
+    for part in outer:
+        owner = getattr(owner, part)
+    f = getattr(owner, name)
+
+    @functools.wraps(f)
+    def wrapper(*args: object, **kwargs: object) -> object:
+        started = time.perf_counter()
+        try:
+            return f(*args, **kwargs)
+        finally:
+            spent[what] = spent.get(what, 0.0) + time.perf_counter() - started
+
+    setattr(owner, name, wrapper)
+
+
+def measure_preview(count: int, runs: int, work: Path) -> dict[str, list[float]]:
+    """Each PREVIEW row's times at `count` lessons, one a refresh."""
+    from bench.generate import generate  # not in the measured process
+
+    root = work / f"course-{count}"
+    print(f"== {count} lessons: generating and building...", file=sys.stderr, flush=True)
+    generate(count, root)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPATH"] = str(ROOT)
+    subprocess.run([PY, "-m", "builder", *SITE], cwd=root, env=env, check=True)
+    child = ["-c", f"import bench.stages as s; s.child_preview({runs})"]
+    done = subprocess.run([PY, *child], cwd=root, env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"the preview failed:\n{done.stderr}")
+    rows: dict[str, list[float]] = {}
+    for edit in json.loads(done.stdout.strip().splitlines()[-1]):
+        for what, took in edit.items():
+            rows.setdefault(what, []).append(took)
+    return rows
+
+
+def preview_table(results: dict[int, dict[str, list[float]]]) -> str:
+    counts = list(results)
+    lines = [
+        "| a preview refresh, median ms | " + " | ".join(f"{c:,} lessons" for c in counts) + " |",
+        "|---" * (len(counts) + 1) + "|",
+    ]
+    for depth, label, _, what in PREVIEW:
+        cells = [results[c].get(what, []) for c in counts]
+        shown = [f"{statistics.median(v) * 1000:.1f}" if v else "not run" for v in cells]
+        lines.append(f"| {'· ' * depth}{label} | " + " | ".join(shown) + " |")
+    return "\n".join(lines)
 
 
 def run_once(root: Path, timed: bool = True) -> tuple[float, dict[str, float]]:
@@ -180,15 +274,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scales", default="1000,10000", help="lesson counts, comma-separated")
     parser.add_argument("--runs", type=int, default=3, help="prose edits at each scale")
+    parser.add_argument("--preview", action="store_true", help="a preview refresh's stages")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="coursestages-"))
+    scales = list(map(int, args.scales.split(",")))
     try:
-        results = {n: measure(n, args.runs, work) for n in map(int, args.scales.split(","))}
+        if args.preview:
+            refreshes = {n: measure_preview(n, args.runs, work) for n in scales}
+        else:
+            results = {n: measure(n, args.runs, work) for n in scales}
     finally:
         shutil.rmtree(work, ignore_errors=True)
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"Load average after: {load}\n")
-    print(table(results))
+    print(preview_table(refreshes) if args.preview else table(results))
 
 
 if __name__ == "__main__":
