@@ -109,14 +109,14 @@ class Build:
         interpreter's folders changed), the code digest every key is made with and how it
         keyed its lessons (builder.pipeline.reuse `Around`); the change-set since `head`
         (builder.pipeline.index `Changes.observed`)."""
+        from .reuse import Around  # with Reuse: not imported by a no-op
+
         self.versions = installed_versions(now.environment, head)
         self.rekey()
         salt, digests = index_salt(self.reuse.salt, self.versions), self.reuse.digests
         self.index = Index.load(self.store, head, now, salt, digests, reread)
         self.reads = self.index.reads()
         self.reuse.made.update((n, e.made) for n, e in self.index.entries.items() if e.made)
-        from .reuse import Around  # with Reuse: not imported by a no-op
-
         published, shared = self.index.published, self.index.shared
         kept = published.around if published is not None else None  # how it keyed lessons
         values = shared.values if shared is not None else None
@@ -236,9 +236,8 @@ class Build:
 
         assert self.course is not None
         entries, errors = self.index.entries, []
-        for lesson, status in zip(
-            self.course.lessons, self.statuses, strict=False
-        ):  # orphans after
+        pairs = zip(self.course.lessons, self.statuses, strict=False)  # the orphans after
+        for lesson, status in pairs:
             entry = entries.get(lesson.id)
             if entry is None or (entry.lesson is lesson and entry.status is status):
                 continue  # new, or taken from the index as it was

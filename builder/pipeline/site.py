@@ -74,11 +74,12 @@ def make_pages(
     lessons = make(keyed, store, kept, jobs)
     used = reuse.kept(pages.terms_used(lessons.values()))
     seconds, changed = run_seconds(sidecars), _changes_pages(changes, moves)
-    args = (nav, statuses, used, seconds, renderer, changed, built)
-    others = reuse.pages(
-        (fronts(course), *args[:4], *args[5:]),  # the renderer: what makes them, no input
-        partial(pages.page_artifacts, course, *args),
+    # what the other pages are made of; the renderer only makes them
+    inputs = (fronts(course), nav, statuses, used, seconds, changed, built)
+    artifacts = partial(
+        pages.page_artifacts, course, nav, statuses, used, seconds, renderer, changed, built
     )
+    others = reuse.pages(inputs, artifacts)
     made = lessons | make(others, store, kept, jobs)
     return Site(made, {artifact.key: artifact for artifact in (*keyed, *others)})
 
