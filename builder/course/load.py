@@ -46,7 +46,6 @@ def load_course(
     kept: Mapping[str, Lesson] | None = None,
     reads: Reads | None = None,
     shared: Shared | None = None,
-    last: Course | None = None,
 ) -> Course:
     """Read and validate everything under `root`; raise every problem at once.
 
@@ -54,9 +53,7 @@ def load_course(
     lesson's front matter block), so text validated before is not validated again.
     `kept`: lessons loaded before, by folder name, whose folders have not changed since
     (the preview knows from the file events); they are not read again, nor are
-    course.yml and glossary.yml when `shared` holds them as loaded before. `last`: the
-    course as loaded before: when every lesson has the front matter it had there, what
-    the lessons' front matter decides (the checks across lessons, the order) is its.
+    course.yml and glossary.yml when `shared` holds them as loaded before.
     """
     kept = kept or {}
     errors: list[BuildError] = []
@@ -79,11 +76,6 @@ def load_course(
     lessons = [x for name in folders if (x := taken.get(name) or read(name))]
     errors += glossary_errors
     glossary = glossary or ()
-    if last is not None and _fronts_as(last, root, (meta, glossary), lessons):
-        raise_all(errors)
-        now = {x.id: x for x in lessons}
-        lessons_now = tuple(now[x.id] for x in last.lessons)
-        return Course(root=root, meta=last.meta, lessons=lessons_now, glossary=last.glossary)
     if meta is not None:
         errors += _cross_check(meta, lessons, root)
     # A lesson that failed to load is already reported; do not report its terms again.
@@ -93,18 +85,6 @@ def load_course(
     order = {arc.id: index for index, arc in enumerate(meta.arcs)}
     lessons.sort(key=lambda x: (order[x.meta.arc], x.meta.order, x.id))
     return Course(root=root, meta=meta, lessons=tuple(lessons), glossary=tuple(glossary))
-
-
-def _fronts_as(last: Course, root: Path, shared: Shared, lessons: list[Lesson]) -> bool:
-    """Whether `lessons` are those of `last` with the same front matter, and course.yml
-    and glossary.yml as they were: the checks across lessons passed with them, and their
-    order is `last`'s."""
-    if last.root != root or (last.meta, last.glossary) != shared:
-        return False
-    fronts = {x.id: x.meta for x in last.lessons}
-    return len(fronts) == len(lessons) and all(
-        (front := fronts.get(x.id)) is x.meta or front == x.meta for x in lessons
-    )
 
 
 def _collect(errors: list[BuildError], load: Any, *args: Any) -> Any:

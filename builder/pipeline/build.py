@@ -181,8 +181,7 @@ class Build:
         from ..course.load import load_course
 
         memo, reads = self.reuse.memo, Recorder(self.store, self.reads["lesson"])
-        last = self.course  # the preview's last refresh's (its checks across lessons passed)
-        self.course = load_course(self.paths.content, memo, kept, reads, shared, last)
+        self.course = load_course(self.paths.content, memo, kept, reads, shared)
         return self.course
 
     def status(self, kept: Mapping[str, LessonStatus] | None = None) -> list[LessonStatus]:
