@@ -205,26 +205,26 @@ class Reuse:
 
     def nav(self, course: Course) -> SiteNav:
         """The course's navigation, the last build's when equal: when its lessons' front
-        matter and its theme are as they were (`_kept`), the preview's is not made again,
-        nor a one-shot build's digested again."""
+        matter and its theme are as they were (`_as_before`), the preview's is not made
+        again, nor a one-shot build's digested again."""
         from ..render.nav import site_nav
         from ..render.theme import Theme
 
-        last = self.around
-        kept = last is not None and self._kept(course, astuple(Theme.of(course)))
-        if last is not None and kept and last.nav is not None:
+        last = self._as_before(course, astuple(Theme.of(course)))
+        if last is not None and last.nav is not None:
             return last.nav
         nav = self.kept(site_nav(course))
-        if last is not None and kept and len(last.known) == 2:  # equal to the one digested
+        if last is not None and last.known:  # equal to the one it digested
             self.digests.seed([(nav, last.known[1])])
         return nav
 
-    def _kept(self, course: Course, theme: tuple[str, ...]) -> bool:
-        """Whether `course` has the front matter, and `theme` is, of the one the last build
-        keyed its lessons of (`around`): all that the navigation, the links, the digest of
-        what every lesson shares, and the pages but the lessons' read of it."""
+    def _as_before(self, course: Course, theme: tuple[str, ...]) -> Around | None:
+        """How the last build keyed its lessons (`around`) when `course` has the front
+        matter, and `theme` is, of the one it keyed: all that the navigation, the links,
+        the digest of what every lesson shares, and the pages but the lessons' read of it."""
         last = self.around
-        return last is not None and last.theme == theme and last.fronts == fronts(course)
+        same = last is not None and last.theme == theme and last.fronts == fronts(course)
+        return last if same else None
 
     def kept(self, value: T) -> T:
         """`value`, or the last build's value of its type when equal: its digest (made once
@@ -250,15 +250,14 @@ class Reuse:
         from ..render import lessons as render
         from ..render.links import Links
 
-        last, kept = self.around, self._kept(course, astuple(nav.theme))
-        links = last.links if last is not None and kept else None
-        links = links or self.kept(Links.of(course))
+        last = self._as_before(course, astuple(nav.theme))
+        links = (last.links if last is not None else None) or self.kept(Links.of(course))
         common = render.Common.of(course, renderer, links)
-        if last is not None and kept:  # what every lesson shares is as it was
+        if last is not None:  # what every lesson shares is as it was
             known = [(common, last.shared)]
             self.digests.seed(known + ([(links, last.known[0])] if last.known else []))
         shared = self.digests.digest(common)  # once a build: in every lesson's key
-        only = self._stale(course, statuses, sidecars) if kept else None
+        only = self._stale(last, course, statuses, sidecars) if last is not None else None
         units = render.units(course, statuses, sidecars, common, nav, only)
         made = {unit.lesson.id: self._lesson(common, shared, unit) for unit in units}
         keyed = self.lessons_keyed
@@ -279,15 +278,14 @@ class Reuse:
         return render.in_order(made.get(x.id) or keyed[x.id] for x in course.lessons)
 
     def _stale(
-        self, course: Course, statuses: list[LessonStatus], sidecars: dict[str, Any]
+        self, last: Around, course: Course, statuses: list[LessonStatus], sidecars: dict[str, Any]
     ) -> set[str]:
         """The ids of the lessons whose units may differ from the last build's, when every
-        lesson is keyed with what the last build's were (`around`, of the same lessons in
-        the same order): those whose lesson, status or sidecar is not the object the last
+        lesson is keyed with what the last build's were (`last`, of the same lessons in the
+        same order): those whose lesson, status or sidecar is not the object the last
         build keyed, and those whose pages link to one of them with an anchor (its ids are
         part of their units)."""
-        assert self.around is not None
-        last, lessons = self.around, course.lessons
+        lessons = course.lessons
         differ = map(operator.is_not, last.lessons, lessons)
         stale = {x.id for x in itertools.compress(lessons, differ)}
         statuses_differ = map(operator.is_not, last.statuses, statuses[: len(lessons)])
