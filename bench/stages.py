@@ -112,8 +112,6 @@ PAUSE = 0.3  # seconds before each edit of a --preview run
 def child_preview(runs: int) -> None:
     """A preview's Session on the course in the working folder, started and settled, then
     `runs` prose edits, each one refresh with PREVIEW's rows timed; prints them as JSON."""
-    import gc
-
     from bench.generate import lesson_id
 
     spent: dict[str, float] = {}
@@ -129,8 +127,8 @@ def child_preview(runs: int) -> None:
     session.start()
     session.settle()
     heap.kept()
-    lessons = sorted(Path("content/lessons").iterdir())
-    lesson = Path("content/lessons") / lesson_id(len(lessons) // 2) / "lesson.md"
+    count = len(list(Path("content/lessons").iterdir()))
+    lesson = Path("content/lessons") / lesson_id(count // 2) / "lesson.md"
     prose, edits = lesson.read_text(), []
     try:
         for n in range(runs):
@@ -143,7 +141,6 @@ def child_preview(runs: int) -> None:
     finally:
         lesson.write_text(prose)
         session.close()
-        gc.enable()
     print(json.dumps(edits))
 
 
