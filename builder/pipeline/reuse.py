@@ -26,10 +26,11 @@ are the last build's in the preview, and the other pages too when their inputs a
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import operator
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import astuple, dataclass
+from dataclasses import astuple, dataclass, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
@@ -52,6 +53,10 @@ T = TypeVar("T")
 KeyedLesson = tuple[Keyed, tuple[tuple[str, Keyed], ...]]
 # Their keys: its page's, its charts' by file name.
 LessonKeys = tuple[str, tuple[tuple[str, str], ...]]
+# The other pages' inputs beside the course's front matter, its navigation and statuses (the
+# glossary's term uses, the run times, the What-changed pages, the revision built), and
+# their artifacts' keys, kinds and labels: `Reuse.pages`.
+PagesKeys = tuple[tuple[Any, ...], tuple[tuple[str, str, str], ...]]
 
 
 @dataclass(frozen=True)
@@ -103,6 +108,7 @@ class Around:
     links: Links | None = None
     nav: SiteNav | None = None
     known: tuple[bytes, ...] = ()  # the digests of the links and the navigation, as made
+    pages: PagesKeys | None = None  # the other pages', when keyed with these (`Reuse.pages`)
 
     @classmethod
     def remembered(
@@ -115,7 +121,7 @@ class Around:
         if values is None or not _remembered(kept):
             return None
         assert kept is not None
-        order, shared, theme, *known = kept
+        order, shared, theme, pages, *known = kept
         found = [
             e
             for n in order
@@ -127,13 +133,17 @@ class Around:
         front = (root, *values, tuple(x.meta for x in lessons))
         sidecars = {e.lesson.id: e.sidecar for e in found if e.sidecar is not None}
         statuses = [e.status for e in found if e.status is not None]
-        return cls(front, theme, shared, lessons, statuses, sidecars, known=tuple(known))
+        return cls(
+            front, theme, shared, lessons, statuses, sidecars, known=tuple(known), pages=pages
+        )
 
     def remembered_by(self, digests: Digests) -> tuple[Any, ...]:
         """What the index keeps of it (its entries keep the rest), with the digests of its
-        links and navigation (`digests` made them: found, not made again)."""
+        links and navigation (`digests` made them: found, not made again), and the other
+        pages' keys when their inputs are plain values (no What-changed page)."""
         made = [digests.digest(x) for x in (self.links, self.nav) if x is not None]
-        return (tuple(x.id for x in self.lessons), self.shared, self.theme, *made)
+        pages = self.pages if self.pages is not None and not self.pages[0][2] else None
+        return (tuple(x.id for x in self.lessons), self.shared, self.theme, pages, *made)
 
 
 class Reuse:
@@ -147,7 +157,6 @@ class Reuse:
         self.lessons_keyed: dict[str, KeyedLesson] = {}  # by lesson id: the last build's, as made
         self.last: dict[type, Any] = {}  # the last build's navigation, links, glossary uses
         self.around: Around | None = None  # what the last build keyed its lessons with
-        self.last_pages: tuple[tuple[Any, ...], list[Keyed]] | None = None  # `pages`
 
     @property
     def salt(self) -> str:
@@ -193,14 +202,23 @@ class Reuse:
     def pages(
         self, inputs: tuple[Any, ...], artifacts: Callable[[], list[Artifact]]
     ) -> list[Keyed]:
-        """The site's pages but the lessons', keyed: the last build's when made of equal
-        `inputs` (what `artifacts` reads: the course's `fronts`, its navigation, statuses
-        and the rest, compared with ==, which finds the very objects at once)."""
-        last = self.last_pages
+        """The site's pages but the lessons', keyed (after `lessons`): by the keys the last
+        build made when `artifacts` reads what it read, its course's front matter, theme
+        and statuses (`lessons` carries the keys over only then) and the rest (`inputs`,
+        compared with ==, which finds the very objects at once); each page made again
+        only if neither the site nor the store holds it."""
+        now = self.around
+        assert now is not None, "the lessons are keyed first"
+        last = now.pages
         if last is not None and last[0] == inputs:
-            return last[1]
-        keyed = self.keyed(artifacts())
-        self.last_pages = (inputs, keyed)
+            made = functools.cache(lambda: {k.key: k for k in self.keyed(artifacts())})
+            keyed = [
+                Keyed(k, partial(_page_again, made, k), kind, label) for k, kind, label in last[1]
+            ]
+        else:
+            keyed = self.keyed(artifacts())
+        keys = tuple((k.key, k.kind, k.label) for k in keyed)
+        self.around = replace(now, pages=(inputs, keys))
         return keyed
 
     def nav(self, course: Course) -> SiteNav:
@@ -265,6 +283,7 @@ class Reuse:
             if x.id not in made and x.id not in keyed:
                 unit = partial(_unit, course, statuses, sidecars, common, nav, x.id)
                 keyed[x.id] = self._taken(common, unit, x.id, self.made[x.id].keys)
+        pages = last.pages if last is not None and last.statuses == statuses else None
         self.around = Around(
             fronts(course),
             astuple(nav.theme),
@@ -274,6 +293,7 @@ class Reuse:
             sidecars,
             links,
             nav,
+            pages=pages,  # the other pages' keys, while what they read of the lessons is equal
         )
         return render.in_order(made.get(x.id) or keyed[x.id] for x in course.lessons)
 
@@ -353,6 +373,11 @@ class Reuse:
         return again(page, "page", "page"), shown
 
 
+def _page_again(keyed: Callable[[], dict[str, Keyed]], key: str) -> Made:
+    """A page but a lesson's, by its key, made again: of the artifacts `keyed` makes."""
+    return keyed()[key].make()
+
+
 def _made_again(common: Common, unit: Callable[[], LessonUnit], which: str) -> Made:
     """A lesson's page or one of its charts (by its file's name), made."""
     from ..render.lessons import make
@@ -364,14 +389,25 @@ def _made_again(common: Common, unit: Callable[[], LessonUnit], which: str) -> M
 def _remembered(kept: object) -> bool:
     """Whether `kept` has the shape `Around.remembered_by` gives: nothing in the store can
     fail a build (a damaged or foreign row is a build that keys every lesson)."""
-    if not isinstance(kept, tuple) or len(kept) not in (3, 5):
+    if not isinstance(kept, tuple) or len(kept) not in (4, 6):
         return False
-    order, shared, theme, *known = kept
+    order, shared, theme, pages, *known = kept
     return (
         isinstance(order, tuple)
         and all(isinstance(name, str) for name in order)
         and isinstance(theme, tuple)
         and all(isinstance(x, bytes) for x in (shared, *known))
+        and (pages is None or _pages_keys(pages))
+    )
+
+
+def _pages_keys(pages: object) -> bool:
+    """Whether `pages` has the shape of `Around.pages`: inputs, then (key, kind, label)s."""
+    if not isinstance(pages, tuple) or len(pages) != 2 or not isinstance(pages[0], tuple):
+        return False
+    keys = pages[1]
+    return isinstance(keys, tuple) and all(
+        isinstance(k, tuple) and len(k) == 3 and all(isinstance(x, str) for x in k) for k in keys
     )
 
 

@@ -19,7 +19,7 @@ from ..course.status import LessonStatus
 from ..render import pages, printed, search
 from .keys import Keyed
 from .make import Kept, make, taken_or_made
-from .reuse import Reuse, fronts
+from .reuse import Reuse
 
 if TYPE_CHECKING:
     from ..course.model import Move
@@ -74,8 +74,10 @@ def make_pages(
     lessons = make(keyed, store, kept, jobs)
     used = reuse.kept(pages.terms_used(lessons.values()))
     seconds, changed = run_seconds(sidecars), _changes_pages(changes, moves)
-    # what the other pages are made of; the renderer only makes them
-    inputs = (fronts(course), nav, statuses, used, seconds, changed, built)
+    # what the other pages are made of besides the course's front matter, navigation and
+    # statuses, as plain values (the index keeps them, and `check` imports no renderer:
+    # builder.pipeline.reuse `Reuse.pages`); the renderer only makes them
+    inputs = ((used.names, used.terms), seconds, changed, built)
     artifacts = partial(
         pages.page_artifacts, course, nav, statuses, used, seconds, renderer, changed, built
     )

@@ -67,6 +67,12 @@ def append(path: Path, text: str) -> None:
     path.write_text(path.read_text() + text)
 
 
+def unused_term(paths: Paths) -> str:
+    """The id of a term of glossary.yml that LESSON's page does not use."""
+    ids = re.findall(r"^- id: (\S+)$", (paths.content / "glossary.yml").read_text(), re.M)
+    return next(t for t in ids if f"[[{t}]]" not in lesson_md(paths).read_text())
+
+
 EDITS: dict[str, Callable[[Paths], None]] = {
     "prose": lambda p: append(lesson_md(p), "\nA new sentence about fusion.\n"),
     "title": lambda p: lesson_md(p).write_text(
@@ -84,6 +90,13 @@ EDITS: dict[str, Callable[[Paths], None]] = {
     ),
     "course.yml": lambda p: (p.content / "course.yml").write_text(
         (p.content / "course.yml").read_text().replace("title: ", "title: New ", 1)
+    ),
+    # what the other pages read of the lessons: a term's uses (the glossary), a run time
+    "term used": lambda p: append(lesson_md(p), f"\nIt uses [[{unused_term(p)}]] now.\n"),
+    "run time": lambda p: (p.recordings / "_inputs" / f"{LESSON}.json").write_text(
+        (p.recordings / "_inputs" / f"{LESSON}.json")
+        .read_text()
+        .replace('"seconds": ', '"seconds": 7', 1)
     ),
     "page edited in site": lambda p: (p.out / "l" / "sa01-002" / "index.html").write_text("x"),
     "page deleted in site": lambda p: (p.out / "index.html").unlink(),
@@ -698,7 +711,16 @@ def test_workers_take_every_artifact_once_each_from_the_kind_it_prefers() -> Non
 
 @pytest.mark.parametrize(
     "kept",
-    [None, "order", ((), b"", ()), (("a01-001",), "not bytes", ()), ((1,), b"", ()), (1, 2)],
+    [
+        None,
+        "order",
+        ((), b"", ()),
+        (("a01-001",), "not bytes", (), None),
+        ((1,), b"", (), None),
+        (1, 2),
+        (("a01-001",), b"", (), "pages"),  # the other pages' keys (Around.pages) damaged
+        (("a01-001",), b"", (), ((), ((1, "", ""),))),
+    ],
 )
 def test_a_damaged_record_of_how_the_lessons_were_keyed_keys_every_lesson(
     paths: Paths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kept: Any
