@@ -174,6 +174,7 @@ class Entry:
 
 
 Reads = dict[str, dict[str, Read]]  # by stage (STAGES), then by owner (a lesson's id)
+NOT_READ = Read()  # what an entry holds of a stage that read nothing for it
 
 
 class Recorder:
@@ -383,12 +384,16 @@ class Index:
         made of each lesson (`made`, by id: builder.pipeline.reuse); the parts of
         `before` whose entries are the same objects kept as stored. Head and site: later."""
         by_id, sidecars = {s.lesson_id: s for s in values[0]}, values[1]
+        lesson, status, sidecar = (reads[stage] for stage in STAGES)
         entries: dict[str, Entry] = {}
         for x in course.lessons:
-            read = tuple(reads[stage].get(x.id, Read()) for stage in STAGES)
-            new = Entry(x, read, by_id.get(x.id), sidecars.get(x.id), made.get(x.id))
-            old = before.entries.get(x.id)
-            entries[x.id] = old if old is not None and _same_entry(old, new) else new
+            at = x.id
+            new = (x, by_id.get(at), sidecars.get(at), made.get(at))
+            read = (lesson.get(at, NOT_READ), status.get(at, NOT_READ), sidecar.get(at, NOT_READ))
+            old = before.entries.get(at)
+            if old is None or not _same_entry(old, new, read):  # else: the entry as it was
+                old = Entry(x, read, by_id.get(at), sidecars.get(at), made.get(at))
+            entries[at] = old
         parts, olds = _by_part(entries), _by_part(before.entries)
         kept = {k for k in range(PARTS) if before.parts and _same_part(olds[k], parts[k])}
         stored = tuple(
@@ -401,11 +406,16 @@ class Index:
         return cls(before.salt, before.head, published, entries, shared, stored, fresh, traced)
 
 
-def _same_entry(old: Entry, new: Entry) -> bool:
-    """The very same values, read from the very same reads."""
-    olds = (old.lesson, old.status, old.sidecar, old.made, *old.reads)
-    news = (new.lesson, new.status, new.sidecar, new.made, *new.reads)
-    return len(olds) == len(news) and all(map(operator.is_, olds, news))
+def _same_entry(old: Entry, values: tuple[Any, ...], reads: tuple[Read, ...]) -> bool:
+    """The very same values (lesson, status, sidecar, made), read from the very same reads."""
+    return (
+        old.lesson is values[0]
+        and old.status is values[1]
+        and old.sidecar is values[2]
+        and old.made is values[3]
+        and all(map(operator.is_, old.reads, reads))
+        and len(old.reads) == len(reads)
+    )
 
 
 def index_salt(salt: str, versions: dict[str, str]) -> str:
