@@ -739,3 +739,19 @@ def test_a_damaged_record_of_how_the_lessons_were_keyed_keys_every_lesson(
     render(paths)
     monkeypatch.undo()
     assert_like_a_clean_build(paths, tmp_path)
+
+
+@pytest.mark.parametrize(("edit", "keyed"), [("prose", 0), ("term used", 1), ("title", 1)])
+def test_the_other_pages_are_keyed_again_only_when_what_they_read_changed(
+    paths: Paths, monkeypatch: pytest.MonkeyPatch, edit: str, keyed: int
+) -> None:
+    """A one-shot build takes the other pages' keys from the index (reuse.Around.pages)
+    while the lessons' front matter, the statuses and what else the pages read are as they
+    were: a prose edit asks for none of their artifacts; a term's new use or a title does."""
+    render(paths)
+    EDITS[edit](paths)
+    asked: list[object] = []
+    real = site.pages.page_artifacts
+    monkeypatch.setattr(site.pages, "page_artifacts", lambda *a: asked.append(a) or real(*a))
+    render(paths)
+    assert len(asked) == keyed
