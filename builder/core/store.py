@@ -33,7 +33,6 @@ FILE = "store.sqlite"
 # (builder.pipeline.index): INDEX, what a no-op compares, then INDEX/site and INDEX/0, INDEX/1...
 # (so that no one row holds it all)
 INDEX = "index"
-MAPPED = 1 << 30  # how much of the store SQLite reads through a memory map (PRAGMA mmap_size)
 LAYOUT = (
     "CREATE TABLE IF NOT EXISTS artifacts (key TEXT PRIMARY KEY, data BLOB)",
     "CREATE TABLE IF NOT EXISTS manifest (id TEXT PRIMARY KEY, data BLOB)",
@@ -238,10 +237,6 @@ def _open(path: Path | str) -> sqlite3.Connection:
         # last transactions, never corrupt the file.
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
-        # Read through a memory map: the index's rows, tens of megabytes at 10,000 lessons,
-        # without a copy a page (docs/benchmarks.md). The file never shrinks under a reader
-        # (no VACUUM; a damaged store is unlinked, not truncated).
-        db.execute(f"PRAGMA mmap_size={MAPPED}")
         for statement in LAYOUT:
             db.execute(statement)
     except BaseException:
