@@ -13,25 +13,25 @@ digested; when it is the key remembered, its keys are taken too, else its artifa
 keyed one by one.
 
 What every lesson was keyed with besides its own is remembered too (`Around`: the lessons'
-front matter, the theme, the digest of what they share; in the index, its lessons' order,
-that digest, the theme and the digests of the links and the navigation, its entries
-holding the rest). When the course's front matter
-and theme are as they were, no lesson's neighbours, place or links changed: only the
-lessons whose lesson, status or sidecar is not the object keyed last, and those whose
-anchored links lead to one of them, get a unit (`_stale`); the navigation and the links
-are the last build's in the preview, and the other pages too when their inputs are
+front matter, the theme, the digest of what they share, the other pages' keys; in the
+index, its lessons' order, that digest, the theme, the other pages' keys with what they
+read and the digests of the links and the navigation, its entries holding the rest). When
+the course's front matter and theme are as they were, no lesson's neighbours, place or
+links changed: only the lessons whose lesson, status or sidecar is not the object keyed
+last, and those whose anchored links lead to one of them, get a unit (`_stale`); the
+navigation and the links are the last build's in the preview, and in any build the other
+pages' keys too, when the statuses and what else those pages read are as they were
 (`pages`). Any front matter changed: every lesson's unit, as above.
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
 import itertools
 import operator
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import astuple, dataclass, replace
-from functools import partial
+from functools import cache, partial
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 from ..core.artifact import Artifact, Made
@@ -96,8 +96,9 @@ def fronts(course: Course) -> tuple[Any, ...]:
 class Around:
     """What a build keyed its lessons with: the course's front matter (`fronts`), the
     theme, the digest of what every lesson shares, and each lesson's own (the lessons,
-    their statuses and sidecars: builder.render.lessons `units`); in the preview also the
-    links and the navigation, which a one-shot build makes again (`remembered`)."""
+    their statuses and sidecars: builder.render.lessons `units`), and the other pages' keys
+    (`Reuse.pages`); in the preview also the links and the navigation, which a one-shot
+    build makes again (`remembered`)."""
 
     fronts: tuple[Any, ...]
     theme: tuple[str, ...]  # the Theme's fields: `check`, which unpickles it, imports no Jinja
@@ -211,7 +212,7 @@ class Reuse:
         assert now is not None, "the lessons are keyed first"
         last = now.pages
         if last is not None and last[0] == inputs:
-            made = functools.cache(lambda: {k.key: k for k in self.keyed(artifacts())})
+            made = cache(lambda: {k.key: k for k in self.keyed(artifacts())})
             keyed = [
                 Keyed(k, partial(_page_again, made, k), kind, label) for k, kind, label in last[1]
             ]
