@@ -39,6 +39,7 @@ growth alone takes.
 from __future__ import annotations
 
 import argparse
+import math
 import shutil
 import statistics
 import sys
@@ -113,10 +114,14 @@ def floor(scale: Scale) -> float:
 def measure_index(scale: Scale) -> None:
     """One `index` figure: the seconds the INDEX process says it took."""
     found = run([PY, "-c", INDEX], scale.root, scale.env())
-    said = found.stderr.strip().splitlines()[-1:] or ["nothing"]
-    if found.code != 0 or not said[0].replace(".", "", 1).isdigit():
-        sys.exit(f"index: exit {found.code}, said {said[0]!r}\n{found.stderr}")
-    scale.results.setdefault("index", []).append(replace(found, seconds=float(said[0])))
+    said = (found.stderr.strip().splitlines() or ["nothing"])[-1]
+    try:
+        seconds = float(said) if found.code == 0 else math.nan
+    except ValueError:
+        seconds = math.nan  # "no entries": an index of other code, or none
+    if math.isnan(seconds):
+        sys.exit(f"index: exit {found.code}, said {said!r}\n{found.stderr}")
+    scale.results.setdefault("index", []).append(replace(found, seconds=seconds))
 
 
 def report(scales: list[Scale]) -> None:

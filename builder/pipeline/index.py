@@ -392,7 +392,7 @@ class Index:
             read = (lesson.get(at, NOT_READ), status.get(at, NOT_READ), sidecar.get(at, NOT_READ))
             old = before.entries.get(at)
             if old is None or not _same_entry(old, new, read):  # else: the entry as it was
-                old = Entry(x, read, by_id.get(at), sidecars.get(at), made.get(at))
+                old = Entry(x, read, *new[1:])
             entries[at] = old
         parts, olds = _by_part(entries), _by_part(before.entries)
         kept = {k for k in range(PARTS) if before.parts and _same_part(olds[k], parts[k])}

@@ -54,8 +54,8 @@ KeyedLesson = tuple[Keyed, tuple[tuple[str, Keyed], ...]]
 # Their keys: its page's, its charts' by file name.
 LessonKeys = tuple[str, tuple[tuple[str, str], ...]]
 # The other pages' inputs beside the course's front matter, its navigation and statuses (the
-# glossary's term uses, the run times, the What-changed pages, the revision built), and
-# their artifacts' keys, kinds and labels: `Reuse.pages`.
+# glossary's term uses, the run times, the What-changed and move pages' digest, the revision
+# built: plain values), and their artifacts' keys, kinds and labels: `Reuse.pages`.
 PagesKeys = tuple[tuple[Any, ...], tuple[tuple[str, str, str], ...]]
 
 
@@ -141,10 +141,9 @@ class Around:
     def remembered_by(self, digests: Digests) -> tuple[Any, ...]:
         """What the index keeps of it (its entries keep the rest), with the digests of its
         links and navigation (`digests` made them: found, not made again), and the other
-        pages' keys when their inputs are plain values (no What-changed page)."""
+        pages' keys."""
         made = [digests.digest(x) for x in (self.links, self.nav) if x is not None]
-        pages = self.pages if self.pages is not None and not self.pages[0][2] else None
-        return (tuple(x.id for x in self.lessons), self.shared, self.theme, pages, *made)
+        return (tuple(x.id for x in self.lessons), self.shared, self.theme, self.pages, *made)
 
 
 class Reuse:

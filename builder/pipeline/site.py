@@ -75,9 +75,10 @@ def make_pages(
     used = reuse.kept(pages.terms_used(lessons.values()))
     seconds, changed = run_seconds(sidecars), _changes_pages(changes, moves)
     # what the other pages are made of besides the course's front matter, navigation and
-    # statuses, as plain values (the index keeps them, and `check` imports no renderer:
-    # builder.pipeline.reuse `Reuse.pages`); the renderer only makes them
-    inputs = ((used.names, used.terms), seconds, changed, built)
+    # statuses, as plain values: the index keeps them, and `check` unpickles no renderer nor
+    # review (the What-changed and move pages by their digest: builder.pipeline.reuse
+    # `Reuse.pages`); the renderer only makes them
+    inputs = ((used.names, used.terms), seconds, reuse.digests.canonical(changed), built)
     artifacts = partial(
         pages.page_artifacts, course, nav, statuses, used, seconds, renderer, changed, built
     )

@@ -330,3 +330,24 @@ def test_with_a_site_url_the_move_page_is_in_the_sitemap(moved: Paths) -> None:
 
 def _git_out(root: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True).stdout.strip()
+
+
+def test_a_prose_edit_keeps_the_other_pages_keys_with_a_move(
+    moved: Paths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A move's page is one of the other pages: the index keeps their keys with its digest,
+    so a one-shot prose edit asks for none of their artifacts, and the site is a clean
+    build's."""
+    from builder.pipeline import site
+    from tests.helpers import assert_like_a_clean_build
+
+    build(moved, execute=False, jobs=1)
+    lesson = next((moved.content / "lessons").iterdir()) / "lesson.md"
+    lesson.write_text(lesson.read_text() + "\nA new sentence.\n")
+    asked: list[object] = []
+    real = site.pages.page_artifacts
+    monkeypatch.setattr(site.pages, "page_artifacts", lambda *a: asked.append(a) or real(*a))
+    build(moved, execute=False, jobs=1)
+    monkeypatch.undo()
+    assert asked == []
+    assert_like_a_clean_build(moved, tmp_path / "clean")
